@@ -1,0 +1,89 @@
+/**
+ * `mcptap stdio [--record FILE] -- <command> [args...]`: the stdio tap as a drop-in wrapper for a
+ * server command in any host's MCP config.
+ */
+import type { Command } from 'commander';
+import { Pipeline } from '../../pipeline/pipeline.js';
+import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
+import { attachSinks } from '../tap-sinks.js';
+import { createLogger, type LogLevel } from '../../util/logger.js';
+import { ExitCode, McptapError } from '../exit-codes.js';
+
+interface StdioFlags {
+  record?: string;
+  requireRecording?: boolean;
+  maxLineBytes?: string;
+  logLevel: LogLevel;
+}
+
+export function register(program: Command): void {
+  program
+    .command('stdio')
+    .summary('wrap a stdio MCP server: forward every byte, record and trace every exchange')
+    .description(
+      `Spawns <command> and sits between the host and it: host stdin -> server stdin, server stdout -> host stdout,
+byte for byte. The server's stderr passes through to stderr and is recorded as log lines. mcptap writes
+nothing of its own to stdout; its messages go to stderr. Exit code and signals pass through.`,
+    )
+    .argument('<command>', 'the server command to run')
+    .argument('[args...]', 'its arguments (put -- before the command so its flags are not read as mcptap flags)')
+    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing)')
+    .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
+    .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
+    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .passThroughOptions()
+    .addHelpText(
+      'after',
+      `
+Examples:
+  mcptap stdio --record tap.db -- npx -y @modelcontextprotocol/server-everything stdio
+  mcptap stdio --record tap.db -- node ./my-server.js --verbose
+
+In a host config (Claude Code .mcp.json, VS Code mcp.json, Cursor mcp.json) replace
+  "command": "node", "args": ["server.js"]
+with
+  "command": "npx", "args": ["mcptap", "stdio", "--record", "/tmp/tap.db", "--", "node", "server.js"]`,
+    )
+    .action(async (command: string, args: string[], flags: StdioFlags) => {
+      process.exitCode = await runStdio(command, args, flags);
+    });
+}
+
+async function runStdio(command: string, args: string[], flags: StdioFlags): Promise<number> {
+  const logger = createLogger(flags.logLevel);
+  const maxLineBytes = Number(flags.maxLineBytes);
+  if (!Number.isInteger(maxLineBytes) || maxLineBytes <= 0) {
+    throw new McptapError('MCPTAP_BAD_FLAG', `--max-line-bytes must be a positive integer, got ${JSON.stringify(flags.maxLineBytes)}`, ExitCode.Usage);
+  }
+  const pipeline = new Pipeline({ logger, maxLineBytes });
+  let fatal: Error | undefined;
+  const sinks = await attachSinks(pipeline, {
+    transport: 'stdio',
+    target: [command, ...args].join(' '),
+    logger,
+    ...(flags.record ? { record: flags.record } : {}),
+    ...(flags.requireRecording ? { requireRecording: true } : {}),
+    onFatal: (err) => {
+      fatal = err;
+      logger.error(`recording failed and --require-recording is set; stopping the server: ${err.message}`);
+      tap?.signal('SIGTERM');
+    },
+  });
+  let tap: Awaited<ReturnType<typeof startStdioTap>> | undefined;
+  try {
+    tap = await startStdioTap({ command, args, pipeline, logger });
+  } catch (err) {
+    await sinks.close();
+    throw err;
+  }
+  const onSignal = (sig: NodeJS.Signals) => tap?.signal(sig);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  const result = await tap.done;
+  for (const line of await sinks.close()) logger.warn(line);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGHUP', onSignal);
+  return fatal ? ExitCode.Failed : exitCodeFor(result);
+}

@@ -1,0 +1,44 @@
+/**
+ * The commander program. Thin by rule: each command file maps flags to typed options and calls
+ * the library; nothing here is needed to use mcptap as a library (see src/index.ts).
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode, McptapError } from './exit-codes.js';
+import { VERSION } from '../version.js';
+import { COMMANDS } from './commands/index.js';
+
+const program = new Command('mcptap')
+  .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
+  .version(VERSION)
+  .showHelpAfterError('(run with --help for usage)')
+  .enablePositionalOptions()
+  .exitOverride();
+
+for (const register of COMMANDS) register(program);
+
+program.addHelpText(
+  'after',
+  `
+Examples:
+  mcptap stdio --record tap.db -- npx -y @modelcontextprotocol/server-everything stdio
+  mcptap ls tap.db
+  mcptap show tap.db --exchange 3
+  mcptap reference --stdio
+
+Exit codes: 0 ok, 1 failed (differences found), 2 usage, 3 threshold failed, 4 invalid input,
+5 target unavailable, 70 internal error.`,
+);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : ExitCode.Usage;
+  } else if (err instanceof McptapError) {
+    process.stderr.write(`mcptap: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`mcptap: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = ExitCode.Internal;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The one event vocabulary of mcptap. Everything downstream of the correlator (recorder, OTel,
+ * live stats, checks, load thresholds) consumes exactly this closed union; a recording replays
+ * into the same stream. Add a variant here (and handle it in every sink's switch) rather than
+ * inventing string-named events.
+ */
+import type { Exchange } from './exchange.js';
+import type { Direction, Frame } from './frame.js';
+
+export type Transport = 'stdio' | 'http';
+
+export interface ConnectionInfo {
+  connectionId: string;
+  transport: Transport;
+  /** stdio: the command line; http: the upstream URL. */
+  target: string;
+  pid?: number;
+  sessionId?: string;
+  peer?: { address?: string; port?: number };
+}
+
+/** A frame entered the pipeline; `exchangeKey` links it to its exchange when there is one. */
+export interface FrameSeen {
+  type: 'frame';
+  frame: Frame;
+  exchangeKey?: string;
+}
+
+/** A request was seen; the exchange is in flight. */
+export interface ExchangeStarted {
+  type: 'exchange-started';
+  exchange: Exchange;
+}
+
+/** An exchange reached its outcome (answered, errored, cancelled, unanswered at close, transport failure). */
+export interface ExchangeCompleted {
+  type: 'exchange-completed';
+  exchange: Exchange;
+}
+
+/** A progress notification linked to an in-flight exchange through its progressToken. */
+export interface ExchangeProgress {
+  type: 'exchange-progress';
+  exchangeKey: string;
+  progress: Exchange['progress'][number];
+}
+
+/** A response whose id matches no request in flight. */
+export interface ExchangeOrphaned {
+  type: 'exchange-orphaned';
+  exchange: Exchange;
+}
+
+export type AnomalyKind =
+  | 'stdout_pollution'
+  | 'invalid_message'
+  | 'duplicate_id'
+  | 'orphan_response'
+  | 'response_after_cancel'
+  | 'truncated_at_eof'
+  | 'line_too_long'
+  | 'unknown_progress_token'
+  | 'header_mismatch'
+  | 'protocol_violation';
+
+/** Something the protocol does not allow, observed and counted; never an exception. */
+export interface AnomalySeen {
+  type: 'anomaly';
+  kind: AnomalyKind;
+  connectionId: string;
+  direction?: Direction;
+  timeUs: number;
+  detail: string;
+  frameSeq?: number;
+  exchangeKey?: string;
+}
+
+export interface ConnectionOpened {
+  type: 'connection-opened';
+  timeUs: number;
+  connection: ConnectionInfo;
+}
+
+export interface ConnectionClosed {
+  type: 'connection-closed';
+  timeUs: number;
+  connectionId: string;
+  reason: string;
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+export type TapEvent =
+  | FrameSeen
+  | ExchangeStarted
+  | ExchangeCompleted
+  | ExchangeProgress
+  | ExchangeOrphaned
+  | AnomalySeen
+  | ConnectionOpened
+  | ConnectionClosed;
+
+export type TapEventType = TapEvent['type'];

@@ -1,0 +1,177 @@
+/**
+ * The one place where the parts are wired: taps push chunks (stdio) or whole message bodies
+ * (HTTP, SSE) in; decoders make frames; the correlator makes exchanges; the fan-out hands every
+ * event to every sink.
+ *
+ * Invariant: nothing here can stall or break forwarding. Taps forward bytes first and call the
+ * pipeline second; every pipeline entry point catches its own failures, counts them, and returns.
+ */
+import type { ConnectionInfo, TapEvent, AnomalyKind } from '../model/events.js';
+import type { Channel, Chunk, Direction, FrameContext } from '../model/frame.js';
+import { Correlator, type CorrelatorOptions, type StreamEnd } from '../correlate/correlator.js';
+import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
+import { counter, parseMessageBytes, type FrameOrigin } from '../parse/frame-parser.js';
+import { FanOut } from './fan-out.js';
+import type { Sink } from '../sinks/sink.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+
+export interface PipelineOptions {
+  clock?: Clock;
+  logger?: Logger;
+  correlator?: CorrelatorOptions;
+  /** Longest stdio line decoded (bytes); longer lines are forwarded but recorded as `too_long`. */
+  maxLineBytes?: number;
+  /** How often cancelled requests are checked against their grace period; 0 disables the timer. */
+  tickMs?: number;
+}
+
+export class Pipeline {
+  readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly fanOut: FanOut;
+  private readonly correlator: Correlator;
+  private readonly seq = counter();
+  private readonly decoders = new Map<string, NdjsonDecoder>();
+  private readonly maxLineBytes: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private internalErrors = 0;
+  private readonly subscribers = new Set<(e: TapEvent) => void>();
+
+  constructor(opts: PipelineOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+    this.logger = opts.logger ?? silentLogger;
+    this.fanOut = new FanOut(this.logger);
+    this.correlator = new Correlator(opts.correlator);
+    this.maxLineBytes = opts.maxLineBytes;
+    const tickMs = opts.tickMs ?? 250;
+    if (tickMs > 0) {
+      this.timer = setInterval(() => this.guard(() => this.emitAll(this.correlator.tick(this.clock.nowUs()))), tickMs);
+      this.timer.unref();
+    }
+  }
+
+  addSink(sink: Sink): () => void {
+    return this.fanOut.add(sink);
+  }
+
+  sinks(): readonly Sink[] {
+    return this.fanOut.list();
+  }
+
+  /** Listen to every event (for live displays and tests); returns the unsubscribe function. */
+  subscribe(fn: (e: TapEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  get inFlight(): number {
+    return this.correlator.inFlight;
+  }
+
+  /** Failures inside the pipeline itself (should stay 0; counted instead of thrown). */
+  get errors(): number {
+    return this.internalErrors;
+  }
+
+  openConnection(info: ConnectionInfo, timeUs = this.clock.nowUs()): void {
+    this.guard(() => {
+      const era = this.correlator.connection(info.connectionId);
+      if (info.sessionId) era.sessionId = info.sessionId;
+      this.emit({ type: 'connection-opened', timeUs, connection: info });
+    });
+  }
+
+  /** Bytes of a newline-delimited stream (stdio stdout/stdin, stderr). */
+  pushChunk(chunk: Chunk): void {
+    this.guard(() => {
+      const frames = this.decoder(chunk.connectionId, chunk.direction, chunk.channel).push(chunk.bytes, chunk.timeUs);
+      for (const f of frames) this.emitAll(this.correlator.push(f));
+    });
+  }
+
+  /** One complete message body (an HTTP body or one SSE event's data): a message or a batch. */
+  pushMessage(origin: FrameOrigin, raw: Buffer): void {
+    this.guard(() => {
+      for (const f of parseMessageBytes(raw, origin, this.seq)) this.emitAll(this.correlator.push(f));
+    });
+  }
+
+  /** An HTTP response stream ended; its unanswered requests end as given. */
+  endStream(connectionId: string, streamId: string, end: StreamEnd): void {
+    this.guard(() => this.emitAll(this.correlator.endStream(connectionId, streamId, end)));
+  }
+
+  /** A protocol violation found by a tap (e.g. HTTP header checks). */
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: { direction?: Direction; timeUs?: number; exchangeKey?: string } = {}): void {
+    this.guard(() =>
+      this.emit({ type: 'anomaly', kind, connectionId, detail, timeUs: extra.timeUs ?? this.clock.nowUs(), ...(extra.direction ? { direction: extra.direction } : {}), ...(extra.exchangeKey ? { exchangeKey: extra.exchangeKey } : {}) }),
+    );
+  }
+
+  /** End of a connection: flush partial lines, end what is pending, say it closed. */
+  closeConnection(connectionId: string, close: { reason: string; exitCode?: number | null; signal?: string | null; errorClass?: string; timeUs?: number }): void {
+    this.guard(() => {
+      const timeUs = close.timeUs ?? this.clock.nowUs();
+      for (const [key, dec] of this.decoders) {
+        if (!key.startsWith(`${connectionId}|`)) continue;
+        for (const f of dec.end(timeUs)) this.emitAll(this.correlator.push(f));
+        this.decoders.delete(key);
+      }
+      this.emitAll(this.correlator.close(connectionId, timeUs, close.errorClass));
+      this.emit({ type: 'connection-closed', timeUs, connectionId, reason: close.reason, ...(close.exitCode !== undefined ? { exitCode: close.exitCode } : {}), ...(close.signal !== undefined ? { signal: close.signal } : {}) });
+    });
+  }
+
+  async flush(): Promise<void> {
+    await this.fanOut.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.fanOut.close();
+  }
+
+  /** Exceptions the fan-out caught, per sink. */
+  sinkErrors(): ReadonlyMap<string, number> {
+    return this.fanOut.thrownCounts();
+  }
+
+  private decoder(connectionId: string, direction: Direction, channel: Channel): NdjsonDecoder {
+    const key = `${connectionId}|${direction}|${channel}`;
+    let d = this.decoders.get(key);
+    if (!d) {
+      d = new NdjsonDecoder({ connectionId, direction, channel, seq: this.seq, ...(this.maxLineBytes ? { maxLineBytes: this.maxLineBytes } : {}) });
+      this.decoders.set(key, d);
+    }
+    return d;
+  }
+
+  private emitAll(events: TapEvent[]): void {
+    for (const e of events) this.emit(e);
+  }
+
+  private emit(e: TapEvent): void {
+    this.fanOut.emit(e);
+    for (const fn of this.subscribers) {
+      try {
+        fn(e);
+      } catch (err) {
+        this.internalErrors++;
+        this.logger.debug(`subscriber threw: ${String(err)}`);
+      }
+    }
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.internalErrors++;
+      if (this.internalErrors === 1) this.logger.error(`pipeline error (traffic unaffected; further errors counted): ${(err as Error)?.stack ?? String(err)}`);
+    }
+  }
+}
+
+export type { FrameOrigin, FrameContext };

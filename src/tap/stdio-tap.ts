@@ -1,0 +1,125 @@
+/**
+ * The stdio tap: a transparent shim between a host and an MCP server process.
+ *
+ * Invariants:
+ * - Every byte is forwarded unchanged and in order: host stdin -> child stdin, child stdout -> our
+ *   stdout, child stderr -> our stderr. Forwarding happens before the pipeline sees the bytes.
+ * - Nothing but forwarded child stdout is ever written to our stdout.
+ * - Backpressure is honoured both ways (a slow reader pauses the writer), so memory stays bounded.
+ * - The child's exit code is ours; signals sent to us are passed on to the child.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { constants as osConstants } from 'node:os';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import type { Direction, Channel } from '../model/frame.js';
+import type { Logger } from '../util/logger.js';
+import { McptapError, ExitCode } from '../cli/exit-codes.js';
+
+export interface StdioTapOptions {
+  command: string;
+  args: string[];
+  pipeline: Pipeline;
+  logger: Logger;
+  stdin?: Readable;
+  stdout?: Writable;
+  stderr?: Writable;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  connectionId?: string;
+  /** How long to wait after passing on a signal before killing the child. Default 5 s. */
+  killAfterMs?: number;
+}
+
+export interface StdioTapResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StdioTap {
+  readonly child: ChildProcess;
+  readonly done: Promise<StdioTapResult>;
+  /** Pass a signal on to the child (and kill it if it does not exit in time). */
+  signal(sig: NodeJS.Signals): void;
+}
+
+/** Spawn the server and start forwarding. Rejects with a McptapError when the command cannot start. */
+export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
+  const { pipeline, logger } = opts;
+  const stdin = opts.stdin ?? process.stdin;
+  const stdout = opts.stdout ?? process.stdout;
+  const stderr = opts.stderr ?? process.stderr;
+  const connectionId = opts.connectionId ?? 'stdio';
+  const child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
+
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message;
+      reject(new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`, ExitCode.TargetUnavailable));
+    });
+  });
+  child.on('error', (err) => logger.warn(`server process error: ${err.message}`));
+
+  const target = [opts.command, ...opts.args].join(' ');
+  pipeline.openConnection({ connectionId, transport: 'stdio', target, ...(child.pid ? { pid: child.pid } : {}) });
+
+  const tap = (direction: Direction, channel: Channel) => (bytes: Buffer) =>
+    pipeline.pushChunk({ connectionId, direction, channel, bytes, timeUs: pipeline.clock.nowUs() });
+
+  forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
+  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false);
+  forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
+
+  // Exit is final only once stdout/stderr have drained: 'close' fires after both streams end.
+  const done = new Promise<StdioTapResult>((resolve) => {
+    child.once('close', (exitCode, signal) => {
+      stdin.unpipe?.();
+      if (stdin === process.stdin) process.stdin.pause();
+      pipeline.closeConnection(connectionId, {
+        reason: signal ? `killed by ${signal}` : `exited with code ${exitCode}`,
+        exitCode,
+        signal,
+        errorClass: 'child_exit',
+      });
+      resolve({ exitCode, signal });
+    });
+  });
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const signal = (sig: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(sig);
+    killTimer ??= setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 5000);
+    killTimer.unref();
+  };
+  void done.then(() => killTimer && clearTimeout(killTimer));
+  return { child, done, signal };
+}
+
+/**
+ * Copy `from` to `to` chunk by chunk, tapping each chunk after it is written. Pauses `from` while
+ * `to` is full. `endTarget`: end `to` when `from` ends (host EOF closes the child's stdin).
+ */
+function forward(from: Readable, to: Writable, tapChunk: (b: Buffer) => void, endTarget: boolean): void {
+  let broken = false;
+  to.on('error', () => {
+    // The reader went away (EPIPE): keep draining `from` so the other side never blocks on us.
+    broken = true;
+  });
+  from.on('data', (chunk: Buffer) => {
+    if (!broken && !to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+    tapChunk(chunk);
+  });
+  if (endTarget) from.once('end', () => !broken && to.end());
+}
+
+/** The exit code a shell would report for a process killed by `signal`. */
+export function exitCodeFor(result: StdioTapResult): number {
+  if (result.exitCode !== null) return result.exitCode;
+  const num = result.signal ? (osConstants.signals as Record<string, number>)[result.signal] : undefined;
+  return 128 + (num ?? 1);
+}

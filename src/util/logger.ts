@@ -1,0 +1,24 @@
+/**
+ * Logging goes to stderr only: the stdio tap's stdout belongs to the protocol. Loggers are passed
+ * in through constructors; there is no global logger.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+export interface Logger {
+  debug(msg: string): void;
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  const min = ORDER[level];
+  const at = (lvl: LogLevel) => (msg: string) => {
+    if (ORDER[lvl] >= min) write(`mcptap ${lvl}: ${msg}\n`);
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export const silentLogger: Logger = createLogger('silent');
