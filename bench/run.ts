@@ -1,0 +1,20 @@
+/**
+ * `npm run bench`: every benchmark, each measuring mcptap and its baseline in the same run and
+ * printing the ratio. Select with arguments: `npm run bench -- stdio http`.
+ */
+import { runStdioBench } from './stdio-bench.js';
+
+const BENCHES: Record<string, () => Promise<string>> = {
+  stdio: () => runStdioBench(),
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+  const bench = BENCHES[name];
+  if (!bench) {
+    process.stderr.write(`unknown benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+    process.exitCode = 2;
+    continue;
+  }
+  process.stdout.write(`\n== ${name} ==\n${await bench()}\n`);
+}

@@ -1,0 +1,107 @@
+/**
+ * stdio tap benchmark: message rate and added round-trip latency of `mcptap stdio --record` against
+ * a bare byte-forwarding shim (spawn and pipe, no parsing), measured in the same run, for 200 B and
+ * 10 KB messages. Direct (no shim) is printed for reference.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_FIXTURES, MCPTAP, median, percentile, table } from './bench-util.js';
+
+type Mode = 'direct' | 'bare shim' | 'mcptap --record';
+
+interface Peer {
+  child: ChildProcessByStdio<import("node:stream").Writable, import("node:stream").Readable, null>;
+  request(id: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function startPeer(mode: Mode, payload: number, dir: string): Peer {
+  const server = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
+  const argv =
+    mode === 'direct' ? server
+    : mode === 'bare shim' ? [process.execPath, join(BENCH_FIXTURES, 'bare-shim.mjs'), ...server]
+    : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
+  const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload) }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = new Map<number, () => void>();
+  let buf = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (s: string) => {
+    buf += s;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const id = Number(/"id":(\d+)/.exec(line)?.[1]);
+      waiting.get(id)?.();
+      waiting.delete(id);
+    }
+  });
+  const body = 'y'.repeat(Math.max(0, payload - 90));
+  return {
+    child,
+    request(id) {
+      return new Promise<void>((resolve) => {
+        waiting.set(id, resolve);
+        child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"t":"${body}"}}}\n`);
+      });
+    },
+    close: () => new Promise<void>((r) => { child.once('close', () => r()); child.stdin.end(); }),
+  };
+}
+
+async function measure(mode: Mode, payload: number, dir: string, seconds: number, window: number) {
+  const peer = startPeer(mode, payload, dir);
+  let id = 0;
+  for (let i = 0; i < 200; i++) await peer.request(++id); // warm-up
+  const rtts: number[] = [];
+  for (let i = 0; i < 1500; i++) {
+    const t0 = process.hrtime.bigint();
+    await peer.request(++id);
+    rtts.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  let done = 0;
+  const end = performance.now() + seconds * 1000;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: window }, async () => {
+      while (performance.now() < end) {
+        await peer.request(++id);
+        done++;
+      }
+    }),
+  );
+  const rate = done / ((performance.now() - start) / 1000);
+  await peer.close();
+  return { rate, p50: median(rtts), p99: percentile(rtts, 99) };
+}
+
+export async function runStdioBench(opts: { seconds?: number } = {}): Promise<string> {
+  const seconds = opts.seconds ?? 3;
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-bench-'));
+  const rows: string[][] = [];
+  const verdicts: string[] = [];
+  try {
+    for (const payload of [200, 10 * 1024]) {
+      const r: Partial<Record<Mode, Awaited<ReturnType<typeof measure>>>> = {};
+      for (const mode of ['direct', 'bare shim', 'mcptap --record'] as Mode[]) r[mode] = await measure(mode, payload, dir, seconds, 32);
+      const bare = r['bare shim']!;
+      const tap = r['mcptap --record']!;
+      for (const mode of ['direct', 'bare shim', 'mcptap --record'] as Mode[]) {
+        const m = r[mode]!;
+        rows.push([`${payload} B`, mode, m.rate.toFixed(0), (m.rate / bare.rate).toFixed(2) + 'x', m.p50.toFixed(0), (m.p50 - bare.p50).toFixed(0), m.p99.toFixed(0)]);
+      }
+      const ratio = tap.rate / bare.rate;
+      const added = tap.p50 - bare.p50;
+      verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return [
+    `stdio tap: ${seconds}s pipelined (32 in flight) per row; RTT over 1500 sequential requests`,
+    table(['msg', 'mode', 'msgs/s', 'vs bare', 'p50 RTT us', 'added us', 'p99 RTT us'], rows),
+    ...verdicts,
+  ].join('\n');
+}
