@@ -5,6 +5,12 @@
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Transport } from '../model/events.js';
 import type { Logger } from '../util/logger.js';
+import { SqliteRecorder } from '../sinks/sqlite-recorder.js';
+import { redactorFromEnv, type Redactor } from '../redact/redactor.js';
+import { VERSION } from '../version.js';
+import { ExitCode, McptapError } from './exit-codes.js';
+import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 
 export interface TapSinkOptions {
   record?: string;
@@ -13,21 +19,64 @@ export interface TapSinkOptions {
   /** Command line or upstream URL, stored with the recording. */
   target: string;
   logger: Logger;
+  /** Extra JSON fields / headers to redact (added to the defaults). */
+  redactFields?: string[];
+  redactHeaders?: string[];
+  /** OpenTelemetry export (spans and metrics); nothing is created when nothing is configured. */
+  telemetry?: TelemetryConfig;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
   onFatal?: (err: Error) => void;
 }
 
 export interface AttachedSinks {
+  readonly redactor: Redactor;
+  readonly telemetry: Telemetry | undefined;
   /** Flush and close every sink; returns one line per sink worth telling the user (drops, where the recording is). */
   close(): Promise<string[]>;
 }
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
-  void opts;
+  const redactor = redactorFromEnv(process.env, { fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [] });
+  let recorder: SqliteRecorder | undefined;
+  if (opts.record) {
+    try {
+      recorder = new SqliteRecorder({
+        path: opts.record,
+        recording: { transport: opts.transport, target: opts.target, startedUs: pipeline.clock.nowUs(), mcptapVersion: VERSION },
+        logger: opts.logger,
+        clock: pipeline.clock,
+        redactor,
+        ...(opts.requireRecording ? { requireRecording: true } : {}),
+        ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+      });
+    } catch (err) {
+      throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${opts.record}: ${(err as Error).message}`, ExitCode.InvalidInput);
+    }
+    pipeline.addSink(recorder);
+  }
+  let telemetry: Telemetry | undefined;
+  if (opts.telemetry && telemetryEnabled(opts.telemetry)) {
+    telemetry = await createTelemetry(opts.telemetry, {
+      logger: opts.logger,
+      clock: pipeline.clock,
+      redact: (v) => redactor.redactJson(v),
+      dropCounts: () => pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]),
+    });
+    for (const sink of telemetry.sinks) pipeline.addSink(sink);
+    if (telemetry.metricsUrl) opts.logger.warn(`Prometheus metrics at ${telemetry.metricsUrl}`);
+  }
   return {
+    redactor,
+    telemetry,
     async close() {
       await pipeline.close();
-      return [];
+      await telemetry?.shutdown();
+      const lines: string[] = [];
+      if (recorder) {
+        const s = recorder.stats();
+        if (s.dropped > 0) lines.push(`recording ${opts.record}: ${s.dropped} events could not be recorded (${s.droppedQueue} queue full, ${s.droppedWrite} write failures)`);
+      }
+      return lines;
     },
   };
 }

@@ -103,6 +103,7 @@ export class Correlator {
       const ex = pk ? this.pending.get(pk) : undefined;
       if (!ex || !pk) continue;
       if (end.httpStatus !== undefined) ex.transport = { ...ex.transport, httpStatus: end.httpStatus };
+      ex.transport = { ...ex.transport, streamEndUs: end.timeUs };
       if (end.outcome === 'cancelled' && !ex.cancel) ex.cancel = { timeUs: end.timeUs, by: 'disconnect' };
       this.complete(pk, finishWithout(ex, ex.cancel ? 'cancelled' : end.outcome, end.timeUs, end.errorClass), out);
     }

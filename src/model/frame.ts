@@ -39,6 +39,10 @@ export interface FrameContext {
   sseEventName?: string;
   /** Protocol version claimed by a transport header (HTTP `MCP-Protocol-Version`). */
   headerProtocolVersion?: string;
+  /** HTTP tap: when the upstream's response headers arrived (response frames only). */
+  responseHeadersUs?: number;
+  /** HTTP tap: when the response body ended, if it had by the time this frame was pushed (JSON bodies). */
+  streamEndUs?: number;
   /** Raw MCP headers of the HTTP request (lower-cased names), redacted. */
   headers?: Record<string, string>;
 }

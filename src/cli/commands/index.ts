@@ -3,7 +3,11 @@
  */
 import type { Command } from 'commander';
 import { register as stdio } from './stdio.js';
+import { register as demo } from './demo.js';
+import { register as reference } from './reference.js';
+import { register as ls } from './ls.js';
+import { register as show } from './show.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: RegisterCommand[] = [stdio];
+export const COMMANDS: RegisterCommand[] = [stdio, demo, reference, ls, show];

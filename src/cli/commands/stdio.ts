@@ -8,22 +8,24 @@ import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
 import { attachSinks } from '../tap-sinks.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
+import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 
 interface StdioFlags {
   record?: string;
   requireRecording?: boolean;
   maxLineBytes?: string;
   logLevel: LogLevel;
+  [telemetryFlag: string]: unknown;
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('stdio')
     .summary('wrap a stdio MCP server: forward every byte, record and trace every exchange')
     .description(
-      `Spawns <command> and sits between the host and it: host stdin -> server stdin, server stdout -> host stdout,
-byte for byte. The server's stderr passes through to stderr and is recorded as log lines. mcptap writes
-nothing of its own to stdout; its messages go to stderr. Exit code and signals pass through.`,
+      'Spawns <command> and sits between the host and it: host stdin -> server stdin, server stdout -> host stdout, ' +
+        "byte for byte. The server's stderr passes through to stderr and is recorded as log lines. mcptap writes " +
+        'nothing of its own to stdout; its messages go to stderr. Exit code and signals pass through.',
     )
     .argument('<command>', 'the server command to run')
     .argument('[args...]', 'its arguments (put -- before the command so its flags are not read as mcptap flags)')
@@ -31,7 +33,8 @@ nothing of its own to stdout; its messages go to stderr. Exit code and signals p
     .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
-    .passThroughOptions()
+    .passThroughOptions();
+  addTelemetryOptions(cmd)
     .addHelpText(
       'after',
       `
@@ -55,12 +58,14 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   if (!Number.isInteger(maxLineBytes) || maxLineBytes <= 0) {
     throw new McptapError('MCPTAP_BAD_FLAG', `--max-line-bytes must be a positive integer, got ${JSON.stringify(flags.maxLineBytes)}`, ExitCode.Usage);
   }
+  const telemetry = telemetryConfigFromOptions(flags);
   const pipeline = new Pipeline({ logger, maxLineBytes });
   let fatal: Error | undefined;
   const sinks = await attachSinks(pipeline, {
     transport: 'stdio',
     target: [command, ...args].join(' '),
     logger,
+    telemetry,
     ...(flags.record ? { record: flags.record } : {}),
     ...(flags.requireRecording ? { requireRecording: true } : {}),
     onFatal: (err) => {

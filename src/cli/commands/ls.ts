@@ -1,0 +1,26 @@
+/**
+ * `mcptap ls FILE [--json]`: the recordings in a recording file, each with its exchange outcome
+ * counts, anomalies, drops and a per-method latency table.
+ */
+import type { Command } from 'commander';
+import { recordingListJson, renderRecordingList, type ListedRecording } from '../../report/recording-list.js';
+import { withRecordingFile } from '../recording-file.js';
+
+interface LsFlags {
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('ls')
+    .summary('list the recordings in a recording file')
+    .description('Lists each recording (transport, target, start, duration, exchange outcomes, anomalies, dropped events) and a per-method table with outcome counts and latency p50/p95/p99.')
+    .argument('<file>', 'recording file written with --record')
+    .option('--json', 'print JSON instead of text')
+    .action((file: string, flags: LsFlags) => {
+      const items: ListedRecording[] = withRecordingFile(file, (store) =>
+        store.listRecordings().map((recording) => ({ recording, summary: store.summary(recording.id) })),
+      );
+      process.stdout.write(flags.json ? `${JSON.stringify(recordingListJson(file, items), null, 2)}\n` : renderRecordingList(file, items));
+    });
+}

@@ -1,0 +1,85 @@
+/**
+ * `mcptap show FILE [--recording N] [--exchange REF] [--outcome C] [--method M] [--target T]
+ * [--anomalies] [--limit N] [--full] [--json]`: the exchanges of a recording, one exchange with its
+ * frames, or the recording's anomalies.
+ */
+import { Option, type Command } from 'commander';
+import { OUTCOMES } from '../../model/outcome.js';
+import { exchangeDetailJson, renderAnomalies, renderExchangeDetail, renderExchangeList } from '../../report/exchange-view.js';
+import type { RecordingStore } from '../../store/recording-store.js';
+import type { ListedOutcome } from '../../store/types.js';
+import { ExitCode, McptapError } from '../exit-codes.js';
+import { pickRecording, withRecordingFile } from '../recording-file.js';
+
+interface ShowFlags {
+  recording?: string;
+  exchange?: string;
+  outcome?: ListedOutcome;
+  method?: string;
+  target?: string;
+  anomalies?: boolean;
+  limit?: string;
+  full?: boolean;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('show')
+    .summary('show the exchanges, one exchange or the anomalies of a recording')
+    .description(
+      'Without --exchange: one line per exchange (row, id, method, target, outcome, error code, latency, progress count, flags). ' +
+        'With --exchange: that exchange with its frames (time offsets, direction, pretty-printed JSON) and anomalies.',
+    )
+    .argument('<file>', 'recording file written with --record')
+    .option('--recording <n>', 'recording number from `mcptap ls` (default: the latest)')
+    .option('--exchange <ref>', 'JSON-RPC id as shown (1 or "1" — they differ), #ROW, or exchange key')
+    .addOption(new Option('--outcome <class>', 'only exchanges with this outcome').choices([...OUTCOMES, 'pending']))
+    .option('--method <method>', 'only exchanges of this method')
+    .option('--target <name>', 'only exchanges for this tool, prompt or resource')
+    .option('--anomalies', "list the recording's anomalies")
+    .option('--limit <n>', 'at most N exchanges')
+    .option('--full', 'do not truncate large payloads')
+    .option('--json', 'print JSON instead of text')
+    .action((file: string, flags: ShowFlags) => {
+      process.stdout.write(withRecordingFile(file, (store) => show(store, file, flags)));
+    });
+}
+
+function show(store: RecordingStore, file: string, flags: ShowFlags): string {
+  const recordingId = pickRecording(store, file, flags.recording);
+  const out = (value: unknown, text: () => string) => (flags.json ? `${JSON.stringify(value, null, 2)}\n` : text());
+  if (flags.anomalies) {
+    const anomalies = store.anomalies(recordingId);
+    return out(anomalies, () => renderAnomalies(anomalies, store.getRecording(recordingId)?.startedUs));
+  }
+  if (flags.exchange !== undefined) return showOne(store, file, recordingId, flags.exchange, flags);
+  const exchanges = store.exchanges({
+    recordingId,
+    ...(flags.method !== undefined ? { method: flags.method } : {}),
+    ...(flags.outcome !== undefined ? { outcome: flags.outcome } : {}),
+    ...(flags.target !== undefined ? { target: flags.target } : {}),
+    ...(flags.limit !== undefined ? { limit: positiveInt(flags.limit, '--limit') } : {}),
+  });
+  return out(exchanges, () => renderExchangeList(exchanges));
+}
+
+function showOne(store: RecordingStore, file: string, recordingId: number, ref: string, flags: ShowFlags): string {
+  const matches = store.exchangesByRef(recordingId, ref);
+  const e = matches[0];
+  if (!e) {
+    throw new McptapError('MCPTAP_NO_EXCHANGE', `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`, ExitCode.InvalidInput);
+  }
+  const frames = store.framesOfExchange(recordingId, e.key);
+  const anomalies = store.anomalies(recordingId, { exchangeKey: e.key });
+  const others = matches.slice(1).map((m) => `#${m.rowid}`);
+  if (flags.json) return `${JSON.stringify({ ...(exchangeDetailJson(e, frames, anomalies) as object), otherMatches: others }, null, 2)}\n`;
+  const note = others.length ? `note: ${ref} also matches ${others.join(', ')}; pick one with --exchange '#ROW'\n` : '';
+  return note + renderExchangeDetail(e, frames, anomalies, { full: flags.full ?? false });
+}
+
+function positiveInt(v: string, flag: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be a positive integer, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  return n;
+}

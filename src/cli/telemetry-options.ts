@@ -1,0 +1,39 @@
+/**
+ * The telemetry flags every tap command shares, and their mapping to a typed TelemetryConfig.
+ * Thin by rule: validation and the OTEL_* environment rules live in src/telemetry/telemetry-config.ts.
+ */
+import type { Command } from 'commander';
+import { resolveTelemetryConfig, type Env, type TelemetryConfig, type TelemetryFlags } from '../telemetry/telemetry-config.js';
+
+/** Adds `--otlp`, `--metrics`, `--service-name`, `--capture-content`, `--inject-trace-context`. */
+export function addTelemetryOptions(cmd: Command): Command {
+  return cmd
+    .option('--otlp <url>', 'export a span per exchange and metrics over OTLP/HTTP to this base URL (/v1/traces, /v1/metrics are appended)')
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
+    .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")')
+    .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (redacted, truncated)')
+    .option('--inject-trace-context', "write the tap's span context into each forwarded request's params._meta.traceparent")
+    .addHelpText(
+      'after',
+      `
+Telemetry also follows the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME,
+OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER (otlp | console | none; metrics
+also prometheus). "console" writes JSON lines to stderr. Nothing is exported unless one of these is set.`,
+    );
+}
+
+/** The parsed flags (commander's camelCased option values) and the environment, as a TelemetryConfig. */
+export function telemetryConfigFromOptions(opts: Readonly<Record<string, unknown>>, env: Env = process.env): TelemetryConfig {
+  return resolveTelemetryConfig(telemetryFlagsOf(opts), env);
+}
+
+export function telemetryFlagsOf(opts: Readonly<Record<string, unknown>>): TelemetryFlags {
+  const flags: TelemetryFlags = {};
+  if (typeof opts.otlp === 'string') flags.otlp = opts.otlp;
+  if (typeof opts.metrics === 'string') flags.metrics = opts.metrics;
+  if (typeof opts.serviceName === 'string') flags.serviceName = opts.serviceName;
+  if (opts.captureContent === true) flags.captureContent = true;
+  if (opts.injectTraceContext === true) flags.injectTraceContext = true;
+  return flags;
+}

@@ -1,0 +1,70 @@
+/**
+ * The demo behind `npm start`: the bundled reference server, run through `mcptap stdio --record`,
+ * driven by the real MCP SDK client with a short mix of calls (including a tool error, a JSON-RPC
+ * error and a progress call); then a summary read back from the recording.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { fileURLToPath } from 'node:url';
+import { RecordingStore } from '../store/recording-store.js';
+import { renderRecordingList } from '../report/recording-list.js';
+
+const MCPTAP_BIN = fileURLToPath(new URL('../../../bin/mcptap.js', import.meta.url));
+
+export interface DemoOptions {
+  /** Recording file; a new recording is appended if it exists. */
+  db: string;
+  /** Echo calls in the mix (the rest is fixed). */
+  calls?: number;
+  write?: (text: string) => void;
+}
+
+export async function runStdioDemo(opts: DemoOptions): Promise<{ recordingId: number }> {
+  const write = opts.write ?? ((t: string) => process.stdout.write(t));
+  write(`mcptap demo: reference server -> mcptap stdio --record ${opts.db} -> MCP SDK client\n`);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCPTAP_BIN, 'stdio', '--record', opts.db, '--', process.execPath, MCPTAP_BIN, 'reference', '--stdio'],
+    stderr: 'inherit',
+  });
+  const client = new Client({ name: 'mcptap-demo', version: '1.0.0' });
+  await client.connect(transport);
+  const n = opts.calls ?? 40;
+  try {
+    await client.listTools();
+    for (let i = 0; i < n; i++) await client.callTool({ name: 'echo', arguments: { text: `hello ${i}` } });
+    await Promise.all([10, 20, 40].map((ms) => client.callTool({ name: 'delay', arguments: { ms } })));
+    let progress = 0;
+    await client.callTool({ name: 'progress', arguments: { steps: 5, intervalMs: 20 } }, CallToolResultSchema, { onprogress: () => progress++ });
+    write(`  progress call: ${progress} progress notifications received\n`);
+    await client.callTool({ name: 'fail', arguments: { message: 'the demo asked for a tool error' } });
+    await client.callTool({ name: 'rpc-error', arguments: { code: -32602, message: 'the demo asked for a JSON-RPC error' } }).catch(() => undefined);
+    await client.callTool({ name: 'payload', arguments: { kb: 64 } });
+    await client.listResources();
+    await client.readResource({ uri: 'mcptap://reference/info' });
+    await client.getPrompt({ name: 'greet', arguments: { name: 'operator' } });
+  } finally {
+    await client.close();
+  }
+  return summarise(opts.db, write);
+}
+
+function summarise(db: string, write: (t: string) => void): { recordingId: number } {
+  const store = RecordingStore.open(db);
+  try {
+    const recording = store.listRecordings().at(-1)!;
+    const summary = store.summary(recording.id);
+    write('\n' + renderRecordingList(db, [{ recording, summary }]));
+    write(
+      `\nThe recording is in ${db} (recording ${recording.id}). Inspect it with:\n` +
+        `  npx mcptap ls ${db}\n` +
+        `  npx mcptap show ${db} --recording ${recording.id}\n` +
+        `  npx mcptap show ${db} --recording ${recording.id} --outcome tool_error\n` +
+        `  npx mcptap show ${db} --recording ${recording.id} --exchange <id>\n`,
+    );
+    return { recordingId: recording.id };
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The reference server over Streamable HTTP: ONE endpoint (default `/mcp`) serving both eras.
+ *
+ * Dispatch (the pattern the 2.x SDK documents for keeping sessionful 2025 serving next to a
+ * strict modern endpoint): `isLegacyRequest()` — the SDK's own era classification — sends
+ * claim-less traffic (initialize, session requests, GET stream, DELETE) to
+ * {@link LegacySessionHandler}; everything carrying the 2026-07-28 `_meta` envelope (and every
+ * modern validation failure: header mismatches -> 400/-32020, bad envelopes -> -32602, …) goes to
+ * `createMcpHandler(factory, {legacy: 'reject'})`, which serves it statelessly with
+ * request-scoped SSE.
+ */
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import {
+  localhostHostValidation,
+  localhostOriginValidation,
+  toNodeHandler,
+  type NodeServerResponseLike,
+} from '@modelcontextprotocol/node';
+import { LegacySessionHandler } from './legacy-session-handler.js';
+import { createReferenceServerFactory } from './reference-mcp-server.js';
+import { resolveReference, type ReferenceServerOptions } from './reference-options.js';
+import { stallResponse } from './stalled-response.js';
+
+export interface ReferenceHttpServerOptions extends ReferenceServerOptions {
+  /** Interface to bind. Default 127.0.0.1. */
+  host?: string;
+  /** Port; 0 (default) picks an ephemeral one. */
+  port?: number;
+  /** Endpoint path. Default `/mcp`. */
+  path?: string;
+  /** Cap on concurrent legacy sessions (oldest closed beyond it). Default 10 000. */
+  maxLegacySessions?: number;
+}
+
+export interface ReferenceHttpServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:PORT/mcp`. */
+  url: string;
+  host: string;
+  port: number;
+  /** Epoch ms the stall schedule is anchored at (the server start). */
+  startedAtEpochMs: number;
+  /** Stops listening, ends every session and stream. Idempotent. */
+  close(): Promise<void>;
+}
+
+type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions = {}): Promise<ReferenceHttpServer> {
+  const { behaviour, schedule } = resolveReference(opts, 'http');
+  const log = behaviour.logger;
+  const onerror = (err: Error) => log.debug(`reference http: ${err.message}`);
+  const factory = createReferenceServerFactory(behaviour);
+  const modern = createMcpHandler(factory, { legacy: 'reject', onerror });
+  const legacy = new LegacySessionHandler(factory, log, opts.maxLegacySessions);
+
+  const fetch = async (request: Request): Promise<Response> => {
+    const response = (await isLegacyRequest(request)) ? await legacy.fetch(request) : await modern.fetch(request);
+    return schedule ? stallResponse(response, schedule) : response;
+  };
+  const host = opts.host ?? '127.0.0.1';
+  const path = opts.path ?? '/mcp';
+  const server = createServer(routeTo(path, toNodeHandler({ fetch }, { onerror }), isLoopback(host)));
+  await listen(server, opts.port ?? 0, host);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
+  log.debug(`reference: serving MCP on ${url} (both eras)`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    host,
+    port,
+    startedAtEpochMs: behaviour.startedAtEpochMs,
+    close: () => (closing ??= shutdown(server, [() => modern.close(), () => legacy.close()])),
+  };
+}
+
+/**
+ * Only `path` reaches MCP. On a loopback bind the SDK's Host/Origin guards run first (DNS
+ * rebinding protection, what the SDK's framework adapters apply by default).
+ */
+function routeTo(path: string, mcp: ReturnType<typeof toNodeHandler>, loopback: boolean): NodeHandler {
+  const guards = loopback ? [localhostHostValidation(), localhostOriginValidation()] : [];
+  return (req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    if (pathname !== path) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the MCP endpoint is ${path}\n`);
+      return;
+    }
+    for (const guard of guards) if (!guard(req, res)) return;
+    void mcp(req, flushingSseHeaders(res));
+  };
+}
+
+/**
+ * `toNodeHandler` only calls `writeHead`, and Node sends headers with the first body byte. A
+ * legacy GET stream has no first byte until an event (or the 15 s keep-alive), so clients and
+ * taps waiting for the 200 would stall; SSE headers are therefore flushed at once.
+ */
+function flushingSseHeaders(res: ServerResponse): NodeServerResponseLike {
+  return {
+    writeHead: (status, headers) => {
+      res.writeHead(status, headers);
+      if (/^text\/event-stream/i.test(headers?.['content-type'] ?? '')) res.flushHeaders();
+      return res;
+    },
+    write: (chunk) => res.write(chunk),
+    end: (chunk) => (chunk === undefined ? res.end() : res.end(chunk)),
+    on: (event, listener) => res.on(event, listener),
+    get destroyed() {
+      return res.destroyed;
+    },
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}
+
+function listen(server: HttpServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+async function shutdown(server: HttpServer, closers: Array<() => Promise<void>>): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.allSettled(closers.map((c) => c()));
+  server.closeAllConnections();
+  await stopped;
+}

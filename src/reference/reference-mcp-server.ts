@@ -1,0 +1,191 @@
+/**
+ * The reference server's MCP surface on the official SDK 2.x low-level `Server`: tools (see
+ * reference-tools.ts), one resource and one prompt, served to both protocol eras from ONE
+ * factory (the SDK's serving entries pick the era per connection or per request).
+ *
+ * Why the low-level `Server` and not `McpServer`: `McpServer` turns every error a tool throws
+ * into an `isError` result, so `rpc-error` could not answer with a JSON-RPC error of the
+ * caller's choosing. Here a thrown `ProtocolError` becomes the JSON-RPC error verbatim.
+ *
+ * Cancellation policy: the SDK aborts a handler and then drops its response when
+ * `notifications/cancelled` arrives. A call that does not honour cancellation registers its id
+ * in {@link ReferenceMcpServer}, which swallows the matching cancel so the call runs to the end
+ * and its response is still sent. Closing a 2026-07-28 HTTP stream (the other way to cancel)
+ * closes the per-request transport: a non-honouring call still runs to the end, but its
+ * response has nowhere to go and is dropped by the SDK (logged).
+ */
+import {
+  Server,
+  ProtocolError,
+  type CallToolResult,
+  type JSONRPCNotification,
+  type McpServerFactory,
+  type MessageExtraInfo,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { isRecord } from '../model/jsonrpc.js';
+import { ErrorCodes } from '../protocol/error-codes.js';
+import type { Logger } from '../util/logger.js';
+import { VERSION } from '../version.js';
+import {
+  REFERENCE_TOOLS,
+  ToolInputError,
+  honorsCancel,
+  isReferenceTool,
+  runReferenceTool,
+  type ToolRunContext,
+} from './reference-tools.js';
+import type { StallOptions } from './stall-schedule.js';
+
+export const REFERENCE_SERVER_NAME = 'mcptap-reference';
+export const REFERENCE_INFO_URI = 'mcptap://reference/info';
+export const REFERENCE_PROMPT = 'greet';
+
+export interface ReferenceBehaviour {
+  /** Default for the tools' `honorCancel` argument (default true). */
+  honorCancel: boolean;
+  logger: Logger;
+  /** Shown by the info resource, so a client can see what it is talking to. */
+  transport: 'stdio' | 'http';
+  stall?: StallOptions;
+  startedAtEpochMs: number;
+}
+
+type RequestId = string | number;
+
+/** `Server` that can let chosen in-flight requests ignore `notifications/cancelled`. */
+export class ReferenceMcpServer extends Server {
+  /** In-flight requests ignoring cancellation -> whether a cancel was swallowed. Ids verbatim. */
+  private readonly ignoring = new Map<RequestId, { cancelled: boolean }>();
+
+  constructor(private readonly log: Logger) {
+    super(
+      { name: REFERENCE_SERVER_NAME, version: VERSION },
+      {
+        capabilities: { tools: {}, resources: {}, prompts: {} },
+        instructions: `mcptap reference server. Tools: ${REFERENCE_TOOLS.map((t) => t.name).join(', ')}.`,
+      },
+    );
+  }
+
+  /** Until `release()`, cancels for `id` are swallowed (and remembered for `cancelled()`). */
+  ignoreCancellation(id: RequestId): { cancelled(): boolean; release(): void } {
+    const entry = { cancelled: false };
+    this.ignoring.set(id, entry);
+    return { cancelled: () => entry.cancelled, release: () => this.ignoring.delete(id) };
+  }
+
+  protected override _onnotification(raw: JSONRPCNotification, extra?: MessageExtraInfo): void {
+    if (raw.method === 'notifications/cancelled' && isRecord(raw.params)) {
+      const id = raw.params.requestId;
+      const entry = typeof id === 'string' || typeof id === 'number' ? this.ignoring.get(id) : undefined;
+      if (entry) {
+        entry.cancelled = true;
+        this.log.debug(`reference: ignoring notifications/cancelled for request ${JSON.stringify(id)}`);
+        return;
+      }
+    }
+    super._onnotification(raw, extra);
+  }
+}
+
+/** The one factory both eras and both transports are served from. */
+export function createReferenceServerFactory(behaviour: ReferenceBehaviour): McpServerFactory {
+  return (ctx) => buildReferenceServer(behaviour, ctx.era);
+}
+
+export function buildReferenceServer(behaviour: ReferenceBehaviour, era: 'legacy' | 'modern'): ReferenceMcpServer {
+  const server = new ReferenceMcpServer(behaviour.logger);
+  server.setRequestHandler('tools/list', () => ({ tools: [...REFERENCE_TOOLS] }));
+  server.setRequestHandler('tools/call', (req, ctx) =>
+    callTool(server, behaviour, req.params.name, isRecord(req.params.arguments) ? req.params.arguments : {}, ctx),
+  );
+  server.setRequestHandler('resources/list', () => ({
+    resources: [{ uri: REFERENCE_INFO_URI, name: 'info', mimeType: 'application/json', description: 'What this server is and how it was started.' }],
+  }));
+  server.setRequestHandler('resources/read', (req) => {
+    if (req.params.uri !== REFERENCE_INFO_URI) {
+      throw new ProtocolError(ErrorCodes.ResourceNotFound, `Resource ${req.params.uri} not found`, { uri: req.params.uri });
+    }
+    return { contents: [{ uri: REFERENCE_INFO_URI, mimeType: 'application/json', text: JSON.stringify(infoOf(behaviour, era)) }] };
+  });
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: [{ name: REFERENCE_PROMPT, description: 'Greets `name`.', arguments: [{ name: 'name', required: true }] }],
+  }));
+  server.setRequestHandler('prompts/get', (req) => {
+    if (req.params.name !== REFERENCE_PROMPT) throw new ProtocolError(ErrorCodes.InvalidParams, `Prompt ${req.params.name} not found`);
+    const name = req.params.arguments?.name;
+    if (typeof name !== 'string') throw new ProtocolError(ErrorCodes.InvalidParams, 'Prompt greet needs argument `name`');
+    return { description: 'A greeting', messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }] };
+  });
+  return server;
+}
+
+function infoOf(b: ReferenceBehaviour, era: 'legacy' | 'modern'): Record<string, unknown> {
+  return {
+    name: REFERENCE_SERVER_NAME,
+    version: VERSION,
+    era,
+    transport: b.transport,
+    tools: REFERENCE_TOOLS.map((t) => t.name),
+    honorCancelDefault: b.honorCancel,
+    stall: b.stall ?? null,
+    startedAt: new Date(b.startedAtEpochMs).toISOString(),
+  };
+}
+
+async function callTool(
+  server: ReferenceMcpServer,
+  b: ReferenceBehaviour,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  if (!isReferenceTool(name)) throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
+  const honor = honorsCancel(args, b.honorCancel);
+  const ignore = honor ? undefined : server.ignoreCancellation(ctx.mcpReq.id);
+  const runCtx: ToolRunContext = {
+    signal: honor ? ctx.mcpReq.signal : new AbortController().signal,
+    progress: progressSender(ctx, b.logger),
+    cancelIgnored: () => (ignore?.cancelled() ?? false) || (!honor && ctx.mcpReq.signal.aborted),
+  };
+  try {
+    return await runReferenceTool(name, args, runCtx);
+  } catch (err) {
+    if (err instanceof ToolInputError) {
+      return { content: [{ type: 'text', text: `invalid arguments for ${name}: ${err.message}` }], isError: true };
+    }
+    throw err;
+  } finally {
+    ignore?.release();
+    if (honor && ctx.mcpReq.signal.aborted) {
+      b.logger.debug(`reference: ${name} (request ${JSON.stringify(ctx.mcpReq.id)}) stopped: cancelled`);
+      endResponseStream(server, ctx.mcpReq.id);
+    }
+    if (!honor && ctx.mcpReq.signal.aborted) {
+      b.logger.debug(`reference: ${name} (request ${JSON.stringify(ctx.mcpReq.id)}) ran on after its stream closed; the SDK drops the response`);
+    }
+  }
+}
+
+/**
+ * A cancelled legacy HTTP request gets no response, and the SDK's sessionful transport would then
+ * keep that POST's SSE stream open until the session ends; end it instead (no-op elsewhere).
+ */
+function endResponseStream(server: ReferenceMcpServer, id: RequestId): void {
+  const transport = server.transport as { closeSSEStream?: (id: RequestId) => void } | undefined;
+  transport?.closeSSEStream?.(id);
+}
+
+/** Progress goes out only when the request asked for it; a failed send never fails the tool. */
+function progressSender(ctx: ServerContext, logger: Logger): ToolRunContext['progress'] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return async (progress, total, message) => {
+    if (token === undefined) return;
+    try {
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+    } catch (err) {
+      logger.debug(`reference: progress notification not sent: ${(err as Error).message}`);
+    }
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * mcptap's own MCP server: the embedded default target of the demo, the tests and the
+ * benchmarks. Both protocol eras on the same endpoint, over stdio and Streamable HTTP, built on
+ * the official SDK 2.x (`@modelcontextprotocol/server` + `@modelcontextprotocol/node`).
+ *
+ * This file is the public face of src/reference/; the parts live one concern per file:
+ * - reference-tools.ts        the tools and what their arguments make them do
+ * - reference-mcp-server.ts   the MCP surface (tools, resource, prompt) and cancellation policy
+ * - reference-stdio.ts        stdio serving (`runReferenceStdio`)
+ * - reference-http-server.ts  HTTP serving (`startReferenceHttpServer`), era dispatch
+ * - legacy-session-handler.ts stateful 2025-era sessions over HTTP
+ * - stall-schedule.ts, stalled-response.ts  the stall option
+ */
+export { runReferenceStdio, type ReferenceStdioOptions, type ReferenceStdioHandle } from './reference-stdio.js';
+export {
+  startReferenceHttpServer,
+  type ReferenceHttpServerOptions,
+  type ReferenceHttpServer,
+} from './reference-http-server.js';
+export type { ReferenceServerOptions } from './reference-options.js';
+export {
+  REFERENCE_SERVER_NAME,
+  REFERENCE_INFO_URI,
+  REFERENCE_PROMPT,
+  ReferenceMcpServer,
+  createReferenceServerFactory,
+  type ReferenceBehaviour,
+} from './reference-mcp-server.js';
+export { resolveReference } from './reference-options.js';
+export { REFERENCE_TOOLS, MAX_DELAY_MS, MAX_PAYLOAD_KB, MAX_PROGRESS_STEPS, payloadText } from './reference-tools.js';
+export { StallSchedule, stallDelayMs, parseStallSpec, type StallOptions } from './stall-schedule.js';

@@ -1,0 +1,125 @@
+/**
+ * `mcptap show`: a list of exchanges (one line each), one exchange with its frames and anomalies,
+ * or a recording's anomalies. Pure: data in, string or JSON-ready object out.
+ */
+import type { StoredAnomaly, StoredExchange, StoredFrame } from '../store/types.js';
+import { formatId, formatOffset, formatUs, table, truncate } from './format.js';
+import { indent } from './recording-list.js';
+
+export interface DetailOptions {
+  /** Show payloads whole instead of truncating them. */
+  full?: boolean;
+  /** Characters of a payload shown when not `full` (default 4000). */
+  maxPayloadChars?: number;
+}
+
+export function listedOutcome(e: StoredExchange): string {
+  return e.state === 'started' ? 'pending' : e.outcome;
+}
+
+/** Short flags for one line: what the outcome alone does not say. */
+export function exchangeFlags(e: StoredExchange): string[] {
+  const f: string[] = [];
+  if (e.direction === 's2c') f.push('s2c');
+  if (e.isError) f.push('isError');
+  if (e.cancel) f.push(`cancelled-by-${e.cancel.by}`);
+  if (e.responseAfterCancel) f.push('response-after-cancel');
+  if (e.transport?.httpStatus !== undefined && e.transport.httpStatus >= 400) f.push(`http-${e.transport.httpStatus}`);
+  if (e.transport?.errorClass) f.push(e.transport.errorClass);
+  if (e.operationKey) f.push('retry');
+  return f;
+}
+
+export function renderExchangeList(exchanges: readonly StoredExchange[]): string {
+  if (exchanges.length === 0) return 'no exchanges match\n';
+  const rows = exchanges.map((e) => [
+    `#${e.rowid}`,
+    formatId(e.id),
+    e.method || '-',
+    e.target ?? '-',
+    listedOutcome(e),
+    e.errorCode === undefined ? '-' : String(e.errorCode),
+    formatUs(e.latencyUs),
+    String(e.progress.length),
+    exchangeFlags(e).join(',') || '-',
+  ]);
+  return `${table(['ROW', 'ID', 'METHOD', 'TARGET', 'OUTCOME', 'CODE', 'LATENCY', 'PROG', 'FLAGS'], rows, [5, 6, 7])}\n`;
+}
+
+function header(e: StoredExchange): string[] {
+  const lines = [
+    `exchange #${e.rowid}  key ${e.key}`,
+    `  id ${formatId(e.id)} (${e.idType})  method ${e.method}${e.target ? `  target ${e.target}` : ''}`,
+    `  connection ${e.connectionId}  direction ${e.direction}  era ${e.era}` +
+      `${e.protocolVersion ? `  protocol ${e.protocolVersion}` : ''}${e.sessionId ? `  session ${e.sessionId}` : ''}`,
+    `  outcome ${listedOutcome(e)}${e.isError ? ' (isError)' : ''}  latency ${formatUs(e.latencyUs)}  progress ${e.progress.length}`,
+  ];
+  if (e.errorCode !== undefined || e.errorMessage !== undefined) lines.push(`  error ${e.errorCode ?? ''} ${e.errorMessage ?? ''}`.trimEnd());
+  if (e.cancel) {
+    lines.push(`  cancelled by ${e.cancel.by} at ${formatOffset(e.cancel.timeUs, e.startUs)}${e.cancel.reason ? ` (${e.cancel.reason})` : ''}` +
+      `${e.responseAfterCancel ? '  response arrived after cancel' : ''}`);
+  }
+  const t = e.transport;
+  if (t) {
+    const parts = [
+      t.httpStatus !== undefined ? `http ${t.httpStatus}` : '',
+      t.errorClass ? `transport error ${t.errorClass}` : '',
+      t.firstEventUs !== undefined ? `first SSE event ${formatOffset(t.firstEventUs, e.startUs)}` : '',
+      t.eventTimesUs ? `${t.eventTimesUs.length} SSE events` : '',
+    ].filter(Boolean);
+    if (parts.length) lines.push(`  ${parts.join('  ')}`);
+  }
+  if (e.operationKey) lines.push(`  operation ${e.operationKey}`);
+  return lines;
+}
+
+/** Pretty JSON when the bytes parse, else the text as it was. */
+function payload(raw: Buffer): string {
+  const text = raw.toString('utf8');
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function frameSummary(f: StoredFrame): string {
+  if (f.kind === 'message') {
+    const m = f.message as { method?: string };
+    return `${f.messageKind}${m.method ? ` ${m.method}` : ''}${f.batch ? ` (batch ${f.batch.index + 1}/${f.batch.size})` : ''}`;
+  }
+  return f.kind === 'invalid' ? `invalid (${f.reason})` : 'log';
+}
+
+export function renderFrame(f: StoredFrame, originUs: number, opts: DetailOptions = {}): string {
+  const ctx = f.context;
+  const extra = [ctx?.httpStatus !== undefined ? `http ${ctx.httpStatus}` : '', ctx?.sseEventId ? `sse id ${ctx.sseEventId}` : '', ctx?.streamId ? `stream ${ctx.streamId}` : '']
+    .filter(Boolean)
+    .join('  ');
+  const head = `${formatOffset(f.timeUs, originUs)}  ${f.direction}  ${f.channel}  seq ${f.seq}  ${frameSummary(f)}${extra ? `  ${extra}` : ''}`;
+  const body = opts.full ? payload(f.raw) : truncate(payload(f.raw), opts.maxPayloadChars ?? 4000, '; --full shows all');
+  return `${head}\n${indent(body, '    ')}`;
+}
+
+export function renderAnomalies(anomalies: readonly StoredAnomaly[], originUs?: number): string {
+  if (anomalies.length === 0) return 'no anomalies\n';
+  const origin = originUs ?? anomalies[0]!.timeUs;
+  const rows = anomalies.map((a) => [formatOffset(a.timeUs, origin), a.kind, a.connectionId, a.direction ?? '-', a.frameSeq === undefined ? '-' : String(a.frameSeq), a.detail]);
+  return `${table(['AT', 'KIND', 'CONNECTION', 'DIR', 'SEQ', 'DETAIL'], rows)}\n`;
+}
+
+export function renderExchangeDetail(e: StoredExchange, frames: readonly StoredFrame[], anomalies: readonly StoredAnomaly[], opts: DetailOptions = {}): string {
+  const out = [...header(e), '', `frames (${frames.length}):`];
+  for (const f of frames) out.push(indent(renderFrame(f, e.startUs, opts), '  '));
+  if (anomalies.length > 0) out.push('', `anomalies (${anomalies.length}):`, indent(renderAnomalies(anomalies, e.startUs).trimEnd(), '  '));
+  return `${out.join('\n')}\n`;
+}
+
+/** JSON form of a frame: raw bytes as UTF-8 text (recordings hold JSON-RPC text). */
+export function frameJson(f: StoredFrame): unknown {
+  return { ...f, raw: f.raw.toString('utf8') };
+}
+
+export function exchangeDetailJson(e: StoredExchange, frames: readonly StoredFrame[], anomalies: readonly StoredAnomaly[]): unknown {
+  return { exchange: e, frames: frames.map(frameJson), anomalies };
+}

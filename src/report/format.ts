@@ -1,0 +1,52 @@
+/** Small pure text helpers shared by the recording reports. */
+
+/** A duration in microseconds, human-sized: `850µs`, `12.3ms`, `4.56s`. */
+export function formatUs(us: number | undefined): string {
+  if (us === undefined || !Number.isFinite(us)) return '-';
+  if (Math.abs(us) < 1000) return `${Math.round(us)}µs`;
+  if (Math.abs(us) < 1_000_000) return `${(us / 1000).toFixed(1)}ms`;
+  return `${(us / 1_000_000).toFixed(2)}s`;
+}
+
+/** An offset from a reference time, always signed: `+12.3ms`. */
+export function formatOffset(us: number, fromUs: number): string {
+  const d = us - fromUs;
+  return `${d < 0 ? '-' : '+'}${formatUs(Math.abs(d))}`;
+}
+
+/** Epoch microseconds as an ISO-8601 timestamp. */
+export function formatTime(us: number): string {
+  const d = new Date(Math.floor(us / 1000));
+  return Number.isNaN(d.getTime()) ? String(us) : d.toISOString();
+}
+
+/** A JSON-RPC id as the user should type it back: numbers bare, strings JSON-quoted. */
+export function formatId(id: string | number): string {
+  return typeof id === 'string' ? JSON.stringify(id) : String(id);
+}
+
+/** Cuts `text` to `max` characters, saying how much was left out. */
+export function truncate(text: string, max: number, hint = ''): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}… (${text.length - max} more characters${hint})`;
+}
+
+/**
+ * Aligns rows into columns. `right` lists the column indexes to right-align (numbers); the last
+ * column is not padded so lines carry no trailing spaces.
+ */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], right: readonly number[] = []): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  return all
+    .map((r) =>
+      r
+        .map((cell, i) => {
+          if (i === r.length - 1 && !right.includes(i)) return cell;
+          return right.includes(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
+        })
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

@@ -1,0 +1,182 @@
+/**
+ * Pure mapping from mcptap's model to OpenTelemetry MCP semantic conventions (semconv 1.45,
+ * `docs/gen-ai/mcp.md`): span names, attributes, `error.type`, status. Shared by the span and
+ * metrics sinks so both label an exchange the same way.
+ *
+ * Constants come from `@opentelemetry/semantic-conventions` (stable) and its `/incubating` entry
+ * point where they exist; the few names semconv does not define are mcptap's own (`mcptap.*`).
+ */
+import { SpanStatusCode, type Attributes, type HrTime, type SpanStatus } from '@opentelemetry/api';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_NETWORK_TRANSPORT,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  NETWORK_TRANSPORT_VALUE_PIPE,
+  NETWORK_TRANSPORT_VALUE_TCP,
+} from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROMPT_NAME,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
+  ATTR_MCP_SESSION_ID,
+  ATTR_RPC_RESPONSE_STATUS_CODE,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+} from '@opentelemetry/semantic-conventions/incubating';
+import type { ConnectionInfo, Transport } from '../model/events.js';
+import type { Exchange } from '../model/exchange.js';
+import { idText } from '../model/jsonrpc.js';
+
+/** mcptap's own attribute names (semconv has no equivalent). */
+export const MCPTAP_ATTR = {
+  direction: 'mcptap.direction',
+  outcome: 'mcptap.outcome',
+  connectionId: 'mcptap.connection.id',
+  exchangeKey: 'mcptap.exchange.key',
+  era: 'mcptap.era',
+  sseEvents: 'mcptap.sse.events',
+  anomalyKind: 'mcptap.anomaly.kind',
+  sinkName: 'mcptap.sink.name',
+} as const;
+
+/** A µs-since-epoch timestamp as an OTel HrTime (exact: no float rounding of nanoseconds). */
+export function usToHrTime(us: number): HrTime {
+  const whole = Math.floor(us);
+  const seconds = Math.floor(whole / 1_000_000);
+  return [seconds, (whole - seconds * 1_000_000) * 1000];
+}
+
+/** Tool or prompt name, the only low-cardinality span-name targets (resource URIs are not). */
+export function lowCardinalityTarget(ex: Pick<Exchange, 'method' | 'target'>): string | undefined {
+  return ex.method === 'tools/call' || ex.method === 'prompts/get' ? ex.target : undefined;
+}
+
+/** `{mcp.method.name} {target}`, or just the method. */
+export function spanNameOf(ex: Pick<Exchange, 'method' | 'target'>): string {
+  const target = lowCardinalityTarget(ex);
+  return target ? `${ex.method} ${target}` : ex.method;
+}
+
+export function networkTransportOf(transport: Transport | undefined): string | undefined {
+  if (transport === 'stdio') return NETWORK_TRANSPORT_VALUE_PIPE;
+  if (transport === 'http') return NETWORK_TRANSPORT_VALUE_TCP;
+  return undefined;
+}
+
+/** Transport, protocol and server address/port of a connection. */
+export function connectionAttributes(conn: ConnectionInfo | undefined): Attributes {
+  if (!conn) return {};
+  const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) };
+  if (conn.transport !== 'http') return attrs;
+  attrs[ATTR_NETWORK_PROTOCOL_NAME] = 'http';
+  const server = serverOf(conn);
+  if (server.address) attrs[ATTR_SERVER_ADDRESS] = server.address;
+  if (server.port !== undefined) attrs[ATTR_SERVER_PORT] = server.port;
+  return attrs;
+}
+
+function serverOf(conn: ConnectionInfo): { address?: string; port?: number } {
+  try {
+    const url = new URL(conn.target);
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    return { address: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+  } catch {
+    return { ...(conn.peer?.address ? { address: conn.peer.address } : {}), ...(conn.peer?.port !== undefined ? { port: conn.peer.port } : {}) };
+  }
+}
+
+/** Attributes known when the request is seen. */
+export function exchangeStartAttributes(ex: Exchange, conn: ConnectionInfo | undefined): Attributes {
+  const attrs: Attributes = {
+    [ATTR_MCP_METHOD_NAME]: ex.method,
+    [ATTR_JSONRPC_REQUEST_ID]: idText(ex.id),
+    [MCPTAP_ATTR.direction]: ex.direction,
+    [MCPTAP_ATTR.connectionId]: ex.connectionId,
+    [MCPTAP_ATTR.exchangeKey]: ex.key,
+    ...connectionAttributes(conn),
+  };
+  if (ex.method === 'tools/call') {
+    attrs[ATTR_GEN_AI_OPERATION_NAME] = GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL;
+    if (ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
+  } else if (ex.method === 'prompts/get' && ex.target) {
+    attrs[ATTR_GEN_AI_PROMPT_NAME] = ex.target;
+  }
+  return attrs;
+}
+
+/** What a connection learned so far (from earlier exchanges), used when an exchange lacks it. */
+export interface ConnectionFacts {
+  protocolVersion?: string;
+  sessionId?: string;
+}
+
+/** Attributes known once the exchange has its outcome. */
+export function exchangeEndAttributes(ex: Exchange, facts: ConnectionFacts = {}): Attributes {
+  const attrs: Attributes = { [MCPTAP_ATTR.outcome]: ex.outcome, [MCPTAP_ATTR.era]: ex.era };
+  const version = ex.protocolVersion ?? facts.protocolVersion;
+  if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
+  const session = ex.sessionId ?? facts.sessionId;
+  if (session) attrs[ATTR_MCP_SESSION_ID] = session;
+  if (ex.transport?.httpStatus !== undefined) attrs[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.transport.httpStatus;
+  if (ex.outcome === 'jsonrpc_error' && ex.errorCode !== undefined) attrs[ATTR_RPC_RESPONSE_STATUS_CODE] = String(ex.errorCode);
+  const errorType = errorTypeOf(ex);
+  if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
+  if (ex.transport?.eventTimesUs) attrs[MCPTAP_ATTR.sseEvents] = ex.transport.eventTimesUs.length;
+  return attrs;
+}
+
+/**
+ * `error.type`: the JSON-RPC code as a string, `tool_error` for `isError`, the transport failure
+ * class, `cancelled`; undefined when the exchange succeeded. Low cardinality by construction.
+ */
+export function errorTypeOf(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transport'>): string | undefined {
+  switch (ex.outcome) {
+    case 'ok':
+      return undefined;
+    case 'jsonrpc_error':
+      return ex.errorCode !== undefined ? String(ex.errorCode) : '_OTHER';
+    case 'tool_error':
+      return 'tool_error';
+    case 'cancelled':
+      return 'cancelled';
+    case 'transport_error': {
+      const status = ex.transport?.httpStatus;
+      return ex.transport?.errorClass ?? (status !== undefined && status >= 400 ? String(status) : 'transport_error');
+    }
+    case 'unanswered':
+      return ex.transport?.errorClass ?? 'unanswered';
+    case 'orphan_response':
+      return 'orphan_response';
+  }
+}
+
+/**
+ * Span status: ERROR whenever `error.type` is set. The message never carries tool output unless
+ * content capture is on (`toolText` is then the already-redacted text).
+ */
+export function statusOf(ex: Exchange, toolText?: string): SpanStatus {
+  if (ex.outcome === 'ok') return { code: SpanStatusCode.UNSET };
+  return { code: SpanStatusCode.ERROR, message: statusMessage(ex, toolText) };
+}
+
+function statusMessage(ex: Exchange, toolText: string | undefined): string {
+  switch (ex.outcome) {
+    case 'jsonrpc_error':
+      return ex.errorMessage ?? `JSON-RPC error ${ex.errorCode ?? ''}`.trim();
+    case 'tool_error':
+      return toolText ?? 'tool result has isError: true';
+    case 'cancelled':
+      return `cancelled by ${ex.cancel?.by ?? 'unknown'}${ex.cancel?.reason ? `: ${ex.cancel.reason}` : ''}`;
+    case 'transport_error':
+      return `transport error: ${ex.transport?.errorClass ?? 'unknown'}${ex.transport?.httpStatus !== undefined ? ` (HTTP ${ex.transport.httpStatus})` : ''}`;
+    case 'unanswered':
+      return `no response${ex.transport?.errorClass ? ` (${ex.transport.errorClass})` : ''}`;
+    default:
+      return ex.outcome;
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * OpenTelemetry metrics: the MCP semantic-convention histograms (`mcp.client.operation.duration`,
+ * `mcp.client.session.duration`, seconds, the semconv buckets) and mcptap's own instruments
+ * (exchanges by outcome, SSE timings, requests in flight, protocol violations, sink drops).
+ *
+ * The meter comes in through the constructor; nothing here touches the global OTel API. Recording
+ * into OTel instruments is synchronous and allocation-light; export happens in the SDK's reader.
+ */
+import type { Attributes, Counter, Histogram, Meter, ObservableCallback, ObservableCounter, UpDownCounter } from '@opentelemetry/api';
+import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
+  METRIC_MCP_CLIENT_OPERATION_DURATION,
+  METRIC_MCP_CLIENT_SESSION_DURATION,
+} from '@opentelemetry/semantic-conventions/incubating';
+import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
+import type { Exchange } from '../model/exchange.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
+import { emptyStats, type Sink, type SinkStats } from './sink.js';
+
+/** Bucket boundaries (seconds) the MCP semantic conventions recommend for duration histograms. */
+export const DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+export const EVENTS_PER_STREAM_BUCKETS = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 5000];
+
+export const MCPTAP_METRIC = {
+  exchanges: 'mcptap.exchanges',
+  sseTimeToFirstEvent: 'mcptap.sse.time_to_first_event',
+  sseEventsPerStream: 'mcptap.sse.events_per_stream',
+  requestsInFlight: 'mcptap.requests.in_flight',
+  protocolViolations: 'mcptap.protocol.violations',
+  sinkDropped: 'mcptap.sink.dropped',
+} as const;
+
+/** Drop counts per sink name (a Map, entries, or a plain record). */
+export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
+
+export interface OtelMetricsSinkOptions {
+  meter: Meter;
+  /** Sink name in stats and logs. Default `otel-metrics`. */
+  name?: string;
+  /** Feeds `mcptap.sink.dropped`; read at each collection, so sinks added later are included. */
+  dropCounts?: DropCounts;
+  /** Requests tracked for the in-flight gauge. Default 10,000 (beyond that they are not counted). */
+  maxInFlight?: number;
+  /** Pushes recorded metrics to push exporters (the provider's forceFlush). */
+  forceFlush?: () => Promise<void>;
+  /** Metric exports that failed downstream, added to `stats().dropped`. */
+  exportDropped?: () => number;
+  logger?: Logger;
+}
+
+interface Instruments {
+  operationDuration: Histogram;
+  sessionDuration: Histogram;
+  exchanges: Counter;
+  timeToFirstEvent: Histogram;
+  eventsPerStream: Histogram;
+  inFlight: UpDownCounter;
+  violations: Counter;
+  dropped: ObservableCounter;
+}
+
+function createInstruments(meter: Meter): Instruments {
+  const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
+  return {
+    operationDuration: meter.createHistogram(METRIC_MCP_CLIENT_OPERATION_DURATION, { ...seconds, description: 'Duration of an MCP request as seen by the tap (request to response).' }),
+    sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, { ...seconds, description: 'Duration of an MCP connection (stdio process or HTTP session).' }),
+    exchanges: meter.createCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
+    timeToFirstEvent: meter.createHistogram(MCPTAP_METRIC.sseTimeToFirstEvent, { ...seconds, description: 'Time from request to the first SSE event of its response stream.' }),
+    eventsPerStream: meter.createHistogram(MCPTAP_METRIC.sseEventsPerStream, { unit: '{event}', description: 'SSE events per response stream.', advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS } }),
+    inFlight: meter.createUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
+    violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
+    dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, { unit: '{item}', description: 'Work items sinks dropped (full queues, failed exports).' }),
+  };
+}
+
+interface ConnectionState {
+  transport: Transport;
+  openedUs: number;
+  protocolVersion?: string;
+}
+
+export class OtelMetricsSink implements Sink {
+  readonly name: string;
+  private readonly inst: Instruments;
+  private readonly opts: OtelMetricsSinkOptions;
+  private readonly logger: Logger;
+  private readonly maxInFlight: number;
+  private readonly connections = new Map<string, ConnectionState>();
+  /** Attributes each in-flight request was counted with, so the decrement matches the increment. */
+  private readonly inFlight = new Map<string, Attributes>();
+  private readonly observeDrops: ObservableCallback | undefined;
+  private readonly counts = emptyStats();
+  private closed = false;
+
+  constructor(opts: OtelMetricsSinkOptions) {
+    this.opts = opts;
+    this.name = opts.name ?? 'otel-metrics';
+    this.logger = opts.logger ?? silentLogger;
+    this.maxInFlight = opts.maxInFlight ?? 10_000;
+    this.inst = createInstruments(opts.meter);
+    const dropCounts = opts.dropCounts;
+    if (dropCounts) {
+      this.observeDrops = (result) => {
+        try {
+          const counts = dropCounts();
+          const entries = Symbol.iterator in counts ? (counts as Iterable<readonly [string, number]>) : Object.entries(counts);
+          for (const [sink, n] of entries) result.observe(n, { [MCPTAP_ATTR.sinkName]: sink });
+        } catch (err) {
+          this.error(err);
+        }
+      };
+      this.inst.dropped.addCallback(this.observeDrops);
+    }
+  }
+
+  onEvent(event: TapEvent): void {
+    this.counts.events++;
+    if (this.closed) return;
+    try {
+      switch (event.type) {
+        case 'connection-opened':
+          return this.openConnection(event);
+        case 'connection-closed':
+          return this.closeConnection(event);
+        case 'exchange-started':
+          return this.startExchange(event.exchange);
+        case 'exchange-completed':
+          return this.completeExchange(event.exchange);
+        case 'exchange-orphaned':
+          return this.inst.exchanges.add(1, { [MCPTAP_ATTR.outcome]: 'orphan_response', ...this.transportAttr(event.exchange.connectionId) });
+        case 'anomaly':
+          return this.countViolation(event);
+        default:
+          return;
+      }
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  async flush(): Promise<void> {
+    await this.opts.forceFlush?.().catch((e) => this.error(e));
+  }
+
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
+      await this.flush();
+      if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
+      this.connections.clear();
+      this.inFlight.clear();
+      return;
+    }
+    await this.flush();
+  }
+
+  stats(): SinkStats {
+    return { ...this.counts, dropped: this.counts.dropped + (this.opts.exportDropped?.() ?? 0) };
+  }
+
+  private openConnection(e: ConnectionOpened): void {
+    this.connections.set(e.connection.connectionId, { transport: e.connection.transport, openedUs: e.timeUs });
+  }
+
+  private closeConnection(e: ConnectionClosed): void {
+    const conn = this.connections.get(e.connectionId);
+    this.connections.delete(e.connectionId);
+    if (!conn) return;
+    const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) };
+    if (conn.protocolVersion) attrs[ATTR_MCP_PROTOCOL_VERSION] = conn.protocolVersion;
+    if (typeof e.exitCode === 'number' && e.exitCode !== 0) attrs[ATTR_ERROR_TYPE] = 'child_exit';
+    this.inst.sessionDuration.record(Math.max(0, e.timeUs - conn.openedUs) / 1e6, attrs);
+  }
+
+  private startExchange(ex: Exchange): void {
+    if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
+    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) };
+    this.inFlight.set(ex.key, attrs);
+    this.inst.inFlight.add(1, attrs);
+  }
+
+  private completeExchange(ex: Exchange): void {
+    const started = this.inFlight.get(ex.key);
+    if (started) {
+      this.inFlight.delete(ex.key);
+      this.inst.inFlight.add(-1, started);
+    }
+    const conn = this.connections.get(ex.connectionId);
+    if (conn && ex.protocolVersion) conn.protocolVersion = ex.protocolVersion;
+    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) };
+    this.inst.exchanges.add(1, { ...attrs, [MCPTAP_ATTR.outcome]: ex.outcome });
+    if (ex.method === 'tools/call' && ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
+    const version = ex.protocolVersion ?? conn?.protocolVersion;
+    if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
+    const errorType = errorTypeOf(ex);
+    if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
+    if (ex.endUs !== undefined) this.inst.operationDuration.record(Math.max(0, ex.endUs - ex.startUs) / 1e6, attrs);
+    this.recordSse(ex);
+  }
+
+  private recordSse(ex: Exchange): void {
+    const t = ex.transport;
+    if (!t) return;
+    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method };
+    if (t.firstEventUs !== undefined) this.inst.timeToFirstEvent.record(Math.max(0, t.firstEventUs - ex.startUs) / 1e6, attrs);
+    if (t.eventTimesUs !== undefined) this.inst.eventsPerStream.record(t.eventTimesUs.length, attrs);
+  }
+
+  private countViolation(e: AnomalySeen): void {
+    this.inst.violations.add(1, { [MCPTAP_ATTR.anomalyKind]: e.kind, ...this.transportAttr(e.connectionId) });
+  }
+
+  private transportAttr(connectionId: string): Attributes {
+    const conn = this.connections.get(connectionId);
+    return conn ? { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) } : {};
+  }
+
+  private error(err: unknown): void {
+    this.counts.errors++;
+    if (this.counts.errors === 1) this.logger.warn(`otel metrics sink error (further errors counted, not logged): ${String(err)}`);
+  }
+}

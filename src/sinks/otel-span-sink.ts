@@ -1,0 +1,252 @@
+/**
+ * OpenTelemetry spans: exactly one CLIENT span per request exchange (either direction), following
+ * the MCP semantic conventions, plus one `mcp.session` span per connection (stdio process or HTTP
+ * session).
+ *
+ * Exchange spans are started at ExchangeStarted with `startTime = startUs` (so their ids exist
+ * while the request is in flight: {@link OtelSpanSink.spanContextForExchange}) and ended at
+ * ExchangeCompleted with `endTime = endUs`. An exchange that completes without a start event (or
+ * whose start found the in-flight table full) gets its span created at completion instead.
+ *
+ * Trace context (SEP-414): the parent is the request's `params._meta.traceparent`; otherwise the
+ * span is a new root. With `--inject-trace-context` the tap minted the span's own ids up front
+ * ({@link TraceContextMinter}) and the parent is what the caller had sent. An HTTP `traceparent`
+ * header becomes a link, and so does the connection's session span: exchanges belong to the
+ * caller's trace, never to the session span.
+ *
+ * The tracer comes in through the constructor; nothing here touches the global OTel API.
+ */
+import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, TapEvent } from '../model/events.js';
+import type { Exchange } from '../model/exchange.js';
+import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
+import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
+import type { PresetIdGenerator } from '../telemetry/preset-id-generator.js';
+import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
+import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
+import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
+import { addExchangeEvents } from './otel-span-events.js';
+import { emptyStats, type Sink, type SinkStats } from './sink.js';
+
+export interface OtelSpanSinkOptions {
+  tracer: Tracer;
+  /** Sink name in stats and logs. Default `otel-spans`. */
+  name?: string;
+  /** Export resource URIs, arguments, params and results (redacted, truncated). Default false. */
+  captureContent?: boolean;
+  /** Applied to every captured value before export. */
+  redact?: Redact;
+  /** Longest captured value in characters. Default 8192. */
+  maxContentLength?: number;
+  /** Contexts the tap injected (`--inject-trace-context`); requires `idGenerator`. */
+  minter?: TraceContextMinter;
+  /** The provider's id generator, so injected ids become the exchange spans' ids. */
+  idGenerator?: PresetIdGenerator;
+  /** Link each exchange span to its connection's `mcp.session` span. Default true. */
+  linkToSession?: boolean;
+  /** Exchange spans held open while in flight. Default 10,000. */
+  maxInFlight?: number;
+  /** Pushes ended spans to the exporter (the provider's forceFlush). */
+  forceFlush?: () => Promise<void>;
+  /** Spans dropped downstream (processor queue full, export failed), added to `stats().dropped`. */
+  exportDropped?: () => number;
+  logger?: Logger;
+  /** Ends spans still open at `close()`. */
+  clock?: Clock;
+}
+
+interface ConnectionState {
+  info: ConnectionInfo;
+  span?: Span;
+  protocolVersion?: string;
+  sessionId?: string;
+}
+
+export class OtelSpanSink implements Sink {
+  readonly name: string;
+  private readonly tracer: Tracer;
+  private readonly opts: OtelSpanSinkOptions;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly content: ContentOptions | undefined;
+  private readonly maxInFlight: number;
+  private readonly connections = new Map<string, ConnectionState>();
+  private readonly inFlight = new Map<string, Span>();
+  private readonly counts = emptyStats();
+  private closed = false;
+  private warnedInjection = false;
+
+  constructor(opts: OtelSpanSinkOptions) {
+    this.opts = opts;
+    this.tracer = opts.tracer;
+    this.name = opts.name ?? 'otel-spans';
+    this.logger = opts.logger ?? silentLogger;
+    this.clock = opts.clock ?? systemClock;
+    this.maxInFlight = opts.maxInFlight ?? 10_000;
+    this.content = opts.captureContent
+      ? { maxLength: opts.maxContentLength ?? 8192, onError: (e) => this.error(e), ...(opts.redact ? { redact: opts.redact } : {}) }
+      : undefined;
+  }
+
+  onEvent(event: TapEvent): void {
+    this.counts.events++;
+    if (this.closed) return;
+    try {
+      switch (event.type) {
+        case 'connection-opened':
+          return this.openConnection(event);
+        case 'connection-closed':
+          return this.closeConnection(event);
+        case 'exchange-started':
+          // Past the bound (or on a repeated start) the span is made at completion instead.
+          if (this.inFlight.size < this.maxInFlight && !this.inFlight.has(event.exchange.key)) this.inFlight.set(event.exchange.key, this.startExchange(event.exchange));
+          return;
+        case 'exchange-completed':
+          return this.completeExchange(event.exchange);
+        case 'frame':
+          return this.linkHttpParent(event);
+        default:
+          // Progress is read from the completed exchange; orphans have no request to span; anomalies are metrics.
+          return;
+      }
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  /** The span context of an exchange in flight (its span exists from ExchangeStarted on). */
+  spanContextForExchange(exchangeKey: string): SpanContext | undefined {
+    return this.inFlight.get(exchangeKey)?.spanContext();
+  }
+
+  /** The `mcp.session` span context of an open connection. */
+  spanContextForConnection(connectionId: string): SpanContext | undefined {
+    return this.connections.get(connectionId)?.span?.spanContext();
+  }
+
+  async flush(): Promise<void> {
+    await this.opts.forceFlush?.().catch((e) => this.error(e));
+  }
+
+  /** Ends what is still open (exchanges as unfinished, sessions at the current time), then flushes. */
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      const end = usToHrTime(this.clock.nowUs());
+      for (const span of this.inFlight.values()) {
+        span.setAttribute('mcptap.unfinished', true);
+        span.end(end);
+      }
+      this.inFlight.clear();
+      for (const conn of this.connections.values()) {
+        conn.span?.setAttribute('mcptap.unfinished', true);
+        conn.span?.end(end);
+      }
+      this.connections.clear();
+    }
+    await this.flush();
+  }
+
+  stats(): SinkStats {
+    return { ...this.counts, dropped: this.counts.dropped + (this.opts.exportDropped?.() ?? 0) };
+  }
+
+  private openConnection(e: ConnectionOpened): void {
+    const info = e.connection;
+    const attrs: Attributes = { ...connectionAttributes(info), [MCPTAP_ATTR.connectionId]: info.connectionId };
+    if (info.sessionId) attrs[ATTR_MCP_SESSION_ID] = info.sessionId;
+    if (info.pid !== undefined) attrs[ATTR_PROCESS_PID] = info.pid;
+    if (this.content) {
+      const target = contentString(info.target, this.content);
+      if (target !== undefined) attrs['mcptap.connection.target'] = target;
+    }
+    const span = this.tracer.startSpan('mcp.session', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.timeUs), attributes: attrs }, ROOT_CONTEXT);
+    this.connections.get(info.connectionId)?.span?.end(usToHrTime(e.timeUs));
+    this.connections.set(info.connectionId, { info, span, ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
+  }
+
+  private closeConnection(e: ConnectionClosed): void {
+    const conn = this.connections.get(e.connectionId);
+    this.connections.delete(e.connectionId);
+    const span = conn?.span;
+    if (!span) return;
+    span.setAttribute('mcptap.close.reason', e.reason);
+    if (typeof e.exitCode === 'number') span.setAttribute(ATTR_PROCESS_EXIT_CODE, e.exitCode);
+    if (e.signal) span.setAttribute('mcptap.close.signal', e.signal);
+    span.end(usToHrTime(e.timeUs));
+  }
+
+  private startExchange(ex: Exchange): Span {
+    const conn = this.connections.get(ex.connectionId);
+    const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
+    // An injected traceparent is the tap's own span, not its parent: the parent is what the caller sent.
+    const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
+    const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    const links: Link[] = [];
+    if (conn?.span && this.opts.linkToSession !== false) links.push({ context: conn.span.spanContext(), attributes: { 'mcptap.link': 'session' } });
+    const start = () =>
+      this.tracer.startSpan(spanNameOf(ex), { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.info), links }, ctx);
+    if (!minted) return start();
+    if (!this.opts.idGenerator) {
+      if (!this.warnedInjection) this.logger.warn('otel: trace context was injected but the span sink has no PresetIdGenerator; exchange spans will not carry the injected ids');
+      this.warnedInjection = true;
+      return start();
+    }
+    return this.opts.idGenerator.withIds(minted.spanContext, start);
+  }
+
+  private completeExchange(ex: Exchange): void {
+    const span = this.inFlight.get(ex.key) ?? this.startExchange(ex);
+    this.inFlight.delete(ex.key);
+    const conn = this.connections.get(ex.connectionId);
+    if (conn) this.learn(conn, ex);
+    span.setAttributes(exchangeEndAttributes(ex, conn ?? {}));
+    let toolText: string | undefined;
+    if (this.content) {
+      span.setAttributes(contentAttributes(ex, this.content));
+      if (ex.outcome === 'tool_error') toolText = contentString(ex.errorMessage, this.content);
+    }
+    addExchangeEvents(span, ex);
+    span.setStatus(statusOf(ex, toolText));
+    span.end(usToHrTime(Math.max(ex.startUs, endUsOf(ex))));
+  }
+
+  /** Remember the protocol version and session id the connection revealed, for later exchanges and the session span. */
+  private learn(conn: ConnectionState, ex: Exchange): void {
+    const result = (ex.response as JsonRpcResponse | undefined)?.result;
+    const version = ex.method === 'initialize' && isRecord(result) && typeof result.protocolVersion === 'string' ? result.protocolVersion : ex.protocolVersion;
+    if (version && version !== conn.protocolVersion) {
+      conn.protocolVersion = version;
+      conn.span?.setAttribute(ATTR_MCP_PROTOCOL_VERSION, version);
+    }
+    if (ex.sessionId && !conn.sessionId) {
+      conn.sessionId = ex.sessionId;
+      conn.span?.setAttribute(ATTR_MCP_SESSION_ID, ex.sessionId);
+    }
+  }
+
+  /** An HTTP `traceparent` header on the request is the HTTP span: a link, not the parent. */
+  private linkHttpParent(e: FrameSeen): void {
+    if (!e.exchangeKey || e.frame.kind !== 'message' || e.frame.messageKind !== 'request') return;
+    const header = e.frame.context?.headers?.traceparent;
+    if (!header) return;
+    const span = this.inFlight.get(e.exchangeKey);
+    const sc = parseTraceContext({ traceparent: header, ...(e.frame.context?.headers?.tracestate ? { tracestate: e.frame.context.headers.tracestate } : {}) });
+    if (!span || !sc) return;
+    // When the header and `_meta` name the same span, it already is the parent; a link would repeat it.
+    if (sc.spanId === parseTraceContext(metaTraceCarrier(e.frame.message))?.spanId) return;
+    span.addLink({ context: sc, attributes: { 'mcptap.link': 'http' } });
+  }
+
+  private error(err: unknown): void {
+    this.counts.errors++;
+    if (this.counts.errors === 1) this.logger.warn(`otel span sink error (further errors counted, not logged): ${String(err)}`);
+  }
+}
+
+function endUsOf(ex: Exchange): number {
+  return ex.endUs ?? ex.transport?.streamEndUs ?? ex.cancel?.timeUs ?? ex.startUs;
+}

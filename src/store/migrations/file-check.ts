@@ -1,0 +1,28 @@
+/**
+ * Tells an mcptap recording from any other file before anything is written to it: recordings carry
+ * `PRAGMA application_id` = {@link APPLICATION_ID}; a brand-new empty file is accepted only when
+ * creating one.
+ */
+import type { Database } from 'better-sqlite3';
+import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { APPLICATION_ID, applicationId, schemaVersion } from './migration.js';
+
+/** Refuses files that are not mcptap recordings before anything is written to them. */
+export function checkIsRecording(db: Database, label: string, create: boolean): void {
+  let appId: number;
+  let tables: number;
+  try {
+    appId = applicationId(db);
+    tables = (db.prepare("SELECT count(*) n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const why = code === 'SQLITE_NOTADB' ? 'not an SQLite database' : (err as Error).message;
+    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (${why})`, ExitCode.InvalidInput);
+  }
+  if (appId === APPLICATION_ID) return;
+  if (appId === 0 && tables === 0 && schemaVersion(db) === 0) {
+    if (create) return;
+    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (empty database)`, ExitCode.InvalidInput);
+  }
+  throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (a different SQLite database)`, ExitCode.InvalidInput);
+}

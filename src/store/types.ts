@@ -1,0 +1,112 @@
+/**
+ * The shapes the recording store reads and writes. Plain data; no SQL here (see recording-store.ts).
+ */
+import type { AnomalySeen, ConnectionInfo, TapEvent, Transport } from '../model/events.js';
+import type { Exchange } from '../model/exchange.js';
+import type { Frame } from '../model/frame.js';
+import type { Outcome } from '../model/outcome.js';
+
+/** What a tap knows about its run when recording starts. */
+export interface NewRecording {
+  transport: Transport;
+  /** stdio: the command line; http: the upstream URL. */
+  target: string;
+  startedUs: number;
+  mcptapVersion: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface RecordingInfo extends NewRecording {
+  id: number;
+  endedUs?: number;
+  /** Events the recorder dropped because its queue was full. */
+  droppedQueue: number;
+  /** Events the recorder dropped because the database refused them. */
+  droppedWrite: number;
+}
+
+export interface RecordingEnd {
+  endedUs: number;
+  droppedQueue: number;
+  droppedWrite: number;
+}
+
+/** A listing row for `mcptap ls`. */
+export interface RecordingListing extends RecordingInfo {
+  exchanges: number;
+  outcomes: OutcomeCounts;
+  anomalies: number;
+}
+
+/** An event with the recorder's ordinal: unique and increasing within a recording. */
+export interface OrderedEvent {
+  ord: number;
+  event: TapEvent;
+}
+
+export interface WriteResult {
+  /** Events stored. */
+  written: number;
+  /** Events refused one by one (a bad row); the rest of the batch was still committed. */
+  rejected: number;
+  firstError?: Error;
+}
+
+/** `started`: still in flight when the recording ended; `orphaned`: a response nobody asked for. */
+export type ExchangeState = 'started' | 'completed' | 'orphaned';
+
+/** Outcome as listed: an exchange still in flight at the end of the recording is `pending`. */
+export type ListedOutcome = Outcome | 'pending';
+export type OutcomeCounts = Partial<Record<ListedOutcome, number>>;
+
+export interface StoredExchange extends Exchange {
+  /** Row id, stable within the file; `show --exchange '#N'` accepts it. */
+  rowid: number;
+  recordingId: number;
+  state: ExchangeState;
+}
+
+export type StoredFrame = Frame & { recordingId: number; exchangeKey?: string };
+
+export type StoredAnomaly = AnomalySeen & { recordingId: number; rowid: number };
+
+export interface StoredConnection extends Partial<ConnectionInfo> {
+  connectionId: string;
+  recordingId: number;
+  openedUs?: number;
+  closedUs?: number;
+  closeReason?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+export interface ExchangeFilter {
+  recordingId?: number;
+  method?: string;
+  outcome?: ListedOutcome;
+  target?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface MethodSummary {
+  method: string;
+  count: number;
+  outcomes: OutcomeCounts;
+  /** Nearest-rank latency percentiles over exchanges that have a latency; absent when none do. */
+  p50Us?: number;
+  p95Us?: number;
+  p99Us?: number;
+  maxUs?: number;
+}
+
+export interface RecordingSummary {
+  recordingId: number;
+  frames: number;
+  connections: number;
+  exchanges: number;
+  outcomes: OutcomeCounts;
+  anomalies: number;
+  anomalyKinds: Record<string, number>;
+  methods: MethodSummary[];
+}

@@ -1,0 +1,128 @@
+/**
+ * A BatchSpanProcessor with a bounded queue whose drops are counted, not just logged through the
+ * OTel diag channel: spans refused because the queue is full, and spans in batches the exporter
+ * failed to deliver. The first drop of each kind is reported once on the injected logger (stderr).
+ *
+ * How the count stays exact: this wrapper refuses a span itself when its own tally of queued spans
+ * reaches `maxQueueSize`, so the inner processor (same capacity) never drops silently. The tally
+ * rises on `onEnd` and falls when the inner processor hands a batch to the exporter, which is the
+ * same moment the inner queue shrinks.
+ */
+import type { Context } from '@opentelemetry/api';
+import { TraceFlags } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { silentLogger, type Logger } from '../util/logger.js';
+
+export interface CountingSpanProcessorOptions {
+  maxQueueSize?: number;
+  maxExportBatchSize?: number;
+  scheduledDelayMillis?: number;
+  exportTimeoutMillis?: number;
+  logger?: Logger;
+}
+
+export interface SpanExportCounts {
+  exported: number;
+  /** Refused because the queue was full. */
+  droppedQueueFull: number;
+  /** In batches the exporter failed to deliver. */
+  droppedExportFailed: number;
+  queued: number;
+}
+
+export class CountingSpanProcessor implements SpanProcessor {
+  private readonly inner: BatchSpanProcessor;
+  private readonly maxQueueSize: number;
+  private readonly logger: Logger;
+  private readonly c: SpanExportCounts = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0 };
+  private shutDown = false;
+
+  constructor(exporter: SpanExporter, opts: CountingSpanProcessorOptions = {}) {
+    this.maxQueueSize = opts.maxQueueSize ?? 2048;
+    this.logger = opts.logger ?? silentLogger;
+    // Explicit values for every setting: the SDK would otherwise read OTEL_BSP_* from process.env.
+    this.inner = new BatchSpanProcessor(new CountingExporter(exporter, this), {
+      maxQueueSize: this.maxQueueSize,
+      maxExportBatchSize: Math.min(opts.maxExportBatchSize ?? 512, this.maxQueueSize),
+      scheduledDelayMillis: opts.scheduledDelayMillis ?? 1000,
+      exportTimeoutMillis: opts.exportTimeoutMillis ?? 10_000,
+    });
+  }
+
+  onStart(span: Span, parentContext: Context): void {
+    this.inner.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    if (this.shutDown || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
+    if (this.c.queued >= this.maxQueueSize) {
+      if (this.c.droppedQueueFull++ === 0) this.logger.warn(`otel: span queue full (${this.maxQueueSize}); dropping spans (counted in stats)`);
+      return;
+    }
+    this.c.queued++;
+    this.inner.onEnd(span);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    this.shutDown = true;
+    return this.inner.shutdown();
+  }
+
+  counts(): SpanExportCounts {
+    return { ...this.c };
+  }
+
+  get dropped(): number {
+    return this.c.droppedQueueFull + this.c.droppedExportFailed;
+  }
+
+  /** Called by the exporter wrapper. */
+  batchTaken(n: number): void {
+    this.c.queued = Math.max(0, this.c.queued - n);
+  }
+
+  batchDone(n: number, result: ExportResult): void {
+    if (result.code === ExportResultCode.SUCCESS) {
+      this.c.exported += n;
+      return;
+    }
+    if (this.c.droppedExportFailed === 0) this.logger.warn(`otel: span export failed (${result.error?.message ?? 'unknown error'}); further failures counted, not logged`);
+    this.c.droppedExportFailed += n;
+  }
+}
+
+class CountingExporter implements SpanExporter {
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly owner: CountingSpanProcessor,
+  ) {}
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    this.owner.batchTaken(spans.length);
+    let reported = false;
+    const done = (result: ExportResult) => {
+      if (reported) return;
+      reported = true;
+      this.owner.batchDone(spans.length, result);
+      resultCallback(result);
+    };
+    try {
+      this.inner.export(spans, done);
+    } catch (err) {
+      done({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) });
+    }
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}

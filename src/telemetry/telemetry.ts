@@ -1,0 +1,246 @@
+/**
+ * Builds mcptap's OpenTelemetry plumbing from a {@link TelemetryConfig}: a TracerProvider and a
+ * MeterProvider with their exporters, and the span and metrics sinks that feed them.
+ *
+ * Invariants:
+ * - Nothing is registered globally: no `provider.register()`, no global tracer/meter provider,
+ *   propagator, context manager or diag logger. The tracer and meter go into the sinks'
+ *   constructors. (Library users may run their own OTel SDK in the same process.)
+ * - Nothing is created when nothing is configured: `sinks` is empty and `shutdown()` is a no-op.
+ * - Exporter failures are counted and reported once on the injected logger (stderr); they never
+ *   throw into the caller and nothing here writes to stdout.
+ * - `shutdown()` is idempotent and bounded in time: callers invoke it on exit and on SIGINT.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
+import type { Redact } from '../sinks/otel-content.js';
+import { OtelSpanSink } from '../sinks/otel-span-sink.js';
+import type { Sink } from '../sinks/sink.js';
+import type { Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { VERSION } from '../version.js';
+import { McptapError, ExitCode } from '../cli/exit-codes.js';
+import { CountingMetricExporter } from './counting-metric-exporter.js';
+import { CountingSpanProcessor, type SpanExportCounts } from './counting-span-processor.js';
+import { PresetIdGenerator } from './preset-id-generator.js';
+import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
+import { telemetryEnabled, type OtlpTarget, type TelemetryConfig } from './telemetry-config.js';
+import { TraceContextMinter } from './trace-context-minter.js';
+
+export interface TelemetryDeps {
+  logger?: Logger;
+  clock?: Clock;
+  /** Applied to captured content before export (only used with `captureContent`). */
+  redact?: Redact;
+  /** Drop counts per sink for `mcptap.sink.dropped`, read at each collection. */
+  dropCounts?: DropCounts;
+  /** Where the console exporters write. Default: stderr. */
+  writeLine?: WriteLine;
+  /** Upper bound on `shutdown()`. Default 5000 ms. */
+  shutdownTimeoutMillis?: number;
+}
+
+export interface Telemetry {
+  /** The sinks to add to the pipeline; empty when nothing is configured. */
+  readonly sinks: readonly Sink[];
+  readonly spanSink?: OtelSpanSink;
+  readonly metricsSink?: OtelMetricsSink;
+  /** Present when `injectTraceContext` is on and traces are exported: the tap's injector. */
+  readonly minter?: TraceContextMinter;
+  /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
+  readonly metricsUrl?: string;
+  /** Span export counts summed over span exporters; undefined without traces. */
+  spanCounts(): SpanExportCounts | undefined;
+  forceFlush(): Promise<void>;
+  /** Closes the sinks (ending open spans), flushes and stops providers and the scrape server. */
+  shutdown(): Promise<void>;
+}
+
+const SCOPE = 'mcptap';
+
+export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDeps = {}): Promise<Telemetry> {
+  const logger = deps.logger ?? silentLogger;
+  if (!telemetryEnabled(config)) {
+    return { sinks: [], spanCounts: () => undefined, forceFlush: async () => {}, shutdown: async () => {} };
+  }
+  const resource = buildResource(config);
+  const traces = buildTraces(config, resource, deps, logger);
+  let metrics: MetricsParts | undefined;
+  try {
+    metrics = await buildMetrics(config, resource, deps, logger);
+  } catch (err) {
+    await traces?.provider.shutdown().catch(() => {});
+    throw err;
+  }
+  const { minter, spanSink, metricsSink, sinks } = buildSinks(config, traces, metrics, deps, logger);
+  let stopping: Promise<void> | undefined;
+  return {
+    sinks,
+    ...(spanSink ? { spanSink } : {}),
+    ...(metricsSink ? { metricsSink } : {}),
+    ...(minter ? { minter } : {}),
+    ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
+    spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
+    forceFlush: async () => {
+      await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
+    },
+    shutdown: () => (stopping ??= shutdownAll(sinks, traces, metrics, deps.shutdownTimeoutMillis ?? 5000, logger)),
+  };
+}
+
+function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, metrics: MetricsParts | undefined, deps: TelemetryDeps, logger: Logger) {
+  const minter = traces && config.injectTraceContext ? new TraceContextMinter() : undefined;
+  const spanSink = traces
+    ? new OtelSpanSink({
+        tracer: traces.provider.getTracer(SCOPE, VERSION),
+        captureContent: config.captureContent,
+        maxContentLength: config.maxContentLength,
+        idGenerator: traces.idGenerator,
+        forceFlush: () => traces.provider.forceFlush(),
+        exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
+        logger,
+        ...(deps.redact ? { redact: deps.redact } : {}),
+        ...(minter ? { minter } : {}),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      })
+    : undefined;
+  const metricsSink = metrics
+    ? new OtelMetricsSink({
+        meter: metrics.provider.getMeter(SCOPE, VERSION),
+        forceFlush: () => metrics.provider.forceFlush(),
+        exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
+        logger,
+        ...(deps.dropCounts ? { dropCounts: deps.dropCounts } : {}),
+      })
+    : undefined;
+  const sinks: Sink[] = [spanSink, metricsSink].filter((s): s is OtelSpanSink | OtelMetricsSink => s !== undefined);
+  return { minter, spanSink, metricsSink, sinks };
+}
+
+function buildResource(config: TelemetryConfig): Resource {
+  return defaultResource().merge(
+    resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: config.resourceAttributes[ATTR_SERVICE_VERSION] ?? VERSION }),
+  );
+}
+
+interface TraceParts {
+  provider: BasicTracerProvider;
+  processors: CountingSpanProcessor[];
+  idGenerator: PresetIdGenerator;
+}
+
+function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): TraceParts | undefined {
+  const exporters: SpanExporter[] = [];
+  if (config.traces.otlp) exporters.push(otlpSpanExporter(config.traces.otlp));
+  if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
+  if (exporters.length === 0) return undefined;
+  const processors = exporters.map((e) => new CountingSpanProcessor(e, { ...config.spanQueue, logger }));
+  const idGenerator = new PresetIdGenerator();
+  const provider = new BasicTracerProvider({
+    resource,
+    idGenerator,
+    spanProcessors: processors,
+    // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
+    spanLimits: { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 },
+  });
+  return { provider, processors, idGenerator };
+}
+
+function otlpSpanExporter(t: OtlpTarget): SpanExporter {
+  const opts = { url: t.url, headers: t.headers, timeoutMillis: t.timeoutMillis };
+  return t.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : new OtlpProtoTraceExporter(opts);
+}
+
+interface MetricsParts {
+  provider: MeterProvider;
+  pushExporters: CountingMetricExporter[];
+  server?: Server;
+  url?: string;
+}
+
+async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): Promise<MetricsParts | undefined> {
+  const m = config.metrics;
+  const pushExporters: CountingMetricExporter[] = [];
+  // OTLP metrics always go as http/json: the protobuf metric exporter is not a dependency of mcptap.
+  if (m.otlp) pushExporters.push(new CountingMetricExporter(new OTLPMetricExporter({ url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis }), logger));
+  if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
+  const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
+    const interval = m.intervalMillis;
+    return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) });
+  });
+  let prometheus: PrometheusExporter | undefined;
+  if (m.prometheus) readers.push((prometheus = new PrometheusExporter({ preventServerStart: true })));
+  if (readers.length === 0) return undefined;
+  const provider = new MeterProvider({ resource, readers });
+  if (!prometheus || !m.prometheus) return { provider, pushExporters };
+  try {
+    const served = await servePrometheus(prometheus, m.prometheus.host, m.prometheus.port);
+    return { provider, pushExporters, ...served };
+  } catch (err) {
+    await provider.shutdown().catch(() => {});
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${m.prometheus.host}:${m.prometheus.port}: cannot listen (${code})`, ExitCode.Usage);
+  }
+}
+
+/**
+ * Our own server, not the exporter's: it can bind port 0, report the real port, and surface
+ * listen errors to the caller instead of the OTel diag channel.
+ */
+async function servePrometheus(exporter: PrometheusExporter, host: string, port: number): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics') return exporter.getMetricsRequestHandler(req, res);
+    res.statusCode = 404;
+    res.end('not found; metrics are at /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', () => {});
+  // The scrape endpoint must not keep the process alive after the tap is done.
+  server.unref();
+  const addr = server.address() as AddressInfo;
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return { server, url: `http://${shownHost}:${addr.port}/metrics` };
+}
+
+async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefined, metrics: MetricsParts | undefined, timeoutMs: number, logger: Logger): Promise<void> {
+  const work = (async () => {
+    await Promise.allSettled(sinks.map((s) => s.close()));
+    await Promise.allSettled([traces?.provider.shutdown(), metrics?.provider.shutdown()]);
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    timer.unref();
+  });
+  if ((await Promise.race([work, timedOut])) === 'timeout') logger.warn(`otel: shutdown did not finish within ${timeoutMs} ms; unsent telemetry was dropped`);
+  clearTimeout(timer);
+  if (metrics?.server) {
+    metrics.server.closeAllConnections();
+    await new Promise<void>((resolve) => metrics.server!.close(() => resolve()));
+  }
+}
+
+function sumCounts(all: SpanExportCounts[]): SpanExportCounts {
+  return all.reduce((a, c) => ({
+    exported: a.exported + c.exported,
+    droppedQueueFull: a.droppedQueueFull + c.droppedQueueFull,
+    droppedExportFailed: a.droppedExportFailed + c.droppedExportFailed,
+    queued: a.queued + c.queued,
+  }), { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0 });
+}

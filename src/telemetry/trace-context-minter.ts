@@ -1,0 +1,100 @@
+/**
+ * `--inject-trace-context`: the tap decides the span id of an exchange at request time, writes it
+ * into the request's `params._meta.traceparent` before forwarding, and the span sink later reports
+ * its exchange span with exactly those ids. The server's span then becomes a child of the tap's span,
+ * and the tap's span a child of whatever context the caller had put there.
+ *
+ * The tap calls {@link TraceContextMinter.inject} (or `mint`); the span sink calls `take` when the
+ * exchange starts. Entries are keyed like the correlator's pending table (connection, direction, id
+ * verbatim) and bounded: the oldest are evicted first, so a sink that never takes cannot grow it.
+ */
+import { randomBytes } from 'node:crypto';
+import { TraceFlags, type SpanContext } from '@opentelemetry/api';
+import type { Direction } from '../model/frame.js';
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
+import { formatTraceContext, metaTraceCarrier, parseTraceContext, withTraceContext, type TraceCarrier } from './trace-context.js';
+
+export interface MintedTraceContext {
+  /** The exchange span's own context: these ids are what was injected. */
+  spanContext: SpanContext;
+  /** The caller's context the request carried before injection: the exchange span's parent. */
+  parent?: SpanContext;
+  /** What to write into `params._meta`. */
+  carrier: TraceCarrier;
+}
+
+export interface TraceContextMinterOptions {
+  /** Minted contexts kept until the sink takes them. Default 10,000. */
+  maxPending?: number;
+  /** Source of random bytes (tests may make ids deterministic). */
+  random?: (size: number) => Buffer;
+}
+
+export class TraceContextMinter {
+  private readonly pending = new Map<string, MintedTraceContext>();
+  private readonly maxPending: number;
+  private readonly random: (size: number) => Buffer;
+  private evictedCount = 0;
+
+  constructor(opts: TraceContextMinterOptions = {}) {
+    this.maxPending = Math.max(1, opts.maxPending ?? 10_000);
+    this.random = opts.random ?? randomBytes;
+  }
+
+  /** Mint the context for a request about to be forwarded; `request` supplies the caller's parent. */
+  mint(connectionId: string, direction: Direction, id: JsonRpcId, request?: JsonRpcMessage): MintedTraceContext {
+    const parent = request ? parseTraceContext(metaTraceCarrier(request)) : undefined;
+    const spanContext: SpanContext = {
+      traceId: parent?.traceId ?? this.hexId(16),
+      spanId: this.hexId(8),
+      traceFlags: parent ? parent.traceFlags : TraceFlags.SAMPLED,
+      ...(parent?.traceState ? { traceState: parent.traceState } : {}),
+    };
+    const minted: MintedTraceContext = { spanContext, carrier: formatTraceContext(spanContext), ...(parent ? { parent } : {}) };
+    const key = keyOf(connectionId, direction, id);
+    this.pending.delete(key);
+    this.pending.set(key, minted);
+    if (this.pending.size > this.maxPending) {
+      this.pending.delete(this.pending.keys().next().value as string);
+      this.evictedCount++;
+    }
+    return minted;
+  }
+
+  /** Mint and return the request with its new `_meta.traceparent` (positional params: unchanged, nothing minted). */
+  inject(connectionId: string, direction: Direction, request: JsonRpcRequest): JsonRpcRequest {
+    if (Array.isArray(request.params)) return request;
+    const minted = this.mint(connectionId, direction, request.id, request);
+    return withTraceContext(request, minted.carrier);
+  }
+
+  /** The context minted for this request, removed from the table; undefined when none was minted. */
+  take(connectionId: string, direction: Direction, id: JsonRpcId): MintedTraceContext | undefined {
+    const key = keyOf(connectionId, direction, id);
+    const minted = this.pending.get(key);
+    if (minted) this.pending.delete(key);
+    return minted;
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Minted contexts evicted unused because the table was full. */
+  get evicted(): number {
+    return this.evictedCount;
+  }
+
+  private hexId(bytes: number): string {
+    // An all-zero id is invalid in W3C trace context; retry (bounded: the odds are 2^-64 per try).
+    for (let i = 0; i < 4; i++) {
+      const hex = this.random(bytes).toString('hex');
+      if (!/^0+$/.test(hex)) return hex;
+    }
+    return '0'.repeat(bytes * 2 - 1) + '1';
+  }
+}
+
+function keyOf(connectionId: string, direction: Direction, id: JsonRpcId): string {
+  return `${connectionId}|${direction}|${idKey(id)}`;
+}

@@ -1,0 +1,128 @@
+/**
+ * `mcptap ls` / `mcptap show` through the built CLI (run `npx tsc -p .` first), on a recording the
+ * recorder wrote from the sample event stream.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { MCPTAP } from '../helpers/paths.js';
+import { EventScript, sampleEvents, T0 } from '../sinks/sample-events.js';
+
+let dir: string;
+let file: string;
+
+function mcptap(...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [MCPTAP, ...args], { encoding: 'utf8', timeout: 20_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcptap-cli-'));
+  file = join(dir, 'rec.db');
+  const rec = new SqliteRecorder({
+    path: file,
+    recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' },
+    logger: silentLogger,
+    clock: { nowUs: () => T0 + 2_000_000 },
+  });
+  for (const e of sampleEvents()) rec.onEvent(e);
+  const big = new EventScript({ seq: 5000, exchange: 5000 });
+  const ex = big.request('{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"payload"}}', 200, { target: 'payload' });
+  big.respond(ex, JSON.stringify({ jsonrpc: '2.0', id: 'big', result: { content: [{ type: 'text', text: 'z'.repeat(20_000) }] } }), 210, { outcome: 'ok' });
+  for (const e of big.events) rec.onEvent(e);
+  await rec.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('mcptap ls', () => {
+  it('lists the recording with outcomes and a per-method latency table', () => {
+    const r = mcptap('ls', file);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^recording 1 {2}stdio {2}node server\.mjs$/m);
+    expect(r.out).toMatch(/duration 2\.00s/);
+    expect(r.out).toMatch(/exchanges 8 \(ok 2, .*tool_error 1.*\) {2}anomalies 3 {2}dropped 0/);
+    expect(r.out).toMatch(/^ +METHOD +N +OK +NOT OK +P50 +P95 +P99 +MAX$/m);
+    expect(r.out).toMatch(/^ +tools\/call +4 +1 +cancelled 1, pending 1, tool_error 1 +10\.0ms +20\.0ms +20\.0ms +20\.0ms$/m);
+  });
+
+  it('--json gives the listing and summary', () => {
+    const r = mcptap('ls', file, '--json');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out) as { recordings: { id: number; exchanges: number; durationUs: number; summary: { methods: { method: string; p99Us?: number }[] } }[] };
+    expect(j.recordings).toHaveLength(1);
+    expect(j.recordings[0]).toMatchObject({ id: 1, exchanges: 8, durationUs: 2_000_000 });
+    expect(j.recordings[0]!.summary.methods.find((m) => m.method === 'initialize')?.p99Us).toBe(2000);
+  });
+
+  it('a missing file or a non-recording is a one-line error with exit code 4', () => {
+    const missing = mcptap('ls', join(dir, 'nope.db'));
+    expect(missing.code).toBe(4);
+    expect(missing.err).toBe(`mcptap: no such recording file: ${join(dir, 'nope.db')}\n`);
+    expect(missing.out).toBe('');
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'hello, not a database at all; long enough to fill a header page '.repeat(2));
+    const bad = mcptap('show', text);
+    expect(bad.code).toBe(4);
+    expect(bad.err).toMatch(/^mcptap: .*notes\.txt is not an mcptap recording \(not an SQLite database\)\n$/);
+  });
+});
+
+describe('mcptap show', () => {
+  it('lists exchanges one per line, ids as typed (1 vs "1")', () => {
+    const r = mcptap('show', file);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ROW +ID +METHOD +TARGET +OUTCOME +CODE +LATENCY +PROG +FLAGS$/);
+    expect(lines).toHaveLength(9);
+    expect(lines[1]).toMatch(/^#1 +1 +initialize +- +ok +- +2\.0ms +0 +-$/);
+    expect(lines[2]).toMatch(/^#2 +"1" +tools\/call +progress +tool_error +- +20\.0ms +1 +isError$/);
+    expect(lines[3]).toMatch(/cancelled +-32800 .*cancelled-by-c2s,response-after-cancel$/);
+  });
+
+  it('filters by outcome and method', () => {
+    expect(mcptap('show', file, '--outcome', 'cancelled').out.trimEnd().split('\n')).toHaveLength(2);
+    expect(mcptap('show', file, '--method', 'initialize', '--json').out).toMatch(/"method": "initialize"/);
+    const bad = mcptap('show', file, '--outcome', 'nonsense');
+    expect(bad.code).toBe(2);
+  });
+
+  it('--exchange shows one exchange with its frames and anomalies', () => {
+    const num = mcptap('show', file, '--exchange', '1');
+    expect(num.code).toBe(0);
+    expect(num.out).toMatch(/id 1 \(number\) {2}method initialize/);
+    const str = mcptap('show', file, '--exchange', '"1"');
+    expect(str.out).toMatch(/id "1" \(string\) {2}method tools\/call {2}target progress/);
+    expect(str.out).toMatch(/frames \(3\):/);
+    expect(str.out).toMatch(/\+5\.0ms {2}s2c {2}stdio {2}seq 5 {2}notification notifications\/progress/);
+    const cancelled = mcptap('show', file, '--exchange', '2');
+    expect(cancelled.out).toMatch(/cancelled by c2s at \+5\.0ms \(user\)/);
+    expect(cancelled.out).toMatch(/anomalies \(1\):[\s\S]*response_after_cancel/);
+  });
+
+  it('truncates huge payloads unless --full', () => {
+    const cut = mcptap('show', file, '--exchange', 'big');
+    expect(cut.out).toMatch(/more characters; --full shows all\)/);
+    expect(cut.out.length).toBeLessThan(15_000);
+    const full = mcptap('show', file, '--exchange', 'big', '--full');
+    expect(full.out).toContain('z'.repeat(20_000));
+    const json = JSON.parse(mcptap('show', file, '--exchange', 'big', '--json').out) as { frames: { raw: string }[] };
+    expect(json.frames).toHaveLength(2);
+  });
+
+  it('--anomalies lists them; unknown recording or exchange is exit code 4', () => {
+    const a = mcptap('show', file, '--anomalies');
+    expect(a.out).toMatch(/orphan_response/);
+    expect(a.out.trimEnd().split('\n')).toHaveLength(4);
+    const noRec = mcptap('show', file, '--recording', '9');
+    expect(noRec.code).toBe(4);
+    expect(noRec.err).toMatch(/has no recording 9 \(it has 1\)/);
+    const noEx = mcptap('show', file, '--exchange', '"404"');
+    expect(noEx.code).toBe(4);
+    expect(noEx.err).toMatch(/no exchange "404"/);
+  });
+});

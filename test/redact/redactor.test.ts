@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { REDACT_KEY_ENV, Redactor, TOKEN_PREFIX, redactorFromEnv } from '../../src/redact/redactor.js';
+
+const TOKEN = /^redacted:hmac-sha256:[0-9a-f]{16}$/;
+
+describe('Redactor tokens', () => {
+  it('maps equal secrets to equal tokens under one key, and differs across random keys', () => {
+    const r = new Redactor();
+    expect(r.token('s3cret')).toMatch(TOKEN);
+    expect(r.token('s3cret')).toBe(r.token('s3cret'));
+    expect(r.token('s3cret')).not.toBe(r.token('other'));
+    expect(new Redactor().token('s3cret')).not.toBe(r.token('s3cret'));
+  });
+
+  it('gives comparable tokens across recordings when the key is configured (MCPTAP_REDACT_KEY)', () => {
+    const a = redactorFromEnv({ [REDACT_KEY_ENV]: 'team-key' });
+    const b = redactorFromEnv({ [REDACT_KEY_ENV]: 'team-key' });
+    expect(a.token('x')).toBe(b.token('x'));
+    expect(redactorFromEnv({}).token('x')).not.toBe(a.token('x'));
+  });
+});
+
+describe('Redactor.redactHeaders', () => {
+  it('redacts the default sensitive headers in any case, and configured ones', () => {
+    const r = new Redactor({ key: 'k', headers: ['X-Upstream-Token'] });
+    const h = {
+      Authorization: 'Bearer abc',
+      cookie: 'a=1',
+      'set-cookie': ['a=1', 'b=2'],
+      'Proxy-Authorization': 'Basic xyz',
+      'x-api-key': 'k1',
+      'x-upstream-token': 't',
+      'mcp-session-id': 'sess',
+      'content-type': 'application/json',
+    };
+    const out = r.redactHeaders(h);
+    expect(out.Authorization).toBe(r.token('Bearer abc'));
+    expect(out.cookie).toMatch(TOKEN);
+    expect(out['set-cookie']).toEqual([r.token('a=1'), r.token('b=2')]);
+    expect(out['Proxy-Authorization']).toMatch(TOKEN);
+    expect(out['x-api-key']).toMatch(TOKEN);
+    expect(out['x-upstream-token']).toMatch(TOKEN);
+    expect(out['mcp-session-id']).toBe('sess');
+    expect(out['content-type']).toBe('application/json');
+    expect(h.Authorization).toBe('Bearer abc'); // input untouched
+    expect(r.redactHeaders(out)).toEqual(out); // tokens are not re-hashed
+  });
+});
+
+describe('Redactor.redactJson', () => {
+  const r = new Redactor({ key: 'k', fields: ['x-secret-field'] });
+
+  it('redacts exact field names case-insensitively, at any depth, but not look-alikes', () => {
+    const v = {
+      params: {
+        arguments: { Password: 'p', nested: [{ TOKEN: 't' }], config: { client_secret: 'c', apiKey: 'a', api_key: 'b' } },
+        _meta: { progressToken: 'pt' },
+        cursor: 'c1',
+        nextCursor: 'n1',
+        tokens: 5,
+        'x-secret-field': 'mine',
+      },
+      result: { access_token: 'at', refresh_token: 'rt', authorization: { scheme: 'bearer', value: 'v' }, secret: null },
+    };
+    const out = r.redactJson(v);
+    expect(out.params.arguments.Password).toBe(r.token('p'));
+    expect(out.params.arguments.nested[0]!.TOKEN).toBe(r.token('t'));
+    expect(out.params.arguments.config).toEqual({ client_secret: r.token('c'), apiKey: r.token('a'), api_key: r.token('b') });
+    expect(out.params._meta.progressToken).toBe('pt');
+    expect(out.params.nextCursor).toBe('n1');
+    expect(out.params.tokens).toBe(5);
+    expect(out.params['x-secret-field']).toMatch(TOKEN);
+    expect(out.result.access_token).toMatch(TOKEN);
+    expect(out.result.refresh_token).toMatch(TOKEN);
+    expect(out.result.authorization).toBe(r.token(JSON.stringify({ scheme: 'bearer', value: 'v' })));
+    expect(out.result.secret).toBeNull();
+    expect(v.params.arguments.Password).toBe('p'); // input untouched
+  });
+
+  it('returns the very same object when nothing matched (copy on write)', () => {
+    const v = { a: [1, { b: 'c' }], progressToken: 'x' };
+    expect(r.redactJson(v)).toBe(v);
+  });
+});
+
+describe('Redactor.redactRaw', () => {
+  const r = new Redactor({ key: 'k' });
+
+  it('fast path: returns the same Buffer when no JSON key is sensitive, even if a value mentions one', () => {
+    for (const s of [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"password","arguments":{"text":"my token is \\"password\\": x"}}}',
+      '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}',
+      '{"result":{"nextCursor":"abc"}}',
+      'not json at all',
+      '',
+    ]) {
+      const raw = Buffer.from(s);
+      expect(r.redactRaw(raw)).toBe(raw);
+    }
+  });
+
+  it('re-serialises redacted JSON when a key is sensitive', () => {
+    const raw = Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"password" : "p1", "keep":"k"}}');
+    const out = r.redactRaw(raw);
+    expect(out).not.toBe(raw);
+    expect(JSON.parse(out.toString())).toEqual({ jsonrpc: '2.0', id: 1, method: 'x', params: { password: r.token('p1'), keep: 'k' } });
+  });
+
+  it('sees through escaped key names', () => {
+    const raw = Buffer.from('{"params":{"pass\\u0077ord":"p1"}}');
+    expect(JSON.parse(r.redactRaw(raw).toString())).toEqual({ params: { password: r.token('p1') } });
+  });
+
+  it('redacts batches and keys after long string values', () => {
+    const raw = Buffer.from(JSON.stringify([{ id: 1, text: 'x'.repeat(100_000) + '"quoted"' }, { id: 2, Token: 'abc' }]));
+    expect(JSON.parse(r.redactRaw(raw).toString())[1]).toEqual({ id: 2, Token: r.token('abc') });
+  });
+
+  it('redacts truncated or invalid JSON textually', () => {
+    const raw = Buffer.from('{"jsonrpc":"2.0","params":{"api_key": "abc", "password": "unterminat');
+    const out = r.redactRaw(raw).toString();
+    expect(out).not.toContain('abc');
+    expect(out).not.toContain('unterminat');
+    expect(out).toContain(`"api_key": "${r.token('abc')}"`);
+  });
+});
+
+describe('Redactor.redactText', () => {
+  const r = new Redactor({ key: 'k' });
+
+  it('redacts key=value, key: value and Authorization schemes in free text, not look-alikes', () => {
+    const out = r.redactText('start --token=abc123 password: hunter2 Authorization: Bearer xyz progressToken=keep');
+    expect(out).not.toMatch(/abc123|hunter2|xyz/);
+    expect(out).toContain(`token=${r.token('abc123')}`);
+    expect(out).toContain(`Authorization: Bearer ${r.token('xyz')}`);
+    expect(out).toContain('progressToken=keep');
+    expect(r.redactText(out)).toBe(out); // idempotent
+    expect(out.startsWith('start --')).toBe(true);
+    expect(TOKEN_PREFIX).toBe('redacted:hmac-sha256:');
+  });
+});

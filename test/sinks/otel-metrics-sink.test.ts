@@ -1,0 +1,125 @@
+/**
+ * The metrics sink end to end: events from the real Correlator -> OtelMetricsSink -> the real SDK
+ * MeterProvider -> the real Prometheus exporter served on 127.0.0.1:0, scraped with fetch.
+ */
+import { describe, expect, it } from 'vitest';
+import { createTelemetry, type Telemetry } from '../../src/telemetry/telemetry.js';
+import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
+import { DURATION_BUCKETS_S } from '../../src/sinks/otel-metrics-sink.js';
+import { sinkContract } from './sink-contract.js';
+import { TrafficScript } from './traffic-script.js';
+import { findSamples, parseProm, type Sample } from '../telemetry/prometheus-text.js';
+
+const find = findSamples;
+
+async function scrape(t: Telemetry): Promise<Sample[]> {
+  const res = await fetch(t.metricsUrl!);
+  expect(res.status).toBe(200);
+  return parseProm(await res.text());
+}
+
+async function withPrometheus(fn: (t: Telemetry) => Promise<void>, dropCounts?: () => Record<string, number>): Promise<void> {
+  const t = await createTelemetry(resolveTelemetryConfig({ metrics: '127.0.0.1:0' }, {}), dropCounts ? { dropCounts } : {});
+  try {
+    expect(t.sinks.map((s) => s.name)).toEqual(['otel-metrics']);
+    expect(t.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    await fn(t);
+  } finally {
+    await t.shutdown();
+  }
+}
+
+function session(): TrafficScript {
+  const s = new TrafficScript('stdio-1').open({ transport: 'stdio', target: 'srv' }, 0);
+  s.handshake(1);
+  s.request(1, 'tools/call', { name: 'echo', arguments: {} }, 10);
+  s.result(1, { content: [] }, 25); // 15 ms
+  s.request(2, 'tools/call', { name: 'echo', arguments: {} }, 30);
+  s.result(2, { content: [], isError: true }, 330); // 300 ms
+  s.request(3, 'nope', {}, 400);
+  s.error(3, -32601, 'Method not found', 401);
+  s.result(77, {}, 410); // orphan
+  s.send('s2c', 'not json at all', 420);
+  return s;
+}
+
+describe('OtelMetricsSink via the Prometheus exporter', () => {
+  it('exposes mcp.client.operation.duration with semconv labels and buckets', async () => {
+    await withPrometheus(async (t) => {
+      for (const e of session().events) t.metricsSink!.onEvent(e);
+      const samples = await scrape(t);
+      const ok = find(samples, 'mcp_client_operation_duration_bucket', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', network_transport: 'pipe', mcp_protocol_version: '2025-11-25' }).filter((s) => s.labels.error_type === undefined);
+      expect(ok.map((s) => s.labels.le)).toEqual([...DURATION_BUCKETS_S.map(String), '+Inf']);
+      expect(ok.find((s) => s.labels.le === '0.01')!.value).toBe(0);
+      expect(ok.find((s) => s.labels.le === '0.02')!.value).toBe(1);
+      const toolErr = find(samples, 'mcp_client_operation_duration_bucket', { error_type: 'tool_error', gen_ai_tool_name: 'echo' });
+      expect(toolErr.find((s) => s.labels.le === '0.2')!.value).toBe(0);
+      expect(toolErr.find((s) => s.labels.le === '0.5')!.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'nope', error_type: '-32601', network_transport: 'pipe' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'initialize' })[0]?.value).toBe(1);
+    });
+  });
+
+  it('counts exchanges by outcome, requests in flight and protocol violations', async () => {
+    await withPrometheus(async (t) => {
+      const s = session();
+      s.request(9, 'tools/call', { name: 'slow', arguments: {} }, 500);
+      for (const e of s.events) t.metricsSink!.onEvent(e);
+      let samples = await scrape(t);
+      const outcomes = Object.fromEntries(find(samples, 'mcptap_exchanges_total').map((x) => [`${x.labels.mcptap_outcome}/${x.labels.mcp_method_name ?? ''}`, x.value]));
+      expect(outcomes).toEqual({ 'ok/initialize': 1, 'ok/tools/call': 1, 'tool_error/tools/call': 1, 'jsonrpc_error/nope': 1, 'orphan_response/': 1 });
+      expect(find(samples, 'mcptap_requests_in_flight', { mcp_method_name: 'tools/call', network_transport: 'pipe' })[0]?.value).toBe(1);
+      const violations = Object.fromEntries(find(samples, 'mcptap_protocol_violations_total').map((x) => [x.labels.mcptap_anomaly_kind, x.value]));
+      expect(violations).toEqual({ orphan_response: 1, stdout_pollution: 1 });
+      s.close(600);
+      for (const e of s.events.slice(-2)) t.metricsSink!.onEvent(e);
+      samples = await scrape(t);
+      expect(find(samples, 'mcptap_requests_in_flight', { mcp_method_name: 'tools/call' })[0]?.value).toBe(0);
+      expect(find(samples, 'mcp_client_operation_duration_count', { error_type: 'unanswered' })[0]?.value).toBe(1);
+    });
+  });
+
+  it('records session duration when the connection closes', async () => {
+    await withPrometheus(async (t) => {
+      const s = session().close(2500, 'exited with code 3', 3);
+      for (const e of s.events) t.metricsSink!.onEvent(e);
+      const samples = await scrape(t);
+      const sum = find(samples, 'mcp_client_session_duration_sum', { network_transport: 'pipe', mcp_protocol_version: '2025-11-25', error_type: 'child_exit' });
+      expect(sum[0]?.value).toBeCloseTo(2.5, 6);
+      const buckets = find(samples, 'mcp_client_session_duration_bucket', { network_transport: 'pipe' });
+      expect(buckets.map((b) => b.labels.le)).toEqual([...DURATION_BUCKETS_S.map(String), '+Inf']);
+      expect(buckets.find((b) => b.labels.le === '2')!.value).toBe(0);
+      expect(buckets.find((b) => b.labels.le === '5')!.value).toBe(1);
+    });
+  });
+
+  it('records SSE time to first event and events per stream', async () => {
+    await withPrometheus(async (t) => {
+      const s = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 0);
+      s.request(1, 'tools/call', { name: 'op', arguments: {}, _meta: { progressToken: 't' } }, 0, { channel: 'http-body', context: { streamId: 'x' } });
+      for (let i = 1; i <= 3; i++) s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, { channel: 'sse', context: { streamId: 'x' } });
+      s.result(1, { content: [] }, 400, { channel: 'sse', context: { streamId: 'x', httpStatus: 200 } });
+      for (const e of s.events) t.metricsSink!.onEvent(e);
+      const samples = await scrape(t);
+      expect(find(samples, 'mcptap_sse_time_to_first_event_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBeCloseTo(0.1, 6);
+      expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBe(3);
+      expect(find(samples, 'mcp_client_operation_duration_count', { network_transport: 'tcp' })[0]?.value).toBe(1);
+    });
+  });
+
+  it('observes sink drop counts through the callback at scrape time', async () => {
+    const drops: Record<string, number> = { recorder: 0 };
+    await withPrometheus(async (t) => {
+      drops.recorder = 5;
+      drops['otel-spans'] = 2;
+      const samples = await scrape(t);
+      const observed = Object.fromEntries(find(samples, 'mcptap_sink_dropped_total').map((x) => [x.labels.mcptap_sink_name, x.value]));
+      expect(observed).toEqual({ recorder: 5, 'otel-spans': 2 });
+    }, () => drops);
+  });
+});
+
+sinkContract('otel-metrics-sink', async () => {
+  const t = await createTelemetry(resolveTelemetryConfig({ metrics: '127.0.0.1:0' }, {}));
+  return { sink: t.metricsSink!, cleanup: () => t.shutdown() };
+});

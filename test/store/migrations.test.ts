@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { McptapError } from '../../src/cli/exit-codes.js';
+import { APPLICATION_ID, LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, type Migration } from '../../src/store/migrations/index.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mcptap-migrate-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function openError(path: string, create = false): McptapError {
+  try {
+    RecordingStore.open(path, { create }).close();
+  } catch (err) {
+    expect(err).toBeInstanceOf(McptapError);
+    return err as McptapError;
+  }
+  throw new Error('expected open to fail');
+}
+
+describe('schema migrations', () => {
+  it('creates the latest schema from an empty file, in WAL mode, stamped as mcptap', () => {
+    const path = join(dir, 'new.db');
+    const store = RecordingStore.open(path, { create: true });
+    expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
+    expect(store.db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => (r as { name: string }).name);
+    expect(tables).toEqual(['anomalies', 'connections', 'exchanges', 'frames', 'progress', 'recordings']);
+    store.close();
+    // Reopening is a no-op migration.
+    const again = RecordingStore.open(path);
+    expect(again.listRecordings()).toEqual([]);
+    again.close();
+  });
+
+  it('migrates an older file step by step and keeps its data', () => {
+    const db = new BetterSqlite3(join(dir, 'old.db'));
+    const v1: Migration = { version: 1, name: 'one', up: (d) => d.exec('CREATE TABLE t (a TEXT); INSERT INTO t VALUES (\'kept\')') };
+    const v2: Migration = { version: 2, name: 'two', up: (d) => d.exec('ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7') };
+    expect(migrate(db, [v1])).toEqual({ from: 0, to: 1 });
+    expect(migrate(db, [v1, v2])).toEqual({ from: 1, to: 2 });
+    expect(migrate(db, [v1, v2])).toEqual({ from: 2, to: 2 });
+    expect(db.prepare('SELECT a, b FROM t').all()).toEqual([{ a: 'kept', b: 7 }]);
+    db.close();
+  });
+
+  it('rolls back a failing migration whole, leaving the version where it was', () => {
+    const db = new BetterSqlite3(':memory:');
+    const bad: Migration = { version: 1, name: 'bad', up: (d) => d.exec('CREATE TABLE t (a); CREATE TABLE t (a)') };
+    expect(() => migrate(db, [bad])).toThrow(/already exists/);
+    expect(db.pragma('user_version', { simple: true })).toBe(0);
+    expect(db.prepare("SELECT count(*) n FROM sqlite_master WHERE name = 't'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('refuses a file written by a newer mcptap with a clear error', () => {
+    const path = join(dir, 'future.db');
+    RecordingStore.open(path, { create: true }).close();
+    const db = new BetterSqlite3(path);
+    db.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 5}`);
+    db.close();
+    const err = openError(path);
+    expect(err.code).toBe('MCPTAP_RECORDING_TOO_NEW');
+    expect(err.exitCode).toBe(4);
+    expect(err.message).toMatch(/newer mcptap/);
+  });
+
+  it('says clearly when a file is missing or not a recording (exit code 4)', () => {
+    expect(openError(join(dir, 'missing.db'))).toMatchObject({ code: 'MCPTAP_RECORDING_NOT_FOUND', exitCode: 4 });
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'just some text, definitely not an SQLite database header...'.repeat(3));
+    expect(openError(text)).toMatchObject({ code: 'MCPTAP_NOT_A_RECORDING', exitCode: 4 });
+    expect(openError(text, true).message).toMatch(/not an SQLite database/);
+    const other = join(dir, 'other.db');
+    const db = new BetterSqlite3(other);
+    db.exec('CREATE TABLE users (name TEXT)');
+    db.close();
+    expect(openError(other, true).message).toMatch(/different SQLite database/);
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    expect(openError(empty).message).toMatch(/empty database/);
+  });
+
+  it('lists migrations without gaps', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
+});
