@@ -1,0 +1,37 @@
+/**
+ * mcptap as a library. Everything the CLI does is reachable from here; nothing here imports
+ * commander or touches process-wide state (no global OpenTelemetry provider, no global logger).
+ */
+export * from './model/jsonrpc.js';
+export type * from './model/frame.js';
+export type * from './model/exchange.js';
+export type * from './model/events.js';
+export { OUTCOMES, isFailure, type Outcome } from './model/outcome.js';
+
+export * from './protocol/mcp.js';
+export * from './protocol/error-codes.js';
+
+export { NdjsonDecoder, type NdjsonDecoderOptions } from './parse/ndjson-decoder.js';
+export { parseMessageBytes, counter, type SeqSource, type FrameOrigin } from './parse/frame-parser.js';
+export { Correlator, type CorrelatorOptions, type StreamEnd } from './correlate/correlator.js';
+export { Pipeline, type PipelineOptions } from './pipeline/pipeline.js';
+export type { Sink, SinkStats } from './sinks/sink.js';
+
+export { startStdioTap, exitCodeFor, type StdioTapOptions, type StdioTap, type StdioTapResult } from './tap/stdio-tap.js';
+
+export { RecordingStore, type OpenStoreOptions } from './store/recording-store.js';
+export type * from './store/types.js';
+export { SqliteRecorder, type SqliteRecorderOptions } from './sinks/sqlite-recorder.js';
+export { Redactor, redactorFromEnv, type RedactorOptions } from './redact/redactor.js';
+
+export { OtelSpanSink } from './sinks/otel-span-sink.js';
+export { OtelMetricsSink } from './sinks/otel-metrics-sink.js';
+export { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
+export { resolveTelemetryConfig, type TelemetryConfig } from './telemetry/telemetry-config.js';
+
+export * from './reference/reference-server.js';
+
+export { McptapError, ExitCode } from './cli/exit-codes.js';
+export { createLogger, silentLogger, type Logger, type LogLevel } from './util/logger.js';
+export { systemClock, type Clock } from './util/clock.js';
+export { VERSION } from './version.js';
