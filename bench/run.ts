@@ -3,9 +3,11 @@
  * printing the ratio. Select with arguments: `npm run bench -- stdio http`.
  */
 import { runStdioBench } from './stdio-bench.js';
+import { runHttpBench } from './http-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
+  http: () => runHttpBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

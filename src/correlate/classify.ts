@@ -52,8 +52,11 @@ export function finishWithResponse(ex: Exchange, frame: MessageFrame): Exchange 
   const status = frame.context?.httpStatus;
   if (status !== undefined) ex.transport = { ...ex.transport, httpStatus: status };
   const ctx = frame.context;
-  if (ctx?.responseHeadersUs !== undefined) ex.transport = { ...ex.transport, responseHeadersUs: ctx.responseHeadersUs };
-  if (ctx?.streamEndUs !== undefined) ex.transport = { ...ex.transport, streamEndUs: ctx.streamEndUs };
+  if (ctx?.responseHeadersUs !== undefined || ctx?.streamEndUs !== undefined) {
+    const t = (ex.transport ??= {});
+    if (ctx.responseHeadersUs !== undefined) t.responseHeadersUs = ctx.responseHeadersUs;
+    if (ctx.streamEndUs !== undefined) t.streamEndUs = ctx.streamEndUs;
+  }
   if (frame.context?.sessionId && !ex.sessionId) ex.sessionId = frame.context.sessionId;
   if (res.error !== undefined) {
     ex.outcome = 'jsonrpc_error';

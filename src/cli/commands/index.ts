@@ -3,6 +3,7 @@
  */
 import type { Command } from 'commander';
 import { register as stdio } from './stdio.js';
+import { register as http } from './http.js';
 import { register as demo } from './demo.js';
 import { register as reference } from './reference.js';
 import { register as ls } from './ls.js';
@@ -10,4 +11,4 @@ import { register as show } from './show.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: RegisterCommand[] = [stdio, demo, reference, ls, show];
+export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show];

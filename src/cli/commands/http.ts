@@ -1,0 +1,148 @@
+/**
+ * `mcptap http --upstream URL [--listen HOST:PORT] [--record FILE]`: the HTTP tap, a transparent
+ * reverse proxy in front of a Streamable HTTP (or legacy HTTP+SSE) MCP server. Thin: flags ->
+ * HttpTapOptions -> startHttpTap; SIGINT/SIGTERM stop accepting, flush the sinks and exit 0.
+ */
+import type { Command } from 'commander';
+import { Pipeline } from '../../pipeline/pipeline.js';
+import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
+import { attachSinks } from '../tap-sinks.js';
+import { createLogger, type LogLevel } from '../../util/logger.js';
+import { ExitCode, McptapError } from '../exit-codes.js';
+import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
+
+interface HttpFlags {
+  upstream: string;
+  listen: string;
+  record?: string;
+  requireRecording?: boolean;
+  connectTimeout: string;
+  responseTimeout: string;
+  idleTimeout: string;
+  maxBody: string;
+  allowedHost: string[];
+  allowedOrigin: string[];
+  redactHeader: string[];
+  logLevel: LogLevel;
+  [telemetryFlag: string]: unknown;
+}
+
+const collect = (v: string, acc: string[]) => [...acc, v];
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('http')
+    .summary('reverse-proxy a Streamable HTTP MCP server: forward every byte, record and trace every exchange')
+    .description(
+      'Listens on --listen and forwards every request to --upstream unchanged (POST, GET streams, DELETE, OPTIONS; ' +
+        'both protocol eras and the deprecated HTTP+SSE transport), streaming bodies both ways. Clients use the tap\'s ' +
+        'address with the upstream\'s path. On a side path each exchange is recorded with its HTTP status, JSON-RPC ' +
+        'error, isError and transport errors kept apart.',
+    )
+    .requiredOption('--upstream <url>', 'the MCP server, e.g. http://127.0.0.1:3001/mcp')
+    .option('--listen <host:port>', `where to listen; binding beyond loopback needs an explicit address`, `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`)
+    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing)')
+    .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails')
+    .option('--connect-timeout <ms>', 'upstream TCP connect timeout (then 504)', '10000')
+    .option('--response-timeout <ms>', 'time allowed until the upstream\'s response headers, 0 = none (then 504)', '300000')
+    .option('--idle-timeout <ms>', 'longest silence inside a response body, 0 = none (long-lived SSE streams)', '300000')
+    .option('--max-body <bytes>', 'largest request body forwarded (larger: 413)', String(4 * 1024 * 1024))
+    .option('--allowed-host <host>', 'also accept this Host header (name, or name:port); repeatable', collect, [])
+    .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
+    .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
+    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn');
+  addTelemetryOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  mcptap http --upstream http://127.0.0.1:3001/mcp --record tap.db
+      then point the client at http://127.0.0.1:${DEFAULT_HTTP_TAP_PORT}/mcp
+  mcptap http --upstream http://127.0.0.1:3001/sse --listen 127.0.0.1:8080     (deprecated HTTP+SSE)
+  mcptap http --upstream https://mcp.example.com/mcp --listen 0.0.0.0:${DEFAULT_HTTP_TAP_PORT} --allowed-host tap.lan
+
+Authorization, Cookie, Set-Cookie, Proxy-Authorization (and --redact-header names) pass through untouched
+but are recorded only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs).`,
+    )
+    .action(async (flags: HttpFlags) => {
+      process.exitCode = await runHttp(flags);
+    });
+}
+
+function positiveInt(name: string, v: string, allowZero: boolean): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0)) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  return n;
+}
+
+/** `host:port`, `[v6]:port`, `:port` or `port`. */
+export function parseListen(v: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*))?:?(\d+)$/.exec(v.trim());
+  if (!m) throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  const host = m[1] ?? (m[2] || DEFAULT_HTTP_TAP_HOST);
+  return { host, port: positiveInt('--listen port', m[3]!, true) };
+}
+
+async function runHttp(flags: HttpFlags): Promise<number> {
+  const logger = createLogger(flags.logLevel);
+  let upstream: URL;
+  try {
+    upstream = new URL(flags.upstream);
+  } catch {
+    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be a URL, got ${JSON.stringify(flags.upstream)}`, ExitCode.Usage);
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`, ExitCode.Usage);
+  const { host, port } = parseListen(flags.listen);
+  const telemetry = telemetryConfigFromOptions(flags);
+  if (telemetry.injectTraceContext) logger.warn('--inject-trace-context is not supported by the HTTP tap; bytes are forwarded unchanged');
+  const pipeline = new Pipeline({ logger });
+  let tap: HttpTap | undefined;
+  let fatal = false;
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const sinks = await attachSinks(pipeline, {
+    transport: 'http',
+    target: upstream.href,
+    logger,
+    telemetry,
+    redactHeaders: flags.redactHeader,
+    ...(flags.record ? { record: flags.record } : {}),
+    ...(flags.requireRecording ? { requireRecording: true } : {}),
+    onFatal: (err) => {
+      fatal = true;
+      logger.error(`recording failed and --require-recording is set; stopping the tap: ${err.message}`);
+      stop();
+    },
+  });
+  try {
+    tap = await startHttpTap({
+      upstream,
+      host,
+      port,
+      pipeline,
+      redactor: sinks.redactor,
+      logger,
+      connectTimeoutMs: positiveInt('--connect-timeout', flags.connectTimeout, false),
+      responseTimeoutMs: positiveInt('--response-timeout', flags.responseTimeout, true),
+      idleTimeoutMs: positiveInt('--idle-timeout', flags.idleTimeout, true),
+      maxBodyBytes: positiveInt('--max-body', flags.maxBody, false),
+      allowedHosts: flags.allowedHost,
+      allowedOrigins: flags.allowedOrigin,
+    });
+  } catch (err) {
+    await sinks.close();
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`, ExitCode.Usage);
+    throw err;
+  }
+  process.stderr.write(`mcptap http: listening on ${tap.url} -> ${upstream.href}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
+  const onSignal = () => stop();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  await stopped;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  await tap.close();
+  for (const line of await sinks.close()) logger.warn(line);
+  return fatal ? ExitCode.Failed : ExitCode.Ok;
+}

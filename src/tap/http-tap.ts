@@ -1,0 +1,201 @@
+/**
+ * `mcptap http`: a transparent reverse proxy in front of an MCP server speaking Streamable HTTP
+ * (either era) or the deprecated HTTP+SSE transport. It moves bytes (node:http in, an undici
+ * keep-alive pool out, streamed both ways) and, on a side path, feeds the pipeline.
+ *
+ * Paths are forwarded verbatim: a client uses the tap's origin with the upstream's path, e.g.
+ * upstream `http://127.0.0.1:3001/mcp` -> `http://127.0.0.1:7077/mcp`.
+ *
+ * Safety: binds to loopback unless given another address; refuses requests whose Host or Origin
+ * names a host it does not serve (DNS rebinding); answers 413 past --max-body; secrets in headers
+ * reach the recording only as keyed-hash tokens.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { Redactor } from '../redact/redactor.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { HttpObserver } from './http-observer.js';
+import { Forwarder, type ForwardSettings } from './http-forwarder.js';
+import { ListenerGuard, isLoopbackHost, isWildcardHost } from './listener-guard.js';
+import { sendTapError, TAP_ERROR_CODE } from './upstream-failure.js';
+
+/** The documented default port (6277 belongs to the MCP Inspector's proxy). */
+export const DEFAULT_HTTP_TAP_PORT = 7077;
+export const DEFAULT_HTTP_TAP_HOST = '127.0.0.1';
+
+export interface HttpTapOptions {
+  upstream: string | URL;
+  /** Listen address; loopback by default. Any other address must be asked for explicitly. */
+  host?: string;
+  /** Listen port; default {@link DEFAULT_HTTP_TAP_PORT}; 0 picks a free one. */
+  port?: number;
+  /** The pipeline to feed; a sink-less one is created (and closed with the tap) when absent. */
+  pipeline?: Pipeline;
+  /** Turns secrets in headers into tokens; default: a Redactor with a random key and `redactHeaders`. */
+  redactor?: Redactor;
+  /** Extra header names to redact (with the default Redactor). */
+  redactHeaders?: string[];
+  /** Upstream TCP connect timeout, ms (default 10 000). */
+  connectTimeoutMs?: number;
+  /** Time until the upstream's response headers, ms (default 300 000; 0 = none). */
+  responseTimeoutMs?: number;
+  /** Longest silence inside a response body, ms (default 300 000; 0 = none: long-lived SSE streams). */
+  idleTimeoutMs?: number;
+  /** Largest request body forwarded, bytes (default 4 MiB); larger gets 413. */
+  maxBodyBytes?: number;
+  /** Extra `Host` values accepted (hostname, or host:port). */
+  allowedHosts?: string[];
+  /** Extra `Origin`s accepted (hostname, or scheme://host:port). */
+  allowedOrigins?: string[];
+  /** End a session unused this long, ms (default 1 hour; 0 = never). */
+  sessionIdleMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface HttpTapStats {
+  requests: number;
+  inFlight: number;
+  clientAborts: number;
+  upstreamFailures: number;
+  /** Refused by the tap itself (403 Host/Origin, 413 body too large). */
+  rejected: number;
+  openSessions: number;
+}
+
+export interface HttpTap {
+  /** Where clients connect: the tap's origin plus the upstream's path. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly pipeline: Pipeline;
+  stats(): HttpTapStats;
+  /** Stop accepting, abort what is in flight (recorded as `tap_closed`), end sessions, release the pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startHttpTap(opts: HttpTapOptions): Promise<HttpTap> {
+  const tap = new HttpTapServer(opts);
+  await tap.listen();
+  return tap;
+}
+
+class HttpTapServer implements HttpTap {
+  readonly pipeline: Pipeline;
+  host: string;
+  port = 0;
+  url = '';
+  private readonly upstream: URL;
+  private readonly ownPipeline: boolean;
+  private readonly server: Server;
+  private readonly pool: Pool;
+  private readonly guard: ListenerGuard;
+  private readonly observer: HttpObserver;
+  private readonly settings: ForwardSettings;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly inFlight = new Set<Forwarder>();
+  private readonly maxBodyBytes: number;
+  private readonly counts = { requests: 0, clientAborts: 0, upstreamFailures: 0, rejected: 0 };
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly opts: HttpTapOptions) {
+    this.upstream = new URL(opts.upstream);
+    if (this.upstream.protocol !== 'http:' && this.upstream.protocol !== 'https:') throw new Error(`upstream must be an http(s) URL, got ${this.upstream.href}`);
+    this.host = opts.host ?? DEFAULT_HTTP_TAP_HOST;
+    this.clock = opts.clock ?? systemClock;
+    this.logger = opts.logger ?? silentLogger;
+    this.ownPipeline = !opts.pipeline;
+    this.pipeline = opts.pipeline ?? new Pipeline({ clock: this.clock, logger: this.logger });
+    this.maxBodyBytes = opts.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.guard = new ListenerGuard({ listenHost: this.host, allowedHosts: opts.allowedHosts ?? [], allowedOrigins: opts.allowedOrigins ?? [] });
+    if (this.guard.hostCheckOff) this.logger.warn(`listening on ${this.host} without --allowed-host: the Host check (DNS rebinding protection) is off`);
+    else if (!isLoopbackHost(this.host) && !isWildcardHost(this.host)) this.logger.info(`listening on a non-loopback address (${this.host})`);
+    const connectTimeout = opts.connectTimeoutMs ?? 10_000;
+    this.pool = new Pool(this.upstream.origin, { connections: null, pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: connectTimeout } });
+    this.observer = new HttpObserver({
+      pipeline: this.pipeline,
+      redactor: opts.redactor ?? new Redactor({ headers: opts.redactHeaders ?? [] }),
+      target: this.upstream.href,
+      clock: this.clock,
+      logger: this.logger,
+      maxRecordBytes: this.maxBodyBytes,
+      maxRecordResponseBytes: Math.max(64 * 1024 * 1024, this.maxBodyBytes),
+      sessionIdleMs: opts.sessionIdleMs ?? 3_600_000,
+    });
+    this.settings = {
+      dispatcher: this.pool,
+      clock: this.clock,
+      responseTimeoutMs: opts.responseTimeoutMs ?? 300_000,
+      idleTimeoutMs: opts.idleTimeoutMs ?? 300_000,
+      maxBodyBytes: this.maxBodyBytes,
+      onDone: (f, outcome) => {
+        this.inFlight.delete(f);
+        if (outcome === 'client_gone') this.counts.clientAborts++;
+        else if (outcome === 'upstream_failed') this.counts.upstreamFailures++;
+        else if (outcome === 'too_large') this.counts.rejected++;
+      },
+    };
+    this.server = createServer({ keepAliveTimeout: 10_000 }, this.handle);
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.server.once('error', onError);
+      this.server.listen({ host: this.host, port: this.opts.port ?? DEFAULT_HTTP_TAP_PORT }, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) => this.logger.error(`listener: ${err.message}`));
+        const addr = this.server.address() as AddressInfo;
+        this.port = addr.port;
+        const h = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
+        this.url = `http://${h}:${this.port}${this.upstream.pathname}${this.upstream.search}`;
+        resolve();
+      });
+    });
+  }
+
+  stats(): HttpTapStats {
+    return { ...this.counts, inFlight: this.inFlight.size, openSessions: this.observer.openSessions };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const f of [...this.inFlight]) f.shutdown();
+    this.server.closeAllConnections();
+    await closed;
+    this.observer.close();
+    await this.pool.destroy().catch(() => undefined);
+    if (this.ownPipeline) await this.pipeline.close();
+  }
+
+  private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.counts.requests++;
+    const origin = req.headers.origin;
+    const verdict = this.guard.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
+    if (!verdict.ok) return this.refuse(res, 403, `${verdict.detail}: answered 403`);
+    const cl = req.headers['content-length'];
+    if (cl !== undefined && Number(cl) > this.maxBodyBytes) {
+      res.setHeader('connection', 'close');
+      return this.refuse(res, 413, `request body of ${cl} bytes is larger than --max-body (${this.maxBodyBytes}): answered 413`);
+    }
+    if (this.closing) return sendTapError(res, 503, TAP_ERROR_CODE.upstream, 'mcptap: shutting down');
+    const f = new Forwarder(this.settings, req, res, this.observer.begin(req, this.clock.nowUs()));
+    this.inFlight.add(f);
+    f.start();
+  };
+
+  private refuse(res: ServerResponse, status: number, detail: string): void {
+    this.counts.rejected++;
+    this.observer.reject(detail, this.clock.nowUs());
+    sendTapError(res, status, TAP_ERROR_CODE.rejected, `mcptap: ${detail}`);
+  }
+}

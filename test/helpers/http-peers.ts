@@ -1,0 +1,84 @@
+/**
+ * Real HTTP peers for the HTTP tap tests: server-everything (streamableHttp / sse) as a child
+ * process on a free port, and the 2026-07-28 SDK server (createMcpHandler) in-process.
+ * server-everything binds all interfaces: tests only ever talk to it on 127.0.0.1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { BIN } from './paths.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ChildPeer {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** server-everything with the given transport; resolves when it listens (bounded: 20 s). */
+export async function startEverything(transport: 'streamableHttp' | 'sse', port?: number): Promise<ChildPeer> {
+  const p = port ?? (await freePort());
+  const child = spawn(join(BIN, 'mcp-server-everything'), [transport], { env: { ...process.env, PORT: String(p) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.resume();
+  await new Promise<void>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`server-everything ${transport} did not start: ${text}`)), 20_000);
+    child.stderr!.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (/listening on port|running on port/i.test(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server-everything exited (${code}): ${text}`));
+    });
+  });
+  const path = transport === 'sse' ? '/sse' : '/mcp';
+  return {
+    url: `http://127.0.0.1:${p}${path}`,
+    port: p,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+export interface InProcessPeer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** A node:http server on a free loopback port. */
+export async function listenLocal(handler: Parameters<typeof createServer>[1], path = '/mcp'): Promise<InProcessPeer> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
