@@ -172,6 +172,9 @@ class HttpTapServer implements HttpTap {
     for (const f of [...this.inFlight]) f.shutdown();
     this.server.closeAllConnections();
     await closed;
+    // Socket 'close' handlers end their connections on the next turn (see HttpObserver.socketConnection):
+    // let them run, so every event is in the pipeline before the caller closes the sinks.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     this.observer.close();
     await this.pool.destroy().catch(() => undefined);
     if (this.ownPipeline) await this.pipeline.close();

@@ -8,7 +8,9 @@ import { register as demo } from './demo.js';
 import { register as reference } from './reference.js';
 import { register as ls } from './ls.js';
 import { register as show } from './show.js';
+import { register as load } from './load.js';
+import { register as mergeResults } from './merge-results.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show];
+export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show, load, mergeResults];

@@ -1,0 +1,149 @@
+/**
+ * `mcptap load SCENARIO`: run a load scenario; print the summary to stdout and live progress to
+ * stderr; write the JSON result and JUnit on request. Exit code: 0 all thresholds passed,
+ * 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable.
+ * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { parseShard } from '../../load/executors/iteration.js';
+import { parseDurationMs } from '../../load/duration.js';
+import type { LoadResult } from '../../load/load-result.js';
+import type { ProgressSnapshot } from '../../load/progress.js';
+import { renderJunit } from '../../load/report/junit-report.js';
+import { renderProgressLine } from '../../load/report/progress-line.js';
+import { renderSummary } from '../../load/report/text-report.js';
+import { runLoad } from '../../load/run-load.js';
+import { loadScenarioFile } from '../../load/scenario-loader.js';
+import { thresholdsPassed } from '../../load/threshold-eval.js';
+import { createLogger, type LogLevel } from '../../util/logger.js';
+import { ExitCode, McptapError } from '../exit-codes.js';
+
+interface LoadFlags {
+  json?: string;
+  junit?: string;
+  shard?: string;
+  raw?: boolean;
+  startAt?: string;
+  progress: string;
+  progressInterval?: string;
+  logLevel: LogLevel;
+}
+
+export function register(program: Command): void {
+  program
+    .command('load')
+    .summary('load-test an MCP server with a scenario (open or closed model, both eras, HTTP or stdio)')
+    .description(
+      'Runs the phases of SCENARIO (a .yaml file, or a .ts/.js module exporting defineScenario) against its target. ' +
+        'Latency is measured from each iteration\'s intended start, so a stalling server cannot hide behind ' +
+        'coordinated omission. Errors are counted per layer: transport, HTTP status, JSON-RPC code, isError, ' +
+        'protocol violations, dropped iterations.',
+    )
+    .argument('<scenario>', 'scenario file (.yaml/.yml/.ts/.js)')
+    .option('--json <file>', 'write the JSON result (mergeable with merge-results); - for stdout')
+    .option('--junit <file>', 'write thresholds as JUnit XML')
+    .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open) or virtual user (closed); merge the results')
+    .option('--raw', 'maximum-throughput mode on autocannon (HTTP, closed phases only)')
+    .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
+    .option('--progress <mode>', 'auto | live | lines | none (stderr)', 'auto')
+    .option('--progress-interval <duration>', 'period of progress lines when not live (default 5s)')
+    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 thresholds passed, 3 a threshold failed, 4 invalid scenario or data file,
+5 target unreachable, 2 bad command line. With --shard, thresholds are judged by merge-results
+(a shard sees part of the run), so a shard does not exit 3.
+
+Examples:
+  mcptap load scenarios/demo.yaml
+  mcptap load scenarios/open-ramp.yaml --json run.json --junit thresholds.xml
+  mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
+  mcptap merge-results shard-*.json --junit thresholds.xml`,
+    )
+    .action(async (file: string, flags: LoadFlags) => {
+      process.exitCode = await runLoadCommand(file, flags);
+    });
+}
+
+async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
+  const shard = flags.shard ? parseShard(flags.shard) : undefined;
+  if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard, ExitCode.Usage);
+  const scenario = await loadScenarioFile(file);
+  if (flags.raw) scenario.driver = 'raw';
+  const logger = createLogger(flags.logLevel);
+  if (flags.startAt) await waitUntil(flags.startAt);
+  const progress = progressWriter(flags);
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) process.exit(130);
+    process.stderr.write('\nmcptap: stopping (in-flight requests finish; Ctrl-C again to quit now)\n');
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  let result: LoadResult;
+  try {
+    result = await runLoad(scenario, { shard, logger, signal: abort.signal, onProgress: progress.write, progressIntervalMs: progress.intervalMs });
+  } finally {
+    process.off('SIGINT', onSigint);
+    progress.end();
+  }
+  await writeOutputs(result, flags);
+  if (thresholdsPassed(result.thresholds)) return ExitCode.Ok;
+  // A shard sees part of the run: its thresholds are informative only; merge-results decides.
+  if (shard && shard.count > 1) {
+    process.stderr.write(`mcptap: shard ${shard.index}/${shard.count}: thresholds are judged after \`mcptap merge-results\`; not failing this shard\n`);
+    return ExitCode.Ok;
+  }
+  return ExitCode.ThresholdFailed;
+}
+
+export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string }): Promise<void> {
+  const summary = renderSummary(result);
+  if (flags.json === '-') {
+    process.stderr.write(summary);
+    process.stdout.write(JSON.stringify(result) + '\n');
+  } else {
+    process.stdout.write(summary);
+    if (flags.json) await writeFile(flags.json, JSON.stringify(result, null, 1) + '\n');
+  }
+  if (flags.junit) await writeFile(flags.junit, renderJunit(result));
+}
+
+/** Shards started by a scheduler (CI matrix, Kubernetes) line up on a shared wall-clock time. */
+async function waitUntil(text: string): Promise<void> {
+  const at = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isFinite(at)) throw new McptapError('LOAD_BAD_FLAG', `--start-at: not a time: ${text} (use ISO 8601 or epoch ms)`, ExitCode.Usage);
+  const wait = at - Date.now();
+  if (wait > 3_600_000) throw new McptapError('LOAD_BAD_FLAG', `--start-at ${text} is more than an hour away`, ExitCode.Usage);
+  if (wait > 0) {
+    process.stderr.write(`mcptap: waiting ${(wait / 1000).toFixed(1)}s until ${new Date(at).toISOString()}\n`);
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+interface ProgressWriter {
+  intervalMs: number;
+  write?: (p: ProgressSnapshot) => void;
+  end(): void;
+}
+
+function progressWriter(flags: LoadFlags): ProgressWriter {
+  const mode = flags.progress === 'auto' ? (process.stderr.isTTY ? 'live' : 'lines') : flags.progress;
+  if (mode === 'none') return { intervalMs: 1000, end: () => {} };
+  if (mode === 'live') {
+    let drawn = false;
+    return {
+      intervalMs: 250,
+      write: (p) => {
+        drawn = true;
+        process.stderr.write(`\r\x1b[K${renderProgressLine(p)}`);
+      },
+      end: () => drawn && process.stderr.write('\n'),
+    };
+  }
+  const every = flags.progressInterval ? parseDurationMs(flags.progressInterval) : 5000;
+  if (every === undefined || every <= 0) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`, ExitCode.Usage);
+  return { intervalMs: every, write: (p) => process.stderr.write(renderProgressLine(p) + '\n'), end: () => {} };
+}

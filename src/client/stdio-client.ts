@@ -1,0 +1,225 @@
+/**
+ * A raw stdio MCP client: one child process, requests multiplexed over its stdin/stdout by id.
+ *
+ * Invariants:
+ * - Every request resolves with a {@link CallResult} once its response arrives, or rejects with a
+ *   {@link TransportError} (`timeout`, `aborted`, `child_exit`); nothing else throws.
+ * - Pending requests are keyed by {@link idKey}, so `1` and `"1"` are different requests.
+ * - Non-JSON stdout lines and responses nobody waits for are reported through `onViolation`,
+ *   never thrown. Server-to-client requests get an answer (`ping` -> `{}`, others -> -32601) so
+ *   the server is never left waiting.
+ * - Timeouts are checked by one coarse sweeper timer, not a timer per request.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
+import type { Frame } from '../model/frame.js';
+import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
+import { counter } from '../parse/frame-parser.js';
+import { progressTokenOf } from '../protocol/mcp.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { CallResult, ViolationKind } from './call-result.js';
+import { TransportError } from './transport-error.js';
+
+export interface StdioClientOptions {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Default per-request timeout, ms (default 30 000). */
+  timeoutMs?: number;
+  clock?: Clock;
+  onStderr?: (text: string) => void;
+  onViolation?: (kind: ViolationKind, detail: string) => void;
+  /** Server-to-client requests; return the response to send (default: ping -> {}, else -32601). */
+  onServerRequest?: (req: JsonRpcRequest) => JsonRpcResponse;
+}
+
+export interface StdioRequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
+}
+
+interface Pending {
+  sentUs: number;
+  deadlineUs: number;
+  messages: JsonRpcMessage[];
+  eventTimes: number[];
+  progressToken?: JsonRpcId;
+  onMessage?: (m: JsonRpcMessage, t: number) => void;
+  resolve: (r: CallResult) => void;
+  reject: (e: TransportError) => void;
+}
+
+export class McpStdioClient {
+  private readonly pending = new Map<string, Pending>();
+  private readonly byToken = new Map<string, Pending>();
+  private readonly decoder: NdjsonDecoder;
+  private readonly clock: Clock;
+  private sweeper: NodeJS.Timeout | undefined;
+  private exitReason: string | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly opts: StdioClientOptions,
+  ) {
+    this.clock = opts.clock ?? systemClock;
+    this.decoder = new NdjsonDecoder({ connectionId: 'client', direction: 's2c', seq: counter() });
+    child.stdout!.on('data', (b: Buffer) => this.onFrames(this.decoder.push(b, this.clock.nowUs())));
+    child.stderr!.on('data', (b: Buffer) => opts.onStderr?.(b.toString('utf8')));
+    child.stdin!.on('error', () => undefined); // EPIPE after exit is reported through 'exit'
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.failAll(`server process exited (code ${code ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
+        resolve();
+      });
+    });
+  }
+
+  /** Spawn the server. Rejects with a TransportError when the command cannot be started. */
+  static async spawn(opts: StdioClientOptions): Promise<McpStdioClient> {
+    const child = spawn(opts.command, opts.args ?? [], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...(opts.env ?? {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (err) =>
+        reject(new TransportError('child_exit', `cannot start ${opts.command}: ${(err as Error).message}`, { cause: err })),
+      );
+    });
+    return new McpStdioClient(child, opts);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Why the process is gone, or undefined while it runs. */
+  get exitedReason(): string | undefined {
+    return this.exitReason;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  request(req: JsonRpcRequest, opts: StdioRequestOptions = {}): Promise<CallResult> {
+    if (this.exitReason) return Promise.reject(new TransportError('child_exit', this.exitReason));
+    const key = idKey(req.id);
+    if (this.pending.has(key)) return Promise.reject(new TransportError('other', `id ${JSON.stringify(req.id)} is already in flight`));
+    return new Promise<CallResult>((resolve, reject) => {
+      const sentUs = this.clock.nowUs();
+      const p: Pending = {
+        sentUs,
+        deadlineUs: sentUs + (opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000) * 1000,
+        messages: [],
+        eventTimes: [],
+        onMessage: opts.onMessage,
+        resolve,
+        reject,
+      };
+      const token = progressTokenOf(req);
+      if (token !== undefined) {
+        p.progressToken = token;
+        this.byToken.set(idKey(token), p);
+      }
+      this.pending.set(key, p);
+      if (opts.signal) opts.signal.addEventListener('abort', () => this.settle(key, new TransportError('aborted', 'request aborted')), { once: true });
+      this.ensureSweeper();
+      this.child.stdin!.write(JSON.stringify(req) + '\n');
+    });
+  }
+
+  /** Send a notification (or any message) as one line. */
+  send(msg: JsonRpcNotification | JsonRpcResponse | JsonRpcMessage): void {
+    if (!this.exitReason) this.child.stdin!.write(JSON.stringify(msg) + '\n');
+  }
+
+  /** Close stdin, wait for the exit, then SIGTERM / SIGKILL after `graceMs`. */
+  async close(graceMs = 2000): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    if (!this.exitReason) {
+      this.child.stdin!.end();
+      const t1 = setTimeout(() => this.child.kill('SIGTERM'), graceMs);
+      const t2 = setTimeout(() => this.child.kill('SIGKILL'), graceMs * 2);
+      await this.exited;
+      clearTimeout(t1);
+      clearTimeout(t2);
+    }
+  }
+
+  private onFrames(frames: Frame[]): void {
+    for (const f of frames) {
+      if (f.kind === 'invalid') this.opts.onViolation?.('stdout_pollution', f.detail);
+      else if (f.kind === 'message') this.onMessage(f.message, f.timeUs);
+    }
+  }
+
+  private onMessage(m: JsonRpcMessage, t: number): void {
+    if ('method' in m && 'id' in m) return this.answerServerRequest(m as JsonRpcRequest);
+    if ('method' in m) return this.onNotification(m as JsonRpcNotification, t);
+    const res = m as JsonRpcResponse;
+    const key = res.id === null ? undefined : idKey(res.id);
+    const p = key ? this.pending.get(key) : undefined;
+    if (!p || !key) {
+      this.opts.onViolation?.('orphan_response', `response to unknown id ${JSON.stringify(res.id)}`);
+      return;
+    }
+    p.onMessage?.(m, t);
+    p.eventTimes.push(t);
+    this.forget(key, p);
+    const timing = { sentUs: p.sentUs, responseUs: t, endUs: t, firstEventUs: p.eventTimes[0], eventTimesUs: p.eventTimes };
+    p.resolve({ response: res, messages: p.messages, violations: [], timing });
+  }
+
+  private onNotification(n: JsonRpcNotification, t: number): void {
+    const token = (n.params as { progressToken?: unknown } | undefined)?.progressToken;
+    const p = typeof token === 'string' || typeof token === 'number' ? this.byToken.get(idKey(token)) : undefined;
+    if (!p) return;
+    p.messages.push(n);
+    p.eventTimes.push(t);
+    p.onMessage?.(n, t);
+  }
+
+  private answerServerRequest(req: JsonRpcRequest): void {
+    this.opts.onViolation?.('server_request', req.method);
+    const res: JsonRpcResponse = this.opts.onServerRequest
+      ? this.opts.onServerRequest(req)
+      : req.method === 'ping'
+        ? { jsonrpc: '2.0', id: req.id, result: {} }
+        : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: `mcptap client does not handle ${req.method}` } };
+    this.send(res);
+  }
+
+  private forget(key: string, p: Pending): void {
+    this.pending.delete(key);
+    if (p.progressToken !== undefined) this.byToken.delete(idKey(p.progressToken));
+  }
+
+  private settle(key: string, err: TransportError): void {
+    const p = this.pending.get(key);
+    if (!p) return;
+    this.forget(key, p);
+    p.reject(err);
+  }
+
+  private ensureSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const now = this.clock.nowUs();
+      for (const [key, p] of this.pending) {
+        if (p.deadlineUs <= now) this.settle(key, new TransportError('timeout', `no response within ${Math.round((p.deadlineUs - p.sentUs) / 1000)} ms`));
+      }
+    }, 100);
+    this.sweeper.unref();
+  }
+
+  private failAll(reason: string): void {
+    this.exitReason = reason;
+    if (this.sweeper) clearInterval(this.sweeper);
+    for (const key of [...this.pending.keys()]) this.settle(key, new TransportError('child_exit', reason));
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The IO stage of the load engine. A driver turns prepared calls into {@link Sample}s over one
+ * transport; executors and iteration code only see {@link Lane}s: the place an iteration's calls
+ * go (a legacy session, a stdio process, or the stateless modern endpoint).
+ */
+import type { CallResult } from '../../client/call-result.js';
+import type { JsonRpcResponse } from '../../model/jsonrpc.js';
+import type { Sample } from '../sample.js';
+
+export interface PreparedCall {
+  step: string;
+  method: string;
+  /** Tool name of a tools/call (per-tool statistics). */
+  tool?: string;
+  params?: Record<string, unknown>;
+  /** HTTP header overrides: a string sets, `null` removes. */
+  headers?: Readonly<Record<string, string | null>>;
+  /** Add `_meta.progressToken` so the server streams progress. */
+  progress: boolean;
+}
+
+export interface CallRecord {
+  sample: Sample;
+  response?: JsonRpcResponse;
+  result?: CallResult;
+}
+
+export interface Lane {
+  readonly id: number;
+  /**
+   * Send one call. Resolves undefined when it could not be sent because the lane's session could
+   * not be set up (that failure is already recorded as an `initialize` sample). Never rejects.
+   */
+  call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined>;
+  /** An iteration ended on this lane (legacy HTTP: counts towards session churn). */
+  endIteration(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Driver {
+  readonly transport: 'http' | 'stdio';
+  readonly era: 'legacy' | 'modern';
+  /** Human-readable target, e.g. the URL or command line. */
+  readonly target: string;
+  newLane(id: number): Lane;
+  close(): Promise<void>;
+}
+
+/** Where drivers report samples that belong to no iteration call (session setup) and stray violations. */
+export interface DriverSink {
+  record(sample: Sample): void;
+  violation(kind: string): void;
+}

@@ -1,0 +1,140 @@
+/**
+ * Streamable HTTP driver over one undici keep-alive pool shared by all lanes.
+ * - Legacy era: each lane owns a session (`initialize` on first use, `Mcp-Session-Id` reused);
+ *   with `churn` N the session is ended (DELETE) after N iterations and a fresh one is opened; a
+ *   404 (session expired) makes the lane open a fresh session for its next call.
+ * - Modern era: lanes share one stateless session; every request carries `_meta` and the
+ *   `Mcp-Method`/`Mcp-Name` headers.
+ * `connect()` probes the target first (era detection, or a handshake), so an unreachable target
+ * fails before any phase starts, with a clear message.
+ */
+import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { detectEra } from '../../client/detect-era.js';
+import { HttpChannel } from '../../client/mcp-channel.js';
+import { McpSession, numericIds } from '../../client/mcp-session.js';
+import type { ClientInfo } from '../../client/mcp-request.js';
+import { TransportError } from '../../client/transport-error.js';
+import type { Clock } from '../../util/clock.js';
+import type { EraChoice } from '../scenario.js';
+import type { CallRecord, Driver, DriverSink, Lane, PreparedCall } from './driver.js';
+import { openLegacySession, sendCall } from './send-call.js';
+
+export interface HttpDriverOptions {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  era: EraChoice;
+  protocolVersion?: string;
+  timeoutMs: number;
+  /** Legacy: iterations per session before it is replaced (0 = never). */
+  churn: number;
+  clientInfo?: ClientInfo;
+  clock: Clock;
+  sink: DriverSink;
+}
+
+export class HttpDriver implements Driver {
+  readonly transport = 'http' as const;
+  private readonly modernSession: McpSession | undefined;
+
+  private constructor(
+    private readonly opts: HttpDriverOptions,
+    private readonly channel: HttpChannel,
+    readonly era: 'legacy' | 'modern',
+    protocolVersion: string | undefined,
+  ) {
+    this.modernSession =
+      era === 'modern'
+        ? new McpSession(channel, { era, protocolVersion, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds() })
+        : undefined;
+  }
+
+  get target(): string {
+    return this.opts.url;
+  }
+
+  static async connect(opts: HttpDriverOptions): Promise<HttpDriver> {
+    const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    const channel = new HttpChannel({ url: opts.url, connections: opts.connections, timeoutMs: opts.timeoutMs, headers, clock: opts.clock });
+    try {
+      const { era, version } = await probe(channel, opts);
+      return new HttpDriver(opts, channel, era, version);
+    } catch (err) {
+      await channel.close();
+      throw err;
+    }
+  }
+
+  newLane(id: number): Lane {
+    if (this.modernSession) {
+      const session = this.modernSession;
+      const clock = this.opts.clock;
+      return { id, call: (c, t) => sendCall(session, c, t, clock), endIteration: async () => {}, close: async () => {} };
+    }
+    return new LegacyHttpLane(id, this.channel, this.opts);
+  }
+
+  close(): Promise<void> {
+    return this.channel.close();
+  }
+}
+
+async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ era: 'legacy' | 'modern'; version?: string }> {
+  try {
+    if (opts.era === 'detect') {
+      const p = await detectEra(channel, { clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs });
+      return { era: p.era, version: p.protocolVersion };
+    }
+    if (opts.era === 'modern') return { era: 'modern', version: opts.protocolVersion };
+    const s = new McpSession(channel, { era: 'legacy', clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
+    const r = await s.initialize();
+    if (!s.isInitialized) {
+      const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
+      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})`, ExitCode.TargetUnavailable);
+    }
+    await s.close();
+    return { era: 'legacy' };
+  } catch (err) {
+    if (err instanceof TransportError) {
+      throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`, ExitCode.TargetUnavailable);
+    }
+    throw err;
+  }
+}
+
+class LegacyHttpLane implements Lane {
+  private session: McpSession | undefined;
+  private iterations = 0;
+
+  constructor(
+    readonly id: number,
+    private readonly channel: HttpChannel,
+    private readonly opts: HttpDriverOptions,
+  ) {}
+
+  async call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined> {
+    if (!this.session) {
+      const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
+      if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.sink.record(x)))) return undefined;
+      this.session = s;
+    }
+    const rec = await sendCall(this.session, c, intendedUs, this.opts.clock);
+    // 404 on a session request means the server dropped the session: start a new one next time.
+    if (rec.sample.httpStatus === 404) this.session = undefined;
+    return rec;
+  }
+
+  async endIteration(): Promise<void> {
+    if (this.opts.churn <= 0 || !this.session) return;
+    if (++this.iterations < this.opts.churn) return;
+    this.iterations = 0;
+    const s = this.session;
+    this.session = undefined;
+    await s.close();
+  }
+
+  async close(): Promise<void> {
+    await this.session?.close();
+    this.session = undefined;
+  }
+}

@@ -1,0 +1,39 @@
+/** Sending one prepared call on a session and turning what happened into a {@link CallRecord}. */
+import { toTransportError } from '../../client/transport-error.js';
+import type { McpSession } from '../../client/mcp-session.js';
+import type { Clock } from '../../util/clock.js';
+import { isRecord } from '../../model/jsonrpc.js';
+import { sampleFromResult, sampleFromTransportError, type Sample } from '../sample.js';
+import type { CallRecord, PreparedCall } from './driver.js';
+
+export async function sendCall(session: McpSession, c: PreparedCall, intendedUs: number, clock: Clock): Promise<CallRecord> {
+  const id = session.nextId();
+  let params = c.params;
+  if (c.progress) {
+    const meta = isRecord(params?._meta) ? params!._meta : {};
+    params = { ...(params ?? {}), _meta: { ...meta, progressToken: `p-${String(id)}` } };
+  }
+  const req = session.build(c.method, params, id);
+  const labels = { step: c.step, method: c.method, tool: c.tool, intendedUs };
+  const sentUs = clock.nowUs();
+  try {
+    const r = await session.send(req, { headers: c.headers });
+    return { sample: sampleFromResult(labels, r), response: r.response, result: r };
+  } catch (err) {
+    const te = toTransportError(err, c.method);
+    return { sample: sampleFromTransportError(labels, sentUs, clock.nowUs(), te.errorClass) };
+  }
+}
+
+/** The `initialize` handshake of a legacy session, recorded as a sample of step `(session)`. */
+export async function openLegacySession(session: McpSession, intendedUs: number, clock: Clock, record: (s: Sample) => void): Promise<boolean> {
+  const labels = { step: '(session)', method: 'initialize', intendedUs };
+  const sentUs = clock.nowUs();
+  try {
+    const r = await session.initialize();
+    record(sampleFromResult(labels, r));
+  } catch (err) {
+    record(sampleFromTransportError(labels, sentUs, clock.nowUs(), toTransportError(err, 'initialize').errorClass));
+  }
+  return session.isInitialized;
+}

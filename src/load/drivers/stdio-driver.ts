@@ -1,0 +1,117 @@
+/**
+ * stdio driver: a pool of server processes; lane k uses process k mod pool, and requests from
+ * all its lanes are multiplexed over that process by JSON-RPC id.
+ * - Legacy era: each process is one session, initialized once at start.
+ * - Modern era: stateless requests with `_meta`.
+ * The era is detected on the first process (`server/discover`) unless the scenario fixes it.
+ * Stray violations (stdout pollution, responses to unknown ids, server requests in the modern
+ * era) are counted through the sink.
+ */
+import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { detectEra } from '../../client/detect-era.js';
+import { StdioChannel } from '../../client/mcp-channel.js';
+import { McpSession, numericIds } from '../../client/mcp-session.js';
+import type { ClientInfo } from '../../client/mcp-request.js';
+import { McpStdioClient } from '../../client/stdio-client.js';
+import { TransportError } from '../../client/transport-error.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import type { EraChoice } from '../scenario.js';
+import type { Driver, DriverSink, Lane } from './driver.js';
+import { openLegacySession, sendCall } from './send-call.js';
+
+export interface StdioDriverOptions {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  pool: number;
+  era: EraChoice;
+  protocolVersion?: string;
+  timeoutMs: number;
+  clientInfo?: ClientInfo;
+  clock: Clock;
+  logger: Logger;
+  sink: DriverSink;
+}
+
+interface Proc {
+  client: McpStdioClient;
+  session: McpSession;
+}
+
+export class StdioDriver implements Driver {
+  readonly transport = 'stdio' as const;
+
+  private constructor(
+    private readonly opts: StdioDriverOptions,
+    private readonly procs: Proc[],
+    readonly era: 'legacy' | 'modern',
+  ) {}
+
+  get target(): string {
+    return [this.opts.command, ...this.opts.args].join(' ');
+  }
+
+  static async start(opts: StdioDriverOptions): Promise<StdioDriver> {
+    const clients: McpStdioClient[] = [];
+    let era: 'legacy' | 'modern' = opts.era === 'modern' ? 'modern' : 'legacy';
+    let version = opts.protocolVersion;
+    try {
+      for (let i = 0; i < opts.pool; i++) clients.push(await spawnOne(opts, () => era));
+      if (opts.era === 'detect') {
+        const p = await detectEra(new StdioChannel(clients[0]!), { clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
+        era = p.era;
+        version = p.protocolVersion;
+      }
+      const procs = clients.map((client) => ({
+        client,
+        session: new McpSession(new StdioChannel(client), { era, protocolVersion: version, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds(1000) }),
+      }));
+      if (era === 'legacy') await initializeAll(procs, opts);
+      return new StdioDriver(opts, procs, era);
+    } catch (err) {
+      await Promise.allSettled(clients.map((c) => c.close(200)));
+      if (err instanceof TransportError) {
+        throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`, ExitCode.TargetUnavailable);
+      }
+      throw err;
+    }
+  }
+
+  newLane(id: number): Lane {
+    const proc = this.procs[id % this.procs.length]!;
+    const clock = this.opts.clock;
+    return { id, call: (c, t) => sendCall(proc.session, c, t, clock), endIteration: async () => {}, close: async () => {} };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.procs.map((p) => p.client.close()));
+  }
+}
+
+async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'): Promise<McpStdioClient> {
+  return McpStdioClient.spawn({
+    command: opts.command,
+    args: opts.args,
+    env: opts.env,
+    cwd: opts.cwd,
+    timeoutMs: opts.timeoutMs,
+    clock: opts.clock,
+    onStderr: (t) => opts.logger.debug(`target stderr: ${t.trimEnd()}`),
+    onViolation: (kind) => {
+      // Server-to-client requests are legal in the legacy era (sampling, roots, ping).
+      if (kind !== 'server_request' || era() === 'modern') opts.sink.violation(kind);
+    },
+  });
+}
+
+async function initializeAll(procs: Proc[], opts: StdioDriverOptions): Promise<void> {
+  for (const p of procs) {
+    const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s));
+    if (!ok) {
+      const why = p.client.exitedReason ?? 'the server did not accept initialize';
+      throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`, ExitCode.TargetUnavailable);
+    }
+  }
+}

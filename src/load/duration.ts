@@ -1,0 +1,32 @@
+/**
+ * Durations and rates as scenario files write them: `250ms`, `2s`, `1m`, `1.5s`, `500us`, or a
+ * bare number (milliseconds). Pure; return undefined on anything else.
+ */
+const UNIT_MS: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+export function parseDurationMs(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? v : undefined;
+  if (typeof v !== 'string') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s|m|h)?\s*$/.exec(v);
+  if (!m) return undefined;
+  return Number(m[1]) * UNIT_MS[m[2] ?? 'ms']!;
+}
+
+/** `100`, `100/s`, `6000/m`: requests per second. */
+export function parseRate(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? v : undefined;
+  if (typeof v !== 'string') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(s|m))?\s*$/.exec(v);
+  if (!m) return undefined;
+  return m[2] === 'm' ? Number(m[1]) / 60 : Number(m[1]);
+}
+
+export function formatMs(ms: number): string {
+  if (ms >= 1000) return `${+(ms / 1000).toFixed(2)}s`;
+  if (ms >= 1) return `${+ms.toFixed(2)}ms`;
+  return `${Math.round(ms * 1000)}us`;
+}
+
+export function formatUs(us: number): string {
+  return formatMs(us / 1000);
+}

@@ -1,0 +1,72 @@
+/**
+ * Closed model: `vus` virtual users, each running its iterations back to back with think time in
+ * between. A VU's iteration k is intended to start when the VU became ready (the end of iteration
+ * k−1 plus its think time); late wake-ups are therefore measured.
+ *
+ * Invariants: shard i of n runs the VUs v ≡ i−1 (mod n); iteration k of VU v has the phase-wide
+ * index k·vus + v, so data rows, step choices and randomness match one big run's. No iteration
+ * starts after the phase's duration has elapsed.
+ */
+import type { ClosedPhase } from '../scenario.js';
+import type { LoadMetrics, PhaseStats } from '../metrics.js';
+import { iterationRandom, SALT } from '../random.js';
+import type { Scheduler } from './scheduler.js';
+import type { IterationRunner, ShardSpec } from './iteration.js';
+
+export interface ClosedExecutorOptions {
+  scheduler: Scheduler;
+  metrics: LoadMetrics;
+  phaseIndex: number;
+  shard: ShardSpec;
+  seed: number;
+  run: IterationRunner;
+  signal?: AbortSignal;
+}
+
+export function shardVus(vus: number, shard: ShardSpec): number[] {
+  const out: number[] = [];
+  for (let v = shard.index - 1; v < vus; v += shard.count) out.push(v);
+  return out;
+}
+
+export async function runClosedPhase(phase: ClosedPhase, o: ClosedExecutorOptions): Promise<PhaseStats> {
+  const startUs = o.scheduler.nowUs();
+  const stats = o.metrics.beginPhase({ name: phase.name, kind: 'closed', plannedDurationMs: phase.durationMs, startUs });
+  const vus = shardVus(phase.vus, o.shard);
+  if (phase.iterations !== undefined) stats.scheduled = vus.length * phase.iterations;
+  const endUs = phase.durationMs !== undefined ? startUs + phase.durationMs * 1000 : Infinity;
+  await Promise.all(vus.map((vu) => runVu(phase, o, stats, vu, startUs, endUs)));
+  if (phase.iterations === undefined) stats.scheduled = stats.started;
+  stats.endUs = o.scheduler.nowUs();
+  return stats;
+}
+
+async function runVu(phase: ClosedPhase, o: ClosedExecutorOptions, stats: PhaseStats, vu: number, startUs: number, endUs: number): Promise<void> {
+  let readyUs = startUs;
+  const limit = phase.iterations ?? Infinity;
+  for (let k = 0; k < limit && !o.signal?.aborted; k++) {
+    const index = k * phase.vus + vu;
+    if (k > 0) {
+      readyUs += thinkUs(phase, o.seed, o.phaseIndex, index);
+      await o.scheduler.sleepUntil(readyUs);
+    }
+    const now = o.scheduler.nowUs();
+    if (readyUs >= endUs || now >= endUs) break;
+    o.metrics.iterationStarted(stats, readyUs, now);
+    try {
+      await o.run({ phaseIndex: o.phaseIndex, phase: phase.name, index, vu, intendedUs: readyUs });
+    } catch {
+      // an iteration that throws is the runner's bug, already reported there; keep the VU going
+    } finally {
+      o.metrics.iterationEnded(stats);
+    }
+    readyUs = o.scheduler.nowUs();
+  }
+}
+
+function thinkUs(phase: ClosedPhase, seed: number, phaseIndex: number, index: number): number {
+  const { minMs, maxMs } = phase.thinkTime;
+  if (maxMs <= 0) return 0;
+  const r = maxMs > minMs ? iterationRandom(seed, phaseIndex, index, SALT.think)() : 0;
+  return Math.round((minMs + r * (maxMs - minMs)) * 1000);
+}

@@ -1,0 +1,91 @@
+/**
+ * Open model: iterations arrive on a schedule that does not care how the server is doing. The
+ * rate ramps linearly from `fromRate` to `toRate` over the phase; arrival j (0-based) is due at
+ * the time t_j where the expected count of arrivals N(t) = from·t + (to−from)·t²/(2D) equals j.
+ *
+ * Invariants:
+ * - The schedule is a pure function of the phase: shard i of n takes exactly the arrivals with
+ *   j ≡ i−1 (mod n), so the shards of a run partition one big run's arrivals.
+ * - Every due arrival is either started (with `intendedUs` = its due time, however late the start)
+ *   or counted as dropped because `maxInFlight` iterations were running: scheduled = started + dropped.
+ * - The loop wakes at most once per tick; all arrivals that came due meanwhile start together.
+ */
+import type { OpenPhase } from '../scenario.js';
+import type { PhaseStats, LoadMetrics } from '../metrics.js';
+import type { Scheduler } from './scheduler.js';
+import type { IterationRunner, ShardSpec } from './iteration.js';
+
+export interface OpenExecutorOptions {
+  scheduler: Scheduler;
+  metrics: LoadMetrics;
+  phaseIndex: number;
+  shard: ShardSpec;
+  run: IterationRunner;
+  /** Wake-up granularity in µs (default 1000). */
+  tickUs?: number;
+  /** Stop scheduling new arrivals when aborted (in-flight ones still finish). */
+  signal?: AbortSignal;
+}
+
+/** Seconds from the phase start at which arrival j is due. */
+export function arrivalOffsetSec(j: number, p: Pick<OpenPhase, 'fromRate' | 'toRate' | 'durationMs'>): number {
+  const d = p.durationMs / 1000;
+  const a = (p.toRate - p.fromRate) / (2 * d);
+  if (Math.abs(a) < 1e-12) return j / p.fromRate;
+  return (-p.fromRate + Math.sqrt(p.fromRate * p.fromRate + 4 * a * j)) / (2 * a);
+}
+
+/** Arrivals due within the phase, over all shards: ⌈N(D)⌉. */
+export function totalArrivals(p: Pick<OpenPhase, 'fromRate' | 'toRate' | 'durationMs'>): number {
+  const n = ((p.fromRate + p.toRate) / 2) * (p.durationMs / 1000);
+  return Math.max(0, Math.ceil(n - 1e-9));
+}
+
+/** How many of `total` indices fall to shard `index` (1-based) of `count`. */
+export function shardShare(total: number, shard: ShardSpec): number {
+  return total <= shard.index - 1 ? 0 : Math.floor((total - shard.index) / shard.count) + 1;
+}
+
+export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Promise<PhaseStats> {
+  const tickUs = o.tickUs ?? 1000;
+  const total = totalArrivals(phase);
+  const startUs = o.scheduler.nowUs();
+  const stats = o.metrics.beginPhase({
+    name: phase.name,
+    kind: 'open',
+    plannedDurationMs: phase.durationMs,
+    targetFromRate: phase.fromRate / o.shard.count,
+    targetToRate: phase.toRate / o.shard.count,
+    startUs,
+  });
+  stats.scheduled = shardShare(total, o.shard);
+  const cap = Math.max(1, Math.ceil(phase.maxInFlight / o.shard.count));
+  const running = new Set<Promise<void>>();
+  let j = o.shard.index - 1;
+  while (j < total && !o.signal?.aborted) {
+    const dueUs = startUs + Math.round(arrivalOffsetSec(j, phase) * 1e6);
+    const now = o.scheduler.nowUs();
+    if (dueUs > now) {
+      await o.scheduler.sleepUntil(Math.max(dueUs, now + tickUs));
+      continue;
+    }
+    if (running.size >= cap) stats.dropped++;
+    else {
+      o.metrics.iterationStarted(stats, dueUs, now);
+      const p: Promise<void> = o
+        .run({ phaseIndex: o.phaseIndex, phase: phase.name, index: j, vu: -1, intendedUs: dueUs })
+        .catch(() => undefined)
+        .finally(() => {
+          running.delete(p);
+          o.metrics.iterationEnded(stats);
+        });
+      running.add(p);
+    }
+    j += o.shard.count;
+  }
+  // Arrivals skipped by an abort count as dropped too, so the books still balance.
+  if (j < total) stats.dropped += shardShare(total, o.shard) - stats.started - stats.dropped;
+  await Promise.all(running);
+  stats.endUs = o.scheduler.nowUs();
+  return stats;
+}

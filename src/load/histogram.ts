@@ -1,0 +1,75 @@
+/**
+ * HDR histograms of microseconds. One fixed layout everywhere (1 µs … 1 h, 3 significant digits)
+ * so that histograms from any run, shard or machine add up exactly: merging is bucket-wise
+ * addition, and the compressed base64 encoding round-trips every count.
+ */
+import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
+
+export type { Histogram };
+
+export const HIGHEST_US = 3_600_000_000;
+export const SIGNIFICANT_DIGITS = 3;
+
+export function newHistogram(): Histogram {
+  return build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HIGHEST_US,
+    numberOfSignificantValueDigits: SIGNIFICANT_DIGITS,
+    bitBucketSize: 32,
+    autoResize: false,
+  });
+}
+
+/** Record a duration, clamped into the trackable range (a negative clock step counts as 0 µs). */
+export function recordUs(h: Histogram, us: number): void {
+  const v = us < 0 ? 0 : us > HIGHEST_US ? HIGHEST_US : Math.round(us);
+  h.recordValue(v);
+}
+
+export function encodeHistogram(h: Histogram): string {
+  return encodeIntoCompressedBase64(h);
+}
+
+/** Decode into the standard layout (so the result can be added to any other histogram of ours). */
+export function decodeHistogram(encoded: string): Histogram {
+  const decoded = decodeFromCompressedBase64(encoded, 32);
+  const h = newHistogram();
+  h.add(decoded);
+  return h;
+}
+
+export interface LatencySummary {
+  count: number;
+  min: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export function summarize(h: Histogram): LatencySummary {
+  if (h.totalCount === 0) return { count: 0, min: 0, mean: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0 };
+  return {
+    count: h.totalCount,
+    min: h.minNonZeroValue === Number.MAX_SAFE_INTEGER ? 0 : h.minNonZeroValue,
+    mean: Math.round(h.mean),
+    p50: h.getValueAtPercentile(50),
+    p90: h.getValueAtPercentile(90),
+    p95: h.getValueAtPercentile(95),
+    p99: h.getValueAtPercentile(99),
+    p999: h.getValueAtPercentile(99.9),
+    max: h.maxValue,
+  };
+}
+
+/** Whether two histograms hold the same count in every bucket (the encoding has no timestamps). */
+export function sameCounts(a: Histogram, b: Histogram): boolean {
+  const ca = newHistogram();
+  const cb = newHistogram();
+  ca.add(a);
+  cb.add(b);
+  return ca.totalCount === cb.totalCount && encodeHistogram(ca) === encodeHistogram(cb);
+}

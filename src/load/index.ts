@@ -1,0 +1,21 @@
+/** The load engine's public surface (see docs/load-testing.md). */
+export { runLoad, type RunLoadOptions } from './run-load.js';
+export { loadScenarioFile, loadYaml } from './scenario-loader.js';
+export { validateScenario, type ValidateContext } from './scenario-validate.js';
+export { defineScenario, type ScenarioInput } from './define-scenario.js';
+export type { Scenario, Phase, OpenPhase, ClosedPhase, StepSpec, TargetSpec, CheckSpec, DataSpec, IterationContext, CallOptions, EraChoice } from './scenario.js';
+export { mergeResults } from './merge-results.js';
+export { RESULT_FORMAT, histogramOf, type LoadResult, type GroupResult, type EncodedHistogram, type ShardId } from './load-result.js';
+export { evaluateThresholds, thresholdsPassed, specsOfResult, type ThresholdOutcome } from './threshold-eval.js';
+export { parseThreshold, parseScope, type ThresholdSpec, type ThresholdScope } from './thresholds.js';
+export { renderSummary } from './report/text-report.js';
+export { renderJunit } from './report/junit-report.js';
+export { renderProgressLine } from './report/progress-line.js';
+export type { ProgressSnapshot } from './progress.js';
+export { parseShard, NO_SHARD, type ShardSpec, type IterationSlot } from './executors/iteration.js';
+export { RealScheduler, type Scheduler } from './executors/scheduler.js';
+export { VirtualScheduler } from './executors/virtual-scheduler.js';
+export { newHistogram, decodeHistogram, encodeHistogram, sameCounts, summarize, type LatencySummary } from './histogram.js';
+export type { Sample, SampleOutcome } from './sample.js';
+export type { Driver, Lane, PreparedCall, CallRecord, DriverSink } from './drivers/driver.js';
+export { stepsFromRecording } from './recording-mix.js';

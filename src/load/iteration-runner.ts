@@ -1,0 +1,107 @@
+/**
+ * What one iteration does: pick a step from the mix (or run the scenario's scripted iteration),
+ * render its arguments, send it on a lane, check the answer, record the sample.
+ *
+ * Latency honesty: the first call of an iteration is measured from the iteration's intended
+ * start; later calls of a scripted iteration from the moment the script issued them (they could
+ * not have started earlier).
+ */
+import type { JsonRpcResponse } from '../model/jsonrpc.js';
+import { applyChecks } from './checks.js';
+import type { DataTables } from './data-tables.js';
+import type { CallRecord, Lane, PreparedCall } from './drivers/driver.js';
+import type { LanePool } from './drivers/lane-pool.js';
+import type { IterationRunner, IterationSlot } from './executors/iteration.js';
+import type { Scheduler } from './executors/scheduler.js';
+import type { LoadMetrics } from './metrics.js';
+import { iterationRandom, SALT } from './random.js';
+import type { CallOptions, IterationContext, Scenario, StepSpec } from './scenario.js';
+import type { StepMix } from './step-mix.js';
+
+export interface RunnerDeps {
+  scenario: Scenario;
+  pool: LanePool;
+  mix: StepMix | undefined;
+  data: DataTables;
+  metrics: LoadMetrics;
+  scheduler: Scheduler;
+  /** Called with every recorded call (progress display, tests). */
+  onRecord?: (rec: CallRecord) => void;
+}
+
+export function createIterationRunner(d: RunnerDeps): IterationRunner {
+  return async (slot) => {
+    const lane = slot.vu >= 0 ? d.pool.forVu(slot.vu) : d.pool.acquire();
+    try {
+      if (d.scenario.iteration) await runScripted(d, lane, slot);
+      else await runStep(d, lane, slot);
+      await lane.endIteration();
+    } finally {
+      if (slot.vu < 0) d.pool.release(lane);
+    }
+  };
+}
+
+function record(d: RunnerDeps, rec: CallRecord | undefined): void {
+  if (!rec) return;
+  d.metrics.record(rec.sample);
+  d.onRecord?.(rec);
+}
+
+async function runStep(d: RunnerDeps, lane: Lane, slot: IterationSlot): Promise<void> {
+  const step = d.mix!.pick(slot.index, iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.mix));
+  const params = step.params.render({
+    vu: slot.vu >= 0 ? slot.vu : lane.id,
+    iteration: slot.index,
+    phase: slot.phase,
+    rows: d.data.rowsFor(slot.phaseIndex, slot.index),
+    random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
+  }) as Record<string, unknown> | undefined;
+  const rec = await lane.call(prepared(step, params), slot.intendedUs);
+  if (rec) applyChecks(step.checks, rec);
+  record(d, rec);
+}
+
+export function prepared(step: StepSpec, params: Record<string, unknown> | undefined): PreparedCall {
+  const c: PreparedCall = { step: step.name, method: step.method, params, progress: step.progress };
+  if (step.method === 'tools/call' && step.target !== undefined) c.tool = step.target;
+  if (step.headers) c.headers = step.headers;
+  return c;
+}
+
+async function runScripted(d: RunnerDeps, lane: Lane, slot: IterationSlot): Promise<void> {
+  let first = true;
+  let lastStep = '(script)';
+  const call = async (method: string, params?: Record<string, unknown>, opts: CallOptions = {}): Promise<JsonRpcResponse | undefined> => {
+    const intendedUs = first ? slot.intendedUs : d.scheduler.nowUs();
+    first = false;
+    const tool = method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+    const c: PreparedCall = { step: opts.step ?? tool ?? method, method, params, progress: opts.progress ?? false };
+    if (tool !== undefined) c.tool = tool;
+    if (opts.headers) c.headers = opts.headers;
+    lastStep = c.step;
+    const rec = await lane.call(c, intendedUs);
+    record(d, rec);
+    return rec?.response;
+  };
+  const ctx: IterationContext = {
+    vu: slot.vu >= 0 ? slot.vu : lane.id,
+    iteration: slot.index,
+    phase: slot.phase,
+    data: d.data.rowsFor(slot.phaseIndex, slot.index),
+    random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
+    call,
+    tool: (name, args, opts) => call('tools/call', { name, arguments: args ?? {} }, opts),
+    // A check belongs to the step of the call made just before it.
+    check: (_name, ok) => {
+      d.metrics.recordCheck(lastStep, ok);
+      return ok;
+    },
+    sleep: (ms) => d.scheduler.sleepUntil(d.scheduler.nowUs() + ms * 1000),
+  };
+  try {
+    await d.scenario.iteration!(ctx);
+  } catch (err) {
+    d.metrics.scriptError(err);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The JSON result of a load run, built so that results from several processes or machines merge
+ * exactly: counters are sums and histograms are HDR histograms in their compressed base64 form
+ * (same layout everywhere, see histogram.ts). Summaries next to them are for humans and are
+ * recomputed after every merge; the encoded histograms are the truth.
+ */
+import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
+import { addCounters, emptyCounters, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
+import type { ThresholdOutcome } from './threshold-eval.js';
+
+export const RESULT_FORMAT = 'mcptap-load-result/1';
+
+export interface EncodedHistogram {
+  /** HDR histogram of µs, compressed base64 (hdr-histogram-js / HdrHistogram V2 encoding). */
+  hdr: string;
+  summary: LatencySummary;
+}
+
+export interface GroupResult {
+  counters: GroupCounters;
+  latency: EncodedHistogram;
+  service: EncodedHistogram;
+  sse?: { first_event: EncodedHistogram; gap: EncodedHistogram; final: EncodedHistogram };
+}
+
+export interface ShardId {
+  index: number;
+  count: number;
+}
+
+export interface LoadResult {
+  format: typeof RESULT_FORMAT;
+  scenario: string;
+  era: 'legacy' | 'modern';
+  target: string;
+  driver: 'http' | 'stdio' | 'raw';
+  /** The shards this result covers (one entry for a single process; `count` 1 when unsharded). */
+  shards: ShardId[];
+  startedAt: string;
+  endedAt: string;
+  /** Wall time of the run (merged: the longest shard). */
+  wallMs: number;
+  phases: PhaseStats[];
+  /** Highest number of iterations in flight at once (merged: sum of the shards' maxima, an upper bound). */
+  maxInFlight: number;
+  scheduleLag: EncodedHistogram;
+  overall: GroupResult;
+  methods: Record<string, GroupResult>;
+  tools: Record<string, GroupResult>;
+  steps: Record<string, GroupResult>;
+  /** Threshold expressions as written, by scope label, so a merge can judge them again. */
+  thresholdSpecs: { scope: string; expression: string }[];
+  thresholds: ThresholdOutcome[];
+  /** The bundled reference server's start (its stall schedule's anchor), when it was the target. */
+  targetStartedAtEpochMs?: number;
+  /** Scripted iterations that threw. */
+  scriptErrors?: number;
+}
+
+/** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */
+export function encodeHist(h: Histogram): EncodedHistogram {
+  const hdr = encodeHistogram(h);
+  return { hdr, summary: summarize(decodeHistogram(hdr)) };
+}
+
+export function groupResult(g: GroupStats): GroupResult {
+  const r: GroupResult = { counters: structuredClone(g.counters), latency: encodeHist(g.latency), service: encodeHist(g.service) };
+  if (g.sse) r.sse = { first_event: encodeHist(g.sse.first_event), gap: encodeHist(g.sse.gap), final: encodeHist(g.sse.final) };
+  return r;
+}
+
+function groups(m: Map<string, GroupStats>): Record<string, GroupResult> {
+  return Object.fromEntries([...m.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, g]) => [k, groupResult(g)]));
+}
+
+export interface ResultMeta {
+  scenario: string;
+  era: 'legacy' | 'modern';
+  target: string;
+  driver: LoadResult['driver'];
+  shard: ShardId;
+  startedAtMs: number;
+  endedAtMs: number;
+  thresholdSpecs: { scope: string; expression: string }[];
+}
+
+export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
+  return {
+    format: RESULT_FORMAT,
+    scenario: meta.scenario,
+    era: meta.era,
+    target: meta.target,
+    driver: meta.driver,
+    shards: [meta.shard],
+    startedAt: new Date(meta.startedAtMs).toISOString(),
+    endedAt: new Date(meta.endedAtMs).toISOString(),
+    wallMs: Math.max(0, meta.endedAtMs - meta.startedAtMs),
+    phases: m.phases.map((p) => ({ ...p })),
+    maxInFlight: m.maxInFlight,
+    scheduleLag: encodeHist(m.scheduleLag),
+    overall: groupResult(m.overall),
+    methods: groups(m.methods),
+    tools: groups(m.tools),
+    steps: groups(m.steps),
+    thresholdSpecs: meta.thresholdSpecs,
+    thresholds: [],
+  };
+}
+
+/** Decoded histogram of a group's series (`latency`, `service` or an SSE series). */
+export function histogramOf(g: GroupResult, series: 'latency' | 'service' | 'first_event' | 'gap' | 'final'): Histogram {
+  if (series === 'latency' || series === 'service') return decodeHistogram(g[series].hdr);
+  return g.sse ? decodeHistogram(g.sse[series].hdr) : newHistogram();
+}
+
+function addEncoded(a: EncodedHistogram | undefined, b: EncodedHistogram | undefined): EncodedHistogram {
+  const h = newHistogram();
+  if (a) h.add(decodeHistogram(a.hdr));
+  if (b) h.add(decodeHistogram(b.hdr));
+  return encodeHist(h);
+}
+
+export function mergeGroups(a: GroupResult | undefined, b: GroupResult | undefined): GroupResult {
+  const counters = emptyCounters();
+  if (a) addCounters(counters, a.counters);
+  if (b) addCounters(counters, b.counters);
+  const r: GroupResult = { counters, latency: addEncoded(a?.latency, b?.latency), service: addEncoded(a?.service, b?.service) };
+  if (a?.sse || b?.sse) {
+    r.sse = {
+      first_event: addEncoded(a?.sse?.first_event, b?.sse?.first_event),
+      gap: addEncoded(a?.sse?.gap, b?.sse?.gap),
+      final: addEncoded(a?.sse?.final, b?.sse?.final),
+    };
+  }
+  return r;
+}
+
+export function mergeGroupMaps(a: Record<string, GroupResult>, b: Record<string, GroupResult>): Record<string, GroupResult> {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => x.localeCompare(y));
+  return Object.fromEntries(keys.map((k) => [k, mergeGroups(a[k], b[k])]));
+}

@@ -1,0 +1,79 @@
+/**
+ * Merging results of shards (or of any runs of the same scenario): counters add, histograms add
+ * bucket by bucket, phases add by position. Thresholds are judged again on the merged numbers.
+ * Refuses to merge what cannot be one run: different scenarios or phase layouts, or the same shard
+ * twice.
+ */
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { decodeHistogram, newHistogram } from './histogram.js';
+import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
+import type { PhaseStats } from './metrics.js';
+import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
+
+export function mergeResults(results: readonly LoadResult[]): LoadResult {
+  if (results.length === 0) throw new McptapError('MERGE_EMPTY', 'nothing to merge: give at least one result file', ExitCode.Usage);
+  const first = results[0]!;
+  for (const r of results) checkCompatible(first, r);
+  checkShards(results);
+  let merged = results.reduce((a, b) => mergeTwo(a, b));
+  merged = { ...merged, shards: results.flatMap((r) => r.shards).sort((a, b) => a.index - b.index) };
+  merged.thresholds = evaluateThresholds(merged, specsOfResult(merged));
+  return merged;
+}
+
+function checkCompatible(a: LoadResult, b: LoadResult): void {
+  const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`, ExitCode.InvalidInput);
+  if (b.format !== RESULT_FORMAT) throw bad(`unknown result format "${String(b.format)}" (expected ${RESULT_FORMAT})`);
+  if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
+  const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
+  if (layout(a) !== layout(b)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
+}
+
+function checkShards(results: readonly LoadResult[]): void {
+  const seen = new Set<string>();
+  for (const s of results.flatMap((r) => r.shards)) {
+    if (s.count === 1) continue;
+    const key = `${s.index}/${s.count}`;
+    if (seen.has(key)) {
+      throw new McptapError('MERGE_DUPLICATE_SHARD', `cannot merge these results: shard ${key} appears twice`, ExitCode.InvalidInput);
+    }
+    seen.add(key);
+  }
+}
+
+function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
+  const lag = newHistogram();
+  lag.add(decodeHistogram(a.scheduleLag.hdr));
+  lag.add(decodeHistogram(b.scheduleLag.hdr));
+  const startMs = Math.min(Date.parse(a.startedAt), Date.parse(b.startedAt));
+  const endMs = Math.max(Date.parse(a.endedAt), Date.parse(b.endedAt));
+  return {
+    ...a,
+    startedAt: new Date(startMs).toISOString(),
+    endedAt: new Date(endMs).toISOString(),
+    wallMs: Math.max(a.wallMs, b.wallMs),
+    shards: [...a.shards, ...b.shards],
+    phases: a.phases.map((p, i) => mergePhase(p, b.phases[i]!)),
+    maxInFlight: a.maxInFlight + b.maxInFlight,
+    scheduleLag: encodeHist(lag),
+    overall: mergeGroups(a.overall, b.overall),
+    methods: mergeGroupMaps(a.methods, b.methods),
+    tools: mergeGroupMaps(a.tools, b.tools),
+    steps: mergeGroupMaps(a.steps, b.steps),
+  };
+}
+
+function mergePhase(a: PhaseStats, b: PhaseStats): PhaseStats {
+  const p: PhaseStats = {
+    ...a,
+    scheduled: a.scheduled + b.scheduled,
+    started: a.started + b.started,
+    dropped: a.dropped + b.dropped,
+    completed: a.completed + b.completed,
+    startUs: Math.min(a.startUs, b.startUs),
+    endUs: Math.max(a.endUs, b.endUs),
+  };
+  if (a.targetFromRate !== undefined) p.targetFromRate = a.targetFromRate + (b.targetFromRate ?? 0);
+  if (a.targetToRate !== undefined) p.targetToRate = a.targetToRate + (b.targetToRate ?? 0);
+  return p;
+}

@@ -1,0 +1,160 @@
+/**
+ * Pure aggregation of {@link Sample}s into counters and HDR histograms: for the whole run, per
+ * method, per tool and per step. No IO and no clock: the same samples always give the same
+ * numbers, which is what makes shard results add up to a single run's.
+ *
+ * Counters are kept per failure layer and never folded: `transport` by class (refused, reset,
+ * timeout, …), `http` by status (every status, 2xx included), `jsonrpc` by error code, `toolErrors`
+ * (`isError: true`), `violations` by kind, `checkFailures`.
+ */
+import { newHistogram, recordUs, type Histogram } from './histogram.js';
+import type { Sample } from './sample.js';
+
+export interface GroupCounters {
+  requests: number;
+  ok: number;
+  /** Samples whose outcome is not ok (any layer). */
+  errors: number;
+  transport: Record<string, number>;
+  http: Record<string, number>;
+  jsonrpc: Record<string, number>;
+  toolErrors: number;
+  unanswered: number;
+  violations: Record<string, number>;
+  checks: number;
+  checkFailures: number;
+}
+
+export function emptyCounters(): GroupCounters {
+  return { requests: 0, ok: 0, errors: 0, transport: {}, http: {}, jsonrpc: {}, toolErrors: 0, unanswered: 0, violations: {}, checks: 0, checkFailures: 0 };
+}
+
+export const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+export const httpErrors = (c: GroupCounters): number => Object.entries(c.http).reduce((a, [k, v]) => (Number(k) >= 400 ? a + v : a), 0);
+
+function bump(r: Record<string, number>, key: string | number, n = 1): void {
+  r[key] = (r[key] ?? 0) + n;
+}
+
+export function addCounters(into: GroupCounters, from: GroupCounters): void {
+  for (const k of ['requests', 'ok', 'errors', 'toolErrors', 'unanswered', 'checks', 'checkFailures'] as const) into[k] += from[k];
+  for (const k of ['transport', 'http', 'jsonrpc', 'violations'] as const) for (const [key, n] of Object.entries(from[k])) bump(into[k], key, n);
+}
+
+export type SseSeries = 'first_event' | 'gap' | 'final';
+
+export class GroupStats {
+  readonly counters = emptyCounters();
+  /** From the intended start to the response. */
+  readonly latency: Histogram = newHistogram();
+  /** From the moment the request was sent to the response. */
+  readonly service: Histogram = newHistogram();
+  /** SSE answers only: time to first event, gaps between events, time to the final response. */
+  sse: Record<SseSeries, Histogram> | undefined;
+
+  record(s: Sample): void {
+    const c = this.counters;
+    c.requests++;
+    if (s.outcome === 'ok') c.ok++;
+    else c.errors++;
+    if (s.transportError) bump(c.transport, s.transportError);
+    if (s.httpStatus !== undefined) bump(c.http, s.httpStatus);
+    if (s.rpcCode !== undefined) bump(c.jsonrpc, s.rpcCode);
+    if (s.isError) c.toolErrors++;
+    if (s.outcome === 'unanswered') c.unanswered++;
+    for (const v of s.violations) bump(c.violations, v);
+    c.checks += s.checks;
+    c.checkFailures += s.checkFailures;
+    recordUs(this.latency, s.endUs - s.intendedUs);
+    recordUs(this.service, s.endUs - s.sentUs);
+    if (s.sse && s.eventTimesUs && s.eventTimesUs.length > 0) this.recordSse(s, s.eventTimesUs);
+  }
+
+  private recordSse(s: Sample, times: readonly number[]): void {
+    const h = (this.sse ??= { first_event: newHistogram(), gap: newHistogram(), final: newHistogram() });
+    recordUs(h.first_event, times[0]! - s.sentUs);
+    for (let i = 1; i < times.length; i++) recordUs(h.gap, times[i]! - times[i - 1]!);
+    recordUs(h.final, s.endUs - s.sentUs);
+  }
+}
+
+export interface PhaseStats {
+  name: string;
+  kind: 'open' | 'closed';
+  plannedDurationMs?: number;
+  /** Open model: the rate this process was asked for (its shard's share), start and end of the ramp. */
+  targetFromRate?: number;
+  targetToRate?: number;
+  /** Iterations due by the schedule (open) or planned (closed with a count). */
+  scheduled: number;
+  started: number;
+  /** Due but not started: the in-flight cap was reached (open model). */
+  dropped: number;
+  completed: number;
+  startUs: number;
+  endUs: number;
+}
+
+export class LoadMetrics {
+  readonly overall = new GroupStats();
+  readonly methods = new Map<string, GroupStats>();
+  readonly tools = new Map<string, GroupStats>();
+  readonly steps = new Map<string, GroupStats>();
+  readonly phases: PhaseStats[] = [];
+  /** How late iterations started against their intended start (generator saturation shows here). */
+  readonly scheduleLag: Histogram = newHistogram();
+  inFlight = 0;
+  maxInFlight = 0;
+  /** Scripted iterations that threw (a bug in the scenario script, not in the server). */
+  scriptErrors = 0;
+  firstScriptError: string | undefined;
+
+  record(s: Sample): void {
+    this.overall.record(s);
+    group(this.methods, s.method).record(s);
+    if (s.tool !== undefined) group(this.tools, s.tool).record(s);
+    group(this.steps, s.step).record(s);
+  }
+
+  /** A check made by a scripted iteration, attributed to the step of its last call. */
+  recordCheck(step: string, ok: boolean): void {
+    for (const g of [this.overall, group(this.steps, step)]) {
+      g.counters.checks++;
+      if (!ok) g.counters.checkFailures++;
+    }
+  }
+
+  /** A violation that belongs to no request (stdout pollution, a response nobody asked for). */
+  recordViolation(kind: string): void {
+    bump(this.overall.counters.violations, kind);
+  }
+
+  scriptError(err: unknown): void {
+    this.scriptErrors++;
+    this.firstScriptError ??= (err as Error)?.stack ?? String(err);
+  }
+
+  beginPhase(p: Omit<PhaseStats, 'scheduled' | 'started' | 'dropped' | 'completed' | 'endUs'>): PhaseStats {
+    const stats: PhaseStats = { ...p, scheduled: 0, started: 0, dropped: 0, completed: 0, endUs: p.startUs };
+    this.phases.push(stats);
+    return stats;
+  }
+
+  iterationStarted(phase: PhaseStats, intendedUs: number, nowUs: number): void {
+    phase.started++;
+    recordUs(this.scheduleLag, nowUs - intendedUs);
+    this.inFlight++;
+    if (this.inFlight > this.maxInFlight) this.maxInFlight = this.inFlight;
+  }
+
+  iterationEnded(phase: PhaseStats): void {
+    phase.completed++;
+    this.inFlight--;
+  }
+}
+
+function group(m: Map<string, GroupStats>, key: string): GroupStats {
+  let g = m.get(key);
+  if (!g) m.set(key, (g = new GroupStats()));
+  return g;
+}

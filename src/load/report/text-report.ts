@@ -1,0 +1,77 @@
+/**
+ * The end-of-run summary as text: phases (target vs achieved rate, dropped), a table per scope
+ * (latency from the intended start; errors by layer), error codes, SSE timings, thresholds. Pure.
+ */
+import { formatUs } from '../duration.js';
+import type { GroupResult, LoadResult } from '../load-result.js';
+import { httpErrors, sum } from '../metrics.js';
+
+export function renderSummary(r: LoadResult): string {
+  const out: string[] = [];
+  const shards = r.shards.length > 1 || r.shards[0]!.count > 1 ? ` [shards ${r.shards.map((s) => `${s.index}/${s.count}`).join(', ')}]` : '';
+  out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
+  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall));
+  if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
+  out.push('', ...renderThresholds(r));
+  return out.join('\n') + '\n';
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd());
+}
+
+function renderPhases(r: LoadResult): string[] {
+  const rows = [['phase', 'model', 'target', 'achieved', 'scheduled', 'started', 'dropped', 'completed']];
+  for (const p of r.phases) {
+    const secs = (p.plannedDurationMs ?? (p.endUs - p.startUs) / 1000) / 1000;
+    const target = p.kind === 'open' ? (p.targetFromRate === p.targetToRate ? `${fmtRate(p.targetFromRate!)}/s` : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`) : '-';
+    const achieved = secs > 0 ? `${fmtRate(p.started / secs)}/s` : '-';
+    rows.push([p.name, p.kind, target, achieved, String(p.scheduled), String(p.started), String(p.dropped), String(p.completed)]);
+  }
+  return ['phases', ...table(rows)];
+}
+
+function fmtRate(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x.toFixed(1);
+}
+
+function groupRow(label: string, g: GroupResult): string[] {
+  const c = g.counters;
+  const s = g.latency.summary;
+  return [label, String(c.requests), String(c.ok), formatUs(s.p50), formatUs(s.p90), formatUs(s.p99), formatUs(s.max), String(sum(c.transport)), String(httpErrors(c)), String(sum(c.jsonrpc)), String(c.toolErrors), String(sum(c.violations)), c.checks ? `${c.checkFailures}/${c.checks}` : '-'];
+}
+
+function renderGroups(r: LoadResult): string[] {
+  const rows = [['scope', 'requests', 'ok', 'p50', 'p90', 'p99', 'max', 'transport', 'http>=400', 'jsonrpc', 'tool', 'violations', 'checks failed']];
+  rows.push(groupRow('all', r.overall));
+  for (const [k, g] of Object.entries(r.methods)) rows.push(groupRow(`method ${k}`, g));
+  for (const [k, g] of Object.entries(r.tools)) rows.push(groupRow(`tool ${k}`, g));
+  if (Object.keys(r.steps).length > 1) for (const [k, g] of Object.entries(r.steps)) rows.push(groupRow(`step ${k}`, g));
+  return ['requests (latency from the intended start)', ...table(rows)];
+}
+
+function renderCodes(g: GroupResult): string[] {
+  const c = g.counters;
+  const parts: string[] = [];
+  const list = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} x${n}`).join(', ');
+  const httpNon2xx = Object.fromEntries(Object.entries(c.http).filter(([k]) => Number(k) >= 300));
+  if (Object.keys(httpNon2xx).length) parts.push(`http ${list(httpNon2xx)}`);
+  if (Object.keys(c.jsonrpc).length) parts.push(`jsonrpc ${list(c.jsonrpc)}`);
+  if (Object.keys(c.transport).length) parts.push(`transport ${list(c.transport)}`);
+  if (Object.keys(c.violations).length) parts.push(`violations ${list(c.violations)}`);
+  return parts.length ? ['', `codes: ${parts.join(' | ')}`] : [];
+}
+
+function renderSse(g: GroupResult): string[] {
+  if (!g.sse || g.sse.final.summary.count === 0) return [];
+  const f = (x: { summary: { p50: number; p99: number } }) => `p50 ${formatUs(x.summary.p50)} p99 ${formatUs(x.summary.p99)}`;
+  return [`sse (${g.sse.final.summary.count} streams): first event ${f(g.sse.first_event)}; gaps ${f(g.sse.gap)}; final response ${f(g.sse.final)}`];
+}
+
+function renderThresholds(r: LoadResult): string[] {
+  if (r.thresholds.length === 0) return ['no thresholds'];
+  const failed = r.thresholds.filter((t) => !t.ok).length;
+  const lines = r.thresholds.map((t) => `  ${t.ok ? 'pass' : 'FAIL'}  ${t.scope}: ${t.expression}  (observed ${t.observedText})`);
+  return [`thresholds: ${failed === 0 ? 'all passed' : `${failed} of ${r.thresholds.length} FAILED`}`, ...lines];
+}

@@ -1,0 +1,134 @@
+/**
+ * One load run, end to end: bring the target up, connect a driver, run the phases in order with
+ * their executors, aggregate, judge thresholds, and hand back a {@link LoadResult}. This is the
+ * library entry point behind `mcptap load`; it writes nothing to stdout.
+ */
+import { systemClock, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { DataTables } from './data-tables.js';
+import type { Driver, DriverSink } from './drivers/driver.js';
+import { HttpDriver } from './drivers/http-driver.js';
+import { LanePool } from './drivers/lane-pool.js';
+import { StdioDriver } from './drivers/stdio-driver.js';
+import { runClosedPhase } from './executors/closed-executor.js';
+import { NO_SHARD, type ShardSpec } from './executors/iteration.js';
+import { runOpenPhase } from './executors/open-executor.js';
+import { RealScheduler, type Scheduler } from './executors/scheduler.js';
+import { createIterationRunner } from './iteration-runner.js';
+import { buildResult, type LoadResult, type ResultMeta } from './load-result.js';
+import { runRawPhases, type RawRunOptions } from './drivers/raw-driver.js';
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { LoadMetrics } from './metrics.js';
+import { ProgressTracker, type ProgressSnapshot } from './progress.js';
+import type { Scenario } from './scenario.js';
+import { StepMix } from './step-mix.js';
+import { stepsFromRecording } from './recording-mix.js';
+import { startTarget, type RunningTarget } from './target/target-runtime.js';
+import { evaluateThresholds } from './threshold-eval.js';
+import { scopeLabel } from './thresholds.js';
+import type { CallRecord } from './drivers/driver.js';
+
+export interface RunLoadOptions {
+  shard?: ShardSpec;
+  clock?: Clock;
+  /** Time source of the executors; must share the clock's time base (default: real time on `clock`). */
+  scheduler?: Scheduler;
+  logger?: Logger;
+  /** Stops scheduling new iterations; in-flight ones finish and the result is still produced. */
+  signal?: AbortSignal;
+  onProgress?: (p: ProgressSnapshot) => void;
+  progressIntervalMs?: number;
+  /** Every recorded call, as it completes. */
+  onRecord?: (rec: CallRecord) => void;
+  /** Use this driver instead of the scenario's target (simulations, tests). */
+  driverFactory?: (sink: DriverSink) => Promise<Driver>;
+}
+
+export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promise<LoadResult> {
+  const scenario = input.from ? { ...input, steps: [...(await stepsFromRecording(input.from)), ...input.steps] } : input;
+  const clock = opts.clock ?? systemClock;
+  const scheduler = opts.scheduler ?? new RealScheduler(clock);
+  const logger = opts.logger ?? silentLogger;
+  const shard = opts.shard ?? NO_SHARD;
+  const data = await DataTables.load(scenario.data, scenario.seed);
+  const metrics = new LoadMetrics();
+  const target = opts.driverFactory ? undefined : await startTarget(scenario.target);
+  const startedAtMs = clock.nowUs() / 1000;
+  const progress = new ProgressTracker(metrics, scheduler, shard.count);
+  const timer = opts.onProgress ? setInterval(() => opts.onProgress!(progress.snapshot()), opts.progressIntervalMs ?? 1000) : undefined;
+  try {
+    const ran =
+      scenario.driver === 'raw' && target
+        ? await runRaw(scenario, target, { shard, metrics, clock, signal: opts.signal })
+        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress });
+    const result = buildResult(metrics, {
+      scenario: scenario.name,
+      ...ran,
+      shard,
+      startedAtMs,
+      endedAtMs: clock.nowUs() / 1000,
+      thresholdSpecs: scenario.thresholds.map((t) => ({ scope: scopeLabel(t.scope), expression: t.expression })),
+    });
+    if (target?.startedAtEpochMs !== undefined) result.targetStartedAtEpochMs = target.startedAtEpochMs;
+    if (metrics.scriptErrors > 0) {
+      result.scriptErrors = metrics.scriptErrors;
+      logger.warn(`${metrics.scriptErrors} scripted iteration(s) threw; the first: ${metrics.firstScriptError}`);
+    }
+    result.thresholds = evaluateThresholds(result, scenario.thresholds);
+    return result;
+  } finally {
+    if (timer) clearInterval(timer);
+    await target?.close();
+  }
+}
+
+type Ran = Pick<ResultMeta, 'era' | 'target' | 'driver'>;
+
+interface PhaseDeps extends RunLoadOptions {
+  clock: Clock;
+  scheduler: Scheduler;
+  logger: Logger;
+  shard: ShardSpec;
+  data: DataTables;
+  metrics: LoadMetrics;
+  progress: ProgressTracker;
+}
+
+async function runPhases(scenario: Scenario, target: RunningTarget | undefined, d: PhaseDeps): Promise<Ran> {
+  const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k) };
+  const driver = d.driverFactory ? await d.driverFactory(sink) : await connectDriver(scenario, target!, d.clock, d.logger, sink);
+  try {
+    const { shard } = d;
+    d.logger.info(`load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`);
+    const pool = new LanePool((id) => driver.newLane(id));
+    const mix = scenario.steps.length > 0 ? new StepMix(scenario.steps, scenario.mix) : undefined;
+    const run = createIterationRunner({ scenario, pool, mix, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord });
+    for (const [phaseIndex, phase] of scenario.phases.entries()) {
+      if (d.signal?.aborted) break;
+      d.progress.enterPhase(phaseIndex, phase);
+      const common = { scheduler: d.scheduler, metrics: d.metrics, phaseIndex, shard, run, signal: d.signal };
+      if (phase.kind === 'open') await runOpenPhase(phase, common);
+      else await runClosedPhase(phase, { ...common, seed: scenario.seed });
+    }
+    await pool.closeAll();
+    return { era: driver.era, target: driver.target, driver: driver.transport };
+  } finally {
+    await driver.close();
+  }
+}
+
+async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {
+  if (t.kind !== 'http') throw new McptapError('LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target', ExitCode.InvalidInput);
+  const era = await runRawPhases(scenario, { ...o, url: t.url, headers: t.headers });
+  return { era, target: t.url, driver: 'raw' };
+}
+
+async function connectDriver(s: Scenario, t: RunningTarget, clock: Clock, logger: Logger, sink: DriverSink): Promise<Driver> {
+  const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink };
+  if (t.kind === 'http') {
+    const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'open' ? p.maxInFlight : p.vus)));
+    const connections = t.connections ?? Math.min(1024, Math.max(16, openCap));
+    return HttpDriver.connect({ ...common, url: t.url, headers: t.headers, connections, churn: s.sessionChurn });
+  }
+  return StdioDriver.start({ ...common, command: t.command, args: t.args, env: t.env, cwd: t.cwd, pool: t.pool, logger });
+}

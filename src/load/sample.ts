@@ -1,0 +1,88 @@
+/**
+ * One measured request: the unit the drivers produce and the aggregation consumes. Times are
+ * µs since the epoch. `intendedUs` is when the request should have started by the schedule (open
+ * model: the arrival time; closed model: when the virtual user became ready), so
+ * `endUs - intendedUs` includes any wait a stalled server or a saturated generator caused.
+ *
+ * The failure layers are kept apart: a sample can be HTTP 400 *and* JSON-RPC -32020 at once;
+ * `outcome` is only the one-word summary (transport > JSON-RPC > tool > ok).
+ */
+import type { JsonRpcResponse } from '../model/jsonrpc.js';
+import { isToolError } from '../protocol/mcp.js';
+import type { CallResult } from '../client/call-result.js';
+import type { TransportErrorClass } from '../client/transport-error.js';
+
+export type SampleOutcome = 'ok' | 'jsonrpc_error' | 'tool_error' | 'transport_error' | 'unanswered';
+
+export interface Sample {
+  step: string;
+  method: string;
+  /** Tool name (tools/call) — the per-tool statistics key. */
+  tool?: string;
+  intendedUs: number;
+  sentUs: number;
+  endUs: number;
+  outcome: SampleOutcome;
+  transportError?: TransportErrorClass;
+  httpStatus?: number;
+  rpcCode?: number;
+  isError: boolean;
+  violations: readonly string[];
+  /** The answer came as an SSE stream. */
+  sse: boolean;
+  firstEventUs?: number;
+  eventTimesUs?: readonly number[];
+  checks: number;
+  checkFailures: number;
+}
+
+export interface SampleLabels {
+  step: string;
+  method: string;
+  tool?: string;
+  intendedUs: number;
+}
+
+/** A sample from a call that got an answer of some kind. */
+export function sampleFromResult(labels: SampleLabels, r: CallResult): Sample {
+  const res: JsonRpcResponse | undefined = r.response;
+  const endUs = r.timing.responseUs ?? r.timing.endUs;
+  const isError = res !== undefined && res.error === undefined && labels.method === 'tools/call' && isToolError(res.result);
+  let outcome: SampleOutcome;
+  if (res?.error) outcome = 'jsonrpc_error';
+  else if (isError) outcome = 'tool_error';
+  else if (res) outcome = 'ok';
+  else outcome = r.httpStatus !== undefined && r.httpStatus >= 400 ? 'transport_error' : 'unanswered';
+  const s: Sample = {
+    ...labels,
+    sentUs: r.timing.sentUs,
+    endUs,
+    outcome,
+    isError,
+    violations: r.violations,
+    sse: r.contentType === 'sse',
+    checks: 0,
+    checkFailures: 0,
+  };
+  if (r.httpStatus !== undefined) s.httpStatus = r.httpStatus;
+  if (res?.error && typeof res.error.code === 'number') s.rpcCode = res.error.code;
+  if (r.timing.firstEventUs !== undefined) s.firstEventUs = r.timing.firstEventUs;
+  if (r.timing.eventTimesUs) s.eventTimesUs = r.timing.eventTimesUs;
+  return s;
+}
+
+/** A sample from a call that failed below JSON-RPC (refused, reset, timeout, child exit). */
+export function sampleFromTransportError(labels: SampleLabels, sentUs: number, endUs: number, cls: TransportErrorClass): Sample {
+  return {
+    ...labels,
+    sentUs,
+    endUs,
+    outcome: 'transport_error',
+    transportError: cls,
+    isError: false,
+    violations: [],
+    sse: false,
+    checks: 0,
+    checkFailures: 0,
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * Validation of the scenario parts that describe requests: data sets, steps (with their templates
+ * and checks) and thresholds. See scenario-validate.ts for the rest.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { CheckSpec, DataSpec, StepSpec } from './scenario.js';
+import { compileTemplate, type TemplateIssue } from './template.js';
+import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
+import { isObj, kind, Reader, type Path } from './validation.js';
+
+export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[] {
+  if (v === undefined) return [];
+  const o = r.obj(v, ['data'], Object.keys(isObj(v) ? v : {}));
+  if (!o) return [];
+  const out: DataSpec[] = [];
+  for (const [name, x] of Object.entries(o)) {
+    const p: Path = ['data', name];
+    if (!/^[A-Za-z_][\w-]*$/.test(name)) {
+      r.fail(p, 'data set names are letters, digits, _ and -', true);
+      continue;
+    }
+    const d = typeof x === 'string' ? { file: x } : r.obj(x, p, ['file', 'format', 'order']);
+    if (!d) continue;
+    const file = r.str(d, 'file', p, true);
+    if (!file) continue;
+    const byExt = /\.jsonl?$/i.test(file) ? 'jsonl' : /\.csv$/i.test(file) ? 'csv' : undefined;
+    const format = r.oneOf(d, 'format', p, ['csv', 'jsonl'] as const) ?? byExt;
+    if (!format) {
+      r.fail([...p, 'file'], `cannot tell the format of "${file}": name it .csv or .jsonl, or set format`);
+      continue;
+    }
+    const abs = path.resolve(baseDir, file);
+    if (!existsSync(abs)) {
+      r.fail(typeof x === 'string' ? p : [...p, 'file'], `data file ${abs} does not exist`);
+      continue;
+    }
+    out.push({ name, file: abs, format, order: r.oneOf(d, 'order', p, ['sequential', 'random'] as const) ?? 'sequential' });
+  }
+  return out;
+}
+
+const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check'];
+
+export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<string>): StepSpec[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) return r.fail(['steps'], `must be a list of steps (got ${kind(v)})`) ?? [];
+  const steps = v.flatMap((x, i) => {
+    const s = validateStep(r, x, ['steps', i], dataNames);
+    return s ? [s] : [];
+  });
+  const seen = new Map<string, number>();
+  steps.forEach((s, i) => {
+    if (seen.has(s.name)) r.fail(['steps', i, 'name'], `step name "${s.name}" is used twice: give steps distinct names`);
+    seen.set(s.name, i);
+  });
+  return steps;
+}
+
+function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<string>): StepSpec | undefined {
+  const o = r.obj(v, p, STEP);
+  if (!o) return undefined;
+  const tool = r.str(o, 'tool', p);
+  const prompt = r.str(o, 'prompt', p);
+  const uri = r.str(o, 'uri', p);
+  const method = r.str(o, 'method', p) ?? (tool ? 'tools/call' : prompt ? 'prompts/get' : uri ? 'resources/read' : undefined);
+  if (!method) return r.fail(p, 'needs method (e.g. tools/list) or tool (a tools/call shorthand)');
+  if (o.params !== undefined && (tool || prompt || uri || o.arguments !== undefined)) return r.fail(p, 'give params, or tool/prompt/uri/arguments, not both');
+  if (o.params !== undefined && !isObj(o.params)) return r.fail([...p, 'params'], 'must be a mapping');
+  if (o.arguments !== undefined && !isObj(o.arguments)) return r.fail([...p, 'arguments'], 'must be a mapping');
+  const rawParams = o.params ?? buildParams(method, tool ?? prompt, uri, o.arguments);
+  const issues: TemplateIssue[] = [];
+  const params = compileTemplate(rawParams, dataNames, issues);
+  for (const i of issues) r.fail([...p, ...templateField(i.path, o.params !== undefined, tool ? 'tool' : 'prompt')], i.message);
+  const weight = r.num(o, 'weight', p, { integer: true, min: 1 }) ?? 1;
+  const target = method === 'tools/call' ? (tool ?? (isObj(o.params) && typeof o.params.name === 'string' ? o.params.name : undefined)) : (prompt ?? uri);
+  const step: StepSpec = {
+    name: r.str(o, 'name', p) ?? target ?? method,
+    weight,
+    method,
+    params,
+    progress: r.bool(o, 'progress', p) ?? false,
+    checks: validateChecks(r, o.check, [...p, 'check']),
+  };
+  if (target !== undefined) step.target = target;
+  const headers = r.stringMap(o, 'headers', p, true);
+  if (headers) step.headers = headers;
+  return step;
+}
+
+/** Where a template issue sits in the step as written (`params.x`, `arguments.x`, `tool`, `uri`). */
+function templateField(at: Path, raw: boolean, nameField: string): Path {
+  if (raw) return ['params', ...at];
+  return at[0] === 'name' ? [nameField] : at;
+}
+
+function buildParams(method: string, name: string | undefined, uri: string | undefined, args: unknown): Record<string, unknown> | undefined {
+  if (method === 'tools/call' || method === 'prompts/get') return { name, arguments: args ?? {} };
+  if (method === 'resources/read') return { uri };
+  return args === undefined ? {} : (args as Record<string, unknown>);
+}
+
+const CHECK = ['isError', 'error', 'noError', 'status', 'contains', 'path', 'equals', 'matches'];
+
+function validateChecks(r: Reader, v: unknown, p: Path): CheckSpec[] {
+  if (v === undefined) return [];
+  const list = Array.isArray(v) ? v : [v];
+  return list.flatMap((x, i) => validateCheck(r, x, Array.isArray(v) ? [...p, i] : p));
+}
+
+function validateCheck(r: Reader, v: unknown, p: Path): CheckSpec[] {
+  const o = r.obj(v, p, CHECK);
+  if (!o) return [];
+  const out: CheckSpec[] = [];
+  const isError = r.bool(o, 'isError', p);
+  if (isError !== undefined) out.push({ kind: 'isError', expect: isError });
+  if (o.error !== undefined) {
+    if (o.error === true) out.push({ kind: 'error' });
+    else if (Number.isInteger(o.error)) out.push({ kind: 'error', code: o.error as number });
+    else r.fail([...p, 'error'], 'must be true or a JSON-RPC error code');
+  }
+  if (r.bool(o, 'noError', p)) out.push({ kind: 'noError' });
+  const status = r.num(o, 'status', p, { integer: true, min: 100 });
+  if (status !== undefined) out.push({ kind: 'status', status });
+  const contains = r.str(o, 'contains', p);
+  if (contains !== undefined) out.push({ kind: 'contains', text: contains });
+  const at = r.str(o, 'path', p);
+  if ((o.equals !== undefined || o.matches !== undefined) && !at) r.fail(p, 'equals and matches need a path (e.g. path: result.content[0].text)');
+  if (at) out.push(pathCheck(r, o, at, p));
+  if (out.length === 0) r.fail(p, `a check needs one of ${CHECK.filter((c) => c !== 'equals' && c !== 'matches').join(', ')}`);
+  return out;
+}
+
+function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): CheckSpec {
+  const c: CheckSpec = { kind: 'path', path: at };
+  if (o.equals !== undefined) c.equals = o.equals;
+  if (o.matches !== undefined) {
+    try {
+      c.matches = new RegExp(String(o.matches));
+    } catch (err) {
+      r.fail([...p, 'matches'], `not a regular expression: ${(err as Error).message}`);
+    }
+  }
+  return c;
+}
+
+export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSpec[]): ThresholdSpec[] {
+  if (v === undefined) return [];
+  const out: ThresholdSpec[] = [];
+  const add = (expr: unknown, scope: ThresholdScope, p: Path) => {
+    if (typeof expr !== 'string') return r.fail(p, `must be a threshold expression string like "p(99) < 300ms" (got ${kind(expr)})`);
+    const t = parseThreshold(expr, scope);
+    if (typeof t === 'string') return r.fail(p, t);
+    out.push(t);
+  };
+  if (Array.isArray(v)) v.forEach((e, i) => add(e, { kind: 'all' }, ['thresholds', i]));
+  else if (isObj(v)) {
+    for (const [key, list] of Object.entries(v)) {
+      const scope = parseScope(key);
+      if (typeof scope === 'string') {
+        r.fail(['thresholds', key], scope, true);
+        continue;
+      }
+      checkScope(r, scope, steps, ['thresholds', key]);
+      const items = Array.isArray(list) ? list : [list];
+      items.forEach((e, i) => add(e, scope, Array.isArray(list) ? ['thresholds', key, i] : ['thresholds', key]));
+    }
+  } else r.fail(['thresholds'], 'must be a list of expressions, or a mapping from scope (all, tool:NAME, method:NAME, step:NAME) to expressions');
+  return out;
+}
+
+/** A tool or step scope must name something the steps produce (scripted scenarios are not checked). */
+function checkScope(r: Reader, scope: ThresholdScope, steps: readonly StepSpec[], p: Path): void {
+  if (steps.length === 0) return;
+  if (scope.kind === 'tool' && !steps.some((s) => s.method === 'tools/call' && s.target === scope.name)) {
+    const tools = steps.filter((s) => s.method === 'tools/call' && s.target).map((s) => s.target);
+    r.fail(p, `no step calls tool "${scope.name}"${tools.length ? ` (steps call: ${[...new Set(tools)].join(', ')})` : ''}`, true);
+  }
+  if (scope.kind === 'step' && !steps.some((s) => s.name === scope.name)) r.fail(p, `no step is named "${scope.name}" (steps: ${steps.map((s) => s.name).join(', ')})`, true);
+}

@@ -1,0 +1,128 @@
+/**
+ * A load scenario as plain data: what to load (target, era), how (phases), with what (steps, data)
+ * and what counts as passing (thresholds). Built by {@link validateScenario} from a YAML file or a
+ * `defineScenario` module; everything downstream trusts these invariants:
+ * - durations are in ms, rates in requests per second, all finite and non-negative;
+ * - every step has a positive integer weight and a method; step names are unique;
+ * - templates are compiled (see template.ts); thresholds are parsed (see thresholds.ts).
+ */
+import type { JsonRpcResponse } from '../model/jsonrpc.js';
+import type { CompiledTemplate } from './template.js';
+import type { ThresholdSpec } from './thresholds.js';
+
+export type EraChoice = 'legacy' | 'modern' | 'detect';
+
+export type TargetSpec =
+  | { kind: 'http'; url: string; headers: Record<string, string>; connections?: number }
+  | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string; pool: number }
+  | { kind: 'reference'; transport: 'http' | 'stdio'; stall?: { everyMs: number; forMs: number }; inProcess: boolean; pool: number };
+
+export interface ThinkTime {
+  minMs: number;
+  maxMs: number;
+}
+
+/** Closed model: `vus` virtual users, each running iterations back to back (plus think time). */
+export interface ClosedPhase {
+  kind: 'closed';
+  name: string;
+  vus: number;
+  /** Iterations per virtual user; the phase ends when all are done or `durationMs` elapses. */
+  iterations?: number;
+  durationMs?: number;
+  thinkTime: ThinkTime;
+  /** Raw driver only: total request rate cap across connections (autocannon `overallRate`). */
+  rate?: number;
+}
+
+/** Open model: arrivals at `fromRate` ramping linearly to `toRate` over `durationMs`, at most `maxInFlight` at once. */
+export interface OpenPhase {
+  kind: 'open';
+  name: string;
+  fromRate: number;
+  toRate: number;
+  durationMs: number;
+  maxInFlight: number;
+}
+
+export type Phase = ClosedPhase | OpenPhase;
+
+export type CheckSpec =
+  | { kind: 'isError'; expect: boolean }
+  | { kind: 'error'; code?: number }
+  | { kind: 'noError' }
+  | { kind: 'status'; status: number }
+  | { kind: 'contains'; text: string }
+  | { kind: 'path'; path: string; equals?: unknown; matches?: RegExp };
+
+export interface StepSpec {
+  name: string;
+  weight: number;
+  method: string;
+  /** Params template (tools/call: `{name, arguments}` built from `tool` + `arguments`). */
+  params: CompiledTemplate;
+  /** Tool name for tools/call, prompt name for prompts/get (for per-tool statistics). */
+  target?: string;
+  /** Header overrides (HTTP): a string sets, `null` removes. */
+  headers?: Record<string, string | null>;
+  /** Ask for progress notifications (adds `_meta.progressToken`). */
+  progress: boolean;
+  checks: CheckSpec[];
+}
+
+export interface DataSpec {
+  name: string;
+  file: string;
+  format: 'csv' | 'jsonl';
+  order: 'sequential' | 'random';
+}
+
+/** What a scripted (`defineScenario`) iteration gets. */
+export interface IterationContext {
+  readonly vu: number;
+  readonly iteration: number;
+  readonly phase: string;
+  /** The row of each data set for this iteration. */
+  readonly data: Readonly<Record<string, Record<string, unknown>>>;
+  /** Deterministic random numbers for this iteration (same on every shard). */
+  random(): number;
+  /** Send one request and record it; resolves with the JSON-RPC response (or undefined on a transport error). */
+  call(method: string, params?: Record<string, unknown>, opts?: CallOptions): Promise<JsonRpcResponse | undefined>;
+  /** Shorthand for `call('tools/call', {name, arguments})`. */
+  tool(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<JsonRpcResponse | undefined>;
+  /** Record a named check; a false condition counts as a check failure. */
+  check(name: string, ok: boolean): boolean;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface CallOptions {
+  /** Name for statistics (default: the tool or method). */
+  step?: string;
+  headers?: Record<string, string | null>;
+  progress?: boolean;
+}
+
+export type ScriptedIteration = (ctx: IterationContext) => Promise<void>;
+
+export interface Scenario {
+  name: string;
+  /** The file it came from (for messages), when it came from one. */
+  source?: string;
+  target: TargetSpec;
+  era: EraChoice;
+  /** Modern era: the protocol version to put in `_meta` and headers. */
+  protocolVersion?: string;
+  /** Legacy: re-initialize a session after this many iterations (0 = keep it for the whole run). */
+  sessionChurn: number;
+  timeoutMs: number;
+  seed: number;
+  mix: 'weighted' | 'random';
+  driver: 'auto' | 'raw';
+  phases: Phase[];
+  steps: StepSpec[];
+  data: DataSpec[];
+  thresholds: ThresholdSpec[];
+  iteration?: ScriptedIteration;
+  /** Take the mix and arguments from this recording (SQLite). */
+  from?: string;
+}

@@ -1,0 +1,117 @@
+/**
+ * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
+ * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
+ */
+import { histogramOf, type GroupResult, type LoadResult } from './load-result.js';
+import { httpErrors, sum } from './metrics.js';
+import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
+
+export interface ThresholdOutcome {
+  scope: string;
+  expression: string;
+  ok: boolean;
+  /** Observed value in the expression's unit: µs for latencies, a fraction for %, a count, or req/s. */
+  observed: number | null;
+  /** Human-readable observed value (e.g. `312.4ms`, `4.2%`). */
+  observedText: string;
+}
+
+export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
+  return specs.map((t) => evaluateOne(result, t));
+}
+
+/** Re-parse the expressions stored in a result (after a merge). */
+export function specsOfResult(result: LoadResult): ThresholdSpec[] {
+  const out: ThresholdSpec[] = [];
+  for (const { scope, expression } of result.thresholdSpecs) {
+    const s = parseScope(scope);
+    const t = typeof s === 'string' ? s : parseThreshold(expression, s);
+    if (typeof t !== 'string') out.push(t);
+  }
+  return out;
+}
+
+function groupOf(r: LoadResult, t: ThresholdSpec): GroupResult | undefined {
+  switch (t.scope.kind) {
+    case 'all':
+      return r.overall;
+    case 'method':
+      return r.methods[t.scope.name];
+    case 'tool':
+      return r.tools[t.scope.name];
+    case 'step':
+      return r.steps[t.scope.name];
+  }
+}
+
+function evaluateOne(r: LoadResult, t: ThresholdSpec): ThresholdOutcome {
+  const base = { scope: scopeLabel(t.scope), expression: t.expression };
+  const g = groupOf(r, t);
+  const observed = observe(r, g, t);
+  if (observed === null) return { ...base, ok: false, observed: null, observedText: 'no requests' };
+  return { ...base, ok: compare(observed, t.op, t.value), observed, observedText: formatObserved(t, observed) };
+}
+
+function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): number | null {
+  const m = t.metric;
+  if (m.kind === 'rate') {
+    const planned = r.phases.reduce((a, p) => a + (p.plannedDurationMs ?? 0), 0);
+    const secs = (planned > 0 ? planned : r.wallMs) / 1000;
+    const started = r.phases.reduce((a, p) => a + p.started, 0);
+    return secs > 0 ? started / secs : null;
+  }
+  if (m.kind === 'counter' && m.counter === 'dropped') {
+    const dropped = r.phases.reduce((a, p) => a + p.dropped, 0);
+    const scheduled = r.phases.reduce((a, p) => a + p.scheduled, 0);
+    if (!t.percent) return dropped;
+    return scheduled > 0 ? dropped / scheduled : null;
+  }
+  if (!g || g.counters.requests === 0) return null;
+  if (m.kind === 'latency') {
+    const h = histogramOf(g, m.series);
+    if (h.totalCount === 0) return null;
+    if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
+    if (m.stat === 'avg') return h.mean;
+    return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
+  }
+  const count = counterValue(g, m.counter, m.code);
+  return t.percent ? count / g.counters.requests : count;
+}
+
+function counterValue(g: GroupResult, name: string, code?: number): number {
+  const c = g.counters;
+  switch (name) {
+    case 'errors':
+      return c.errors;
+    case 'transport_errors':
+      return sum(c.transport);
+    case 'http_errors':
+      return httpErrors(c);
+    case 'jsonrpc_errors':
+      return sum(c.jsonrpc);
+    case 'tool_errors':
+      return c.toolErrors;
+    case 'protocol_violations':
+      return sum(c.violations);
+    case 'check_failures':
+      return c.checkFailures;
+    case 'requests':
+      return c.requests;
+    case 'http':
+      return c.http[String(code)] ?? 0;
+    case 'jsonrpc':
+      return c.jsonrpc[String(code)] ?? 0;
+    default:
+      return 0;
+  }
+}
+
+function formatObserved(t: ThresholdSpec, v: number): string {
+  if (t.metric.kind === 'latency') return v >= 1000 ? `${+(v / 1000).toFixed(2)}ms` : `${Math.round(v)}us`;
+  if (t.metric.kind === 'rate') return `${v.toFixed(1)}/s`;
+  return t.percent ? `${(v * 100).toFixed(2)}%` : String(v);
+}
+
+export function thresholdsPassed(outcomes: readonly ThresholdOutcome[]): boolean {
+  return outcomes.every((o) => o.ok);
+}

@@ -1,0 +1,109 @@
+/**
+ * `mcptap load` and `mcptap merge-results` as users run them (the built CLI): exit codes, one-
+ * paragraph messages without stack traces, JSON/JUnit outputs, and shards merged into one result.
+ * Needs `npx tsc -p .` first (the CLI runs from dist/).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LoadResult } from '../../src/load/load-result.js';
+import { ROOT } from '../client/peers.js';
+
+const run = promisify(execFile);
+const BIN = path.join(ROOT, 'bin/mcptap.js');
+
+async function mcptap(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd, timeout: 45_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+let dir: string;
+const write = (name: string, text: string) => writeFileSync(path.join(dir, name), text);
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-load-cli-'));
+});
+
+describe('bad scenarios: a clear message, the right exit code, no stack trace', () => {
+  const cases: [string, string, number, RegExp][] = [
+    ['unknown-field.yaml', 'target: { reference: true }\nphases:\n  - open: { rate: 1, duraton: 1s }\nsteps: [ { tool: echo } ]\n', 4, /unknown-field\.yaml:3: phases\[0\]\.open\.duraton: unknown field \(did you mean "duration"\?\)/],
+    ['bad-threshold.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\nthresholds: [ "p(99) < soon" ]\n', 4, /bad-threshold\.yaml:4: thresholds\[0\]: cannot parse threshold "p\(99\) < soon"/],
+    ['no-target.yaml', 'phases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-target\.yaml(:\d+)?: target: is required/],
+    ['no-data.yaml', 'target: { reference: true }\ndata: { users: users.csv }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/],
+    ['unreachable.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+  ];
+  for (const [file, text, code, message] of cases) {
+    it.concurrent(`${file} -> exit ${code}`, async () => {
+      write(file, text);
+      const r = await mcptap(['load', file, '--progress', 'none'], dir);
+      expect(r.code).toBe(code);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+      expect(r.stdout).toBe('');
+    });
+  }
+});
+
+describe('runs, thresholds, shards', () => {
+  const scenario = `name: cli-shards
+target: { reference: true }
+era: 2026-07-28
+phases:
+  - open: { rate: 60, duration: 1s }
+  - closed: { vus: 4, iterations: 5 }
+steps:
+  - { name: ok, tool: echo, weight: 3, arguments: { text: "it {{iteration}}" } }
+  - { name: err, tool: fail, weight: 1 }
+thresholds:
+  all: [ "tool_errors < 30%", "transport_errors == 0" ]
+`;
+
+  it('a failed threshold exits 3 and shows in the summary and the JUnit file', async () => {
+    write('strict.yaml', scenario.replace('"tool_errors < 30%"', '"tool_errors < 1%"').replace('rate: 60', 'rate: 20'));
+    const r = await mcptap(['load', 'strict.yaml', '--progress', 'none', '--junit', 'strict.xml', '--json', 'strict.json'], dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/thresholds: 1 of 2 FAILED/);
+    expect(r.stdout).toMatch(/FAIL {2}all: tool_errors < 1% {2}\(observed 25\.00%\)/);
+    const xml = readFileSync(path.join(dir, 'strict.xml'), 'utf8');
+    expect(xml).toContain('<testsuite name="cli-shards" tests="2" failures="1"');
+    expect(xml).toContain('<failure message="observed 25.00%"');
+  });
+
+  it('two shards run in parallel, merged, give the single run\'s counts exactly', async () => {
+    write('shards.yaml', scenario);
+    const [single, a, b] = await Promise.all([
+      mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'single.json'], dir),
+      mcptap(['load', 'shards.yaml', '--progress', 'none', '--shard', '1/2', '--json', 'a.json'], dir),
+      mcptap(['load', 'shards.yaml', '--progress', 'none', '--shard', '2/2', '--json', 'b.json'], dir),
+    ]);
+    expect([single.code, a.code, b.code]).toEqual([0, 0, 0]);
+    const m = await mcptap(['merge-results', 'a.json', 'b.json', '--json', 'merged.json'], dir);
+    expect(m.code).toBe(0);
+    expect(m.stdout).toMatch(/\[shards 1\/2, 2\/2\]/);
+    const load = (f: string) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as LoadResult;
+    const [s, merged, ra] = [load('single.json'), load('merged.json'), load('a.json')];
+    expect(ra.phases.map((p) => p.scheduled)).toEqual([30, 10]);
+    expect(merged.phases.map((p) => [p.scheduled, p.started, p.dropped])).toEqual(s.phases.map((p) => [p.scheduled, p.started, p.dropped]));
+    for (const step of ['ok', 'err']) expect(merged.steps[step]!.counters).toEqual(s.steps[step]!.counters);
+    expect(merged.overall.counters.requests).toBe(80);
+    expect(merged.overall.counters.toolErrors).toBe(20);
+    expect(merged.thresholds.every((t) => t.ok)).toBe(true);
+  });
+
+  it('merge-results refuses results of different scenarios', async () => {
+    const other = JSON.parse(readFileSync(path.join(dir, 'a.json'), 'utf8')) as LoadResult;
+    other.scenario = 'something-else';
+    write('other.json', JSON.stringify(other));
+    const r = await mcptap(['merge-results', 'b.json', 'other.json'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/cannot merge these results: they come from different scenarios/);
+  });
+});
