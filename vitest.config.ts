@@ -1,9 +1,23 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Two groups. Everything runs in parallel first; then the few tests whose assertions involve
+ * wall-clock figures the issues demand (SSE timing, coordinated omission, rate accuracy) run one
+ * file at a time on an otherwise idle machine, so other suites cannot steal their CPU.
+ */
+const TIMED = ['test/load/e2e-timing.test.ts', 'test/tap/http-timing.test.ts'];
+
+const common = {
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: "forks",
+    projects: [
+      { test: { ...common, name: 'main', include: ['test/**/*.test.ts'], exclude: TIMED, sequence: { groupOrder: 0 } } },
+      { test: { ...common, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
