@@ -4,10 +4,12 @@
  */
 import { runStdioBench } from './stdio-bench.js';
 import { runHttpBench } from './http-bench.js';
+import { runOtelBench } from './otel-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
   http: () => runHttpBench(),
+  otel: () => runOtelBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -28,8 +28,14 @@ export { OtelSpanSink } from './sinks/otel-span-sink.js';
 export { OtelMetricsSink } from './sinks/otel-metrics-sink.js';
 export { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
 export { resolveTelemetryConfig, type TelemetryConfig } from './telemetry/telemetry-config.js';
+export { exportRecording, type ExportRecordingOptions, type ExportRecordingResult, type ExportProgress } from './replay/export-recording.js';
+export { ReplayClock } from './replay/replay-clock.js';
 
 export * from './reference/reference-server.js';
+
+export * from './load/index.js';
+export * from './client/index.js';
+export { startHttpTap, DEFAULT_HTTP_TAP_PORT, DEFAULT_HTTP_TAP_HOST, type HttpTap, type HttpTapOptions } from './tap/http-tap.js';
 
 export { McptapError, ExitCode } from './cli/exit-codes.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './util/logger.js';

@@ -11,6 +11,8 @@ import { VERSION } from '../version.js';
 import { ExitCode, McptapError } from './exit-codes.js';
 import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
+import { recordingOtelMeta } from '../telemetry/recording-otel-meta.js';
+import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 
 export interface TapSinkOptions {
   record?: string;
@@ -26,6 +28,11 @@ export interface TapSinkOptions {
   telemetry?: TelemetryConfig;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
   onFatal?: (err: Error) => void;
+  /**
+   * The tap writes `telemetry.minter`'s contexts into forwarded requests (`--inject-trace-context`
+   * on a tap that supports it). Stored in the recording so `mcptap export` knows.
+   */
+  injectsTraceContext?: boolean;
 }
 
 export interface AttachedSinks {
@@ -37,23 +44,8 @@ export interface AttachedSinks {
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
   const redactor = redactorFromEnv(process.env, { fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [] });
-  let recorder: SqliteRecorder | undefined;
-  if (opts.record) {
-    try {
-      recorder = new SqliteRecorder({
-        path: opts.record,
-        recording: { transport: opts.transport, target: opts.target, startedUs: pipeline.clock.nowUs(), mcptapVersion: VERSION },
-        logger: opts.logger,
-        clock: pipeline.clock,
-        redactor,
-        ...(opts.requireRecording ? { requireRecording: true } : {}),
-        ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
-      });
-    } catch (err) {
-      throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${opts.record}: ${(err as Error).message}`, ExitCode.InvalidInput);
-    }
-    pipeline.addSink(recorder);
-  }
+  // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
+  const spanIdSeed = SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
   if (opts.telemetry && telemetryEnabled(opts.telemetry)) {
     telemetry = await createTelemetry(opts.telemetry, {
@@ -61,7 +53,34 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       clock: pipeline.clock,
       redact: (v) => redactor.redactJson(v),
       dropCounts: () => pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]),
+      spanIdSeed,
     });
+  }
+  let recorder: SqliteRecorder | undefined;
+  if (opts.record) {
+    try {
+      recorder = new SqliteRecorder({
+        path: opts.record,
+        recording: {
+          transport: opts.transport,
+          target: opts.target,
+          startedUs: pipeline.clock.nowUs(),
+          mcptapVersion: VERSION,
+          meta: recordingOtelMeta({ spanIdSeed, traceContextInjected: Boolean(opts.injectsTraceContext && telemetry?.minter) }),
+        },
+        logger: opts.logger,
+        clock: pipeline.clock,
+        redactor,
+        ...(opts.requireRecording ? { requireRecording: true } : {}),
+        ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+      });
+    } catch (err) {
+      await telemetry?.shutdown();
+      throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${opts.record}: ${(err as Error).message}`, ExitCode.InvalidInput);
+    }
+    pipeline.addSink(recorder);
+  }
+  if (telemetry) {
     for (const sink of telemetry.sinks) pipeline.addSink(sink);
     if (telemetry.metricsUrl) opts.logger.warn(`Prometheus metrics at ${telemetry.metricsUrl}`);
   }

@@ -12,7 +12,11 @@ export function addTelemetryOptions(cmd: Command): Command {
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
     .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")')
     .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (redacted, truncated)')
-    .option('--inject-trace-context', "write the tap's span context into each forwarded request's params._meta.traceparent")
+    .option(
+      '--inject-trace-context',
+      "CHANGES THE FORWARDED BYTES: each host->server request is re-serialized with params._meta.traceparent set to the tap's span " +
+        '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp)',
+    )
     .addHelpText(
       'after',
       `

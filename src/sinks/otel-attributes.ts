@@ -90,15 +90,18 @@ function serverOf(conn: ConnectionInfo): { address?: string; port?: number } {
   }
 }
 
-/** Attributes known when the request is seen. */
-export function exchangeStartAttributes(ex: Exchange, conn: ConnectionInfo | undefined): Attributes {
+/**
+ * Attributes known when the request is seen. `connAttrs` is {@link connectionAttributes} of the
+ * exchange's connection, computed once per connection by the caller (it parses the target URL).
+ */
+export function exchangeStartAttributes(ex: Exchange, connAttrs: Attributes = {}): Attributes {
   const attrs: Attributes = {
     [ATTR_MCP_METHOD_NAME]: ex.method,
     [ATTR_JSONRPC_REQUEST_ID]: idText(ex.id),
     [MCPTAP_ATTR.direction]: ex.direction,
     [MCPTAP_ATTR.connectionId]: ex.connectionId,
     [MCPTAP_ATTR.exchangeKey]: ex.key,
-    ...connectionAttributes(conn),
+    ...connAttrs,
   };
   if (ex.method === 'tools/call') {
     attrs[ATTR_GEN_AI_OPERATION_NAME] = GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL;

@@ -6,7 +6,7 @@
  * The meter comes in through the constructor; nothing here touches the global OTel API. Recording
  * into OTel instruments is synchronous and allocation-light; export happens in the SDK's reader.
  */
-import type { Attributes, Counter, Histogram, Meter, ObservableCallback, ObservableCounter, UpDownCounter } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, ObservableCallback, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -19,6 +19,7 @@ import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transpo
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
+import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
 
 /** Bucket boundaries (seconds) the MCP semantic conventions recommend for duration histograms. */
@@ -55,10 +56,10 @@ export interface OtelMetricsSinkOptions {
 interface Instruments {
   operationDuration: Histogram;
   sessionDuration: Histogram;
-  exchanges: Counter;
+  exchanges: ObservableCounter;
   timeToFirstEvent: Histogram;
   eventsPerStream: Histogram;
-  inFlight: UpDownCounter;
+  inFlight: ObservableUpDownCounter;
   violations: Counter;
   dropped: ObservableCounter;
 }
@@ -68,10 +69,10 @@ function createInstruments(meter: Meter): Instruments {
   return {
     operationDuration: meter.createHistogram(METRIC_MCP_CLIENT_OPERATION_DURATION, { ...seconds, description: 'Duration of an MCP request as seen by the tap (request to response).' }),
     sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, { ...seconds, description: 'Duration of an MCP connection (stdio process or HTTP session).' }),
-    exchanges: meter.createCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
+    exchanges: meter.createObservableCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
     timeToFirstEvent: meter.createHistogram(MCPTAP_METRIC.sseTimeToFirstEvent, { ...seconds, description: 'Time from request to the first SSE event of its response stream.' }),
     eventsPerStream: meter.createHistogram(MCPTAP_METRIC.sseEventsPerStream, { unit: '{event}', description: 'SSE events per response stream.', advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS } }),
-    inFlight: meter.createUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
+    inFlight: meter.createObservableUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
     violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
     dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, { unit: '{item}', description: 'Work items sinks dropped (full queues, failed exports).' }),
   };
@@ -90,8 +91,16 @@ export class OtelMetricsSink implements Sink {
   private readonly logger: Logger;
   private readonly maxInFlight: number;
   private readonly connections = new Map<string, ConnectionState>();
-  /** Attributes each in-flight request was counted with, so the decrement matches the increment. */
-  private readonly inFlight = new Map<string, Attributes>();
+  /**
+   * Exchanges by outcome and requests in flight are counted here and observed at collection time
+   * (see KeyedCounts): three SDK records, and their attribute hashing, saved per exchange. Each
+   * in-flight request keeps its entry, so the decrement matches the increment.
+   */
+  private readonly inFlight = new Map<string, KeyedCount>();
+  private readonly inFlightCounts = new KeyedCounts();
+  private readonly exchangeCounts = new KeyedCounts();
+  private readonly observeCounts: ObservableCallback;
+  private readonly observeInFlight: ObservableCallback;
   private readonly observeDrops: ObservableCallback | undefined;
   private readonly counts = emptyStats();
   private closed = false;
@@ -102,6 +111,10 @@ export class OtelMetricsSink implements Sink {
     this.logger = opts.logger ?? silentLogger;
     this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.inst = createInstruments(opts.meter);
+    this.observeInFlight = (result) => this.inFlightCounts.observe(result);
+    this.observeCounts = (result) => this.exchangeCounts.observe(result);
+    this.inst.inFlight.addCallback(this.observeInFlight);
+    this.inst.exchanges.addCallback(this.observeCounts);
     const dropCounts = opts.dropCounts;
     if (dropCounts) {
       this.observeDrops = (result) => {
@@ -131,7 +144,7 @@ export class OtelMetricsSink implements Sink {
         case 'exchange-completed':
           return this.completeExchange(event.exchange);
         case 'exchange-orphaned':
-          return this.inst.exchanges.add(1, { [MCPTAP_ATTR.outcome]: 'orphan_response', ...this.transportAttr(event.exchange.connectionId) });
+          return void this.exchangeCounts.entry(`\u0000${this.transportOf(event.exchange.connectionId)}\u0000orphan_response`, () => ({ [MCPTAP_ATTR.outcome]: 'orphan_response', ...this.transportAttr(event.exchange.connectionId) })).n++;
         case 'anomaly':
           return this.countViolation(event);
         default:
@@ -152,8 +165,12 @@ export class OtelMetricsSink implements Sink {
       // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
       await this.flush();
       if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
+      this.inst.inFlight.removeCallback(this.observeInFlight);
+      this.inst.exchanges.removeCallback(this.observeCounts);
       this.connections.clear();
       this.inFlight.clear();
+      this.inFlightCounts.clear();
+      this.exchangeCounts.clear();
       return;
     }
     await this.flush();
@@ -179,21 +196,21 @@ export class OtelMetricsSink implements Sink {
 
   private startExchange(ex: Exchange): void {
     if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
-    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) };
-    this.inFlight.set(ex.key, attrs);
-    this.inst.inFlight.add(1, attrs);
+    const count = this.inFlightCounts.entry(`${ex.method}\u0000${this.transportOf(ex.connectionId)}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) }));
+    count.n++;
+    this.inFlight.set(ex.key, count);
   }
 
   private completeExchange(ex: Exchange): void {
     const started = this.inFlight.get(ex.key);
     if (started) {
       this.inFlight.delete(ex.key);
-      this.inst.inFlight.add(-1, started);
+      started.n--;
     }
     const conn = this.connections.get(ex.connectionId);
     if (conn && ex.protocolVersion) conn.protocolVersion = ex.protocolVersion;
     const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) };
-    this.inst.exchanges.add(1, { ...attrs, [MCPTAP_ATTR.outcome]: ex.outcome });
+    this.exchangeCounts.entry(`${ex.method}\u0000${this.transportOf(ex.connectionId)}\u0000${ex.outcome}`, () => ({ ...attrs, [MCPTAP_ATTR.outcome]: ex.outcome })).n++;
     if (ex.method === 'tools/call' && ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
     const version = ex.protocolVersion ?? conn?.protocolVersion;
     if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
@@ -213,6 +230,10 @@ export class OtelMetricsSink implements Sink {
 
   private countViolation(e: AnomalySeen): void {
     this.inst.violations.add(1, { [MCPTAP_ATTR.anomalyKind]: e.kind, ...this.transportAttr(e.connectionId) });
+  }
+
+  private transportOf(connectionId: string): string {
+    return this.connections.get(connectionId)?.transport ?? '';
   }
 
   private transportAttr(connectionId: string): Attributes {

@@ -20,7 +20,10 @@ export function addExchangeEvents(span: Span, ex: Exchange): void {
   const sse = ex.transport?.eventTimesUs ?? [];
   const n = Math.min(sse.length, MAX_SSE_SPAN_EVENTS);
   for (let i = 0; i < n; i++) span.addEvent('sse.event', { 'sse.event.index': i }, usToHrTime(sse[i]!));
-  if (ex.transport?.streamEndUs !== undefined) span.addEvent('sse.stream_end', {}, usToHrTime(ex.transport.streamEndUs));
+  // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response (the
+  // HTTP tap notes it on every body), which the span's end time already says.
+  const t = ex.transport;
+  if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined)) span.addEvent('sse.stream_end', {}, usToHrTime(t.streamEndUs));
   if (ex.cancel) {
     const attrs: Attributes = { 'mcp.cancel.by': ex.cancel.by };
     if (ex.cancel.reason !== undefined) attrs['mcp.cancel.reason'] = ex.cancel.reason;

@@ -14,6 +14,12 @@
  * header becomes a link, and so does the connection's session span: exchanges belong to the
  * caller's trace, never to the session span.
  *
+ * Span ids: with `spanIds` every span's ids are derived from the run's seed and the exchange key
+ * (or connection id and open time), so replaying a recording (`mcptap export`) reproduces the live
+ * ids exactly. With `recordedInjection` (replaying a recording whose tap injected trace context)
+ * a host->server request's `_meta.traceparent` is the span's own context, as it was live; the
+ * caller's original parent was overwritten on the wire and is not known then.
+ *
  * The tracer comes in through the constructor; nothing here touches the global OTel API.
  */
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
@@ -22,7 +28,8 @@ import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
 import type { PresetIdGenerator } from '../telemetry/preset-id-generator.js';
-import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
+import type { SeededSpanIds, SpanIds } from '../telemetry/seeded-span-ids.js';
+import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-context-minter.js';
 import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -43,8 +50,12 @@ export interface OtelSpanSinkOptions {
   maxContentLength?: number;
   /** Contexts the tap injected (`--inject-trace-context`); requires `idGenerator`. */
   minter?: TraceContextMinter;
-  /** The provider's id generator, so injected ids become the exchange spans' ids. */
+  /** The provider's id generator, so injected or derived ids become the spans' ids. */
   idGenerator?: PresetIdGenerator;
+  /** Derive span ids from the run's seed (requires `idGenerator`); otherwise they are random. */
+  spanIds?: SeededSpanIds;
+  /** Replaying a recording made with `--inject-trace-context`: c2s `_meta.traceparent` holds the span's own ids. */
+  recordedInjection?: boolean;
   /** Link each exchange span to its connection's `mcp.session` span. Default true. */
   linkToSession?: boolean;
   /** Exchange spans held open while in flight. Default 10,000. */
@@ -60,6 +71,8 @@ export interface OtelSpanSinkOptions {
 
 interface ConnectionState {
   info: ConnectionInfo;
+  /** connectionAttributes(info), computed once: every exchange span carries them. */
+  attrs: Attributes;
   span?: Span;
   protocolVersion?: string;
   sessionId?: string;
@@ -156,16 +169,18 @@ export class OtelSpanSink implements Sink {
 
   private openConnection(e: ConnectionOpened): void {
     const info = e.connection;
-    const attrs: Attributes = { ...connectionAttributes(info), [MCPTAP_ATTR.connectionId]: info.connectionId };
+    const connAttrs = connectionAttributes(info);
+    const attrs: Attributes = { ...connAttrs, [MCPTAP_ATTR.connectionId]: info.connectionId };
     if (info.sessionId) attrs[ATTR_MCP_SESSION_ID] = info.sessionId;
     if (info.pid !== undefined) attrs[ATTR_PROCESS_PID] = info.pid;
     if (this.content) {
       const target = contentString(info.target, this.content);
       if (target !== undefined) attrs['mcptap.connection.target'] = target;
     }
-    const span = this.tracer.startSpan('mcp.session', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.timeUs), attributes: attrs }, ROOT_CONTEXT);
+    const start = () => this.tracer.startSpan('mcp.session', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.timeUs), attributes: attrs }, ROOT_CONTEXT);
+    const span = this.withIds(this.opts.spanIds?.session(info.connectionId, e.timeUs), start);
     this.connections.get(info.connectionId)?.span?.end(usToHrTime(e.timeUs));
-    this.connections.set(info.connectionId, { info, span, ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
+    this.connections.set(info.connectionId, { info, attrs: connAttrs, span, ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
   }
 
   private closeConnection(e: ConnectionClosed): void {
@@ -181,21 +196,33 @@ export class OtelSpanSink implements Sink {
 
   private startExchange(ex: Exchange): Span {
     const conn = this.connections.get(ex.connectionId);
-    const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
+    const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id) ?? this.recordedContext(ex);
     // An injected traceparent is the tap's own span, not its parent: the parent is what the caller sent.
     const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
     const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const links: Link[] = [];
     if (conn?.span && this.opts.linkToSession !== false) links.push({ context: conn.span.spanContext(), attributes: { 'mcptap.link': 'session' } });
     const start = () =>
-      this.tracer.startSpan(spanNameOf(ex), { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.info), links }, ctx);
-    if (!minted) return start();
+      this.tracer.startSpan(spanNameOf(ex), { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links }, ctx);
+    return this.withIds(minted?.spanContext ?? this.opts.spanIds?.exchange(ex.key), start);
+  }
+
+  /** Start one span with preset ids (when there are any and the provider's generator is ours). */
+  private withIds(ids: SpanIds | undefined, start: () => Span): Span {
+    if (!ids) return start();
     if (!this.opts.idGenerator) {
-      if (!this.warnedInjection) this.logger.warn('otel: trace context was injected but the span sink has no PresetIdGenerator; exchange spans will not carry the injected ids');
+      if (!this.warnedInjection) this.logger.warn('otel: span ids were decided up front but the span sink has no PresetIdGenerator; spans get random ids');
       this.warnedInjection = true;
       return start();
     }
-    return this.opts.idGenerator.withIds(minted.spanContext, start);
+    return this.opts.idGenerator.withIds(ids, start);
+  }
+
+  /** `recordedInjection`: the tap wrote this span's own context into the recorded host->server request. */
+  private recordedContext(ex: Exchange): MintedTraceContext | undefined {
+    if (!this.opts.recordedInjection || ex.direction !== 'c2s') return undefined;
+    const own = parseTraceContext(metaTraceCarrier(ex.request));
+    return own ? { spanContext: own, carrier: {} } : undefined;
   }
 
   private completeExchange(ex: Exchange): void {

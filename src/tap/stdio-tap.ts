@@ -4,6 +4,9 @@
  * Invariants:
  * - Every byte is forwarded unchanged and in order: host stdin -> child stdin, child stdout -> our
  *   stdout, child stderr -> our stderr. Forwarding happens before the pipeline sees the bytes.
+ *   The one opt-in exception is `injectTraceContext`: host->server request lines are then rewritten
+ *   to carry the tap's span context in `params._meta.traceparent` (see RequestLineRewriter); the
+ *   pipeline sees exactly the bytes the server got. Without it the chunks pass untouched.
  * - Nothing but forwarded child stdout is ever written to our stdout.
  * - Backpressure is honoured both ways (a slow reader pauses the writer), so memory stays bounded.
  * - The child's exit code is ours; signals sent to us are passed on to the child.
@@ -15,6 +18,8 @@ import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Direction, Channel } from '../model/frame.js';
 import type { Logger } from '../util/logger.js';
 import { McptapError, ExitCode } from '../cli/exit-codes.js';
+import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
+import { RequestLineRewriter } from './request-line-rewriter.js';
 
 export interface StdioTapOptions {
   command: string;
@@ -29,6 +34,10 @@ export interface StdioTapOptions {
   connectionId?: string;
   /** How long to wait after passing on a signal before killing the child. Default 5 s. */
   killAfterMs?: number;
+  /** `--inject-trace-context`: write this minter's contexts into host->server requests. */
+  injectTraceContext?: TraceContextMinter;
+  /** Longest host line held back for rewriting in `injectTraceContext` mode. Default 64 MiB. */
+  maxLineBytes?: number;
 }
 
 export interface StdioTapResult {
@@ -67,7 +76,13 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   const tap = (direction: Direction, channel: Channel) => (bytes: Buffer) =>
     pipeline.pushChunk({ connectionId, direction, channel, bytes, timeUs: pipeline.clock.nowUs() });
 
-  forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
+  const minter = opts.injectTraceContext;
+  if (minter) {
+    const rewriter = new RequestLineRewriter((req) => minter.inject(connectionId, 'c2s', req), opts.maxLineBytes ? { maxLineBytes: opts.maxLineBytes } : {});
+    forwardRewritten(stdin, child.stdin!, rewriter, tap('c2s', 'stdio'));
+  } else {
+    forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
+  }
   forward(child.stdout!, stdout, tap('s2c', 'stdio'), false);
   forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
 
@@ -115,6 +130,36 @@ function forward(from: Readable, to: Writable, tapChunk: (b: Buffer) => void, en
     tapChunk(chunk);
   });
   if (endTarget) from.once('end', () => !broken && to.end());
+}
+
+/**
+ * Like {@link forward} for host stdin in `injectTraceContext` mode: whole lines go through the
+ * rewriter, and what it returns is both written and tapped (so the recording holds what the server
+ * got). Host EOF forwards the unterminated last line unchanged, then ends the child's stdin.
+ */
+function forwardRewritten(from: Readable, to: Writable, rewriter: RequestLineRewriter, tapChunk: (b: Buffer) => void): void {
+  let broken = false;
+  to.on('error', () => {
+    broken = true;
+  });
+  const send = (parts: Buffer[]): boolean => {
+    let full = false;
+    for (const part of parts) {
+      if (!broken && !to.write(part)) full = true;
+      tapChunk(part);
+    }
+    return full;
+  };
+  from.on('data', (chunk: Buffer) => {
+    if (send(rewriter.push(chunk))) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  from.once('end', () => {
+    send(rewriter.end());
+    if (!broken) to.end();
+  });
 }
 
 /** The exit code a shell would report for a process killed by `signal`. */

@@ -32,6 +32,7 @@ import { McptapError, ExitCode } from '../cli/exit-codes.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, type SpanExportCounts } from './counting-span-processor.js';
 import { PresetIdGenerator } from './preset-id-generator.js';
+import { SeededSpanIds } from './seeded-span-ids.js';
 import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
 import { telemetryEnabled, type OtlpTarget, type TelemetryConfig } from './telemetry-config.js';
 import { TraceContextMinter } from './trace-context-minter.js';
@@ -47,6 +48,13 @@ export interface TelemetryDeps {
   writeLine?: WriteLine;
   /** Upper bound on `shutdown()`. Default 5000 ms. */
   shutdownTimeoutMillis?: number;
+  /**
+   * Seed of the derived span ids ({@link SeededSpanIds}); a tap stores it in its recording so
+   * `mcptap export` reproduces the live ids. Default: a random seed per call.
+   */
+  spanIdSeed?: string;
+  /** Replaying a recording made with `--inject-trace-context` (see OtelSpanSink). */
+  recordedInjection?: boolean;
 }
 
 export interface Telemetry {
@@ -58,6 +66,8 @@ export interface Telemetry {
   readonly minter?: TraceContextMinter;
   /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
   readonly metricsUrl?: string;
+  /** The seed the exchange and session span ids are derived from; present with traces. */
+  readonly spanIdSeed?: string;
   /** Span export counts summed over span exporters; undefined without traces. */
   spanCounts(): SpanExportCounts | undefined;
   forceFlush(): Promise<void>;
@@ -89,6 +99,7 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     ...(metricsSink ? { metricsSink } : {}),
     ...(minter ? { minter } : {}),
     ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
+    ...(spanSink && traces ? { spanIdSeed: traces.seed } : {}),
     spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
@@ -105,6 +116,8 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
         captureContent: config.captureContent,
         maxContentLength: config.maxContentLength,
         idGenerator: traces.idGenerator,
+        spanIds: new SeededSpanIds(traces.seed),
+        ...(deps.recordedInjection ? { recordedInjection: true } : {}),
         forceFlush: () => traces.provider.forceFlush(),
         exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
         logger,
@@ -136,6 +149,7 @@ interface TraceParts {
   provider: BasicTracerProvider;
   processors: CountingSpanProcessor[];
   idGenerator: PresetIdGenerator;
+  seed: string;
 }
 
 function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): TraceParts | undefined {
@@ -152,7 +166,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
     // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
     spanLimits: { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 },
   });
-  return { provider, processors, idGenerator };
+  return { provider, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 function otlpSpanExporter(t: OtlpTarget): SpanExporter {

@@ -10,7 +10,8 @@ import { register as ls } from './ls.js';
 import { register as show } from './show.js';
 import { register as load } from './load.js';
 import { register as mergeResults } from './merge-results.js';
+import { register as exportCmd } from './export.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show, load, mergeResults];
+export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show, load, mergeResults, exportCmd];

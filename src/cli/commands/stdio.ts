@@ -66,6 +66,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     target: [command, ...args].join(' '),
     logger,
     telemetry,
+    injectsTraceContext: true,
     ...(flags.record ? { record: flags.record } : {}),
     ...(flags.requireRecording ? { requireRecording: true } : {}),
     onFatal: (err) => {
@@ -75,8 +76,10 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     },
   });
   let tap: Awaited<ReturnType<typeof startStdioTap>> | undefined;
+  const minter = sinks.telemetry?.minter;
+  if (telemetry.injectTraceContext && !minter) logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
-    tap = await startStdioTap({ command, args, pipeline, logger });
+    tap = await startStdioTap({ command, args, pipeline, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
   } catch (err) {
     await sinks.close();
     throw err;

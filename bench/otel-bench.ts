@@ -1,0 +1,198 @@
+/**
+ * OpenTelemetry overhead benchmark: the HTTP tap at saturation with spans and metrics on
+ * (`--otlp` to an OTLP/HTTP endpoint in this process that discards what it gets, plus a
+ * `--metrics` scrape endpoint) against the same tap with telemetry off, in the same run.
+ *
+ * - saturation: autocannon, 32 connections, a few seconds per round; rounds interleave the two
+ *   taps and each keeps its best round, so load from elsewhere on the machine hits both alike.
+ *   Target: telemetry on serves at most 15% fewer requests per second.
+ * - CPU per exchange of the tap process (utime + stime from /proc/<pid>/stat over the round), and
+ *   the difference on - off: what telemetry costs the tap per exchange. Their ratio is the rate
+ *   ratio a CPU-bound tap would show. Both figures move with other load on the machine (2 cores
+ *   shared by the tap, the upstream and autocannon): compare runs made on a quiet machine.
+ * - in process: the pipeline alone vs the pipeline with the OTel sinks (same exporters), N
+ *   synthetic HTTP exchanges, process.cpuUsage() including the final export: telemetry's CPU per
+ *   exchange without any proxying noise.
+ * The upstream answers at once (bench/fixtures/http-echo-server.mjs), so the taps are measured.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { Pipeline } from '../src/pipeline/pipeline.js';
+import { createTelemetry } from '../src/telemetry/telemetry.js';
+import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
+import { BENCH_FIXTURES, MCPTAP, table } from './bench-util.js';
+
+const CONNECTIONS = 32;
+const SECONDS = 4;
+const ROUNDS = 3;
+const IN_PROCESS_EXCHANGES = 20_000;
+const TARGET_RATIO = 0.85;
+
+const BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: 'hello' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+});
+const HEADERS: Record<string, string> = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'echo',
+};
+
+interface Proc {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Lines of the watched stream (the tap's warnings: span queue full, export failures). */
+  lines: string[];
+}
+
+/** An OTLP/HTTP endpoint that reads and discards every export (counts requests and bytes). */
+async function discardingOtlp(): Promise<{ url: string; server: Server; counts: { requests: number; bytes: number } }> {
+  const counts = { requests: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    req.on('data', (b: Buffer) => (counts.bytes += b.length));
+    req.on('end', () => {
+      counts.requests++;
+      res.writeHead(200, { 'content-type': String(req.headers['content-type'] ?? 'application/json') }).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, counts };
+}
+
+async function spawnUntil(name: string, args: string[], pattern: RegExp, stream: 'stdout' | 'stderr'): Promise<Proc> {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const other = stream === 'stdout' ? child.stderr! : child.stdout!;
+  other.resume();
+  const lines: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child[stream]! });
+    rl.on('line', (line) => {
+      if (lines.length < 100) lines.push(line);
+      const m = pattern.exec(line);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}: ${lines.join('\n')}`)));
+  });
+  return { name, url, child, lines };
+}
+
+function stop(p: Proc): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
+    p.child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    p.child.stdin?.end();
+    p.child.kill('SIGTERM');
+  });
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** utime + stime of a process, µs (Linux); NaN elsewhere. */
+function cpuUs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+interface Round {
+  rps: number;
+  requests: number;
+  errors: number;
+  cpuPerExchangeUs: number;
+}
+
+async function saturate(p: Proc): Promise<Round> {
+  const cpu0 = cpuUs(p.child.pid);
+  const r = await autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, duration: SECONDS });
+  const cpu = cpuUs(p.child.pid) - cpu0;
+  return { rps: r.requests.average, requests: r.requests.total, errors: r.errors + r.non2xx + r.timeouts, cpuPerExchangeUs: cpu / Math.max(1, r.requests.total) };
+}
+
+/** CPU µs per exchange of the pipeline in this process, with or without the OTel sinks. */
+async function inProcess(otlpUrl: string | undefined): Promise<number> {
+  const telemetry = otlpUrl ? await createTelemetry(resolveTelemetryConfig({ otlp: otlpUrl, metrics: '127.0.0.1:0' }, {})) : undefined;
+  const pipeline = new Pipeline({ tickMs: 0 });
+  for (const s of telemetry?.sinks ?? []) pipeline.addSink(s);
+  const req = (id: number) => Buffer.from(BODY.replace('"id":1', `"id":${id}`));
+  const res = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello"}],"isError":false,"resultType":"complete"}}`);
+  const cpu0 = process.cpuUsage();
+  pipeline.openConnection({ connectionId: 'bench', transport: 'http', target: 'http://127.0.0.1:9/mcp' });
+  for (let i = 1; i <= IN_PROCESS_EXCHANGES; i++) {
+    const t = pipeline.clock.nowUs();
+    pipeline.pushMessage({ connectionId: 'bench', direction: 'c2s', channel: 'http-body', timeUs: t, context: { streamId: `s${i}` } }, req(i));
+    pipeline.pushMessage({ connectionId: 'bench', direction: 's2c', channel: 'http-body', timeUs: t + 150, context: { streamId: `s${i}`, httpStatus: 200 } }, res(i));
+    // Let the batch exporter run as it would in a live tap (it works between events).
+    if (i % 512 === 0) await new Promise((r) => setImmediate(r));
+  }
+  pipeline.closeConnection('bench', { reason: 'bench done' });
+  await pipeline.close();
+  await telemetry?.shutdown();
+  const used = process.cpuUsage(cpu0);
+  return (used.user + used.system) / IN_PROCESS_EXCHANGES;
+}
+
+export async function runOtelBench(): Promise<string> {
+  const otlp = await discardingOtlp();
+  const procs: Proc[] = [];
+  try {
+    const upstream = await spawnUntil('upstream', [join(BENCH_FIXTURES, 'http-echo-server.mjs')], /"url":"([^"]+)"/, 'stdout');
+    procs.push(upstream);
+    const listening = /listening on (http:\/\/\S+)/;
+    const off = await spawnUntil('telemetry off', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0'], listening, 'stderr');
+    procs.push(off);
+    const on = await spawnUntil('spans + metrics on', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--otlp', otlp.url, '--metrics', '127.0.0.1:0'], listening, 'stderr');
+    procs.push(on);
+    const best = new Map<Proc, Round>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const p of [off, on]) {
+        const r = await saturate(p);
+        const prev = best.get(p);
+        // Best of the rounds for each figure on its own: highest rate, lowest CPU per exchange.
+        best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs) } : r);
+      }
+    }
+    const inOff = await inProcess(undefined);
+    const inOn = await inProcess(otlp.url);
+    const o = best.get(off)!;
+    const n = best.get(on)!;
+    const ratio = n.rps / o.rps;
+    return [
+      `OTel overhead, HTTP tap at saturation: autocannon ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds (best kept); OTLP to an in-process discarding endpoint`,
+      table(
+        ['tap', 'mode', 'req/s', 'vs off', 'errors', 'tap CPU us/exchange'],
+        [off, on].map((p) => {
+          const r = best.get(p)!;
+          return ['mcptap http', p.name, r.rps.toFixed(0), `${(r.rps / o.rps).toFixed(2)}x`, String(r.errors), r.cpuPerExchangeUs.toFixed(1)];
+        }),
+      ),
+      `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
+      `telemetry CPU in the tap process: ${(n.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange (on - off); ` +
+        `CPU-bound rate ratio implied by it ${(o.cpuPerExchangeUs / n.cpuPerExchangeUs).toFixed(2)}x`,
+      `in process, ${IN_PROCESS_EXCHANGES} exchanges through the pipeline: ${inOff.toFixed(1)} us/exchange without sinks, ${inOn.toFixed(1)} with spans + metrics (incl. export) -> telemetry ${(inOn - inOff).toFixed(1)} us per exchange`,
+      `OTLP endpoint received ${otlp.counts.requests} exports, ${(otlp.counts.bytes / 1e6).toFixed(1)} MB`,
+      ...on.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `tap said: ${l}`),
+    ].join('\n');
+  } finally {
+    for (const p of procs.reverse()) await stop(p);
+    otlp.server.closeAllConnections();
+    await new Promise<void>((r) => otlp.server.close(() => r()));
+  }
+}

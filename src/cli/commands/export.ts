@@ -1,0 +1,125 @@
+/**
+ * `mcptap export FILE --otlp URL [--recording N] [--service-name S] [--capture-content]`: send a
+ * recording's exchanges to an OpenTelemetry collector as spans with their original timestamps.
+ */
+import type { Command } from 'commander';
+import { exportRecording, type ExportProgress, type ExportRecordingResult } from '../../replay/export-recording.js';
+import { redactorFromEnv } from '../../redact/redactor.js';
+import { resolveTelemetryConfig, type TelemetryConfig } from '../../telemetry/telemetry-config.js';
+import { createLogger, type LogLevel } from '../../util/logger.js';
+import { ExitCode, McptapError } from '../exit-codes.js';
+import { openRecordingFile, pickRecording } from '../recording-file.js';
+
+interface ExportFlags {
+  otlp: string;
+  recording?: string;
+  serviceName?: string;
+  captureContent?: boolean;
+  timeout?: string;
+  progress?: boolean;
+  logLevel: LogLevel;
+}
+
+export function register(program: Command): void {
+  program
+    .command('export')
+    .summary('send a recording to an OpenTelemetry collector as spans (original timestamps)')
+    .description(
+      'Replays a recording through the same span sink the live tap uses: one span per exchange and one mcp.session span ' +
+        'per connection, with the original timestamps, names, attributes, progress events and trace parents (from ' +
+        "_meta.traceparent). Recordings made by this mcptap version keep the live run's span-id seed, so the exported " +
+        'span and trace ids equal the ones the live --otlp export produced. Metrics are not exported (their points ' +
+        'would carry the time of the export).',
+    )
+    .argument('<file>', 'recording file written with --record')
+    .requiredOption('--otlp <url>', 'OTLP/HTTP base URL of the collector (/v1/traces is appended)')
+    .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
+    .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap", like the live tap)')
+    .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (as recorded: redacted)')
+    .option('--timeout <ms>', 'per-request OTLP export timeout including retries (default: $OTEL_EXPORTER_OTLP_TIMEOUT or 10000)')
+    .option('--no-progress', 'do not show progress on stderr')
+    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .addHelpText(
+      'after',
+      `
+Also follows OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS and
+OTEL_RESOURCE_ATTRIBUTES. Exit codes: 0 every span delivered, 4 not a recording / no such recording,
+5 the collector could not be reached or refused spans.
+
+Example:
+  mcptap export tap.db --otlp http://localhost:4318 --recording 2`,
+    )
+    .action(async (file: string, flags: ExportFlags) => {
+      process.exitCode = await runExport(file, flags);
+    });
+}
+
+async function runExport(file: string, flags: ExportFlags): Promise<number> {
+  const logger = createLogger(flags.logLevel);
+  const config = exportConfig(flags);
+  const store = openRecordingFile(file);
+  let result: ExportRecordingResult;
+  const progress = progressRenderer(flags.progress !== false);
+  try {
+    const recordingId = pickRecording(store, file, flags.recording);
+    const redactor = redactorFromEnv(process.env, { fields: [], headers: [] });
+    result = await exportRecording({ store, recordingId, config, logger, redact: (v) => redactor.redactJson(v), onProgress: progress.update });
+  } finally {
+    progress.done();
+    store.close();
+  }
+  const spans = result.exchangeSpans + result.sessionSpans;
+  const where = config.traces.otlp!.url;
+  if (result.failed) {
+    const lost = result.counts.droppedExportFailed + result.counts.droppedQueueFull + result.counts.queued;
+    process.stderr.write(
+      `mcptap: export to ${where} failed: the collector could not be reached or refused the spans ` +
+        `(${result.counts.exported} delivered, ${lost} lost${result.aborted ? '; stopped at the first failed batch' : ''})\n`,
+    );
+    return ExitCode.TargetUnavailable;
+  }
+  const ids = result.liveSpanIds ? 'span ids as exported live' : 'span ids derived from the recording (it predates stored seeds)';
+  process.stdout.write(`exported recording ${result.recordingId}: ${spans} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}\n`);
+  return ExitCode.Ok;
+}
+
+function exportConfig(flags: ExportFlags): TelemetryConfig {
+  const config = resolveTelemetryConfig(
+    { otlp: flags.otlp, ...(flags.serviceName !== undefined ? { serviceName: flags.serviceName } : {}), ...(flags.captureContent ? { captureContent: true } : {}) },
+    process.env,
+  );
+  if (flags.timeout !== undefined) {
+    const ms = Number(flags.timeout);
+    if (!/^\d+$/.test(flags.timeout) || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`, ExitCode.Usage);
+    config.traces.otlp = { ...config.traces.otlp!, timeoutMillis: ms };
+  }
+  // Only OTLP: the environment's console exporter is for live taps.
+  config.traces = { otlp: config.traces.otlp! };
+  return config;
+}
+
+/** A bar on a terminal (redrawn at most every 100 ms), a line every 5 s otherwise. */
+function progressRenderer(enabled: boolean): { update: (p: ExportProgress) => void; done: () => void } {
+  const tty = process.stderr.isTTY === true;
+  const every = tty ? 100 : 5000;
+  let last = Date.now();
+  let drawn = false;
+  let latest: ExportProgress | undefined;
+  const line = (p: ExportProgress) => {
+    const pct = p.totalExchanges > 0 ? Math.min(100, Math.floor((p.exchanges / p.totalExchanges) * 100)) : 100;
+    const bar = '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.');
+    return `exporting [${bar}] ${p.exchanges}/${p.totalExchanges} exchanges (${pct}%)`;
+  };
+  return {
+    update: (p) => {
+      latest = p;
+      if (!enabled || Date.now() - last < every) return;
+      last = Date.now();
+      process.stderr.write(tty ? `\r${line(p)}` : `mcptap: ${line(p)}\n`);
+      drawn = tty;
+    },
+    done: () => {
+      if (drawn && latest) process.stderr.write(`\r${line(latest)}\n`);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Span and trace ids derived from a per-run seed and what a recording keeps anyway (exchange keys,
+ * connection ids and open times), so `mcptap export` reproduces exactly the ids the live tap
+ * exported: a live run stores its seed in the recording's meta, export reads it back.
+ *
+ * Why a seed: exchange keys (`stdio/c2s/12`) repeat in every run. Without a random per-run seed two
+ * runs would mint the same trace ids and a backend would merge unrelated traces.
+ *
+ * Invariants: ids are lower-case hex of the W3C lengths (32 / 16) and never all zeros; the same
+ * (seed, name) always gives the same ids; different names give unrelated ids (SHA-256).
+ */
+import * as nodeCrypto from 'node:crypto';
+
+export interface SpanIds {
+  traceId: string;
+  spanId: string;
+}
+
+export class SeededSpanIds {
+  constructor(readonly seed: string) {}
+
+  /** A fresh random seed (128 bits, hex) for a live run. */
+  static randomSeed(): string {
+    return nodeCrypto.randomBytes(16).toString('hex');
+  }
+
+  /** Ids of an exchange span; `exchangeKey` is unique within the run (see Exchange.key). */
+  exchange(exchangeKey: string): SpanIds {
+    return this.derive(`exchange\u0000${exchangeKey}`);
+  }
+
+  /** Ids of a connection's `mcp.session` span; the open time tells a reused connection id apart. */
+  session(connectionId: string, openedUs: number): SpanIds {
+    return this.derive(`session\u0000${connectionId}\u0000${openedUs}`);
+  }
+
+  private derive(name: string): SpanIds {
+    const digest = sha256Hex(`${this.seed}\u0000${name}`);
+    return { traceId: nonZero(digest.slice(0, 32)), spanId: nonZero(digest.slice(32, 48)) };
+  }
+}
+
+/**
+ * One span per exchange makes this a hot path: the one-shot `crypto.hash` (Node >= 20.12) costs
+ * about half of a createHash object. A namespace import, because older Node 20 lacks the export.
+ */
+const sha256Hex: (text: string) => string =
+  typeof nodeCrypto.hash === 'function' ? (text) => nodeCrypto.hash('sha256', text, 'hex') : (text) => nodeCrypto.createHash('sha256').update(text).digest('hex');
+
+/** An all-zero id is invalid in W3C trace context (odds 2^-64, but the invariant is cheap). */
+function nonZero(hex: string): string {
+  return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
+}
