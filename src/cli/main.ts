@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, McptapError } from './exit-codes.js';
 import { VERSION } from '../version.js';
-import { COMMANDS } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 
 const program = new Command('mcptap')
   .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
@@ -14,16 +14,25 @@ const program = new Command('mcptap')
   .enablePositionalOptions()
   .exitOverride();
 
-for (const register of COMMANDS) register(program);
+for (const register of await commandsFor(process.argv.slice(2))) register(program);
+
+// `mcptap … | head`: a reader that goes away is not an error of ours. (The stdio tap handles its own
+// stdout errors; this covers help text, tables and reports.)
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+});
 
 program.addHelpText(
   'after',
   `
 Examples:
   mcptap stdio --record tap.db -- npx -y @modelcontextprotocol/server-everything stdio
+  mcptap http --upstream http://127.0.0.1:3001/mcp --record tap.db
   mcptap ls tap.db
   mcptap show tap.db --exchange 3
-  mcptap reference --stdio
+  mcptap load scenarios/demo.yaml --json result.json
+  mcptap export tap.db --otlp http://localhost:4318
+  mcptap reference --http 127.0.0.1:7070
 
 Exit codes: 0 ok, 1 failed (differences found), 2 usage, 3 threshold failed, 4 invalid input,
 5 target unavailable, 70 internal error.`,

@@ -5,11 +5,11 @@
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Transport } from '../model/events.js';
 import type { Logger } from '../util/logger.js';
-import { SqliteRecorder } from '../sinks/sqlite-recorder.js';
+import type { SqliteRecorder } from '../sinks/sqlite-recorder.js';
 import { redactorFromEnv, type Redactor } from '../redact/redactor.js';
 import { VERSION } from '../version.js';
 import { ExitCode, McptapError } from './exit-codes.js';
-import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 import { recordingOtelMeta } from '../telemetry/recording-otel-meta.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
@@ -48,6 +48,8 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   const spanIdSeed = SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
   if (opts.telemetry && telemetryEnabled(opts.telemetry)) {
+    // Loaded on demand: a tap without telemetry never pays for loading the OpenTelemetry SDK.
+    const { createTelemetry } = await import('../telemetry/telemetry.js');
     telemetry = await createTelemetry(opts.telemetry, {
       logger: opts.logger,
       clock: pipeline.clock,
@@ -59,6 +61,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   let recorder: SqliteRecorder | undefined;
   if (opts.record) {
     try {
+      const { SqliteRecorder } = await import('../sinks/sqlite-recorder.js');
       recorder = new SqliteRecorder({
         path: opts.record,
         recording: {

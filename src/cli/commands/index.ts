@@ -1,17 +1,31 @@
 /**
- * Every CLI command, one file each. A command file exports `register(program)`; add it here.
+ * Every CLI command, one file each. A command file exports `register(program)`; add it here with
+ * its name. Modules are loaded on demand: `mcptap stdio` loads only stdio.ts (and what it imports),
+ * so a tap in a host config starts without loading the OpenTelemetry SDK or the load engine unless
+ * it uses them. `--help` and unknown commands load them all.
  */
 import type { Command } from 'commander';
-import { register as stdio } from './stdio.js';
-import { register as http } from './http.js';
-import { register as demo } from './demo.js';
-import { register as reference } from './reference.js';
-import { register as ls } from './ls.js';
-import { register as show } from './show.js';
-import { register as load } from './load.js';
-import { register as mergeResults } from './merge-results.js';
-import { register as exportCmd } from './export.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: RegisterCommand[] = [stdio, http, demo, reference, ls, show, load, mergeResults, exportCmd];
+type Loader = () => Promise<{ register: RegisterCommand }>;
+
+export const COMMAND_LOADERS: Record<string, Loader> = {
+  stdio: () => import('./stdio.js'),
+  http: () => import('./http.js'),
+  demo: () => import('./demo.js'),
+  reference: () => import('./reference.js'),
+  ls: () => import('./ls.js'),
+  show: () => import('./show.js'),
+  load: () => import('./load.js'),
+  'merge-results': () => import('./merge-results.js'),
+  export: () => import('./export.js'),
+};
+
+/** The register functions needed to run `argv` (everything when it names no known command). */
+export async function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
+  const name = argv.find((a) => !a.startsWith('-'));
+  if (name === undefined && (argv.includes('-V') || argv.includes('--version'))) return [];
+  const wanted = name !== undefined && name in COMMAND_LOADERS ? [COMMAND_LOADERS[name]!] : Object.values(COMMAND_LOADERS);
+  return (await Promise.all(wanted.map((load) => load()))).map((m) => m.register);
+}
