@@ -1,15 +1,18 @@
 /**
  * stdio tap benchmark: message rate and added round-trip latency of `mcptap stdio --record` against
  * a bare byte-forwarding shim (spawn and pipe, no parsing), measured in the same run, for 200 B and
- * 10 KB messages. Direct (no shim) is printed for reference.
+ * 10 KB messages. Direct (no shim) and the tap without --record are printed for reference, and
+ * how much of the traffic the recording kept (its recorder drops rather than slow the traffic).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RecordingStore } from '../src/store/recording-store.js';
 import { BENCH_FIXTURES, MCPTAP, median, percentile, table } from './bench-util.js';
 
-type Mode = 'direct' | 'bare shim' | 'mcptap --record';
+type Mode = 'direct' | 'bare shim' | 'mcptap' | 'mcptap --record';
+const MODES: Mode[] = ['direct', 'bare shim', 'mcptap', 'mcptap --record'];
 
 interface Peer {
   child: ChildProcessByStdio<import("node:stream").Writable, import("node:stream").Readable, null>;
@@ -22,6 +25,7 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
   const argv =
     mode === 'direct' ? server
     : mode === 'bare shim' ? [process.execPath, join(BENCH_FIXTURES, 'bare-shim.mjs'), ...server]
+    : mode === 'mcptap' ? [process.execPath, MCPTAP, 'stdio', '--', ...server]
     : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
   const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload) }, stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting = new Map<number, () => void>();
@@ -74,7 +78,18 @@ async function measure(mode: Mode, payload: number, dir: string, seconds: number
   );
   const rate = done / ((performance.now() - start) / 1000);
   await peer.close();
-  return { rate, p50: median(rtts), p99: percentile(rtts, 99) };
+  return { rate, p50: median(rtts), p99: percentile(rtts, 99), sent: id, kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined };
+}
+
+/** What the recording kept: a rate bought by dropping most of the recording would be no win. */
+function recorded(path: string): { exchanges: number; dropped: number } {
+  const store = RecordingStore.open(path);
+  try {
+    const r = store.listRecordings()[0]!;
+    return { exchanges: r.exchanges, dropped: r.droppedQueue + r.droppedWrite };
+  } finally {
+    store.close();
+  }
 }
 
 export async function runStdioBench(opts: { seconds?: number } = {}): Promise<string> {
@@ -85,16 +100,17 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
   try {
     for (const payload of [200, 10 * 1024]) {
       const r: Partial<Record<Mode, Awaited<ReturnType<typeof measure>>>> = {};
-      for (const mode of ['direct', 'bare shim', 'mcptap --record'] as Mode[]) r[mode] = await measure(mode, payload, dir, seconds, 32);
+      for (const mode of MODES) r[mode] = await measure(mode, payload, dir, seconds, 32);
       const bare = r['bare shim']!;
       const tap = r['mcptap --record']!;
-      for (const mode of ['direct', 'bare shim', 'mcptap --record'] as Mode[]) {
+      for (const mode of MODES) {
         const m = r[mode]!;
         rows.push([`${payload} B`, mode, m.rate.toFixed(0), (m.rate / bare.rate).toFixed(2) + 'x', m.p50.toFixed(0), (m.p50 - bare.p50).toFixed(0), m.p99.toFixed(0)]);
       }
       const ratio = tap.rate / bare.rate;
       const added = tap.p50 - bare.p50;
       verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
+      if (tap.kept) verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped)`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

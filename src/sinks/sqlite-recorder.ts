@@ -1,78 +1,65 @@
 /**
  * The recorder: a Sink that writes the TapEvent stream to a recording file.
  *
- * Off the forwarding path: `onEvent` only appends to a bounded queue (events and bytes). A coarse,
- * unref'ed timer or a size trigger writes the queue in ONE transaction. Nothing here throws into the
- * pipeline: a full queue drops the newest events; a failed write drops its batch; both are counted,
- * said once, and written into the recording's row at close. With `requireRecording`, the first
- * loss calls `onFatal` so the tap can stop instead of letting traffic pass unrecorded.
+ * Off the forwarding path: `onEvent` encodes the event into the open batch (redaction, row values,
+ * raw bytes copied: store/event-batch.ts) within bounded queue limits (events and bytes). A coarse,
+ * unref'ed timer or a size limit closes the batch and hands it to a BatchWriter, which writes it in
+ * ONE transaction: by default in a writer thread that owns the SQLite connection, so no SQL runs on
+ * the thread that forwards bytes; `writer: 'inline'` (always, for an injected `store`) writes on
+ * this thread. At most `maxBatchesInFlight` batches are in the writer's hands; closed batches
+ * beyond that wait, and count against the queue limits, which drop the newest events.
+ *
+ * Nothing here throws into the pipeline: a full queue drops the newest events; a failed write
+ * drops its batch; both are counted, said once, and written into the recording's row at close.
+ * With `requireRecording`, the first loss calls `onFatal` so the tap can stop instead of letting
+ * traffic pass unrecorded.
  */
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import type { TapEvent } from '../model/events.js';
-import type { Exchange } from '../model/exchange.js';
-import type { Frame } from '../model/frame.js';
-import type { Redactor } from '../redact/redactor.js';
+import { EventBatchEncoder, type SealedBatch } from '../store/event-batch.js';
 import { RecordingStore } from '../store/recording-store.js';
-import type { NewRecording, OrderedEvent } from '../store/types.js';
-import type { Clock } from '../util/clock.js';
-import type { Logger } from '../util/logger.js';
-import type { Sink, SinkStats } from './sink.js';
+import { InlineBatchWriter, type BatchAck, type BatchWriter } from './batch-writer.js';
+import type { Sink } from './sink.js';
+import type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
+import { WorkerBatchWriter } from './worker-batch-writer.js';
 
-export interface SqliteRecorderOptions {
-  /** Recording file to create or append to; or pass an open `store` (then the caller owns it). */
-  path?: string;
-  store?: RecordingStore;
-  recording: NewRecording;
-  logger: Logger;
-  clock: Clock;
-  redactor?: Redactor;
-  /** Max queued events before dropping (default 100 000). */
-  queueLimit?: number;
-  /** Max queued frame bytes before dropping (default 256 MiB): frames can be megabytes each. */
-  queueByteLimit?: number;
-  /** Timer period for writing the queue (default 50 ms). */
-  flushIntervalMs?: number;
-  /** Queue length that triggers a write without waiting for the timer (default 5 000). */
-  batchSize?: number;
-  /** Queued bytes that trigger a write without waiting for the timer (default 8 MiB). */
-  batchBytes?: number;
-  /** `--require-recording`: any lost event calls `onFatal` (once). */
-  requireRecording?: boolean;
-  onFatal?: (err: Error) => void;
-  /** Close the store on `close()`; default: only when this recorder opened it from `path`. */
-  closeStore?: boolean;
-  name?: string;
-}
-
-export interface RecorderStats extends SinkStats {
-  written: number;
-  droppedQueue: number;
-  droppedWrite: number;
-  transactions: number;
-}
-
-interface Queued {
-  item: OrderedEvent;
-  bytes: number;
-}
+export type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
 
 /** Rough cost of an event in memory; exact only for frame payloads, which dominate. */
 function sizeOf(e: TapEvent): number {
   return e.type === 'frame' ? 256 + e.frame.raw.length : 512;
 }
 
+interface Waiting {
+  sealed: SealedBatch;
+  /** Every event accepted up to this ordinal is in this batch or an earlier one (or was refused). */
+  lastOrd: number;
+  events: number;
+  bytes: number;
+}
+
 export class SqliteRecorder implements Sink {
   readonly name: string;
   readonly recordingId: number;
-  private readonly store: RecordingStore;
-  private readonly ownsStore: boolean;
-  private queue: Queued[] = [];
-  private queuedBytes = 0;
-  private ord = 0;
+  private readonly writer: BatchWriter;
+  private readonly encoder: EventBatchEncoder;
+  /** Ordinal of the last event accepted; ordinals are 1, 2, 3, ... in arrival order. */
+  private acceptedOrd = 0;
+  private open = { events: 0, bytes: 0 };
+  /** Closed batches not yet handed to the writer, oldest first. */
+  private readonly waiting: Waiting[] = [];
+  private readonly waitingTotal = { events: 0, bytes: 0 };
+  /** Batches in the writer's hands, oldest first (the writer answers in order). */
+  private readonly inFlight: { lastOrd: number }[] = [];
+  /** Ordinal up to which every batch has been answered by the writer (committed or counted lost). */
+  private doneOrd = 0;
+  private readonly waiters: { ord: number; resolve: () => void }[] = [];
+  /** The timer fired or a flush asked: close the open batch as soon as the writer can take it. */
+  private due = false;
+  private pumping = false;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private closing: Promise<void> | undefined;
-  private closed = false;
   private fatalSent = false;
   private readonly said = new Set<string>();
   private readonly counts = { events: 0, errors: 0, written: 0, droppedQueue: 0, droppedWrite: 0, transactions: 0 };
@@ -80,41 +67,70 @@ export class SqliteRecorder implements Sink {
   /** Opens the store and inserts the recording row; throws (before any traffic) if that fails. */
   constructor(private readonly opts: SqliteRecorderOptions) {
     this.name = opts.name ?? 'sqlite-recorder';
-    if (opts.store) this.store = opts.store;
-    else if (opts.path !== undefined) this.store = RecordingStore.open(opts.path, { create: true });
+    const busyTimeoutMs = opts.busyTimeoutMs ?? 100;
+    let store: RecordingStore;
+    if (opts.store) store = opts.store;
+    else if (opts.path !== undefined) store = RecordingStore.open(opts.path, { create: true, busyTimeoutMs });
     else throw new TypeError('SqliteRecorder needs a path or a store');
-    this.ownsStore = opts.closeStore ?? opts.store === undefined;
+    const ownsStore = opts.closeStore ?? opts.store === undefined;
     const r = opts.redactor;
     // A command line or URL can carry credentials (`--token=…`, `?api_key=…`).
     try {
-      this.recordingId = this.store.beginRecording(r ? { ...opts.recording, target: r.redactText(opts.recording.target) } : opts.recording);
+      this.recordingId = store.beginRecording(r ? { ...opts.recording, target: r.redactText(opts.recording.target) } : opts.recording);
     } catch (err) {
-      if (this.ownsStore) this.store.close();
+      if (ownsStore) store.close();
       throw new McptapError('MCPTAP_RECORDING_UNWRITABLE', `cannot start a recording in ${opts.path ?? 'the store'}: ${(err as Error).message}`, ExitCode.InvalidInput);
     }
+    const threaded = opts.store === undefined && opts.path !== undefined && (opts.writer ?? 'thread') === 'thread';
+    if (threaded) {
+      // The thread opens its own connection; this one only made sure the file is writable.
+      store.close();
+      const nice = opts.writerNice ?? (opts.requireRecording ? 0 : 10);
+      this.writer = new WorkerBatchWriter({ path: opts.path!, busyTimeoutMs, nice, ...(opts.maxBatchesInFlight ? { maxInFlight: opts.maxBatchesInFlight } : {}) });
+    } else {
+      this.writer = new InlineBatchWriter(store, ownsStore);
+    }
+    const w = this.writer;
+    const memory = w.allocate && w.release ? { allocate: w.allocate.bind(w), release: w.release.bind(w) } : {};
+    this.encoder = new EventBatchEncoder({ recordingId: this.recordingId, serialise: threaded, ...(r ? { redactor: r } : {}), ...memory });
   }
 
   onEvent(event: TapEvent): void {
     this.counts.events++;
-    if (this.closed || this.closing) return this.dropQueued(1, 'recorder is closed; events after close are dropped', false);
+    if (this.closing) return this.dropQueued(1, () => 'recorder is closed; events after close are dropped', false);
+    let bytes: number;
     try {
-      const bytes = sizeOf(event);
-      const o = this.opts;
-      if (this.queue.length >= (o.queueLimit ?? 100_000) || this.queuedBytes + bytes > (o.queueByteLimit ?? 256 * 2 ** 20)) {
-        return this.dropQueued(1, `recorder queue full (${this.queue.length} events, ${this.queuedBytes} bytes); dropping events`);
-      }
-      this.queue.push({ item: { ord: ++this.ord, event: snapshot(event) }, bytes });
-      this.queuedBytes += bytes;
-      this.schedule();
+      bytes = sizeOf(event);
     } catch (err) {
-      // Only a malformed event (e.g. a frame without raw bytes) can get here.
       this.counts.errors++;
-      this.dropQueued(1, `recorder could not queue an event: ${String(err)}`);
+      return this.dropQueued(1, () => `recorder could not queue an event: ${String(err)}`);
     }
+    const o = this.opts;
+    const events = this.open.events + this.waitingTotal.events;
+    const queued = this.open.bytes + this.waitingTotal.bytes;
+    if (events >= (o.queueLimit ?? 100_000) || queued + bytes > (o.queueByteLimit ?? 256 * 2 ** 20)) {
+      return this.dropQueued(1, () => `recorder queue full (${events} events, ${queued} bytes); dropping events`);
+    }
+    const ord = ++this.acceptedOrd;
+    try {
+      this.encoder.add(ord, event);
+    } catch (err) {
+      // A malformed event (e.g. a frame without raw bytes): it alone is lost, never written in clear.
+      this.counts.errors++;
+      return this.dropWritten(1, err as Error, 'recorder could not record a malformed event');
+    }
+    this.open.events++;
+    this.open.bytes += bytes;
+    this.schedule();
   }
 
+  /** Resolves once everything accepted so far is committed (or counted as dropped). */
   async flush(): Promise<void> {
-    this.writeQueue();
+    const ord = this.acceptedOrd;
+    this.due = true;
+    this.pump();
+    if (this.doneOrd >= ord) return;
+    await new Promise<void>((resolve) => this.waiters.push({ ord, resolve }));
   }
 
   close(): Promise<void> {
@@ -128,40 +144,40 @@ export class SqliteRecorder implements Sink {
   }
 
   private async finish(): Promise<void> {
-    this.writeQueue();
     this.cancelTimers();
-    this.closed = true;
-    try {
-      if (this.store.isOpen) {
-        this.store.endRecording(this.recordingId, { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite });
-      }
-    } catch (err) {
+    const ms = this.opts.closeTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      this.flush().then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)).unref()),
+    ]);
+    clearTimeout(timer);
+    // Gives up on the writer; what it held (and what waited) comes back as failed acks, which count the drops.
+    if (timedOut) await this.writer.abort(`recorder writer did not commit within ${ms} ms of close`);
+    const end = { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite };
+    let err = await this.writer.end(this.recordingId, end);
+    if (err && this.writer instanceof WorkerBatchWriter && this.opts.path !== undefined) err = endOnThisThread(this.opts.path, this.recordingId, end);
+    if (err) {
       this.counts.errors++;
-      this.sayOnce('end', `recorder could not write the end of recording ${this.recordingId}: ${String(err)}`);
-    }
-    try {
-      if (this.ownsStore) this.store.close();
-    } catch (err) {
-      this.counts.errors++;
-      this.sayOnce('close', `recorder could not close the recording: ${String(err)}`);
+      this.sayOnce('end', `recorder could not write the end of recording ${this.recordingId}: ${err.message}`);
     }
   }
 
+  /** A full batch is closed now (bounding its size); handing it over, and the timer's work, run later. */
   private schedule(): void {
-    const o = this.opts;
-    if (this.queue.length >= (o.batchSize ?? 5000) || this.queuedBytes >= (o.batchBytes ?? 8 * 2 ** 20)) {
+    if (this.open.events >= (this.opts.batchSize ?? 5000) || this.open.bytes >= (this.opts.batchBytes ?? 8 * 2 ** 20)) {
+      this.sealOpen();
       this.immediate ??= setImmediate(() => {
         this.immediate = undefined;
-        this.writeQueue();
+        this.pump();
       });
       this.immediate.unref?.();
-      return;
-    }
-    if (!this.timer) {
+    } else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.writeQueue();
-      }, o.flushIntervalMs ?? 50);
+        this.due = true;
+        this.pump();
+      }, this.opts.flushIntervalMs ?? 50);
       this.timer.unref();
     }
   }
@@ -173,63 +189,82 @@ export class SqliteRecorder implements Sink {
     this.immediate = undefined;
   }
 
-  /** Writes everything queued in one transaction. Never throws. */
-  private writeQueue(): void {
-    if (this.queue.length === 0 || this.closed) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
-    const items: OrderedEvent[] = [];
-    let unredactable = 0;
-    for (const q of batch) {
-      try {
-        items.push(this.redact(q.item));
-      } catch {
-        unredactable++; // a malformed event: drop it alone, never in clear
-      }
+  /** Closes the open batch into the waiting list (or, if nothing of it is writable, just marks its ordinals done). */
+  private sealOpen(): void {
+    const sealed = this.encoder.seal();
+    const lastOrd = this.acceptedOrd;
+    if (sealed) {
+      this.waiting.push({ sealed, lastOrd, ...this.open });
+      this.waitingTotal.events += this.open.events;
+      this.waitingTotal.bytes += this.open.bytes;
+    } else {
+      const last = this.waiting[this.waiting.length - 1] ?? this.inFlight[this.inFlight.length - 1];
+      if (last) last.lastOrd = lastOrd;
+      else this.settled(lastOrd);
     }
-    if (unredactable > 0) {
-      this.counts.errors += unredactable;
-      this.dropWritten(unredactable, new Error('malformed event'), 'recorder could not redact events');
-    }
+    this.open = { events: 0, bytes: 0 };
+  }
+
+  /** Hands waiting batches (and, when due, the open one) to the writer while it takes them. Never throws; re-entrant calls are no-ops. */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
     try {
-      this.counts.transactions++;
-      const r = this.store.writeEvents(this.recordingId, items);
-      this.counts.written += r.written;
-      if (r.rejected > 0) {
-        this.counts.errors += r.rejected;
-        this.dropWritten(r.rejected, r.firstError ?? new Error('row rejected'), 'recorder rejected bad rows');
+      while (!this.writer.full) {
+        if (this.waiting.length === 0) {
+          if (!this.due) break;
+          this.due = false;
+          this.sealOpen();
+          if (this.waiting.length === 0) break;
+        }
+        this.send(this.waiting.shift()!);
       }
-    } catch (err) {
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private send(w: Waiting): void {
+    this.waitingTotal.events -= w.events;
+    this.waitingTotal.bytes -= w.bytes;
+    this.counts.transactions++;
+    this.inFlight.push({ lastOrd: w.lastOrd });
+    const events = w.sealed.events;
+    this.writer.write(w.sealed.batch, (ack) => this.onAck(ack, events));
+  }
+
+  private onAck(ack: BatchAck, events: number): void {
+    if (ack.failed) {
       this.counts.errors++;
-      this.dropWritten(items.length, err as Error, `recorder write of ${items.length} events failed`);
+      this.dropWritten(events, ack.failed, `recorder write of ${events} events failed`);
+    } else {
+      this.counts.written += ack.written;
+      if (ack.rejected > 0) {
+        this.counts.errors += ack.rejected;
+        this.dropWritten(ack.rejected, ack.firstError ?? new Error('row rejected'), 'recorder rejected bad rows');
+      }
+    }
+    const done = this.inFlight.shift();
+    if (done) this.settled(done.lastOrd);
+    this.pump();
+  }
+
+  /** Batches are answered in order: everything up to `ord` is done; wake the flushes waiting for it. */
+  private settled(ord: number): void {
+    this.doneOrd = Math.max(this.doneOrd, ord);
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.ord > this.doneOrd) continue;
+      this.waiters.splice(i, 1);
+      w.resolve();
     }
   }
 
-  private redact(item: OrderedEvent): OrderedEvent {
-    const r = this.opts.redactor;
-    if (!r) return item;
-    const e = item.event;
-    switch (e.type) {
-      case 'frame':
-        return { ord: item.ord, event: { ...e, frame: redactFrame(r, e.frame) } };
-      case 'exchange-started':
-      case 'exchange-completed':
-      case 'exchange-orphaned':
-        return { ord: item.ord, event: { ...e, exchange: redactExchange(r, e.exchange) } };
-      case 'anomaly':
-        return { ord: item.ord, event: { ...e, detail: r.redactText(e.detail) } };
-      case 'connection-opened':
-        return { ord: item.ord, event: { ...e, connection: { ...e.connection, target: r.redactText(e.connection.target) } } };
-      default:
-        return item;
-    }
-  }
-
-  private dropQueued(n: number, why: string, fatal = true): void {
+  /** `why` is only built when it is said or reported: a full queue can drop at traffic rate. */
+  private dropQueued(n: number, why: () => string, fatal = true): void {
     this.counts.droppedQueue += n;
-    this.sayOnce('queue', `${why} (further drops counted, not logged)`);
-    if (fatal) this.fatal(new Error(why));
+    if (!this.said.has('queue')) this.sayOnce('queue', `${why()} (further drops counted, not logged)`);
+    if (fatal && this.opts.requireRecording && !this.fatalSent) this.fatal(new Error(why()));
   }
 
   private dropWritten(n: number, err: Error, why: string): void {
@@ -256,33 +291,17 @@ export class SqliteRecorder implements Sink {
   }
 }
 
-/**
- * The correlator keeps mutating an in-flight Exchange after announcing it (progress, cancel,
- * response); a started event is copied now so the queue holds what was true when it started.
- */
-function snapshot(e: TapEvent): TapEvent {
-  if (e.type !== 'exchange-started') return e;
-  const ex = e.exchange;
-  return { ...e, exchange: { ...ex, progress: [...ex.progress], ...(ex.transport ? { transport: { ...ex.transport } } : {}) } };
-}
-
-function redactFrame(r: Redactor, f: Frame): Frame {
-  let out: Frame = f;
-  if (f.kind === 'log') {
-    const text = r.redactText(f.text);
-    if (text !== f.text) out = { ...f, text, raw: Buffer.from(text, 'utf8') };
-  } else {
-    const raw = r.redactRaw(f.raw);
-    if (raw !== f.raw) out = f.kind === 'message' ? { ...f, raw, message: r.redactJson(f.message) } : { ...f, raw, detail: r.redactText(f.detail) };
-    else if (f.kind === 'invalid') out = { ...f, detail: r.redactText(f.detail) };
+/** The writer thread could not end the recording (it died or never opened the file): try from here. */
+function endOnThisThread(path: string, recordingId: number, end: { endedUs: number; droppedQueue: number; droppedWrite: number }): Error | undefined {
+  try {
+    const store = RecordingStore.open(path, { create: false });
+    try {
+      store.endRecording(recordingId, end);
+    } finally {
+      store.close();
+    }
+    return undefined;
+  } catch (err) {
+    return err as Error;
   }
-  if (f.context?.headers) out = { ...out, context: { ...f.context, headers: r.redactHeaders(f.context.headers) } };
-  return out;
-}
-
-function redactExchange(r: Redactor, ex: Exchange): Exchange {
-  const request = r.redactJson(ex.request);
-  const response = ex.response === undefined ? undefined : r.redactJson(ex.response);
-  if (request === ex.request && response === ex.response) return ex;
-  return { ...ex, request, ...(response === undefined ? {} : { response }) };
 }

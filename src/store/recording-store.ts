@@ -1,8 +1,8 @@
 /**
  * The recording file: the only module that runs SQL (schema in migrations/, the long statement
- * texts in statements.ts). Synchronous
- * by design (better-sqlite3); callers that must not block keep it off their hot path, as the
- * recorder sink does with its batching queue.
+ * texts in statements.ts). Synchronous by design (better-sqlite3); callers that must not block keep
+ * it off their thread, as the recorder sink does: it encodes batches (event-batch.ts) and a writer
+ * thread runs `writeBatch` on its own connection.
  *
  * Invariants: JSON-RPC ids round-trip verbatim (text + type); `ord` orders a recording's events;
  * while an `events()` / `frames()` iterator is open the connection can read but not write.
@@ -11,12 +11,14 @@ import { existsSync } from 'node:fs';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import type { TapEvent } from '../model/events.js';
-import type { Exchange } from '../model/exchange.js';
-import type { Frame } from '../model/frame.js';
 import { parseExchangeRef, type ExchangeLookup, type ExchangeRef } from './exchange-ref.js';
 import { checkIsRecording } from './migrations/file-check.js';
-import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrate } from './migrations/index.js';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations/index.js';
 import { mergeByOrd, type OrdSource } from './merge-by-ord.js';
+import { EventBatchEncoder, type EncodedBatch } from './event-batch.js';
+import * as exchangeRows from './exchange-rows.js';
+import { EXCHANGE_REQUEST_FRAME, EXCHANGE_RESPONSE_FRAME } from './exchange-rows.js';
+import type { Value } from './row-helpers.js';
 import * as rows from './rows.js';
 import { SQL } from './statements.js';
 import { addOutcome, summariseMethods, type ExchangeFact } from './summary.js';
@@ -30,7 +32,17 @@ export interface OpenStoreOptions {
   create?: boolean;
   /** How long a write waits for a lock held by another process. Keep short for recorders. */
   busyTimeoutMs?: number;
+  /** Page cache of this connection in KiB (SQLite's default is 2 000); a busy writer wants more. */
+  cacheKiB?: number;
 }
+
+/**
+ * Page size of new files. Frames are stored whole and MCP messages are often kilobytes: with
+ * SQLite's default 4 KiB pages a 10 KB frame spans an overflow chain, and every page costs a write
+ * to the WAL and again to the file; 32 KiB pages hold most messages in one page and cut the writer's
+ * CPU per 10 KB exchange by roughly 40% (small messages are unaffected). Existing files keep theirs.
+ */
+const NEW_FILE_PAGE_SIZE = 32 * 1024;
 
 const ROW_ERROR_CODES = /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/;
 
@@ -56,7 +68,9 @@ export class RecordingStore {
       throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot open recording ${path}: ${(err as Error).message}`, ExitCode.InvalidInput);
     }
     try {
-      return new RecordingStore(db, { create: opts.create, label: path });
+      const store = new RecordingStore(db, { create: opts.create, label: path });
+      if (opts.cacheKiB !== undefined) db.pragma(`cache_size = ${-Math.max(1, Math.floor(opts.cacheKiB))}`);
+      return store;
     } catch (err) {
       db.close();
       throw err;
@@ -67,7 +81,11 @@ export class RecordingStore {
   constructor(readonly db: Database, opts: { create?: boolean; label?: string } = {}) {
     const label = opts.label ?? 'database';
     checkIsRecording(db, label, opts.create ?? false);
-    if (opts.create) db.pragma('journal_mode = WAL');
+    if (opts.create) {
+      // Only an empty file takes a page size; it must be set before WAL mode writes the header.
+      if (schemaVersion(db) === 0) db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
+      db.pragma('journal_mode = WAL');
+    }
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
     migrate(db, MIGRATIONS, label);
@@ -109,52 +127,72 @@ export class RecordingStore {
    * breaks the transaction (disk full, lock, closed database) throws and nothing of the batch is kept.
    */
   writeEvents(recordingId: number, batch: readonly OrderedEvent[]): WriteResult {
+    const encoder = new EventBatchEncoder({ recordingId });
+    let rejected = 0;
+    let firstError: Error | undefined;
+    for (const item of batch) {
+      try {
+        encoder.add(item?.ord, item?.event);
+      } catch (err) {
+        rejected++; // a malformed event: refused alone, like a bad row
+        firstError ??= err as Error;
+      }
+    }
+    const sealed = encoder.seal();
+    const result: WriteResult = sealed ? this.writeBatch(sealed.batch) : { written: 0, rejected: 0 };
+    result.rejected += rejected;
+    if (firstError) result.firstError = firstError;
+    return result;
+  }
+
+  /**
+   * Writes rows made by an {@link EventBatchEncoder} (in this thread or, serialised, in another) in
+   * ONE transaction, with the same failure rules as {@link writeEvents}. Frames go first, so that
+   * exchange rows can reference the row ids of their request/response frames.
+   */
+  writeBatch(batch: EncodedBatch): WriteResult {
     const result: WriteResult = { written: 0, rejected: 0 };
-    const completedAt = completionIndexes(batch);
-    // Started events whose completion comes later in this batch: written as one row with it,
-    // which halves the exchange writes of a busy tap (most exchanges start and end within a batch).
-    const deferred = new Map<string, OrderedEvent>();
+    const values = typeof batch.rows === 'string' ? (JSON.parse(batch.rows) as Value[][]) : batch.rows;
+    const tags = batch.tags;
+    const bytes = batch.bytes && Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+    const frameIds = new Map<Value, number>();
+    const insertFrame = this.stmt(SQL.insertFrame);
+    const other = { x: this.stmt(SQL.upsertExchange), p: this.stmt(SQL.insertProgress), a: this.stmt(SQL.insertAnomaly), o: this.stmt(SQL.connectionOpened), c: this.stmt(SQL.connectionClosed) };
     this.db.transaction(() => {
-      batch.forEach((item, i) => {
-        const e = item?.event;
-        if (e?.type === 'exchange-started' && (completedAt.get(e.exchange?.key) ?? -1) > i) return void deferred.set(e.exchange.key, item);
-        const start = e?.type === 'exchange-completed' || e?.type === 'exchange-orphaned' ? deferred.get(e.exchange?.key) : undefined;
-        if (start) deferred.delete((e as { exchange: Exchange }).exchange.key);
-        const n = start ? 2 : 1;
-        try {
-          this.writeOne(recordingId, item, start);
-          result.written += n;
-        } catch (err) {
-          if (!isRowError(err) || !this.db.inTransaction) throw err;
-          result.rejected += n;
-          result.firstError ??= err as Error;
+      let at = 0;
+      for (let i = 0; i < tags.length; i++) {
+        if (tags[i] !== 'f') continue;
+        const v = values[i]!;
+        if (bytes && typeof v[rows.FRAME_RAW] === 'number') v[rows.FRAME_RAW] = bytes.subarray(at, (at += v[rows.FRAME_RAW] as number));
+        const id = this.tryRow(result, 1, () => insertFrame.run(v).lastInsertRowid);
+        if (id !== undefined) frameIds.set(v[rows.FRAME_SEQ]!, Number(id));
+      }
+      for (let i = 0; i < tags.length; i++) {
+        const tag = tags[i]!;
+        if (tag === 'f') continue;
+        const v = values[i]!;
+        if (tag === 'x' || tag === 'X') {
+          v[EXCHANGE_REQUEST_FRAME] = frameIds.get(v[EXCHANGE_REQUEST_FRAME]!) ?? null;
+          v[EXCHANGE_RESPONSE_FRAME] = frameIds.get(v[EXCHANGE_RESPONSE_FRAME]!) ?? null;
         }
-      });
+        const stmt = other[tag === 'X' ? 'x' : (tag as keyof typeof other)];
+        this.tryRow(result, tag === 'X' ? 2 : 1, () => (stmt ? stmt.run(v) : rejectTag(tag)));
+      }
     })();
     return result;
   }
 
-  private writeOne(recordingId: number, { ord, event: e }: OrderedEvent, start?: OrderedEvent): void {
-    const started = start?.event.type === 'exchange-started' ? { ord: start.ord, exchange: start.event.exchange } : undefined;
-    switch (e.type) {
-      case 'frame':
-        return void this.stmt(SQL.insertFrame).run(rows.frameParams(recordingId, ord, e.frame, e.exchangeKey));
-      case 'exchange-started':
-        return void this.stmt(SQL.upsertExchange).run(rows.exchangeParams(recordingId, ord, e.exchange, 'started'));
-      case 'exchange-completed':
-        return void this.stmt(SQL.upsertExchange).run(rows.exchangeParams(recordingId, ord, e.exchange, 'completed', started));
-      case 'exchange-orphaned':
-        return void this.stmt(SQL.upsertExchange).run(rows.exchangeParams(recordingId, ord, e.exchange, 'orphaned', started));
-      case 'exchange-progress':
-        return void this.stmt(SQL.insertProgress).run(rows.progressParams(recordingId, ord, e));
-      case 'anomaly':
-        return void this.stmt(SQL.insertAnomaly).run(rows.anomalyParams(recordingId, ord, e));
-      case 'connection-opened':
-        return void this.stmt(SQL.connectionOpened).run(rows.openedParams(recordingId, ord, e));
-      case 'connection-closed':
-        return void this.stmt(SQL.connectionClosed).run(rows.closedParams(recordingId, ord, e));
-      default:
-        throw new TypeError(`unknown event type ${JSON.stringify((e as { type?: unknown } | null)?.type)}`);
+  /** Runs one row's statement; a row error is counted (`n` events) and the transaction goes on. */
+  private tryRow<T>(result: WriteResult, n: number, run: () => T): T | undefined {
+    try {
+      const r = run();
+      result.written += n;
+      return r;
+    } catch (err) {
+      if (!isRowError(err) || !this.db.inTransaction) throw err;
+      result.rejected += n;
+      result.firstError ??= err as Error;
+      return undefined;
     }
   }
 
@@ -164,7 +202,7 @@ export class RecordingStore {
     const outcomes = this.stmt(`SELECT recording_id r, ${SQL.listedOutcome} o, count(*) n FROM exchanges GROUP BY 1, 2`).all() as { r: number; o: ListedOutcome; n: number }[];
     const anomalies = new Map((this.stmt('SELECT recording_id r, count(*) n FROM anomalies GROUP BY 1').all() as { r: number; n: number }[]).map((a) => [a.r, a.n]));
     return (this.stmt('SELECT * FROM recordings ORDER BY id').all() as rows.Row[]).map((r) => {
-      const info = toRecordingInfo(r);
+      const info = rows.toRecordingInfo(r);
       const listing: RecordingListing = { ...info, exchanges: 0, outcomes: {}, anomalies: anomalies.get(info.id) ?? 0 };
       for (const o of outcomes) {
         if (o.r !== info.id) continue;
@@ -177,7 +215,7 @@ export class RecordingStore {
 
   getRecording(id: number): RecordingInfo | undefined {
     const r = this.stmt('SELECT * FROM recordings WHERE id = ?').get(id) as rows.Row | undefined;
-    return r && toRecordingInfo(r);
+    return r && rows.toRecordingInfo(r);
   }
 
   /** The most recent recording in the file (the default for `show`). */
@@ -192,11 +230,11 @@ export class RecordingStore {
   /** Exchanges in start order. `outcome: 'pending'` selects exchanges still in flight at the end. */
   exchanges(filter: ExchangeFilter = {}): StoredExchange[] {
     // One statement for every filter combination: an absent filter is NULL and matches all.
-    const sql = `SELECT * FROM exchanges WHERE (@r IS NULL OR recording_id = @r) AND (@m IS NULL OR method = @m)
-      AND (@t IS NULL OR target = @t) AND (@o IS NULL OR ${SQL.listedOutcome} = @o)
-      ORDER BY recording_id, start_us, id LIMIT @limit OFFSET @offset`;
+    const sql = `${SQL.exchangeSelect} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)
+      AND (@t IS NULL OR e.target = @t) AND (@o IS NULL OR ${SQL.listedOutcomeE} = @o)
+      ORDER BY e.recording_id, e.start_us, e.id LIMIT @limit OFFSET @offset`;
     const p = { r: filter.recordingId ?? null, m: filter.method ?? null, t: filter.target ?? null, o: filter.outcome ?? null, limit: filter.limit ?? -1, offset: filter.offset ?? 0 };
-    return (this.stmt(sql).all(p) as rows.Row[]).map(rows.rowToExchange);
+    return (this.stmt(sql).all(p) as rows.Row[]).map(exchangeRows.rowToExchange);
   }
 
   /** Every exchange a reference matches (an id may be reused, or appear on several connections). */
@@ -214,15 +252,15 @@ export class RecordingStore {
 
   private lookup(recordingId: number, l: ExchangeLookup): StoredExchange[] {
     let found: rows.Row[];
-    if ('key' in l) found = this.stmt('SELECT * FROM exchanges WHERE recording_id = ? AND key = ?').all(recordingId, l.key) as rows.Row[];
-    else if ('rowid' in l) found = this.stmt('SELECT * FROM exchanges WHERE recording_id = ? AND id = ?').all(recordingId, l.rowid) as rows.Row[];
+    if ('key' in l) found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = ? AND e.key = ?`).all(recordingId, l.key) as rows.Row[];
+    else if ('rowid' in l) found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = ? AND e.id = ?`).all(recordingId, l.rowid) as rows.Row[];
     else {
       const text = typeof l.id === 'string' ? l.id : String(l.id);
-      found = this.stmt(`SELECT * FROM exchanges WHERE recording_id = @r AND id_text = @t AND id_type = @ty
-        AND (@c IS NULL OR connection_id = @c) AND (@d IS NULL OR direction = @d) ORDER BY start_us, id`)
+      found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = @r AND e.id_text = @t AND e.id_type = @ty
+        AND (@c IS NULL OR e.connection_id = @c) AND (@d IS NULL OR e.direction = @d) ORDER BY e.start_us, e.id`)
         .all({ r: recordingId, t: text, ty: typeof l.id === 'string' ? 'string' : 'number', c: l.connectionId ?? null, d: l.direction ?? null }) as rows.Row[];
     }
-    return found.map(rows.rowToExchange);
+    return found.map(exchangeRows.rowToExchange);
   }
 
   /** Frames linked to the exchange, plus its request/response frames even if unlinked, in seq order. */
@@ -269,11 +307,11 @@ export class RecordingStore {
     // Fresh statements: several cursors are open at once, and a cached one may be iterating already.
     const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as Iterator<rows.Row>;
     const sources: OrdSource[] = [
-      { rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: frameEvent },
-      { rows: cursor(SQL.startedByOrd), ord: 'started_ord', toEvent: (r) => ({ type: 'exchange-started', exchange: rows.startedSnapshot(r, rows.rowToExchange(r)) }) },
-      { rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: completionEvent },
+      { rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: rows.frameEvent },
+      { rows: cursor(SQL.startedByOrd), ord: 'started_ord', toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }) },
+      { rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: exchangeRows.completionEvent },
       { rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress },
-      { rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: anomalyEvent },
+      { rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent },
       { rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) },
       { rows: cursor(SQL.closedByOrd), ord: 'closed_ord', toEvent: (r) => rows.connectionClosedEvent(rows.rowToConnection(r)) },
     ];
@@ -281,44 +319,8 @@ export class RecordingStore {
   }
 }
 
-/** Exchange key -> index of its last completion (completed or orphaned) in the batch. */
-function completionIndexes(batch: readonly OrderedEvent[]): Map<unknown, number> {
-  const at = new Map<unknown, number>();
-  batch.forEach((item, i) => {
-    const e = item?.event;
-    if (e?.type === 'exchange-completed' || e?.type === 'exchange-orphaned') at.set(e.exchange?.key, i);
-  });
-  return at;
-}
-
-function frameEvent(r: rows.Row): TapEvent {
-  const { recordingId: _r, exchangeKey, ...frame } = rows.rowToFrame(r);
-  return exchangeKey === undefined ? { type: 'frame', frame: frame as Frame } : { type: 'frame', frame: frame as Frame, exchangeKey };
-}
-
-function completionEvent(r: rows.Row): TapEvent {
-  const { rowid: _r, recordingId: _i, state, ...exchange } = rows.rowToExchange(r);
-  return { type: state === 'orphaned' ? 'exchange-orphaned' : 'exchange-completed', exchange };
-}
-
-function anomalyEvent(r: rows.Row): TapEvent {
-  const { recordingId: _r, rowid: _i, ...a } = rows.rowToAnomaly(r);
-  return a;
-}
-
-function toRecordingInfo(r: rows.Row): RecordingInfo {
-  const info: RecordingInfo = {
-    id: r.id as number,
-    transport: r.transport as RecordingInfo['transport'],
-    target: r.target as string,
-    startedUs: r.started_us as number,
-    mcptapVersion: r.mcptap_version as string,
-    droppedQueue: r.dropped_queue as number,
-    droppedWrite: r.dropped_write as number,
-  };
-  if (r.ended_us !== null) info.endedUs = r.ended_us as number;
-  if (r.meta_json !== null) info.meta = JSON.parse(r.meta_json as string) as Record<string, unknown>;
-  return info;
+function rejectTag(tag: string): never {
+  throw new TypeError(`unknown row tag ${JSON.stringify(tag)}`);
 }
 
 export { LATEST_SCHEMA_VERSION };

@@ -1,58 +1,53 @@
 /**
- * Pure mapping between TapEvent objects and table rows (column names as in migrations/). Kept apart
- * from recording-store.ts so the SQL module stays small; no SQL here.
+ * Pure mapping between TapEvent objects and table rows (column names as in migrations/); exchanges
+ * are mapped in exchange-rows.ts. Kept apart from recording-store.ts so the SQL module stays small.
  *
- * Invariant: every row object carries every named parameter of its INSERT (null when absent), as
- * better-sqlite3 rejects missing named parameters.
+ * Invariant: every `*Values` array has exactly one value per name of its `*_COLS` list, in that
+ * order (null when absent): the write statements bind them positionally.
  */
-import type { AnomalySeen, ConnectionClosed, ConnectionOpened, ExchangeProgress } from '../model/events.js';
-import type { Exchange, ExchangeTransport } from '../model/exchange.js';
+import type { AnomalySeen, ConnectionClosed, ConnectionOpened, ExchangeProgress, TapEvent } from '../model/events.js';
 import type { Frame, FrameContext } from '../model/frame.js';
-import { idFromText, type IdType, type JsonRpcId, type JsonRpcMessage } from '../model/jsonrpc.js';
-import type { Outcome } from '../model/outcome.js';
-import type { ExchangeState, StoredAnomaly, StoredConnection, StoredExchange, StoredFrame } from './types.js';
+import type { JsonRpcMessage } from '../model/jsonrpc.js';
+import type { RecordingInfo, StoredAnomaly, StoredConnection, StoredFrame } from './types.js';
 
-type Params = Record<string, string | number | bigint | Buffer | null>;
-export type Row = Record<string, unknown>;
+import { json, n, opt, type Row, type Value } from './row-helpers.js';
 
-const n = <T>(v: T | undefined | null): T | null => (v === undefined ? null : v);
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-const bool = (v: boolean | undefined): number => (v ? 1 : 0);
+export type { Row } from './row-helpers.js';
 
-function idColumns(id: unknown): { id_text: string | null; id_type: string | null } {
-  if (typeof id === 'string') return { id_text: id, id_type: 'string' };
-  if (typeof id === 'number') return { id_text: String(id), id_type: 'number' };
-  if (id === null) return { id_text: null, id_type: 'null' };
-  return { id_text: null, id_type: null };
-}
+/** Column order of `frames` rows as written; {@link frameValues} returns values in this order. */
+export const FRAME_COLS = [
+  'recording_id', 'ord', 'seq', 'connection_id', 'direction', 'channel', 'time_us', 'raw', 'kind', 'invalid_reason',
+  'detail', 'message_kind', 'method', 'id_text', 'id_type', 'exchange_key', 'http_status', 'sse_event_id',
+  'stream_id', 'context_json', 'batch_index', 'batch_size',
+] as const;
+/** Positions in {@link FRAME_COLS} that the batch writer reads or replaces. */
+export const FRAME_SEQ = 2;
+export const FRAME_RAW = 7;
 
-export function frameParams(recordingId: number, ord: number, frame: Frame, exchangeKey: string | undefined): Params {
+/** A frame row's values in {@link FRAME_COLS} order (a positional array: no per-row object keys to hash). */
+export function frameValues(recordingId: number, ord: number, frame: Frame, exchangeKey: string | undefined): Value[] {
   const c: FrameContext | undefined = frame.context;
   const msg = frame.kind === 'message' ? (frame.message as unknown as Record<string, unknown>) : undefined;
-  const ids = msg ? idColumns(msg.id) : { id_text: null, id_type: null };
-  return {
-    recording_id: recordingId,
-    ord,
-    seq: frame.seq,
-    connection_id: frame.connectionId,
-    direction: frame.direction,
-    channel: frame.channel,
-    time_us: frame.timeUs,
-    raw: frame.raw,
-    kind: frame.kind,
-    invalid_reason: frame.kind === 'invalid' ? frame.reason : null,
-    detail: frame.kind === 'invalid' ? frame.detail : null,
-    message_kind: frame.kind === 'message' ? frame.messageKind : null,
-    method: msg && typeof msg.method === 'string' ? msg.method : null,
-    ...ids,
-    exchange_key: n(exchangeKey),
-    http_status: n(c?.httpStatus),
-    sse_event_id: n(c?.sseEventId),
-    stream_id: n(c?.streamId),
-    context_json: json(c),
-    batch_index: frame.kind === 'message' && frame.batch ? frame.batch.index : null,
-    batch_size: frame.kind === 'message' && frame.batch ? frame.batch.size : null,
-  };
+  const id = msg?.id;
+  const idText = typeof id === 'string' ? id : typeof id === 'number' ? String(id) : null;
+  const idType = typeof id === 'string' ? 'string' : typeof id === 'number' ? 'number' : id === null && msg ? 'null' : null;
+  const batch = frame.kind === 'message' ? frame.batch : undefined;
+  return [
+    recordingId, ord, frame.seq, frame.connectionId, frame.direction, frame.channel, frame.timeUs, frame.raw, frame.kind,
+    frame.kind === 'invalid' ? frame.reason : null,
+    frame.kind === 'invalid' ? frame.detail : null,
+    frame.kind === 'message' ? frame.messageKind : null,
+    msg && typeof msg.method === 'string' ? msg.method : null,
+    idText, idType, n(exchangeKey), n(c?.httpStatus), n(c?.sseEventId), n(c?.streamId), json(c),
+    batch ? batch.index : null,
+    batch ? batch.size : null,
+  ];
+}
+
+/** The message a stored message frame holds: its raw bytes parsed, or element `batchIndex` of a batch. Throws if they do not parse. */
+export function messageOf(raw: Buffer, batchIndex: number | null): JsonRpcMessage {
+  const value: unknown = JSON.parse(raw.toString('utf8'));
+  return (batchIndex === null ? value : (value as unknown[])[batchIndex]) as JsonRpcMessage;
 }
 
 /** Rebuilds a frame. A message frame's `message` is re-parsed from the stored (redacted) raw bytes. */
@@ -73,151 +68,23 @@ export function rowToFrame(r: Row): StoredFrame {
   if (r.kind === 'invalid') {
     return { ...base, kind: 'invalid', reason: r.invalid_reason as 'not_json', detail: (r.detail as string | null) ?? '' };
   }
-  let value: unknown;
+  const index = r.batch_index as number | null;
+  let message: JsonRpcMessage;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    message = messageOf(raw, index);
   } catch (err) {
     return { ...base, kind: 'invalid', reason: 'not_json', detail: `stored message no longer parses: ${(err as Error).message}` };
   }
-  const index = r.batch_index as number | null;
-  const message = (index === null ? value : (value as unknown[])[index]) as JsonRpcMessage;
   const frame: StoredFrame = { ...base, kind: 'message', messageKind: r.message_kind as 'request', message };
   if (index !== null) frame.batch = { index, size: r.batch_size as number };
   return frame;
 }
 
-/**
- * Fields of an Exchange the correlator may still change after announcing it (an initialize's
- * protocol version comes from its result, for instance), saved as they were at the start so that
- * the started event reads back as it was emitted. Absent fields are saved as null.
- */
-const MUTABLE_AT_START = ['outcome', 'era', 'protocolVersion', 'sessionId', 'target', 'operationKey'] as const;
+export const PROGRESS_COLS = ['recording_id', 'ord', 'exchange_key', 'time_us', 'progress', 'total', 'message'] as const;
 
-function startedJson(ex: Exchange): string {
-  return JSON.stringify(Object.fromEntries(MUTABLE_AT_START.map((k) => [k, ex[k] ?? null])));
-}
-
-/** `start`: the started event written in the same row as this completion (see writeEvents). */
-export function exchangeParams(recordingId: number, ord: number, ex: Exchange, state: ExchangeState, start?: { ord: number; exchange: Exchange }): Params {
-  const t: ExchangeTransport | undefined = ex.transport;
-  const started = state === 'started';
-  return {
-    recording_id: recordingId,
-    key: ex.key,
-    state,
-    started_ord: started ? ord : (start?.ord ?? null),
-    completed_ord: started ? null : ord,
-    started_json: started ? startedJson(ex) : start ? startedJson(start.exchange) : null,
-    connection_id: ex.connectionId,
-    direction: ex.direction,
-    id_text: typeof ex.id === 'string' ? ex.id : JSON.stringify(ex.id),
-    id_type: ex.idType,
-    method: ex.method,
-    target: n(ex.target),
-    era: ex.era,
-    protocol_version: n(ex.protocolVersion),
-    session_id: n(ex.sessionId),
-    start_us: ex.startUs,
-    end_us: n(ex.endUs),
-    latency_us: n(ex.latencyUs),
-    outcome: ex.outcome,
-    error_code: n(ex.errorCode),
-    error_message: n(ex.errorMessage),
-    is_error: bool(ex.isError),
-    progress_count: ex.progress?.length ?? 0,
-    progress_json: ex.progress && ex.progress.length > 0 ? JSON.stringify(ex.progress) : null,
-    cancelled: bool(ex.cancel !== undefined),
-    cancel_by: n(ex.cancel?.by),
-    cancel_reason: n(ex.cancel?.reason),
-    cancel_us: n(ex.cancel?.timeUs),
-    response_after_cancel: bool(ex.responseAfterCancel),
-    http_status: n(t?.httpStatus),
-    transport_error_class: n(t?.errorClass),
-    first_event_us: n(t?.firstEventUs),
-    sse_event_count: t?.eventTimesUs ? t.eventTimesUs.length : null,
-    transport_json: json(t),
-    request_json: JSON.stringify(ex.request ?? null),
-    response_json: json(ex.response),
-    request_seq: ex.requestSeq,
-    response_seq: n(ex.responseSeq),
-    operation_key: n(ex.operationKey),
-  };
-}
-
-/** Sets `key` on `o` only when the column is not NULL, so absent optional fields stay absent. */
-function opt<T extends object, K extends keyof T>(o: T, key: K, v: unknown, map: (x: never) => T[K] = (x) => x as T[K]): void {
-  if (v !== null && v !== undefined) o[key] = map(v as never);
-}
-
-export function rowToExchange(r: Row): StoredExchange {
-  const idType = r.id_type as IdType;
-  const idText = r.id_text as string;
-  const ex: StoredExchange = {
-    rowid: r.id as number,
-    recordingId: r.recording_id as number,
-    state: r.state as ExchangeState,
-    key: r.key as string,
-    connectionId: r.connection_id as string,
-    direction: r.direction as Exchange['direction'],
-    id: idType === 'string' ? idText : (idFromText(idText, 'number') as JsonRpcId),
-    idType,
-    method: r.method as string,
-    era: r.era as Exchange['era'],
-    request: JSON.parse(r.request_json as string) as JsonRpcMessage,
-    startUs: r.start_us as number,
-    outcome: r.outcome as Outcome,
-    isError: r.is_error === 1,
-    progress: r.progress_json === null ? [] : (JSON.parse(r.progress_json as string) as Exchange['progress']),
-    responseAfterCancel: r.response_after_cancel === 1,
-    requestSeq: r.request_seq as number,
-  };
-  opt(ex, 'target', r.target);
-  opt(ex, 'protocolVersion', r.protocol_version);
-  opt(ex, 'sessionId', r.session_id);
-  opt(ex, 'response', r.response_json, (s: string) => JSON.parse(s) as JsonRpcMessage);
-  opt(ex, 'endUs', r.end_us);
-  opt(ex, 'latencyUs', r.latency_us);
-  opt(ex, 'errorCode', r.error_code);
-  opt(ex, 'errorMessage', r.error_message);
-  if (r.cancelled === 1) {
-    ex.cancel = { timeUs: r.cancel_us as number, by: r.cancel_by as 'c2s' };
-    opt(ex.cancel, 'reason', r.cancel_reason);
-  }
-  opt(ex, 'responseSeq', r.response_seq);
-  opt(ex, 'transport', r.transport_json, (s: string) => JSON.parse(s) as ExchangeTransport);
-  opt(ex, 'operationKey', r.operation_key);
-  return ex;
-}
-
-/**
- * The exchange as it was when it started: the final row minus everything a response, progress or
- * cancellation added, with the fields saved at the start (`started_json`) put back.
- */
-export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
-  const { rowid: _r, recordingId: _i, state: _s, response: _resp, responseSeq: _rs, endUs: _e, latencyUs: _l, ...rest } = full;
-  const { errorCode: _c, errorMessage: _m, cancel: _x, transport: _t, ...base } = rest;
-  const ex: Exchange = { ...base, isError: false, progress: [], responseAfterCancel: false };
-  if (r.started_json === null) return ex;
-  const saved = JSON.parse(r.started_json as string) as Record<string, unknown>;
-  const out = ex as unknown as Record<string, unknown>;
-  for (const k of MUTABLE_AT_START) {
-    if (saved[k] === null || saved[k] === undefined) delete out[k];
-    else out[k] = saved[k];
-  }
-  return ex;
-}
-
-export function progressParams(recordingId: number, ord: number, e: ExchangeProgress): Params {
+export function progressValues(recordingId: number, ord: number, e: ExchangeProgress): Value[] {
   const p = e.progress;
-  return {
-    recording_id: recordingId,
-    ord,
-    exchange_key: e.exchangeKey,
-    time_us: p.timeUs,
-    progress: p.progress,
-    total: n(p.total),
-    message: n(p.message),
-  };
+  return [recordingId, ord, e.exchangeKey, p.timeUs, p.progress, n(p.total), n(p.message)];
 }
 
 export function rowToProgress(r: Row): ExchangeProgress {
@@ -227,18 +94,10 @@ export function rowToProgress(r: Row): ExchangeProgress {
   return { type: 'exchange-progress', exchangeKey: r.exchange_key as string, progress };
 }
 
-export function anomalyParams(recordingId: number, ord: number, a: AnomalySeen): Params {
-  return {
-    recording_id: recordingId,
-    ord,
-    kind: a.kind,
-    connection_id: a.connectionId,
-    direction: n(a.direction),
-    time_us: a.timeUs,
-    detail: a.detail,
-    frame_seq: n(a.frameSeq),
-    exchange_key: n(a.exchangeKey),
-  };
+export const ANOMALY_COLS = ['recording_id', 'ord', 'kind', 'connection_id', 'direction', 'time_us', 'detail', 'frame_seq', 'exchange_key'] as const;
+
+export function anomalyValues(recordingId: number, ord: number, a: AnomalySeen): Value[] {
+  return [recordingId, ord, a.kind, a.connectionId, n(a.direction), a.timeUs, a.detail, n(a.frameSeq), n(a.exchangeKey)];
 }
 
 export function rowToAnomaly(r: Row): StoredAnomaly {
@@ -257,32 +116,18 @@ export function rowToAnomaly(r: Row): StoredAnomaly {
   return a;
 }
 
-export function openedParams(recordingId: number, ord: number, e: ConnectionOpened): Params {
+export const OPENED_COLS = ['recording_id', 'connection_id', 'transport', 'target', 'pid', 'session_id', 'peer_json', 'opened_us', 'opened_ord'] as const;
+
+export function openedValues(recordingId: number, ord: number, e: ConnectionOpened): Value[] {
   const c = e.connection;
-  return {
-    recording_id: recordingId,
-    connection_id: c.connectionId,
-    transport: c.transport,
-    target: c.target,
-    pid: n(c.pid),
-    session_id: n(c.sessionId),
-    peer_json: json(c.peer),
-    opened_us: e.timeUs,
-    opened_ord: ord,
-  };
+  return [recordingId, c.connectionId, c.transport, c.target, n(c.pid), n(c.sessionId), json(c.peer), e.timeUs, ord];
 }
 
-export function closedParams(recordingId: number, ord: number, e: ConnectionClosed): Params {
-  return {
-    recording_id: recordingId,
-    connection_id: e.connectionId,
-    closed_us: e.timeUs,
-    closed_ord: ord,
-    close_reason: e.reason,
-    exit_code: n(e.exitCode),
-    signal: n(e.signal),
-    close_nulls: (e.exitCode === null ? 1 : 0) | (e.signal === null ? 2 : 0),
-  };
+export const CLOSED_COLS = ['recording_id', 'connection_id', 'closed_us', 'closed_ord', 'close_reason', 'exit_code', 'signal', 'close_nulls'] as const;
+
+export function closedValues(recordingId: number, ord: number, e: ConnectionClosed): Value[] {
+  const nulls = (e.exitCode === null ? 1 : 0) | (e.signal === null ? 2 : 0);
+  return [recordingId, e.connectionId, e.timeUs, ord, e.reason, n(e.exitCode), n(e.signal), nulls];
 }
 
 export function rowToConnection(r: Row): StoredConnection {
@@ -320,4 +165,29 @@ export function connectionClosedEvent(c: StoredConnection): ConnectionClosed {
   if (c.exitCode !== undefined) e.exitCode = c.exitCode;
   if (c.signal !== undefined) e.signal = c.signal;
   return e;
+}
+
+export function frameEvent(r: Row): TapEvent {
+  const { recordingId: _r, exchangeKey, ...frame } = rowToFrame(r);
+  return exchangeKey === undefined ? { type: 'frame', frame: frame as Frame } : { type: 'frame', frame: frame as Frame, exchangeKey };
+}
+
+export function anomalyEvent(r: Row): TapEvent {
+  const { recordingId: _r, rowid: _i, ...a } = rowToAnomaly(r);
+  return a;
+}
+
+export function toRecordingInfo(r: Row): RecordingInfo {
+  const info: RecordingInfo = {
+    id: r.id as number,
+    transport: r.transport as RecordingInfo['transport'],
+    target: r.target as string,
+    startedUs: r.started_us as number,
+    mcptapVersion: r.mcptap_version as string,
+    droppedQueue: r.dropped_queue as number,
+    droppedWrite: r.dropped_write as number,
+  };
+  if (r.ended_us !== null) info.endedUs = r.ended_us as number;
+  if (r.meta_json !== null) info.meta = JSON.parse(r.meta_json as string) as Record<string, unknown>;
+  return info;
 }

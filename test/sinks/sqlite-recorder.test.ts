@@ -43,7 +43,7 @@ sinkContract('SqliteRecorder', () => {
 describe('SqliteRecorder batching', () => {
   it('writes many events in few transactions, off the onEvent call', async () => {
     const store = RecordingStore.open(join(dir, 'rec.db'), { create: true });
-    const write = vi.spyOn(store, 'writeEvents');
+    const write = vi.spyOn(store, 'writeBatch');
     const rec = new SqliteRecorder({ store, recording, logger: silentLogger, clock, batchSize: 1000 });
     const events = manyFrames(2500);
     for (const e of events) rec.onEvent(e);

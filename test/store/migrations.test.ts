@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/cli/exit-codes.js';
 import { APPLICATION_ID, LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, type Migration } from '../../src/store/migrations/index.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { sampleEvents, T0 } from '../sinks/sample-events.js';
 
 let dir: string;
 beforeEach(() => {
@@ -89,5 +92,42 @@ describe('schema migrations', () => {
 
   it('lists migrations without gaps', () => {
     expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
+});
+
+describe('schema v2 (exchanges reference their frames)', () => {
+  it('creates new files with 32 KiB pages (a frame of a few KB fits a page); existing files keep theirs', () => {
+    const store = RecordingStore.open(join(dir, 'new.db'), { create: true });
+    expect(store.db.pragma('page_size', { simple: true })).toBe(32 * 1024);
+    store.close();
+    const old = new BetterSqlite3(join(dir, 'old.db'));
+    migrate(old, MIGRATIONS.slice(0, 1));
+    old.close();
+    const reopened = RecordingStore.open(join(dir, 'old.db'), { create: true });
+    expect(reopened.db.pragma('page_size', { simple: true })).toBe(4096);
+    reopened.close();
+  });
+
+  it('opens a v1 file: its exchanges read back from their own JSON, and new recordings go in beside them', async () => {
+    const path = join(dir, 'v1.db');
+    const db = new BetterSqlite3(path);
+    db.pragma('journal_mode = WAL');
+    migrate(db, MIGRATIONS.slice(0, 1));
+    db.exec(`INSERT INTO recordings (id, transport, target, started_us, mcptap_version) VALUES (1, 'stdio', 'old', 1, '0.0.1');
+      INSERT INTO frames (recording_id, ord, seq, connection_id, direction, channel, time_us, raw, kind, message_kind, method, id_text, id_type, exchange_key)
+        VALUES (1, 1, 1, 'c', 'c2s', 'stdio', 10, CAST('{"jsonrpc":"2.0","id":1,"method":"ping"}' AS BLOB), 'message', 'request', 'ping', '1', 'number', 'c/c2s/1');
+      INSERT INTO exchanges (recording_id, key, state, started_ord, completed_ord, connection_id, direction, id_text, id_type, method, era, start_us,
+        end_us, latency_us, outcome, request_json, response_json, request_seq, response_seq)
+        VALUES (1, 'c/c2s/1', 'completed', 2, 3, 'c', 'c2s', '1', 'number', 'ping', 'legacy', 10, 20, 10, 'ok',
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"result":{}}', 1, 2);`);
+    db.close();
+    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'new', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    for (const e of sampleEvents()) rec.onEvent(e);
+    await rec.close();
+    const store = RecordingStore.open(path);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
+    expect(store.exchange(1, '1')).toMatchObject({ method: 'ping', request: { id: 1, method: 'ping' }, response: { id: 1, result: {} }, outcome: 'ok' });
+    expect([...store.events(2)]).toEqual(sampleEvents());
+    store.close();
   });
 });

@@ -1,0 +1,57 @@
+/** Options and statistics of the SqliteRecorder sink (sqlite-recorder.ts). */
+import type { Redactor } from '../redact/redactor.js';
+import type { RecordingStore } from '../store/recording-store.js';
+import type { NewRecording } from '../store/types.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
+import type { SinkStats } from './sink.js';
+
+export interface SqliteRecorderOptions {
+  /** Recording file to create or append to; or pass an open `store` (then the caller owns it). */
+  path?: string;
+  store?: RecordingStore;
+  recording: NewRecording;
+  logger: Logger;
+  clock: Clock;
+  redactor?: Redactor;
+  /**
+   * Where the SQL runs. `thread` (default with `path`): a worker thread with its own connection.
+   * `inline`: on this thread, in the recorder's timer (always so with an injected `store`).
+   */
+  writer?: 'thread' | 'inline';
+  /** Max queued events before dropping (default 100 000). */
+  queueLimit?: number;
+  /** Max queued frame bytes before dropping (default 256 MiB): frames can be megabytes each. */
+  queueByteLimit?: number;
+  /** Timer period for writing the queue (default 50 ms). */
+  flushIntervalMs?: number;
+  /** Events that close a batch without waiting for the timer: the most per transaction (default 5 000). */
+  batchSize?: number;
+  /** Frame bytes that close a batch without waiting for the timer (default 8 MiB). */
+  batchBytes?: number;
+  /** Batches handed to the writer thread and not yet committed (default 4). */
+  maxBatchesInFlight?: number;
+  /**
+   * Scheduling niceness of the writer thread (Linux): default 10, so that under CPU contention
+   * forwarding wins and the recorder queues (and past its bounds drops) instead; 0 with
+   * `requireRecording`, where a complete recording matters more than throughput.
+   */
+  writerNice?: number;
+  /** How long a write waits for another process's lock on the file (default 100 ms). */
+  busyTimeoutMs?: number;
+  /** How long `close()` waits for the writer to commit what is queued (default 30 s); the rest counts as dropped. */
+  closeTimeoutMs?: number;
+  /** `--require-recording`: any lost event calls `onFatal` (once). */
+  requireRecording?: boolean;
+  onFatal?: (err: Error) => void;
+  /** Close the store on `close()`; default: only when this recorder opened it from `path`. */
+  closeStore?: boolean;
+  name?: string;
+}
+
+export interface RecorderStats extends SinkStats {
+  written: number;
+  droppedQueue: number;
+  droppedWrite: number;
+  transactions: number;
+}

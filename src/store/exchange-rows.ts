@@ -1,0 +1,195 @@
+/**
+ * Pure mapping between Exchange objects and `exchanges` rows (see rows.ts for the other tables).
+ * Ids are stored as text plus type, so `1` and `"1"` read back as they were written. Rows are read
+ * with their request/response frames joined in (`request_raw`, `response_raw`; see SQL.exchangeSelect).
+ */
+import type { TapEvent } from '../model/events.js';
+import type { Exchange, ExchangeTransport } from '../model/exchange.js';
+import { idFromText, type IdType, type JsonRpcId, type JsonRpcMessage } from '../model/jsonrpc.js';
+import type { Outcome } from '../model/outcome.js';
+import { bool, json, n, opt, type Row, type Value } from './row-helpers.js';
+import { messageOf } from './rows.js';
+import type { ExchangeState, StoredExchange } from './types.js';
+
+/**
+ * Fields of an Exchange the correlator may still change after announcing it (an initialize's
+ * protocol version comes from its result, for instance), saved as they were at the start so that
+ * the started event reads back as it was emitted. Absent fields are saved as null.
+ */
+const MUTABLE_AT_START = ['outcome', 'era', 'protocolVersion', 'sessionId', 'target', 'operationKey'] as const;
+
+/** The {@link MUTABLE_AT_START} fields as JSON; an object literal in that order (one per exchange: keep it cheap). */
+function startedJson(ex: Exchange): string {
+  const { outcome, era, protocolVersion, sessionId, target, operationKey } = ex;
+  return JSON.stringify({ outcome: outcome ?? null, era: era ?? null, protocolVersion: protocolVersion ?? null, sessionId: sessionId ?? null, target: target ?? null, operationKey: operationKey ?? null });
+}
+
+/** {@link startedJson} remembering its last answer: the same fields give the same text without stringifying. */
+export function memoStartedJson(): (ex: Exchange) => string {
+  let last: { values: unknown[]; text: string } | undefined;
+  return (ex) => {
+    const values = MUTABLE_AT_START.map((k) => ex[k]);
+    if (last && values.every((v, i) => v === last!.values[i])) return last.text;
+    last = { values, text: startedJson(ex) };
+    return last.text;
+  };
+}
+
+/** Column order of `exchanges` rows as written; {@link exchangeValues} returns values in this order. */
+export const EXCHANGE_COLS = [
+  'recording_id', 'key', 'state', 'started_ord', 'completed_ord', 'started_json', 'connection_id', 'direction',
+  'id_text', 'id_type', 'method', 'target', 'era', 'protocol_version', 'session_id', 'start_us', 'end_us',
+  'latency_us', 'outcome', 'error_code', 'error_message', 'is_error', 'progress_count', 'progress_json', 'cancelled',
+  'cancel_by', 'cancel_reason', 'cancel_us', 'response_after_cancel', 'http_status', 'transport_error_class',
+  'first_event_us', 'sse_event_count', 'transport_json', 'request_json', 'response_json', 'request_seq',
+  'response_seq', 'operation_key', 'request_frame_id', 'response_frame_id',
+] as const;
+/**
+ * Positions of the frame references. As encoded they hold the frame's `seq` (the frame travels in
+ * the same batch); the batch writer swaps in the frames row id it just inserted.
+ */
+const at = (c: (typeof EXCHANGE_COLS)[number]): number => EXCHANGE_COLS.indexOf(c);
+export const EXCHANGE_REQUEST_FRAME = at('request_frame_id');
+export const EXCHANGE_RESPONSE_FRAME = at('response_frame_id');
+const REQUEST_JSON = at('request_json');
+/** What a started row knows that its completion does not: copied when both become one row. */
+const START_COLUMNS = [at('started_ord'), at('started_json'), REQUEST_JSON, EXCHANGE_REQUEST_FRAME];
+
+/**
+ * Where an exchange row gets its request or response (see migrations/002-frame-refs.ts):
+ * - `{ frameSeq }`: it is the message of the frame with that seq, in the same batch;
+ * - `{ json }`: a copy of its own (e.g. an orphan's made-up request);
+ * - `keep`: the request was already written with the exchange's start (the row keeps it).
+ */
+export type MessageSource = { frameSeq: number } | { json: string } | 'keep' | 'none';
+
+/** `start`: the started event written in the same row as this completion (see EventBatchEncoder). */
+export function exchangeValues(
+  recordingId: number, ord: number, ex: Exchange, state: ExchangeState, start: { ord: number; exchange: Exchange } | undefined,
+  request: MessageSource, response: MessageSource, startedJsonOf: (ex: Exchange) => string = startedJson,
+): Value[] {
+  const t: ExchangeTransport | undefined = ex.transport;
+  const started = state === 'started';
+  const cancel = ex.cancel;
+  return [
+    recordingId, ex.key, state,
+    started ? ord : (start?.ord ?? null),
+    started ? null : ord,
+    started ? startedJsonOf(ex) : start ? startedJsonOf(start.exchange) : null,
+    ex.connectionId, ex.direction,
+    typeof ex.id === 'string' ? ex.id : JSON.stringify(ex.id),
+    ex.idType, ex.method, n(ex.target), ex.era, n(ex.protocolVersion), n(ex.sessionId), ex.startUs, n(ex.endUs),
+    n(ex.latencyUs), ex.outcome, n(ex.errorCode), n(ex.errorMessage), bool(ex.isError),
+    ex.progress?.length ?? 0,
+    ex.progress && ex.progress.length > 0 ? JSON.stringify(ex.progress) : null,
+    bool(cancel !== undefined), n(cancel?.by), n(cancel?.reason), n(cancel?.timeUs), bool(ex.responseAfterCancel),
+    n(t?.httpStatus), n(t?.errorClass), n(t?.firstEventUs),
+    t?.eventTimesUs ? t.eventTimesUs.length : null,
+    json(t),
+    typeof request === 'object' && 'json' in request ? request.json : '',
+    typeof response === 'object' && 'json' in response ? response.json : null,
+    ex.requestSeq, n(ex.responseSeq), n(ex.operationKey),
+    typeof request === 'object' && 'frameSeq' in request ? request.frameSeq : null,
+    typeof response === 'object' && 'frameSeq' in response ? response.frameSeq : null,
+  ];
+}
+
+/** Sets where a row (from {@link exchangeValues}) gets its request. */
+export function setRequestSource(row: Value[], request: MessageSource): void {
+  row[REQUEST_JSON] = typeof request === 'object' && 'json' in request ? request.json : '';
+  row[EXCHANGE_REQUEST_FRAME] = typeof request === 'object' && 'frameSeq' in request ? request.frameSeq : null;
+}
+
+/** Makes a completion row (`end`) also carry its start, from the started row `start`. */
+export function takeStartColumns(end: Value[], start: readonly Value[]): void {
+  for (const i of START_COLUMNS) end[i] = start[i]!;
+}
+
+/**
+ * The request of an exchange row: its own JSON (v1 rows, made-up requests), else the message of
+ * its request frame, else (that frame was lost) what the row itself says of the request.
+ */
+function requestOf(r: Row): JsonRpcMessage {
+  if (r.request_json !== '') return JSON.parse(r.request_json as string) as JsonRpcMessage;
+  const fromFrame = frameMessage(r.request_raw, r.request_batch_index);
+  if (fromFrame !== undefined) return fromFrame;
+  const id = r.id_type === 'string' ? r.id_text : idFromText(r.id_text as string, 'number');
+  return { jsonrpc: '2.0', id, method: r.method } as JsonRpcMessage;
+}
+
+function responseOf(r: Row): JsonRpcMessage | undefined {
+  if (r.response_json !== null) return JSON.parse(r.response_json as string) as JsonRpcMessage;
+  return frameMessage(r.response_raw, r.response_batch_index);
+}
+
+function frameMessage(raw: unknown, batchIndex: unknown): JsonRpcMessage | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  try {
+    return messageOf(raw, (batchIndex as number | null | undefined) ?? null);
+  } catch {
+    return undefined; // cannot happen for a message frame; a damaged file reads as "no copy"
+  }
+}
+
+export function rowToExchange(r: Row): StoredExchange {
+  const idType = r.id_type as IdType;
+  const idText = r.id_text as string;
+  const ex: StoredExchange = {
+    rowid: r.id as number,
+    recordingId: r.recording_id as number,
+    state: r.state as ExchangeState,
+    key: r.key as string,
+    connectionId: r.connection_id as string,
+    direction: r.direction as Exchange['direction'],
+    id: idType === 'string' ? idText : (idFromText(idText, 'number') as JsonRpcId),
+    idType,
+    method: r.method as string,
+    era: r.era as Exchange['era'],
+    request: requestOf(r),
+    startUs: r.start_us as number,
+    outcome: r.outcome as Outcome,
+    isError: r.is_error === 1,
+    progress: r.progress_json === null ? [] : (JSON.parse(r.progress_json as string) as Exchange['progress']),
+    responseAfterCancel: r.response_after_cancel === 1,
+    requestSeq: r.request_seq as number,
+  };
+  opt(ex, 'target', r.target);
+  opt(ex, 'protocolVersion', r.protocol_version);
+  opt(ex, 'sessionId', r.session_id);
+  opt(ex, 'response', responseOf(r));
+  opt(ex, 'endUs', r.end_us);
+  opt(ex, 'latencyUs', r.latency_us);
+  opt(ex, 'errorCode', r.error_code);
+  opt(ex, 'errorMessage', r.error_message);
+  if (r.cancelled === 1) {
+    ex.cancel = { timeUs: r.cancel_us as number, by: r.cancel_by as 'c2s' };
+    opt(ex.cancel, 'reason', r.cancel_reason);
+  }
+  opt(ex, 'responseSeq', r.response_seq);
+  opt(ex, 'transport', r.transport_json, (s: string) => JSON.parse(s) as ExchangeTransport);
+  opt(ex, 'operationKey', r.operation_key);
+  return ex;
+}
+
+/**
+ * The exchange as it was when it started: the final row minus everything a response, progress or
+ * cancellation added, with the fields saved at the start (`started_json`) put back.
+ */
+export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
+  const { rowid: _r, recordingId: _i, state: _s, response: _resp, responseSeq: _rs, endUs: _e, latencyUs: _l, ...rest } = full;
+  const { errorCode: _c, errorMessage: _m, cancel: _x, transport: _t, ...base } = rest;
+  const ex: Exchange = { ...base, isError: false, progress: [], responseAfterCancel: false };
+  if (r.started_json === null) return ex;
+  const saved = JSON.parse(r.started_json as string) as Record<string, unknown>;
+  const out = ex as unknown as Record<string, unknown>;
+  for (const k of MUTABLE_AT_START) {
+    if (saved[k] === null || saved[k] === undefined) delete out[k];
+    else out[k] = saved[k];
+  }
+  return ex;
+}
+
+export function completionEvent(r: Row): TapEvent {
+  const { rowid: _r, recordingId: _i, state, ...exchange } = rowToExchange(r);
+  return { type: state === 'orphaned' ? 'exchange-orphaned' : 'exchange-completed', exchange };
+}
