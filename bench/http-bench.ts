@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { BENCH_FIXTURES, MCPTAP, ROOT, median, percentile, table } from './bench-util.js';
+import { BENCH_FIXTURES, MCPTAP, ROOT, median, percentile, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { startHttpTap } from '../src/tap/http-tap.js';
 import type { Clock } from '../src/util/clock.js';
@@ -37,19 +37,8 @@ const SATURATION_CONNECTIONS = 32;
 const SATURATION_SECONDS = 4;
 const ROUNDS = 2;
 
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'echo', arguments: { text: 'hello' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-});
-const HEADERS: Record<string, string> = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'tools/call',
-  'mcp-name': 'echo',
-};
+const BODY = ECHO_CALL_BODY;
+const HEADERS = ECHO_CALL_HEADERS;
 
 interface Target {
   name: string;

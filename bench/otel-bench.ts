@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
-import { BENCH_FIXTURES, MCPTAP, table } from './bench-util.js';
+import { BENCH_FIXTURES, MCPTAP, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 
 const CONNECTIONS = 32;
 const SECONDS = 4;
@@ -33,19 +33,8 @@ const ROUNDS = 3;
 const IN_PROCESS_EXCHANGES = 20_000;
 const TARGET_RATIO = 0.85;
 
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'echo', arguments: { text: 'hello' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-});
-const HEADERS: Record<string, string> = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'tools/call',
-  'mcp-name': 'echo',
-};
+const BODY = ECHO_CALL_BODY;
+const HEADERS = ECHO_CALL_HEADERS;
 
 interface Proc {
   name: string;
