@@ -4,11 +4,13 @@
  */
 import { runStdioBench } from './stdio-bench.js';
 import { runHttpBench } from './http-bench.js';
+import { runLoadBench } from './load-bench.js';
 import { runOtelBench } from './otel-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
   http: () => runHttpBench(),
+  load: () => runLoadBench(),
   otel: () => runOtelBench(),
 };
 

@@ -113,7 +113,9 @@ export class McpSession {
 
   /** Send exactly this request; only the session's headers are added (and overridable). */
   send(req: JsonRpcRequest, opts: ChannelRequestOptions = {}): Promise<CallResult> {
-    return this.channel.request(req, this.headerContext, { timeoutMs: this.opts.timeoutMs, ...opts });
+    // Same as `{timeoutMs, ...opts}`; Object.assign because object spread is slow on Node 20's V8
+    // and this runs once per request.
+    return this.channel.request(req, this.headerContext, Object.assign({ timeoutMs: this.opts.timeoutMs }, opts));
   }
 
   /** End the session (legacy HTTP: DELETE). Errors are swallowed: the session is gone either way. */
