@@ -60,6 +60,8 @@ export class HttpObserver {
   private connSeq = 0;
   private readonly sessions = new Map<string, Session>();
   private readonly sockets = new WeakMap<Socket, string>();
+  /** Socket connections opened and not yet closed in the pipeline; `close()` ends what is left. */
+  private readonly openSocketConns = new Set<string>();
   /** Request frames the pipeline made of the body being pushed (see pushRequest). */
   private captured: Array<{ frame: MessageFrame; exchangeKey: string | undefined }> | undefined;
   private readonly unsubscribe: () => void;
@@ -107,12 +109,13 @@ export class HttpObserver {
       id = connectionId;
       this.sockets.set(socket, connectionId);
       this.pipeline.openConnection({ connectionId, transport: 'http', target: this.opts.target, peer: peerOf(req) }, timeUs);
+      this.openSocketConns.add(connectionId);
       // After the socket's other 'close' listeners: each response's own close handler (added per
       // request, possibly after this one) must end its stream as cancelled before the connection
       // close would mark what is left unanswered.
       socket.once('close', () => {
         const timeUs = this.clock.nowUs();
-        setImmediate(() => this.pipeline.closeConnection(connectionId, { reason: 'client_connection_closed', timeUs }));
+        setImmediate(() => this.closeSocketConnection(connectionId, 'client_connection_closed', timeUs));
       });
     }
     return id;
@@ -186,8 +189,15 @@ export class HttpObserver {
   /** Tap shutdown: every session still open ends at its last use. */
   close(): void {
     for (const s of [...this.sessions.values()]) this.endSession(s.id, 'tap_closed', s.lastUseUs);
+    // Sockets whose deferred close has not run yet: end them now, so the caller can close the sinks.
+    for (const id of [...this.openSocketConns]) this.closeSocketConnection(id, 'tap_closed', this.clock.nowUs());
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.unsubscribe();
+  }
+
+  private closeSocketConnection(connectionId: string, reason: string, timeUs: number): void {
+    if (!this.openSocketConns.delete(connectionId)) return;
+    this.pipeline.closeConnection(connectionId, { reason, timeUs });
   }
 
   get openSessions(): number {
