@@ -19,7 +19,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,6 +29,7 @@ import { Pipeline } from '../src/pipeline/pipeline.js';
 import { startHttpTap } from '../src/tap/http-tap.js';
 import type { Clock } from '../src/util/clock.js';
 import type { Exchange } from '../src/model/exchange.js';
+import { freeLoopbackPort } from '../src/util/free-port.js';
 
 const LATENCY_WARMUP = 500;
 const LATENCY_REQUESTS = 3000;
@@ -55,16 +55,7 @@ interface Measured {
   errors: number;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+const freePort = freeLoopbackPort;
 
 function stopChild(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {

@@ -50,7 +50,7 @@ export function finishWithResponse(ex: Exchange, frame: MessageFrame): Exchange 
   ex.endUs = frame.timeUs;
   ex.latencyUs = Math.max(0, frame.timeUs - ex.startUs);
   const status = frame.context?.httpStatus;
-  if (status !== undefined) ex.transport = { ...ex.transport, httpStatus: status };
+  if (status !== undefined) (ex.transport ??= {}).httpStatus = status;
   const ctx = frame.context;
   if (ctx?.responseHeadersUs !== undefined || ctx?.streamEndUs !== undefined) {
     const t = (ex.transport ??= {});
@@ -82,7 +82,7 @@ export function finishWithout(ex: Exchange, outcome: Exchange['outcome'], timeUs
   ex.outcome = outcome;
   ex.endUs = timeUs;
   ex.latencyUs = Math.max(0, timeUs - ex.startUs);
-  if (errorClass !== undefined) ex.transport = { ...ex.transport, errorClass };
+  if (errorClass !== undefined) (ex.transport ??= {}).errorClass = errorClass;
   return ex;
 }
 

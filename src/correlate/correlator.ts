@@ -102,8 +102,9 @@ export class Correlator {
       const pk = this.byExchangeKey.get(key);
       const ex = pk ? this.pending.get(pk) : undefined;
       if (!ex || !pk) continue;
-      if (end.httpStatus !== undefined) ex.transport = { ...ex.transport, httpStatus: end.httpStatus };
-      ex.transport = { ...ex.transport, streamEndUs: end.timeUs };
+      const t = (ex.transport ??= {});
+      if (end.httpStatus !== undefined) t.httpStatus = end.httpStatus;
+      t.streamEndUs = end.timeUs;
       if (end.outcome === 'cancelled' && !ex.cancel) ex.cancel = { timeUs: end.timeUs, by: 'disconnect' };
       this.complete(pk, finishWithout(ex, ex.cancel ? 'cancelled' : end.outcome, end.timeUs, end.errorClass), out);
     }

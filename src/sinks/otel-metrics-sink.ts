@@ -18,6 +18,7 @@ import {
 import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import type { OtelSinkCommonOptions } from './otel-sink-options.js';
 import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
@@ -38,19 +39,11 @@ export const MCPTAP_METRIC = {
 /** Drop counts per sink name (a Map, entries, or a plain record). */
 export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
 
-export interface OtelMetricsSinkOptions {
+/** `name` defaults to `otel-metrics`. */
+export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
   meter: Meter;
-  /** Sink name in stats and logs. Default `otel-metrics`. */
-  name?: string;
   /** Feeds `mcptap.sink.dropped`; read at each collection, so sinks added later are included. */
   dropCounts?: DropCounts;
-  /** Requests tracked for the in-flight gauge. Default 10,000 (beyond that they are not counted). */
-  maxInFlight?: number;
-  /** Pushes recorded metrics to push exporters (the provider's forceFlush). */
-  forceFlush?: () => Promise<void>;
-  /** Metric exports that failed downstream, added to `stats().dropped`. */
-  exportDropped?: () => number;
-  logger?: Logger;
 }
 
 interface Instruments {

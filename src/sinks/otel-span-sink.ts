@@ -33,15 +33,15 @@ import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-
 import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import type { OtelSinkCommonOptions } from './otel-sink-options.js';
 import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
 import { addExchangeEvents } from './otel-span-events.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
 
-export interface OtelSpanSinkOptions {
+/** `name` defaults to `otel-spans`. */
+export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
   tracer: Tracer;
-  /** Sink name in stats and logs. Default `otel-spans`. */
-  name?: string;
   /** Export resource URIs, arguments, params and results (redacted, truncated). Default false. */
   captureContent?: boolean;
   /** Applied to every captured value before export. */
@@ -58,13 +58,6 @@ export interface OtelSpanSinkOptions {
   recordedInjection?: boolean;
   /** Link each exchange span to its connection's `mcp.session` span. Default true. */
   linkToSession?: boolean;
-  /** Exchange spans held open while in flight. Default 10,000. */
-  maxInFlight?: number;
-  /** Pushes ended spans to the exporter (the provider's forceFlush). */
-  forceFlush?: () => Promise<void>;
-  /** Spans dropped downstream (processor queue full, export failed), added to `stats().dropped`. */
-  exportDropped?: () => number;
-  logger?: Logger;
   /** Ends spans still open at `close()`. */
   clock?: Clock;
 }

@@ -10,20 +10,12 @@ import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
+import { freeLoopbackPort } from '../../src/util/free-port.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const EVERYTHING_BIN = path.join(ROOT, 'node_modules/.bin/mcp-server-everything');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export const freePort = freeLoopbackPort;
 
 export interface RunningPeer {
   url: string;

@@ -3,10 +3,10 @@
  * `mcptap stdio` CLI wrapping a server: what a host does when mcptap is put in its MCP config.
  * The tap's stderr is collected so tests can read what it said (e.g. the Prometheus URL).
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MCPTAP } from './paths.js';
+import { freeLoopbackPort } from '../../src/util/free-port.js';
 
 export interface TappedClient {
   client: Client;
@@ -59,13 +59,4 @@ export async function connectThroughTap(tapFlags: string[], server: string[], en
 }
 
 /** A port nothing listens on right now (bound to 127.0.0.1, then released). */
-export async function unusedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export const unusedPort = freeLoopbackPort;

@@ -1,0 +1,14 @@
+import type { Logger } from '../util/logger.js';
+
+/** What the OpenTelemetry span and metrics sinks are both configured with. */
+export interface OtelSinkCommonOptions {
+  /** Sink name in stats and logs. */
+  name?: string;
+  /** Requests tracked at once (open spans, in-flight gauge entries). Default 10,000; beyond it they are not tracked. */
+  maxInFlight?: number;
+  /** Pushes what was recorded to the exporter (the provider's forceFlush). */
+  forceFlush?: () => Promise<void>;
+  /** Items dropped downstream (queue full, failed exports), added to `stats().dropped`. */
+  exportDropped?: () => number;
+  logger?: Logger;
+}
