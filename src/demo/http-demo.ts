@@ -5,8 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { startTarget } from '../load/target/target-runtime.js';
-import { Pipeline } from '../pipeline/pipeline.js';
-import { attachSinks } from '../cli/tap-sinks.js';
+import { openTapPipeline } from '../cli/tap-pipeline.js';
 import { startHttpTap } from '../tap/http-tap.js';
 import { loadScenarioFile } from '../load/scenario-loader.js';
 import { runLoad } from '../load/run-load.js';
@@ -35,9 +34,8 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
   // The server runs in its own process, as a real one would; the tap and the load generator share this one.
   const server = await startTarget({ kind: 'reference', transport: 'http', inProcess: false, pool: 1 });
   if (server.kind !== 'http') throw new Error('reference target did not start over HTTP');
-  const pipeline = new Pipeline({ logger });
-  const sinks = await attachSinks(pipeline, { record: opts.db, transport: 'http', target: server.url, logger });
-  const tap = await startHttpTap({ upstream: new URL(server.url), port: 0, pipeline, redactor: sinks.redactor, logger });
+  const sinks = await openTapPipeline({ record: opts.db, transport: 'http', target: server.url, logger, logLevel: 'warn' });
+  const tap = await startHttpTap({ upstream: new URL(server.url), port: 0, pipeline: sinks.input, redactor: sinks.redactor, logger });
   write(`mcptap demo: load (${scenario.source ?? scenario.name}) -> mcptap http --record ${opts.db} (${tap.url}) -> reference server (${server.url})\n`);
   const tty = process.stderr.isTTY === true;
   let result: LoadResult;

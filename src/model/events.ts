@@ -61,7 +61,9 @@ export type AnomalyKind =
   | 'line_too_long'
   | 'unknown_progress_token'
   | 'header_mismatch'
-  | 'protocol_violation';
+  | 'protocol_violation'
+  /** Traffic the tap forwarded but could not observe (its side path was full): a gap in the recording. */
+  | 'not_observed';
 
 /** Something the protocol does not allow, observed and counted; never an exception. */
 export interface AnomalySeen {

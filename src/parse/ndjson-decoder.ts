@@ -64,6 +64,17 @@ export class NdjsonDecoder {
     return out;
   }
 
+  /**
+   * Some of the stream's bytes were never seen (the tap dropped them under load): the partial line
+   * is discarded, and unless the lost bytes ended with a newline, so is everything up to the next
+   * one. Decoding goes on from a line boundary, never from the middle of a message.
+   */
+  gap(lostEndedAtNewline: boolean): void {
+    this.parts = [];
+    this.partsLen = 0;
+    this.overflow = !lostEndedAtNewline;
+  }
+
   /** End of input: an unterminated last line is still decoded (and flagged when it is not valid). */
   end(timeUs: number): Frame[] {
     const out: Frame[] = [];

@@ -7,6 +7,9 @@
  * pipeline second; every pipeline entry point catches its own failures, counts them, and returns.
  */
 import type { ConnectionInfo, TapEvent, AnomalyKind } from '../model/events.js';
+import type { MessageFrame } from '../model/frame.js';
+import { checkRequestHeaders } from '../protocol/headers.js';
+import type { AnomalyExtra, ConnectionClose, PipelineInput, RequestHeaders } from './pipeline-input.js';
 import type { Channel, Chunk, Direction, FrameContext } from '../model/frame.js';
 import { Correlator, type CorrelatorOptions, type StreamEnd } from '../correlate/correlator.js';
 import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
@@ -26,7 +29,7 @@ export interface PipelineOptions {
   tickMs?: number;
 }
 
-export class Pipeline {
+export class Pipeline implements PipelineInput {
   readonly clock: Clock;
   private readonly logger: Logger;
   private readonly fanOut: FanOut;
@@ -97,20 +100,57 @@ export class Pipeline {
     });
   }
 
+  /**
+   * An HTTP request body; then its standard MCP headers are checked against each message parsed
+   * from it (a disagreement is a `header_mismatch` anomaly linked to the exchange, never a block).
+   */
+  pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
+    this.guard(() => {
+      const seen: Array<{ frame: MessageFrame; exchangeKey: string | undefined }> = [];
+      for (const f of parseMessageBytes(raw, origin, this.seq)) {
+        const events = this.correlator.push(f);
+        for (const e of events) if (e.type === 'frame' && e.frame.kind === 'message' && e.frame.direction === 'c2s') seen.push({ frame: e.frame, exchangeKey: e.exchangeKey });
+        this.emitAll(events);
+      }
+      for (const { frame, exchangeKey } of seen) {
+        for (const m of checkRequestHeaders(headers, frame.message)) {
+          const id = (frame.message as { id?: unknown }).id;
+          const method = (frame.message as { method?: string }).method ?? '';
+          this.anomaly('header_mismatch', origin.connectionId, `${method}${id !== undefined ? ` id ${JSON.stringify(id)}` : ''}: ${m.detail}`, {
+            direction: 'c2s',
+            timeUs: origin.timeUs,
+            ...(exchangeKey ? { exchangeKey } : {}),
+          });
+        }
+      }
+    });
+  }
+
+  /**
+   * The tap could not observe some of a stream's bytes (forwarded, not seen): decoding resumes at
+   * a line boundary, and the gap is an anomaly, so the recording says what it lacks.
+   */
+  gap(connectionId: string, direction: Direction, channel: Channel, lost: { bytes: number; chunks: number; endedAtNewline: boolean; timeUs: number }): void {
+    this.guard(() => {
+      this.decoders.get(`${connectionId}|${direction}|${channel}`)?.gap(lost.endedAtNewline);
+      this.anomaly('not_observed', connectionId, `${lost.bytes} bytes (${lost.chunks} chunks) of ${channel} forwarded but not observed: the tap's side path was full`, { direction, timeUs: lost.timeUs });
+    });
+  }
+
   /** An HTTP response stream ended; its unanswered requests end as given. */
   endStream(connectionId: string, streamId: string, end: StreamEnd): void {
     this.guard(() => this.emitAll(this.correlator.endStream(connectionId, streamId, end)));
   }
 
   /** A protocol violation found by a tap (e.g. HTTP header checks). */
-  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: { direction?: Direction; timeUs?: number; exchangeKey?: string } = {}): void {
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
     this.guard(() =>
       this.emit({ type: 'anomaly', kind, connectionId, detail, timeUs: extra.timeUs ?? this.clock.nowUs(), ...(extra.direction ? { direction: extra.direction } : {}), ...(extra.exchangeKey ? { exchangeKey: extra.exchangeKey } : {}) }),
     );
   }
 
   /** End of a connection: flush partial lines, end what is pending, say it closed. */
-  closeConnection(connectionId: string, close: { reason: string; exitCode?: number | null; signal?: string | null; errorClass?: string; timeUs?: number }): void {
+  closeConnection(connectionId: string, close: ConnectionClose): void {
     this.guard(() => {
       const timeUs = close.timeUs ?? this.clock.nowUs();
       for (const [key, dec] of this.decoders) {

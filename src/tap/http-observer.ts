@@ -16,19 +16,18 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Pipeline } from '../pipeline/pipeline.js';
+import { checkedHeaders, type PipelineInput } from '../pipeline/pipeline-input.js';
 import type { StreamEnd } from '../correlate/correlator.js';
 import type { FrameOrigin } from '../parse/frame-parser.js';
 import type { AnomalyKind } from '../model/events.js';
-import type { MessageFrame } from '../model/frame.js';
 import { TOKEN_PREFIX, type Redactor } from '../redact/redactor.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { checkRequestHeaders, connectionTokens, isHopByHop } from '../protocol/headers.js';
+import { connectionTokens, isHopByHop } from '../protocol/headers.js';
 import { RequestObservation } from './request-observation.js';
 
 export interface HttpObserverOptions {
-  pipeline: Pipeline;
+  pipeline: PipelineInput;
   redactor: Redactor;
   /** The upstream URL, recorded with each connection. */
   target: string;
@@ -51,7 +50,7 @@ interface Session {
 }
 
 export class HttpObserver {
-  readonly pipeline: Pipeline;
+  readonly pipeline: PipelineInput;
   readonly clock: Clock;
   readonly maxRecordBytes: number;
   readonly maxRecordResponseBytes: number;
@@ -62,9 +61,6 @@ export class HttpObserver {
   private readonly sockets = new WeakMap<Socket, string>();
   /** Socket connections opened and not yet closed in the pipeline; `close()` ends what is left. */
   private readonly openSocketConns = new Set<string>();
-  /** Request frames the pipeline made of the body being pushed (see pushRequest). */
-  private captured: Array<{ frame: MessageFrame; exchangeKey: string | undefined }> | undefined;
-  private readonly unsubscribe: () => void;
   private readonly sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: HttpObserverOptions) {
@@ -73,11 +69,6 @@ export class HttpObserver {
     this.clock = opts.clock;
     this.maxRecordBytes = opts.maxRecordBytes;
     this.maxRecordResponseBytes = opts.maxRecordResponseBytes;
-    // Hands pushRequest the frames the pipeline parsed from a request body: the header checks use
-    // them (no second JSON.parse) and link their anomalies to the exchange.
-    this.unsubscribe = opts.pipeline.subscribe((e) => {
-      if (this.captured && e.type === 'frame' && e.frame.kind === 'message' && e.frame.direction === 'c2s') this.captured.push({ frame: e.frame, exchangeKey: e.exchangeKey });
-    });
     if (opts.sessionIdleMs > 0) {
       this.sweepTimer = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1_000, opts.sessionIdleMs / 2)));
       this.sweepTimer.unref();
@@ -140,26 +131,9 @@ export class HttpObserver {
     if (!end) for (const sid of s.held) this.pipeline.endStream(s.connectionId, sid, { outcome: 'transport_error', errorClass: 'session_ended', timeUs });
   }
 
-  /** Push a request body; then check its standard MCP headers against each message parsed from it. */
+  /** Push a request body (the pipeline checks its standard MCP headers against each message in it). */
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: IncomingMessage['headers']): void {
-    const captured: NonNullable<typeof this.captured> = [];
-    this.captured = captured;
-    try {
-      this.pipeline.pushMessage(origin, raw);
-    } finally {
-      this.captured = undefined;
-    }
-    for (const { frame, exchangeKey } of captured) {
-      for (const m of checkRequestHeaders(headers, frame.message)) {
-        const id = (frame.message as { id?: unknown }).id;
-        const method = (frame.message as { method?: string }).method ?? '';
-        this.pipeline.anomaly('header_mismatch', origin.connectionId, `${method}${id !== undefined ? ` id ${JSON.stringify(id)}` : ''}: ${m.detail}`, {
-          direction: 'c2s',
-          timeUs: origin.timeUs,
-          ...(exchangeKey ? { exchangeKey } : {}),
-        });
-      }
-    }
+    this.pipeline.pushRequest(origin, raw, checkedHeaders(headers));
   }
 
   /** The tap refused a request before forwarding it (Host/Origin check): recorded as an anomaly. */
@@ -192,7 +166,6 @@ export class HttpObserver {
     // Sockets whose deferred close has not run yet: end them now, so the caller can close the sinks.
     for (const id of [...this.openSocketConns]) this.closeSocketConnection(id, 'tap_closed', this.clock.nowUs());
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.unsubscribe();
   }
 
   private closeSocketConnection(connectionId: string, reason: string, timeUs: number): void {

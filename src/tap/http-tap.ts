@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { Pipeline } from '../pipeline/pipeline.js';
+import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import { Redactor } from '../redact/redactor.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -32,8 +33,8 @@ export interface HttpTapOptions {
   host?: string;
   /** Listen port; default {@link DEFAULT_HTTP_TAP_PORT}; 0 picks a free one. */
   port?: number;
-  /** The pipeline to feed; a sink-less one is created (and closed with the tap) when absent. */
-  pipeline?: Pipeline;
+  /** The pipeline to feed (in this thread or a worker's); a sink-less one is created (and closed with the tap) when absent. */
+  pipeline?: PipelineInput;
   /** Turns secrets in headers into tokens; default: a Redactor with a random key and `redactHeaders`. */
   redactor?: Redactor;
   /** Extra header names to redact (with the default Redactor). */
@@ -71,7 +72,7 @@ export interface HttpTap {
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  readonly pipeline: Pipeline;
+  readonly pipeline: PipelineInput;
   stats(): HttpTapStats;
   /** Stop accepting, abort what is in flight (recorded as `tap_closed`), end sessions, release the pool. Idempotent. */
   close(): Promise<void>;
@@ -84,12 +85,13 @@ export async function startHttpTap(opts: HttpTapOptions): Promise<HttpTap> {
 }
 
 class HttpTapServer implements HttpTap {
-  readonly pipeline: Pipeline;
+  readonly pipeline: PipelineInput;
+  /** The pipeline this tap made for itself (none given): closed with the tap. */
+  private readonly ownPipeline: Pipeline | undefined;
   host: string;
   port = 0;
   url = '';
   private readonly upstream: URL;
-  private readonly ownPipeline: boolean;
   private readonly server: Server;
   private readonly pool: Pool;
   private readonly guard: ListenerGuard;
@@ -108,8 +110,8 @@ class HttpTapServer implements HttpTap {
     this.host = opts.host ?? DEFAULT_HTTP_TAP_HOST;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger ?? silentLogger;
-    this.ownPipeline = !opts.pipeline;
-    this.pipeline = opts.pipeline ?? new Pipeline({ clock: this.clock, logger: this.logger });
+    this.ownPipeline = opts.pipeline ? undefined : new Pipeline({ clock: this.clock, logger: this.logger });
+    this.pipeline = opts.pipeline ?? this.ownPipeline!;
     this.maxBodyBytes = opts.maxBodyBytes ?? 4 * 1024 * 1024;
     this.guard = new ListenerGuard({ listenHost: this.host, allowedHosts: opts.allowedHosts ?? [], allowedOrigins: opts.allowedOrigins ?? [] });
     if (this.guard.hostCheckOff) this.logger.warn(`listening on ${this.host} without --allowed-host: the Host check (DNS rebinding protection) is off`);
@@ -177,7 +179,7 @@ class HttpTapServer implements HttpTap {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.observer.close();
     await this.pool.destroy().catch(() => undefined);
-    if (this.ownPipeline) await this.pipeline.close();
+    await this.ownPipeline?.close();
   }
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {

@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { constants as osConstants } from 'node:os';
-import type { Pipeline } from '../pipeline/pipeline.js';
+import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { Direction, Channel } from '../model/frame.js';
 import type { Logger } from '../util/logger.js';
 import { McptapError, ExitCode } from '../cli/exit-codes.js';
@@ -24,7 +24,7 @@ import { RequestLineRewriter } from './request-line-rewriter.js';
 export interface StdioTapOptions {
   command: string;
   args: string[];
-  pipeline: Pipeline;
+  pipeline: PipelineInput;
   logger: Logger;
   stdin?: Readable;
   stdout?: Writable;

@@ -6,9 +6,21 @@ export interface Clock {
   nowUs(): number;
 }
 
-const originNs = process.hrtime.bigint();
-const originEpochUs = Date.now() * 1000;
+/**
+ * Where a system clock's wall time is anchored: the epoch time at one monotonic instant. Threads
+ * of one process share the monotonic clock, so a worker built from the main thread's origin reads
+ * the same time as the main thread (its own Date.now() anchor could differ by a millisecond).
+ */
+export interface ClockOrigin {
+  epochUs: number;
+  hrNs: bigint;
+}
 
-export const systemClock: Clock = {
-  nowUs: () => originEpochUs + Number((process.hrtime.bigint() - originNs) / 1000n),
-};
+export const systemClockOrigin: ClockOrigin = { epochUs: Date.now() * 1000, hrNs: process.hrtime.bigint() };
+
+export function clockFromOrigin(o: ClockOrigin): Clock {
+  const { epochUs, hrNs } = o;
+  return { nowUs: () => epochUs + Number((process.hrtime.bigint() - hrNs) / 1000n) };
+}
+
+export const systemClock: Clock = clockFromOrigin(systemClockOrigin);

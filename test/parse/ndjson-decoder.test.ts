@@ -20,6 +20,17 @@ function cut(buf: Buffer, at: number[]): Buffer[] {
 }
 
 describe('NdjsonDecoder', () => {
+  it('after a gap mid-line, skips to the next newline; after a gap at a line boundary, skips nothing', () => {
+    const d = dec();
+    expect(d.push(Buffer.from('{"jsonrpc":"2.0","id":1,'), 1)).toEqual([]);
+    d.gap(false); // the rest of line 1 was lost, and the lost bytes ended mid-line
+    const after = d.push(Buffer.from('"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n'), 2);
+    expect(after.map((f) => f.kind === 'message' && f.message)).toEqual([{ jsonrpc: '2.0', id: 2, result: {} }]);
+    d.gap(true);
+    const next = d.push(Buffer.from('{"jsonrpc":"2.0","id":3,"result":{}}\n'), 3);
+    expect(next.map((f) => f.kind === 'message' && f.message)).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
+  });
+
   const msg = { jsonrpc: '2.0', id: 'é-1', method: 'tools/call', params: { name: 'echo', arguments: { text: '日本語 🎉' } } };
   const line = Buffer.from(JSON.stringify(msg) + '\n');
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
-import { attachSinks } from '../../src/cli/tap-sinks.js';
+import { attachSinks } from '../../src/pipeline/sink-setup.js';
 import { startHttpTap } from '../../src/tap/http-tap.js';
 import { startReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { RecordingStore } from '../../src/store/recording-store.js';

@@ -16,7 +16,7 @@ import { Pipeline } from '../../src/pipeline/pipeline.js';
 import { startHttpTap, type HttpTap } from '../../src/tap/http-tap.js';
 import type { TapEvent } from '../../src/model/events.js';
 import type { Exchange } from '../../src/model/exchange.js';
-import { attachSinks } from '../../src/cli/tap-sinks.js';
+import { attachSinks } from '../../src/pipeline/sink-setup.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';

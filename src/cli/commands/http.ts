@@ -4,9 +4,8 @@
  * HttpTapOptions -> startHttpTap; SIGINT/SIGTERM stop accepting, flush the sinks and exit 0.
  */
 import type { Command } from 'commander';
-import { Pipeline } from '../../pipeline/pipeline.js';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
-import { attachSinks } from '../tap-sinks.js';
+import { openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
@@ -95,12 +94,12 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   const { host, port } = parseListen(flags.listen);
   const telemetry = telemetryConfigFromOptions(flags);
   if (telemetry.injectTraceContext) logger.warn('--inject-trace-context is not supported by the HTTP tap; bytes are forwarded unchanged');
-  const pipeline = new Pipeline({ logger });
   let tap: HttpTap | undefined;
   let fatal = false;
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (stop = resolve));
-  const sinks = await attachSinks(pipeline, {
+  const sinks = await openTapPipeline({
+    logLevel: flags.logLevel,
     transport: 'http',
     target: upstream.href,
     logger,
@@ -119,7 +118,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
       upstream,
       host,
       port,
-      pipeline,
+      pipeline: sinks.input,
       redactor: sinks.redactor,
       logger,
       connectTimeoutMs: positiveInt('--connect-timeout', flags.connectTimeout, false),

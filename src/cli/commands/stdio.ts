@@ -3,9 +3,8 @@
  * server command in any host's MCP config.
  */
 import type { Command } from 'commander';
-import { Pipeline } from '../../pipeline/pipeline.js';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
-import { attachSinks } from '../tap-sinks.js';
+import { openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
@@ -59,9 +58,10 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     throw new McptapError('MCPTAP_BAD_FLAG', `--max-line-bytes must be a positive integer, got ${JSON.stringify(flags.maxLineBytes)}`, ExitCode.Usage);
   }
   const telemetry = telemetryConfigFromOptions(flags);
-  const pipeline = new Pipeline({ logger, maxLineBytes });
   let fatal: Error | undefined;
-  const sinks = await attachSinks(pipeline, {
+  const sinks = await openTapPipeline({
+    logLevel: flags.logLevel,
+    maxLineBytes,
     transport: 'stdio',
     target: [command, ...args].join(' '),
     logger,
@@ -76,10 +76,10 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     },
   });
   let tap: Awaited<ReturnType<typeof startStdioTap>> | undefined;
-  const minter = sinks.telemetry?.minter;
+  const minter = sinks.minter;
   if (telemetry.injectTraceContext && !minter) logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
-    tap = await startStdioTap({ command, args, pipeline, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
+    tap = await startStdioTap({ command, args, pipeline: sinks.input, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
   } catch (err) {
     await sinks.close();
     throw err;

@@ -1,14 +1,15 @@
 /**
- * Builds the sinks a tap command asked for (--record, telemetry flags) and attaches them to a
- * pipeline. Shared by `mcptap stdio` and `mcptap http` so both taps record and export alike.
+ * Builds the sinks a tap asked for (--record, telemetry flags) and attaches them to a pipeline,
+ * in whichever thread that pipeline runs (see worker-pipeline.ts). Shared by `mcptap stdio`,
+ * `mcptap http` and the demo, so every tap records and exports alike.
  */
-import type { Pipeline } from '../pipeline/pipeline.js';
+import type { Pipeline } from './pipeline.js';
 import type { Transport } from '../model/events.js';
 import type { Logger } from '../util/logger.js';
 import type { SqliteRecorder } from '../sinks/sqlite-recorder.js';
-import { redactorFromEnv, type Redactor } from '../redact/redactor.js';
+import { Redactor } from '../redact/redactor.js';
 import { VERSION } from '../version.js';
-import { ExitCode, McptapError } from './exit-codes.js';
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 import { recordingOtelMeta } from '../telemetry/recording-otel-meta.js';
@@ -24,6 +25,15 @@ export interface TapSinkOptions {
   /** Extra JSON fields / headers to redact (added to the defaults). */
   redactFields?: string[];
   redactHeaders?: string[];
+  /**
+   * The redaction key (HMAC of secrets): one key for everything of one tap run, so that a token
+   * made in the tap's thread matches one made by the recorder. Random when absent.
+   */
+  redactKey?: Buffer | string;
+  /** Where the recorder's SQL runs (SqliteRecorderOptions.writer): a pipeline already off the tap's thread writes inline. */
+  recorderWriter?: 'thread' | 'inline';
+  /** Drops counted outside the pipeline's sinks (e.g. a worker pipeline's full side path), for the drop metrics. */
+  extraDropCounts?: () => Array<[string, number]>;
   /** OpenTelemetry export (spans and metrics); nothing is created when nothing is configured. */
   telemetry?: TelemetryConfig;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
@@ -43,7 +53,7 @@ export interface AttachedSinks {
 }
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
-  const redactor = redactorFromEnv(process.env, { fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [] });
+  const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}) });
   // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
   const spanIdSeed = SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
@@ -54,7 +64,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       logger: opts.logger,
       clock: pipeline.clock,
       redact: (v) => redactor.redactJson(v),
-      dropCounts: () => pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]),
+      dropCounts: () => [...pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]), ...(opts.extraDropCounts?.() ?? [])],
       spanIdSeed,
     });
   }
@@ -76,6 +86,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
         redactor,
         ...(opts.requireRecording ? { requireRecording: true } : {}),
         ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+        ...(opts.recorderWriter ? { writer: opts.recorderWriter } : {}),
       });
     } catch (err) {
       await telemetry?.shutdown();
@@ -85,7 +96,6 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   }
   if (telemetry) {
     for (const sink of telemetry.sinks) pipeline.addSink(sink);
-    if (telemetry.metricsUrl) opts.logger.warn(`Prometheus metrics at ${telemetry.metricsUrl}`);
   }
   return {
     redactor,

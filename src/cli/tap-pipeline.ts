@@ -1,0 +1,65 @@
+/**
+ * The pipeline a tap command feeds: its sinks (--record, telemetry flags) and the thread they run
+ * on. With anything to do downstream, decoding, correlation and the sinks run on a worker thread
+ * (WorkerPipeline), so the tap's own thread does nothing but move bytes. In-process instead when
+ * `--inject-trace-context` needs the span ids while forwarding, or when MCPTAP_PIPELINE_THREAD=main
+ * says so (debugging, profiling). With nothing downstream at all, nothing is decoded.
+ */
+import { randomBytes } from 'node:crypto';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { discardingInput, type PipelineInput } from '../pipeline/pipeline-input.js';
+import { attachSinks, type TapSinkOptions } from '../pipeline/sink-setup.js';
+import { REDACT_KEY_ENV, Redactor } from '../redact/redactor.js';
+import { telemetryEnabled } from '../telemetry/telemetry-config.js';
+import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
+import type { LogLevel } from '../util/logger.js';
+import { systemClock } from '../util/clock.js';
+
+export interface TapPipelineOptions extends Omit<TapSinkOptions, 'redactKey' | 'extraDropCounts'> {
+  logLevel: LogLevel;
+  maxLineBytes?: number;
+}
+
+export interface TapPipeline {
+  readonly input: PipelineInput;
+  /** Makes header tokens in the tap's thread; same key as the recorder's. */
+  readonly redactor: Redactor;
+  /** Present with --inject-trace-context and span export (the pipeline then runs in-process). */
+  readonly minter: TraceContextMinter | undefined;
+  readonly metricsUrl: string | undefined;
+  readonly thread: 'main' | 'worker';
+  /** Flush and close everything; one line per thing worth telling the user (drops). */
+  close(): Promise<string[]>;
+}
+
+export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipeline> {
+  const envKey = process.env[REDACT_KEY_ENV];
+  const redactKey = envKey ? envKey : randomBytes(32);
+  const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], key: redactKey });
+  const busy = Boolean(opts.record) || Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
+  const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
+  const forced = process.env.MCPTAP_PIPELINE_THREAD;
+  if (busy && !injects && forced !== 'main') {
+    const { WorkerPipeline } = await import('../pipeline/worker-pipeline.js');
+    const { logger, onFatal, logLevel, maxLineBytes, ...sinks } = opts;
+    const wp = await WorkerPipeline.start({
+      sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
+      logger,
+      logLevel,
+      // Recording that must not lose anything competes for the CPU on equal terms.
+      nice: opts.requireRecording ? 0 : 5,
+      ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+      ...(onFatal ? { onFatal } : {}),
+    });
+    if (wp.metricsUrl) logger.warn(`Prometheus metrics at ${wp.metricsUrl}`);
+    return { input: wp, redactor, minter: undefined, metricsUrl: wp.metricsUrl, thread: 'worker', close: () => wp.close() };
+  }
+  if (!busy) {
+    // Nothing downstream: nothing is decoded (a bare forwarder), unless a debugging override asks.
+    if (forced !== 'main') return { input: discardingInput(systemClock), redactor, minter: undefined, metricsUrl: undefined, thread: 'main', close: async () => [] };
+  }
+  const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
+  const sinks = await attachSinks(pipeline, { ...opts, redactKey });
+  if (sinks.telemetry?.metricsUrl) opts.logger.warn(`Prometheus metrics at ${sinks.telemetry.metricsUrl}`);
+  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close: () => sinks.close() };
+}

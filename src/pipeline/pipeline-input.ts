@@ -1,0 +1,66 @@
+/**
+ * The door from a tap into the pipeline: what taps call, and nothing else. Both the in-process
+ * {@link Pipeline} and the {@link WorkerPipeline} (which runs the pipeline and its sinks on another
+ * thread) implement it, so a tap never knows, or waits for, what happens downstream.
+ *
+ * Every method returns at once and never throws; times are the tap's (µs since the epoch).
+ */
+import type { StreamEnd } from '../correlate/correlator.js';
+import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk, Direction } from '../model/frame.js';
+import type { FrameOrigin } from '../parse/frame-parser.js';
+import { H_METHOD, H_NAME, H_PROTOCOL_VERSION } from '../protocol/headers.js';
+import type { Clock } from '../util/clock.js';
+
+/** Request headers as node:http gives them (lower-case names). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface ConnectionClose {
+  reason: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  errorClass?: string;
+  timeUs?: number;
+}
+
+export interface AnomalyExtra {
+  direction?: Direction;
+  timeUs?: number;
+  exchangeKey?: string;
+}
+
+export interface PipelineInput {
+  readonly clock: Clock;
+  openConnection(info: ConnectionInfo, timeUs?: number): void;
+  /** Bytes of a newline-delimited stream (stdio stdout/stdin, stderr). */
+  pushChunk(chunk: Chunk): void;
+  /** One complete message body (an HTTP response body or one SSE event's data): a message or a batch. */
+  pushMessage(origin: FrameOrigin, raw: Buffer): void;
+  /** An HTTP request body, with the request's headers checked against each message in it (2026-07-28). */
+  pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void;
+  /** An HTTP response stream ended; its unanswered requests end as given. */
+  endStream(connectionId: string, streamId: string, end: StreamEnd): void;
+  /** A protocol violation found by a tap (e.g. a refused request). */
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra?: AnomalyExtra): void;
+  /** End of a connection: flush partial lines, end what is pending, say it closed. */
+  closeConnection(connectionId: string, close: ConnectionClose): void;
+}
+
+/** The headers the 2026-07-28 checks read (all a request's other headers are irrelevant to them). */
+export function checkedHeaders(headers: RequestHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name of [H_PROTOCOL_VERSION, H_METHOD, H_NAME]) {
+    const v = headers[name];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+/**
+ * The input of a tap with nothing downstream (no recording, no telemetry): what nobody would see
+ * is not decoded at all, so such a tap costs what a bare byte-forwarding shim costs.
+ */
+export function discardingInput(clock: Clock): PipelineInput {
+  const none = (): void => {};
+  return { clock, openConnection: none, pushChunk: none, pushMessage: none, pushRequest: none, endStream: none, anomaly: none, closeConnection: none };
+}

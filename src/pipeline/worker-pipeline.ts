@@ -1,0 +1,283 @@
+/**
+ * The pipeline on its own thread: the tap's thread only forwards bytes and hands what it saw to a
+ * worker, where decoding, correlation and every sink (SQLite, OpenTelemetry) run. This is what
+ * "taps only move bytes" costs at its least: per chunk an array push, per tick one copy of the
+ * tick's bytes and one postMessage.
+ *
+ * Invariants:
+ * - Nothing here blocks or throws into the tap. Everything the tap hands over is queued in order
+ *   and posted at the end of the tick (or at once past {@link FLUSH_BYTES}).
+ * - Bounded: bytes posted and not yet acknowledged plus bytes queued never pass `maxQueueBytes`.
+ *   Past it, chunks and message bodies are dropped and counted (connection and stream events are
+ *   never dropped: they are small and keep the correlator's picture whole); when a stream is
+ *   accepted again, the worker is told of the gap first (a `not_observed` anomaly, and a stdio
+ *   decoder that resumes at the next line boundary).
+ * - A worker that dies is said once; from then on everything is dropped and counted, and forwarding
+ *   goes on untouched.
+ */
+import { Worker } from 'node:worker_threads';
+import type { StreamEnd } from '../correlate/correlator.js';
+import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk } from '../model/frame.js';
+import type { FrameOrigin } from '../parse/frame-parser.js';
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
+import type { Logger, LogLevel } from '../util/logger.js';
+import { threadEntry } from '../util/thread-entry.js';
+import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
+import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
+
+export interface WorkerPipelineOptions {
+  sinks: WorkerSinkOptions;
+  logger: Logger;
+  logLevel: LogLevel;
+  maxLineBytes?: number;
+  /** Bytes queued or in the worker's hands before input is dropped (default 64 MiB). */
+  maxQueueBytes?: number;
+  /** Worker thread niceness (Linux; default 0). */
+  nice?: number;
+  /** Recording failed with --require-recording: the tap should stop. */
+  onFatal?: (err: Error) => void;
+}
+
+/** A tick's bytes past this are posted at once rather than at the end of the tick. */
+const FLUSH_BYTES = 4 * 1024 * 1024;
+/** What an op costs the queue besides its bytes (a rough figure for the bound). */
+const OP_OVERHEAD = 64;
+const NL = 0x0a;
+
+export class WorkerPipeline implements PipelineInput {
+  readonly clock: Clock = systemClock;
+  /** The Prometheus scrape URL, when the worker serves one. */
+  readonly metricsUrl: string | undefined;
+  private ops: WireOp[] = [];
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
+  private scheduled: NodeJS.Immediate | undefined;
+  private seq = 0;
+  private readonly inFlight = new Map<number, number>();
+  private inFlightBytes = 0;
+  private readonly maxQueueBytes: number;
+  /** Per stream (`conn|dir|channel`) or connection (`conn`): what was dropped since its last accepted input. */
+  private readonly lost = new Map<string, Lost & { connectionId: string; direction: Chunk['direction']; channel: Chunk['channel'] }>();
+  private readonly lostMessages = new Map<string, { messages: number; bytes: number; timeUs: number }>();
+  private dropped = { chunks: 0, messages: 0, bytes: 0 };
+  private dead: string | undefined;
+  private closing: Promise<string[]> | undefined;
+  private closedWith: ((lines: string[]) => void) | undefined;
+  private gotClosed = false;
+
+  /** Starts the worker and waits until its sinks are open (a recording that cannot be opened fails here). */
+  static async start(opts: WorkerPipelineOptions): Promise<WorkerPipeline> {
+    const data: PipelineWorkerData = {
+      sinks: opts.sinks,
+      logLevel: opts.logLevel,
+      clockOrigin: systemClockOrigin,
+      nice: opts.nice ?? 0,
+      ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+    };
+    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
+    const first = await new Promise<FromWorker>((resolve, reject) => {
+      const onError = (err: Error) => reject(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`, ExitCode.Failed));
+      worker.once('error', onError);
+      worker.once('message', (m: FromWorker) => {
+        worker.off('error', onError);
+        resolve(m);
+      });
+    });
+    if (first.type === 'failed') {
+      await worker.terminate();
+      throw new McptapError(first.code, first.message, first.exitCode as (typeof ExitCode)[keyof typeof ExitCode]);
+    }
+    return new WorkerPipeline(worker, opts, first.type === 'ready' ? first.metricsUrl : undefined);
+  }
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly opts: WorkerPipelineOptions,
+    metricsUrl: string | undefined,
+  ) {
+    this.metricsUrl = metricsUrl;
+    this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
+    worker.on('message', (m: FromWorker) => this.onMessage(m));
+    worker.on('error', (err) => this.die(`pipeline thread failed: ${err.message}`));
+    worker.on('exit', (code) => {
+      if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
+    });
+    worker.unref();
+  }
+
+  // ---- PipelineInput -------------------------------------------------------------------------
+
+  openConnection(info: ConnectionInfo, timeUs = this.clock.nowUs()): void {
+    this.queue([Op.Open, info, timeUs], undefined);
+  }
+
+  pushChunk(c: Chunk): void {
+    const key = `${c.connectionId}|${c.direction}|${c.channel}`;
+    if (!this.room(c.bytes.length)) {
+      const l = this.lost.get(key);
+      const endedAtNewline = c.bytes.length > 0 && c.bytes[c.bytes.length - 1] === NL;
+      if (l) {
+        l.bytes += c.bytes.length;
+        l.chunks++;
+        l.endedAtNewline = c.bytes.length > 0 ? endedAtNewline : l.endedAtNewline;
+      } else this.lost.set(key, { connectionId: c.connectionId, direction: c.direction, channel: c.channel, bytes: c.bytes.length, chunks: 1, endedAtNewline, timeUs: c.timeUs });
+      this.dropped.chunks++;
+      this.dropped.bytes += c.bytes.length;
+      return;
+    }
+    const l = this.lost.get(key);
+    if (l) {
+      this.lost.delete(key);
+      this.queue([Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }], undefined);
+    }
+    this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
+  }
+
+  pushMessage(origin: FrameOrigin, raw: Buffer): void {
+    if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
+  }
+
+  pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
+    if (this.admitMessage(origin, raw)) this.queue([Op.Request, origin, raw.length, checkedHeaders(headers)], raw);
+  }
+
+  endStream(connectionId: string, streamId: string, end: StreamEnd): void {
+    this.queue([Op.EndStream, connectionId, streamId, end], undefined);
+  }
+
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
+    this.queue([Op.Anomaly, kind, connectionId, detail, { ...extra, timeUs: extra.timeUs ?? this.clock.nowUs() }], undefined);
+  }
+
+  closeConnection(connectionId: string, close: ConnectionClose): void {
+    this.queue([Op.Close, connectionId, { ...close, timeUs: close.timeUs ?? this.clock.nowUs() }], undefined);
+  }
+
+  /** What was dropped so far (side path full, or the worker gone). */
+  get droppedCounts(): { chunks: number; messages: number; bytes: number } {
+    return { ...this.dropped };
+  }
+
+  /**
+   * Posts what is queued, lets the worker finish every batch, close its sinks and exit. Resolves
+   * with the lines worth telling the user (the sinks' drops, this side's drops). Idempotent.
+   */
+  close(): Promise<string[]> {
+    this.closing ??= new Promise<string[]>((resolve) => {
+      this.flush();
+      this.closedWith = resolve;
+      if (this.dead) return resolve(this.lossLines());
+      this.worker.ref();
+      this.post({ type: 'close' });
+    });
+    return this.closing;
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private room(bytes: number): boolean {
+    if (this.dead || this.closedWith) return false;
+    return this.inFlightBytes + this.partsBytes + bytes + OP_OVERHEAD <= this.maxQueueBytes;
+  }
+
+  /** Message bodies are dropped whole; the next one accepted on the connection first reports the loss. */
+  private admitMessage(origin: FrameOrigin, raw: Buffer): boolean {
+    const cid = origin.connectionId;
+    if (!this.room(raw.length)) {
+      const l = this.lostMessages.get(cid) ?? { messages: 0, bytes: 0, timeUs: origin.timeUs };
+      l.messages++;
+      l.bytes += raw.length;
+      this.lostMessages.set(cid, l);
+      this.dropped.messages++;
+      this.dropped.bytes += raw.length;
+      return false;
+    }
+    const l = this.lostMessages.get(cid);
+    if (l) {
+      this.lostMessages.delete(cid);
+      const detail = `${l.messages} messages (${l.bytes} bytes) forwarded but not observed: the tap's side path was full`;
+      this.queue([Op.Anomaly, 'not_observed', cid, detail, { direction: origin.direction, timeUs: l.timeUs }], undefined);
+    }
+    return true;
+  }
+
+  private queue(op: WireOp, bytes: Buffer | undefined): void {
+    if (this.dead || this.closedWith) {
+      if (bytes) this.dropped.bytes += bytes.length;
+      return;
+    }
+    this.ops.push(op);
+    if (bytes && bytes.length > 0) {
+      this.parts.push(bytes);
+      this.partsBytes += bytes.length;
+    }
+    if (this.partsBytes >= FLUSH_BYTES) this.flush();
+    else this.scheduled ??= setImmediate(this.flushTick);
+  }
+
+  private readonly flushTick = (): void => {
+    this.scheduled = undefined;
+    this.flush();
+  };
+
+  private flush(): void {
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    if (this.ops.length === 0 || this.dead) return;
+    // A fresh, unpooled buffer: it is transferred (a pooled slab would detach for everyone).
+    const buf = Buffer.allocUnsafeSlow(this.partsBytes);
+    let at = 0;
+    for (const p of this.parts) at += p.copy(buf, at);
+    const seq = ++this.seq;
+    const cost = this.partsBytes + this.ops.length * OP_OVERHEAD;
+    const msg: ToWorker = { type: 'batch', seq, ops: this.ops, bytes: buf.buffer as ArrayBuffer, droppedTotal: this.dropped.chunks + this.dropped.messages };
+    this.ops = [];
+    this.parts = [];
+    this.partsBytes = 0;
+    this.inFlight.set(seq, cost);
+    this.inFlightBytes += cost;
+    if (this.inFlight.size === 1) this.worker.ref();
+    this.post(msg, [msg.bytes]);
+  }
+
+  private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
+    try {
+      this.worker.postMessage(msg, transfer);
+    } catch (err) {
+      this.die(`cannot reach the pipeline thread: ${(err as Error).message}`);
+    }
+  }
+
+  private onMessage(m: FromWorker): void {
+    if (m.type === 'ack') {
+      this.inFlightBytes -= this.inFlight.get(m.seq) ?? 0;
+      this.inFlight.delete(m.seq);
+      if (this.inFlight.size === 0 && !this.closedWith) this.worker.unref();
+    } else if (m.type === 'fatal') {
+      this.opts.onFatal?.(new Error(m.message));
+    } else if (m.type === 'closed') {
+      this.gotClosed = true;
+      this.closedWith?.([...m.lines, ...this.lossLines()]);
+    }
+  }
+
+  private die(why: string): void {
+    if (this.dead) return;
+    this.dead = why;
+    this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
+    this.ops = [];
+    this.parts = [];
+    this.partsBytes = 0;
+    if (this.closedWith) this.closedWith(this.lossLines());
+  }
+
+  private lossLines(): string[] {
+    const d = this.dropped;
+    if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
+    return [`the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`];
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * What crosses between a {@link WorkerPipeline} (the tap's thread) and its pipeline worker.
+ *
+ * A batch is a flat op list plus ONE transferred byte buffer holding every op's bytes back to
+ * back, in op order: per tick, one postMessage and one copy of the bytes, whatever the number of
+ * chunks. Ops are tuples whose first element is an {@link Op} code; `len` fields say how many of
+ * the buffer's next bytes are the op's.
+ */
+import type { StreamEnd } from '../correlate/correlator.js';
+import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Channel, Direction } from '../model/frame.js';
+import type { FrameOrigin } from '../parse/frame-parser.js';
+import type { ClockOrigin } from '../util/clock.js';
+import type { LogLevel } from '../util/logger.js';
+import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
+import type { TapSinkOptions } from './sink-setup.js';
+
+export const enum Op {
+  Open = 0,
+  Chunk = 1,
+  Message = 2,
+  Request = 3,
+  EndStream = 4,
+  Anomaly = 5,
+  Close = 6,
+  Gap = 7,
+}
+
+export interface Lost {
+  bytes: number;
+  chunks: number;
+  endedAtNewline: boolean;
+  timeUs: number;
+}
+
+export type WireOp =
+  | [Op.Open, ConnectionInfo, number]
+  | [Op.Chunk, string, Direction, Channel, number, number]
+  | [Op.Message, FrameOrigin, number]
+  | [Op.Request, FrameOrigin, number, Record<string, string | string[]>]
+  | [Op.EndStream, string, string, StreamEnd]
+  | [Op.Anomaly, AnomalyKind, string, string, AnomalyExtra]
+  | [Op.Close, string, ConnectionClose]
+  | [Op.Gap, string, Direction, Channel, Lost];
+
+/** The serialisable part of the sink settings (callbacks and loggers stay in their own thread). */
+export type WorkerSinkOptions = Omit<TapSinkOptions, 'logger' | 'onFatal' | 'extraDropCounts'>;
+
+export interface PipelineWorkerData {
+  sinks: WorkerSinkOptions;
+  logLevel: LogLevel;
+  clockOrigin: ClockOrigin;
+  maxLineBytes?: number;
+  /** Scheduling niceness of the worker thread (Linux). */
+  nice: number;
+}
+
+export type ToWorker =
+  | { type: 'batch'; seq: number; ops: WireOp[]; bytes: ArrayBuffer; droppedTotal: number }
+  | { type: 'close' };
+
+export type FromWorker =
+  | { type: 'ready'; metricsUrl?: string }
+  | { type: 'failed'; code: string; message: string; exitCode: number }
+  | { type: 'ack'; seq: number }
+  | { type: 'fatal'; message: string }
+  | { type: 'closed'; lines: string[] };

@@ -1,0 +1,19 @@
+/**
+ * Background threads (the pipeline worker, the recorder's writer) lower their own scheduling
+ * priority: under CPU contention the forwarding thread, the host and the server win, and the
+ * background work catches up later (or, past its queue, drops and counts) instead of slowing
+ * traffic. Linux schedules threads individually; elsewhere this is a no-op.
+ */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/** Call from inside the thread to lower. `nice` <= 0 leaves the priority as it is. */
+export function lowerThreadPriority(nice: number): void {
+  if (nice <= 0) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, nice));
+  } catch {
+    /* no /proc/thread-self (not Linux): keep the default priority */
+  }
+}
