@@ -30,6 +30,7 @@ import { startHttpTap } from '../src/tap/http-tap.js';
 import type { Clock } from '../src/util/clock.js';
 import type { Exchange } from '../src/model/exchange.js';
 import { freeLoopbackPort } from '../src/util/free-port.js';
+import { RecordingStore } from '../src/store/recording-store.js';
 
 const LATENCY_WARMUP = 500;
 const LATENCY_REQUESTS = 3000;
@@ -53,6 +54,8 @@ interface Measured {
   p99: number;
   rpsSat: number;
   errors: number;
+  /** Requests sent to this target over all rounds (both measurements), for what a recording kept. */
+  sent: number;
 }
 
 const freePort = freeLoopbackPort;
@@ -157,9 +160,9 @@ async function oneConnection(t: Target): Promise<{ rps: number; p50: number; p99
   return { rps: LATENCY_REQUESTS / (lat.reduce((a, b) => a + b, 0) / 1000), p50: median(lat), p99: percentile(lat, 99) };
 }
 
-async function saturation(t: Target): Promise<{ rps: number; errors: number }> {
+async function saturation(t: Target): Promise<{ rps: number; errors: number; sent: number }> {
   const r = await autocannon({ url: t.url, method: 'POST', headers: HEADERS, body: BODY, connections: SATURATION_CONNECTIONS, pipelining: 1, duration: SATURATION_SECONDS });
-  return { rps: r.requests.average, errors: r.errors + r.non2xx + r.timeouts };
+  return { rps: r.requests.average, errors: r.errors + r.non2xx + r.timeouts, sent: r.requests.sent };
 }
 
 /**
@@ -167,7 +170,7 @@ async function saturation(t: Target): Promise<{ rps: number; errors: number }> {
  * hits all of them alike). Each target keeps its best round: lowest median, highest req/s.
  */
 async function measureAll(targets: Target[]): Promise<Measured[]> {
-  const best = new Map<Target, Measured>(targets.map((t) => [t, { name: t.name, rps1: 0, p50: Infinity, p99: Infinity, rpsSat: 0, errors: 0 }]));
+  const best = new Map<Target, Measured>(targets.map((t) => [t, { name: t.name, rps1: 0, p50: Infinity, p99: Infinity, rpsSat: 0, errors: 0, sent: 0 }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) {
       const m = best.get(t)!;
@@ -176,6 +179,7 @@ async function measureAll(targets: Target[]): Promise<Measured[]> {
       const sat = await saturation(t);
       m.rpsSat = Math.max(m.rpsSat, sat.rps);
       m.errors += sat.errors;
+      m.sent += LATENCY_WARMUP + LATENCY_REQUESTS + sat.sent;
     }
   }
   return targets.map((t) => best.get(t)!);
@@ -194,6 +198,17 @@ export async function runHttpBench(): Promise<string> {
     else notes.push('nginx: skipped (binary not found; apt-get install -y nginx)');
     started.push(await mcptap(upstream.url, dir));
     const measured = await measureAll(started);
+    // What the recording kept: a rate bought by dropping most of the recording would be no win.
+    const tap = started.pop()!;
+    await tap.stop();
+    const sent = measured.find((m) => m.name === tap.name)!.sent;
+    const store = RecordingStore.open(join(dir, 'bench-http.db'));
+    try {
+      const r = store.listRecordings()[0]!;
+      notes.push(`mcptap --record: the recording kept ${r.exchanges} of ${sent} exchanges (${r.droppedQueue + r.droppedWrite} events dropped by the recorder)`);
+    } finally {
+      store.close();
+    }
     return [render(measured, notes), await sseTiming()].join('\n\n');
   } finally {
     for (const t of started.reverse()) await t.stop();

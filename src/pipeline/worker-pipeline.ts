@@ -1,12 +1,12 @@
 /**
  * The pipeline on its own thread: the tap's thread only forwards bytes and hands what it saw to a
  * worker, where decoding, correlation and every sink (SQLite, OpenTelemetry) run. This is what
- * "taps only move bytes" costs at its least: per chunk an array push, per tick one copy of the
- * tick's bytes and one postMessage.
+ * "taps only move bytes" costs at its least: per chunk an array push, per flush (every few ms) one
+ * copy of the queued bytes and one postMessage.
  *
  * Invariants:
  * - Nothing here blocks or throws into the tap. Everything the tap hands over is queued in order
- *   and posted at the end of the tick (or at once past {@link FLUSH_BYTES}).
+ *   and posted within `flushDelayMs` (or at once past {@link FLUSH_BYTES}).
  * - Bounded: bytes posted and not yet acknowledged plus bytes queued never pass `maxQueueBytes`.
  *   Past it, chunks and message bodies are dropped and counted (connection and stream events are
  *   never dropped: they are small and keep the correlator's picture whole); when a stream is
@@ -38,9 +38,15 @@ export interface WorkerPipelineOptions {
   nice?: number;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
+  /**
+   * How long ops wait to be posted (ms; default 2). Posting wakes the worker: once per request at
+   * low rates would cost both threads a context switch each time, for nothing the user can see
+   * (every op carries the time the tap stamped when it saw the bytes, not when it was posted).
+   */
+  flushDelayMs?: number;
 }
 
-/** A tick's bytes past this are posted at once rather than at the end of the tick. */
+/** Queued bytes past this are posted at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
 const OP_OVERHEAD = 64;
@@ -53,7 +59,8 @@ export class WorkerPipeline implements PipelineInput {
   private ops: WireOp[] = [];
   private parts: Buffer[] = [];
   private partsBytes = 0;
-  private scheduled: NodeJS.Immediate | undefined;
+  private scheduled: NodeJS.Timeout | undefined;
+  private readonly flushDelayMs: number;
   private seq = 0;
   private readonly inFlight = new Map<number, number>();
   private inFlightBytes = 0;
@@ -99,6 +106,7 @@ export class WorkerPipeline implements PipelineInput {
   ) {
     this.metricsUrl = metricsUrl;
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
+    this.flushDelayMs = opts.flushDelayMs ?? 2;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (err) => this.die(`pipeline thread failed: ${err.message}`));
     worker.on('exit', (code) => {
@@ -214,7 +222,11 @@ export class WorkerPipeline implements PipelineInput {
       this.partsBytes += bytes.length;
     }
     if (this.partsBytes >= FLUSH_BYTES) this.flush();
-    else this.scheduled ??= setImmediate(this.flushTick);
+    else if (!this.scheduled) {
+      this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
+      // Posting is owed only to a caller that will close() (which flushes): never keep the process up for it.
+      this.scheduled.unref();
+    }
   }
 
   private readonly flushTick = (): void => {
@@ -224,7 +236,7 @@ export class WorkerPipeline implements PipelineInput {
 
   private flush(): void {
     if (this.scheduled) {
-      clearImmediate(this.scheduled);
+      clearTimeout(this.scheduled);
       this.scheduled = undefined;
     }
     if (this.ops.length === 0 || this.dead) return;
