@@ -14,6 +14,10 @@
  *   synthetic HTTP exchanges, process.cpuUsage() including the final export: telemetry's CPU per
  *   exchange without any proxying noise.
  * The upstream answers at once (bench/fixtures/http-echo-server.mjs), so the taps are measured.
+ *
+ * `otel-cpu` ({@link runOtelCpuBench}) runs only the in-process part, quick to repeat: without
+ * sinks, spans only, metrics only, both, and both with OTLP http/json; the OTLP endpoint is in
+ * another process there, so its CPU is not counted.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,7 +29,7 @@ import autocannon from 'autocannon';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
-import { BENCH_FIXTURES, MCPTAP, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BENCH_FIXTURES, MCPTAP, median, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 
 const CONNECTIONS = 32;
 const SECONDS = 4;
@@ -115,16 +119,40 @@ async function saturate(p: Proc): Promise<Round> {
   return { rps: r.requests.average, requests: r.requests.total, errors: r.errors + r.non2xx + r.timeouts, cpuPerExchangeUs: cpu / Math.max(1, r.requests.total) };
 }
 
-/** CPU µs per exchange of the pipeline in this process, with or without the OTel sinks. */
-async function inProcess(otlpUrl: string | undefined): Promise<number> {
-  const telemetry = otlpUrl ? await createTelemetry(resolveTelemetryConfig({ otlp: otlpUrl, metrics: '127.0.0.1:0' }, {})) : undefined;
+/** What the in-process measurement turns on: nothing, spans only, metrics only, or both. */
+export type TelemetryMode = 'off' | 'spans' | 'metrics' | 'both';
+
+export interface InProcessResult {
+  /** CPU (user + system) µs per exchange, including the final flush and export. */
+  cpuUs: number;
+  spansExported: number;
+  spansDropped: number;
+}
+
+/** The flags and OTEL_* environment that turn on `mode`, exporting to `otlpUrl`. */
+function telemetryFor(mode: TelemetryMode, otlpUrl: string, protocol: string | undefined) {
+  // The batch span processor's OTEL_BSP_* settings pass through from the bench's own environment.
+  const env: Record<string, string> = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OTEL_BSP_') && e[1] !== undefined));
+  if (protocol) env.OTEL_EXPORTER_OTLP_PROTOCOL = protocol;
+  if (mode === 'spans') env.OTEL_METRICS_EXPORTER = 'none';
+  if (mode === 'metrics') env.OTEL_TRACES_EXPORTER = 'none';
+  return resolveTelemetryConfig(mode === 'spans' ? { otlp: otlpUrl } : { otlp: otlpUrl, metrics: '127.0.0.1:0' }, env);
+}
+
+/**
+ * CPU µs per exchange of the pipeline in this process with the OTel sinks of `mode` (spans to
+ * OTLP, metrics to OTLP and a Prometheus endpoint that is not scraped): `exchanges` synthetic HTTP
+ * `tools/call` exchanges, process.cpuUsage() including the final flush and export.
+ */
+export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchanges = IN_PROCESS_EXCHANGES, protocol?: string): Promise<InProcessResult> {
+  const telemetry = mode === 'off' ? undefined : await createTelemetry(telemetryFor(mode, otlpUrl, protocol));
   const pipeline = new Pipeline({ tickMs: 0 });
   for (const s of telemetry?.sinks ?? []) pipeline.addSink(s);
   const req = (id: number) => Buffer.from(BODY.replace('"id":1', `"id":${id}`));
   const res = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello"}],"isError":false,"resultType":"complete"}}`);
   const cpu0 = process.cpuUsage();
   pipeline.openConnection({ connectionId: 'bench', transport: 'http', target: 'http://127.0.0.1:9/mcp' });
-  for (let i = 1; i <= IN_PROCESS_EXCHANGES; i++) {
+  for (let i = 1; i <= exchanges; i++) {
     const t = pipeline.clock.nowUs();
     pipeline.pushMessage({ connectionId: 'bench', direction: 'c2s', channel: 'http-body', timeUs: t, context: { streamId: `s${i}` } }, req(i));
     pipeline.pushMessage({ connectionId: 'bench', direction: 's2c', channel: 'http-body', timeUs: t + 150, context: { streamId: `s${i}`, httpStatus: 200 } }, res(i));
@@ -135,7 +163,51 @@ async function inProcess(otlpUrl: string | undefined): Promise<number> {
   await pipeline.close();
   await telemetry?.shutdown();
   const used = process.cpuUsage(cpu0);
-  return (used.user + used.system) / IN_PROCESS_EXCHANGES;
+  const counts = telemetry?.spanCounts();
+  return { cpuUs: (used.user + used.system) / exchanges, spansExported: counts?.exported ?? 0, spansDropped: (counts?.droppedQueueFull ?? 0) + (counts?.droppedExportFailed ?? 0) };
+}
+
+/** An OTLP/HTTP endpoint in a child process that discards what it gets: its CPU is not the tap's. */
+const DISCARDING_OTLP_SRC = `
+const s = require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200, { 'content-type': String(req.headers['content-type'] ?? 'application/json') }).end()); });
+s.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + s.address().port }) + '\\n'));
+process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`;
+
+/**
+ * `otel-cpu`: only the in-process measurement, every mode, interleaved rounds (CPU time, not wall
+ * time: other work on the machine moves it less). Per mode the median and the lowest round.
+ */
+export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENCH_EXCHANGES) || IN_PROCESS_EXCHANGES, rounds = Number(process.env.MCPTAP_BENCH_ROUNDS) || 5): Promise<string> {
+  const sink = await spawnUntil('discarding otlp', ['-e', DISCARDING_OTLP_SRC], /"url":"([^"]+)"/, 'stdout');
+  try {
+    const modes: Array<[string, TelemetryMode, string | undefined]> = [
+      ['off', 'off', undefined],
+      ['spans', 'spans', undefined],
+      ['metrics', 'metrics', undefined],
+      ['both', 'both', undefined],
+      ['both, OTLP http/json', 'both', 'http/json'],
+    ];
+    for (const [, mode, protocol] of modes) await inProcessCpu(mode, sink.url, Math.min(exchanges, 5000), protocol); // warm-up
+    const results = new Map<string, InProcessResult[]>(modes.map(([name]) => [name, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, mode, protocol] of modes) results.get(name)!.push(await inProcessCpu(mode, sink.url, exchanges, protocol));
+    }
+    const off = results.get('off')!.map((x) => x.cpuUs);
+    const rows = modes.map(([name]) => {
+      const rs = results.get(name)!;
+      const cpu = rs.map((x) => x.cpuUs);
+      const last = rs[rs.length - 1]!;
+      const telemetry = name === 'off' ? ['-', '-'] : [(median(cpu) - median(off)).toFixed(1), (Math.min(...cpu) - Math.min(...off)).toFixed(1)];
+      return [name, 'in process', median(cpu).toFixed(1), Math.min(...cpu).toFixed(1), ...telemetry, String(last.spansExported), String(last.spansDropped)];
+    });
+    return [
+      `OTel sinks' CPU in process: ${exchanges} synthetic HTTP tools/call exchanges through Pipeline per round, ${rounds} interleaved rounds; OTLP to a discarding endpoint in another process`,
+      table(['mode', 'where', 'us/exch median', 'min', 'telemetry (median - median)', '(min - min)', 'spans exported (last round)', 'dropped'], rows),
+      'telemetry = the mode minus off, CPU us per exchange; min - min is the steadier figure when other work shares the machine',
+    ].join('\n');
+  } finally {
+    await stop(sink);
+  }
 }
 
 export async function runOtelBench(): Promise<string> {
@@ -158,8 +230,8 @@ export async function runOtelBench(): Promise<string> {
         best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs) } : r);
       }
     }
-    const inOff = await inProcess(undefined);
-    const inOn = await inProcess(otlp.url);
+    const inOff = (await inProcessCpu('off', otlp.url)).cpuUs;
+    const inOn = (await inProcessCpu('both', otlp.url)).cpuUs;
     const o = best.get(off)!;
     const n = best.get(on)!;
     const ratio = n.rps / o.rps;

@@ -5,13 +5,14 @@
 import { runStdioBench } from './stdio-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runLoadBench } from './load-bench.js';
-import { runOtelBench } from './otel-bench.js';
+import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
   http: () => runHttpBench(),
   load: () => runLoadBench(),
   otel: () => runOtelBench(),
+  'otel-cpu': () => runOtelCpuBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -101,8 +101,9 @@ export function exchangeStartAttributes(ex: Exchange, connAttrs: Attributes = {}
     [MCPTAP_ATTR.direction]: ex.direction,
     [MCPTAP_ATTR.connectionId]: ex.connectionId,
     [MCPTAP_ATTR.exchangeKey]: ex.key,
-    ...connAttrs,
   };
+  // A loop, not a spread in the literal: this runs once per exchange.
+  for (const k in connAttrs) attrs[k] = connAttrs[k];
   if (ex.method === 'tools/call') {
     attrs[ATTR_GEN_AI_OPERATION_NAME] = GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL;
     if (ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
@@ -162,8 +163,10 @@ export function errorTypeOf(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transp
  * Span status: ERROR whenever `error.type` is set. The message never carries tool output unless
  * content capture is on (`toolText` is then the already-redacted text).
  */
+const UNSET_STATUS: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+
 export function statusOf(ex: Exchange, toolText?: string): SpanStatus {
-  if (ex.outcome === 'ok') return { code: SpanStatusCode.UNSET };
+  if (ex.outcome === 'ok') return UNSET_STATUS;
   return { code: SpanStatusCode.ERROR, message: statusMessage(ex, toolText) };
 }
 

@@ -6,7 +6,7 @@
  * The meter comes in through the constructor; nothing here touches the global OTel API. Recording
  * into OTel instruments is synchronous and allocation-light; export happens in the SDK's reader.
  */
-import type { Attributes, Counter, Histogram, Meter, ObservableCallback, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, MetricOptions, ObservableCallback, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -21,7 +21,11 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import type { OtelSinkCommonOptions } from './otel-sink-options.js';
 import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
+import { TupleMap } from '../telemetry/tuple-map.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
+
+/** Attribute sets whose objects the sink keeps for reuse (method names come off the wire). */
+const MAX_CACHED_SETS = 4096;
 
 /** Bucket boundaries (seconds) the MCP semantic conventions recommend for duration histograms. */
 export const DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -39,9 +43,19 @@ export const MCPTAP_METRIC = {
 /** Drop counts per sink name (a Map, entries, or a plain record). */
 export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
 
+/** Makes the per-exchange histograms in place of `meter.createHistogram` (see telemetry/own-histograms.ts). */
+export interface HistogramSource {
+  create(name: string, options: MetricOptions): Histogram;
+}
+
 /** `name` defaults to `otel-metrics`. */
 export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
   meter: Meter;
+  /**
+   * Where the histograms recorded per exchange (operation duration, SSE timings) come from;
+   * default the meter. They are recorded with frozen attribute objects reused per attribute set.
+   */
+  histograms?: HistogramSource;
   /** Feeds `mcptap.sink.dropped`; read at each collection, so sinks added later are included. */
   dropCounts?: DropCounts;
 }
@@ -57,14 +71,26 @@ interface Instruments {
   dropped: ObservableCounter;
 }
 
-function createInstruments(meter: Meter): Instruments {
+/** Instrument names in creation order (the order the SDK reports them in). */
+export const METRIC_ORDER: readonly string[] = [
+  METRIC_MCP_CLIENT_OPERATION_DURATION,
+  METRIC_MCP_CLIENT_SESSION_DURATION,
+  MCPTAP_METRIC.exchanges,
+  MCPTAP_METRIC.sseTimeToFirstEvent,
+  MCPTAP_METRIC.sseEventsPerStream,
+  MCPTAP_METRIC.requestsInFlight,
+  MCPTAP_METRIC.protocolViolations,
+  MCPTAP_METRIC.sinkDropped,
+];
+
+function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }): Instruments {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {
-    operationDuration: meter.createHistogram(METRIC_MCP_CLIENT_OPERATION_DURATION, { ...seconds, description: 'Duration of an MCP request as seen by the tap (request to response).' }),
+    operationDuration: histograms.create(METRIC_MCP_CLIENT_OPERATION_DURATION, { ...seconds, description: 'Duration of an MCP request as seen by the tap (request to response).' }),
     sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, { ...seconds, description: 'Duration of an MCP connection (stdio process or HTTP session).' }),
     exchanges: meter.createObservableCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
-    timeToFirstEvent: meter.createHistogram(MCPTAP_METRIC.sseTimeToFirstEvent, { ...seconds, description: 'Time from request to the first SSE event of its response stream.' }),
-    eventsPerStream: meter.createHistogram(MCPTAP_METRIC.sseEventsPerStream, { unit: '{event}', description: 'SSE events per response stream.', advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS } }),
+    timeToFirstEvent: histograms.create(MCPTAP_METRIC.sseTimeToFirstEvent, { ...seconds, description: 'Time from request to the first SSE event of its response stream.' }),
+    eventsPerStream: histograms.create(MCPTAP_METRIC.sseEventsPerStream, { unit: '{event}', description: 'SSE events per response stream.', advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS } }),
     inFlight: meter.createObservableUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
     violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
     dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, { unit: '{item}', description: 'Work items sinks dropped (full queues, failed exports).' }),
@@ -95,6 +121,12 @@ export class OtelMetricsSink implements Sink {
   private readonly observeCounts: ObservableCallback;
   private readonly observeInFlight: ObservableCallback;
   private readonly observeDrops: ObservableCallback | undefined;
+  /** Frozen attribute objects of the per-exchange histograms, by their values (transport, method, tool, version, error type). */
+  private readonly operationSets = new TupleMap<Attributes>(5, MAX_CACHED_SETS);
+  private readonly sseSets = new TupleMap<Attributes>(1, MAX_CACHED_SETS);
+  /** The KeyedCounts entries by (method, transport[, outcome]), found without building their string keys. */
+  private readonly inFlightEntries = new TupleMap<KeyedCount>(2, MAX_CACHED_SETS);
+  private readonly exchangeEntries = new TupleMap<KeyedCount>(3, MAX_CACHED_SETS);
   private readonly counts = emptyStats();
   private closed = false;
 
@@ -103,7 +135,7 @@ export class OtelMetricsSink implements Sink {
     this.name = opts.name ?? 'otel-metrics';
     this.logger = opts.logger ?? silentLogger;
     this.maxInFlight = opts.maxInFlight ?? 10_000;
-    this.inst = createInstruments(opts.meter);
+    this.inst = createInstruments(opts.meter, opts.histograms);
     this.observeInFlight = (result) => this.inFlightCounts.observe(result);
     this.observeCounts = (result) => this.exchangeCounts.observe(result);
     this.inst.inFlight.addCallback(this.observeInFlight);
@@ -164,6 +196,10 @@ export class OtelMetricsSink implements Sink {
       this.inFlight.clear();
       this.inFlightCounts.clear();
       this.exchangeCounts.clear();
+      this.operationSets.clear();
+      this.sseSets.clear();
+      this.inFlightEntries.clear();
+      this.exchangeEntries.clear();
       return;
     }
     await this.flush();
@@ -189,7 +225,10 @@ export class OtelMetricsSink implements Sink {
 
   private startExchange(ex: Exchange): void {
     if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
-    const count = this.inFlightCounts.entry(`${ex.method}\u0000${this.transportOf(ex.connectionId)}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) }));
+    const transport = this.transportOf(ex.connectionId);
+    const count =
+      this.inFlightEntries.get(ex.method, transport) ??
+      this.inFlightEntries.set(this.inFlightCounts.entry(`${ex.method}\u0000${transport}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) })), ex.method, transport);
     count.n++;
     this.inFlight.set(ex.key, count);
   }
@@ -202,21 +241,39 @@ export class OtelMetricsSink implements Sink {
     }
     const conn = this.connections.get(ex.connectionId);
     if (conn && ex.protocolVersion) conn.protocolVersion = ex.protocolVersion;
-    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) };
-    this.exchangeCounts.entry(`${ex.method}\u0000${this.transportOf(ex.connectionId)}\u0000${ex.outcome}`, () => ({ ...attrs, [MCPTAP_ATTR.outcome]: ex.outcome })).n++;
-    if (ex.method === 'tools/call' && ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
-    const version = ex.protocolVersion ?? conn?.protocolVersion;
-    if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
-    const errorType = errorTypeOf(ex);
-    if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
-    if (ex.endUs !== undefined) this.inst.operationDuration.record(Math.max(0, ex.endUs - ex.startUs) / 1e6, attrs);
+    const transport = conn?.transport ?? '';
+    const counted =
+      this.exchangeEntries.get(ex.method, transport, ex.outcome) ??
+      this.exchangeEntries.set(this.exchangeCounts.entry(`${ex.method}\u0000${transport}\u0000${ex.outcome}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId), [MCPTAP_ATTR.outcome]: ex.outcome })), ex.method, transport, ex.outcome);
+    counted.n++;
+    if (ex.endUs !== undefined) this.inst.operationDuration.record(Math.max(0, ex.endUs - ex.startUs) / 1e6, this.operationAttrs(ex, conn));
     this.recordSse(ex);
+  }
+
+  /**
+   * Attributes of `mcp.client.operation.duration` for this exchange, as one frozen object per
+   * attribute set (so the histogram finds its series without hashing the set). Beyond
+   * MAX_CACHED_SETS sets a fresh object is built each time.
+   */
+  private operationAttrs(ex: Exchange, conn: ConnectionState | undefined): Attributes {
+    const tool = ex.method === 'tools/call' && ex.target ? ex.target : undefined;
+    const version = ex.protocolVersion ?? conn?.protocolVersion;
+    const errorType = errorTypeOf(ex);
+    const transport = conn ? conn.transport : undefined;
+    const cached = this.operationSets.get(transport, ex.method, tool, version, errorType);
+    if (cached) return cached;
+    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...(conn ? { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) } : {}) };
+    if (tool) attrs[ATTR_GEN_AI_TOOL_NAME] = tool;
+    if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
+    if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
+    if (this.operationSets.size >= MAX_CACHED_SETS) return attrs;
+    return this.operationSets.set(Object.freeze(attrs), transport, ex.method, tool, version, errorType);
   }
 
   private recordSse(ex: Exchange): void {
     const t = ex.transport;
-    if (!t) return;
-    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method };
+    if (!t || (t.firstEventUs === undefined && t.eventTimesUs === undefined)) return;
+    const attrs = this.sseSets.get(ex.method) ?? this.sseSets.set(Object.freeze({ [ATTR_MCP_METHOD_NAME]: ex.method }), ex.method);
     if (t.firstEventUs !== undefined) this.inst.timeToFirstEvent.record(Math.max(0, t.firstEventUs - ex.startUs) / 1e6, attrs);
     if (t.eventTimesUs !== undefined) this.inst.eventsPerStream.record(t.eventTimesUs.length, attrs);
   }

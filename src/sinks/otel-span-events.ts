@@ -17,9 +17,9 @@ export function addExchangeEvents(span: Span, ex: Exchange): void {
     if (p.message !== undefined) attrs['mcp.progress.message'] = p.message;
     span.addEvent('mcp.progress', attrs, usToHrTime(p.timeUs));
   }
-  const sse = ex.transport?.eventTimesUs ?? [];
-  const n = Math.min(sse.length, MAX_SSE_SPAN_EVENTS);
-  for (let i = 0; i < n; i++) span.addEvent('sse.event', { 'sse.event.index': i }, usToHrTime(sse[i]!));
+  const sse = ex.transport?.eventTimesUs;
+  const n = sse ? Math.min(sse.length, MAX_SSE_SPAN_EVENTS) : 0;
+  for (let i = 0; i < n; i++) span.addEvent('sse.event', { 'sse.event.index': i }, usToHrTime(sse![i]!));
   // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response (the
   // HTTP tap notes it on every body), which the span's end time already says.
   const t = ex.transport;

@@ -27,6 +27,7 @@ import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, Tap
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
+import { DirectTracer } from '../telemetry/direct-tracer.js';
 import type { PresetIdGenerator } from '../telemetry/preset-id-generator.js';
 import type { SeededSpanIds, SpanIds } from '../telemetry/seeded-span-ids.js';
 import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-context-minter.js';
@@ -67,9 +68,14 @@ interface ConnectionState {
   /** connectionAttributes(info), computed once: every exchange span carries them. */
   attrs: Attributes;
   span?: Span;
+  /** The link to `span` every exchange span gets, made once (spans copy what they are given). */
+  sessionLinks?: Link[];
   protocolVersion?: string;
   sessionId?: string;
 }
+
+const SESSION_LINK_ATTRS: Attributes = Object.freeze({ 'mcptap.link': 'session' });
+const NO_LINKS = Object.freeze([]) as unknown as Link[];
 
 export class OtelSpanSink implements Sink {
   readonly name: string;
@@ -173,7 +179,9 @@ export class OtelSpanSink implements Sink {
     const start = () => this.tracer.startSpan('mcp.session', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.timeUs), attributes: attrs }, ROOT_CONTEXT);
     const span = this.withIds(this.opts.spanIds?.session(info.connectionId, e.timeUs), start);
     this.connections.get(info.connectionId)?.span?.end(usToHrTime(e.timeUs));
-    this.connections.set(info.connectionId, { info, attrs: connAttrs, span, ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
+    // Frozen: a tracer that copies links (the SDK's) copies it, DirectTracer may keep it as it is.
+    const sessionLinks = this.opts.linkToSession !== false ? [Object.freeze({ context: span.spanContext(), attributes: SESSION_LINK_ATTRS })] : undefined;
+    this.connections.set(info.connectionId, { info, attrs: connAttrs, span, ...(sessionLinks ? { sessionLinks } : {}), ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
   }
 
   private closeConnection(e: ConnectionClosed): void {
@@ -193,10 +201,11 @@ export class OtelSpanSink implements Sink {
     // An injected traceparent is the tap's own span, not its parent: the parent is what the caller sent.
     const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
     const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
-    const links: Link[] = [];
-    if (conn?.span && this.opts.linkToSession !== false) links.push({ context: conn.span.spanContext(), attributes: { 'mcptap.link': 'session' } });
-    const start = () =>
-      this.tracer.startSpan(spanNameOf(ex), { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links }, ctx);
+    const links = conn?.sessionLinks ?? NO_LINKS;
+    const options = { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links };
+    // The attributes object is new and not used again: DirectTracer may keep it instead of copying.
+    const tracer = this.tracer;
+    const start = tracer instanceof DirectTracer ? () => tracer.startSpanAdopting(spanNameOf(ex), options, ctx) : () => tracer.startSpan(spanNameOf(ex), options, ctx);
     return this.withIds(minted?.spanContext ?? this.opts.spanIds?.exchange(ex.key), start);
   }
 

@@ -17,7 +17,12 @@ export interface SpanIds {
 }
 
 export class SeededSpanIds {
-  constructor(readonly seed: string) {}
+  /** `${seed}\0exchange\0`: the hashed text of an exchange is this plus its key (one concatenation per span). */
+  private readonly exchangePrefix: string;
+
+  constructor(readonly seed: string) {
+    this.exchangePrefix = `${seed}\u0000exchange\u0000`;
+  }
 
   /** A fresh random seed (128 bits, hex) for a live run. */
   static randomSeed(): string {
@@ -26,7 +31,7 @@ export class SeededSpanIds {
 
   /** Ids of an exchange span; `exchangeKey` is unique within the run (see Exchange.key). */
   exchange(exchangeKey: string): SpanIds {
-    return this.derive(`exchange\u0000${exchangeKey}`);
+    return idsOf(sha256Hex(this.exchangePrefix + exchangeKey));
   }
 
   /** Ids of a connection's `mcp.session` span; the open time tells a reused connection id apart. */
@@ -35,9 +40,12 @@ export class SeededSpanIds {
   }
 
   private derive(name: string): SpanIds {
-    const digest = sha256Hex(`${this.seed}\u0000${name}`);
-    return { traceId: nonZero(digest.slice(0, 32)), spanId: nonZero(digest.slice(32, 48)) };
+    return idsOf(sha256Hex(`${this.seed}\u0000${name}`));
   }
+}
+
+function idsOf(digest: string): SpanIds {
+  return { traceId: nonZero(digest.slice(0, 32)), spanId: nonZero(digest.slice(32, 48)) };
 }
 
 /**
@@ -49,5 +57,6 @@ const sha256Hex: (text: string) => string =
 
 /** An all-zero id is invalid in W3C trace context (odds 2^-64, but the invariant is cheap). */
 function nonZero(hex: string): string {
-  return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
+  // Almost every id has a non-zero first digit: skip the full check then.
+  return hex.charCodeAt(0) === 48 && /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
 }

@@ -10,18 +10,24 @@
  * - Exporter failures are counted and reported once on the injected logger (stderr); they never
  *   throw into the caller and nothing here writes to stdout.
  * - `shutdown()` is idempotent and bounded in time: callers invoke it on exit and on SIGINT.
+ *
+ * CPU per exchange (the sinks run once per JSON-RPC exchange): spans are made by DirectTracer (the
+ * SDK tracer's spans, less work; the SDK tracer when OTEL_TRACES_SAMPLER or a span limit variable
+ * is set), OTLP/protobuf requests are written by OtlpSpanSerializer (the SDK serializer's bytes),
+ * and the per-exchange histograms are aggregated by OwnHistograms (the SDK's data points, without
+ * hashing the attribute set per record and reader). Each is compared with the SDK in test/telemetry.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OtlpProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import type { Tracer } from '@opentelemetry/api';
+import { BasicTracerProvider, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
+import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
 import type { Redact } from '../sinks/otel-content.js';
 import { OtelSpanSink } from '../sinks/otel-span-sink.js';
 import type { Sink } from '../sinks/sink.js';
@@ -31,6 +37,10 @@ import { VERSION } from '../version.js';
 import { McptapError, ExitCode } from '../cli/exit-codes.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, type SpanExportCounts } from './counting-span-processor.js';
+import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from './direct-tracer.js';
+import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
+import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
+import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
 import { PresetIdGenerator } from './preset-id-generator.js';
 import { SeededSpanIds } from './seeded-span-ids.js';
 import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
@@ -112,7 +122,7 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
   const minter = traces && config.injectTraceContext ? new TraceContextMinter() : undefined;
   const spanSink = traces
     ? new OtelSpanSink({
-        tracer: traces.provider.getTracer(SCOPE, VERSION),
+        tracer: traces.tracer,
         captureContent: config.captureContent,
         maxContentLength: config.maxContentLength,
         idGenerator: traces.idGenerator,
@@ -129,6 +139,7 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
   const metricsSink = metrics
     ? new OtelMetricsSink({
         meter: metrics.provider.getMeter(SCOPE, VERSION),
+        ...(metrics.histograms.own ? { histograms: metrics.histograms.own } : {}),
         forceFlush: () => metrics.provider.forceFlush(),
         exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
         logger,
@@ -147,6 +158,8 @@ function buildResource(config: TelemetryConfig): Resource {
 
 interface TraceParts {
   provider: BasicTracerProvider;
+  /** The provider's own tracer, or the {@link DirectTracer} making the same spans for less CPU. */
+  tracer: Tracer;
   processors: CountingSpanProcessor[];
   idGenerator: PresetIdGenerator;
   seed: string;
@@ -159,23 +172,25 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   if (exporters.length === 0) return undefined;
   const processors = exporters.map((e) => new CountingSpanProcessor(e, { ...config.spanQueue, logger }));
   const idGenerator = new PresetIdGenerator();
-  const provider = new BasicTracerProvider({
-    resource,
-    idGenerator,
-    spanProcessors: processors,
-    // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
-    spanLimits: { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 },
-  });
-  return { provider, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
+  // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
+  const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
+  const provider = new BasicTracerProvider({ resource, idGenerator, spanProcessors: processors, spanLimits });
+  // The provider stays in charge of flush and shutdown (it calls the same processors).
+  const tracer = sdkTracerRequired()
+    ? provider.getTracer(SCOPE, VERSION)
+    : new DirectTracer({ resource, scope: { name: SCOPE, version: VERSION, schemaUrl: undefined }, idGenerator, processors, limits: sdkSpanLimits(spanLimits) });
+  return { provider, tracer, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 function otlpSpanExporter(t: OtlpTarget): SpanExporter {
   const opts = { url: t.url, headers: t.headers, timeoutMillis: t.timeoutMillis };
-  return t.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : new OtlpProtoTraceExporter(opts);
+  return t.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts);
 }
 
 interface MetricsParts {
   provider: MeterProvider;
+  /** The per-exchange histograms' own aggregation, when every reader allows it (see own-histograms.ts). */
+  histograms: OwnHistogramsRef;
   pushExporters: CountingMetricExporter[];
   server?: Server;
   url?: string;
@@ -187,18 +202,20 @@ async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: T
   // OTLP metrics always go as http/json: the protobuf metric exporter is not a dependency of mcptap.
   if (m.otlp) pushExporters.push(new CountingMetricExporter(new OTLPMetricExporter({ url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis }), logger));
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
+  const histograms: OwnHistogramsRef = {};
   const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
     const interval = m.intervalMillis;
-    return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) });
+    return new OwnHistogramPeriodicReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) }, histograms);
   });
   let prometheus: PrometheusExporter | undefined;
-  if (m.prometheus) readers.push((prometheus = new PrometheusExporter({ preventServerStart: true })));
+  if (m.prometheus) readers.push((prometheus = new OwnHistogramPrometheusExporter({ preventServerStart: true }, histograms)));
   if (readers.length === 0) return undefined;
   const provider = new MeterProvider({ resource, readers });
-  if (!prometheus || !m.prometheus) return { provider, pushExporters };
+  if (ownHistogramsSupported(readers)) histograms.own = new OwnHistograms(readers, { name: SCOPE, version: VERSION, schemaUrl: undefined }, METRIC_ORDER);
+  if (!prometheus || !m.prometheus) return { provider, pushExporters, histograms };
   try {
     const served = await servePrometheus(prometheus, m.prometheus.host, m.prometheus.port);
-    return { provider, pushExporters, ...served };
+    return { provider, pushExporters, histograms, ...served };
   } catch (err) {
     await provider.shutdown().catch(() => {});
     const code = (err as NodeJS.ErrnoException).code ?? String(err);

@@ -43,11 +43,13 @@ export function formatTraceContext(sc: SpanContext): TraceCarrier {
   return carrier;
 }
 
-/** `_meta.traceparent` / `_meta.tracestate` of a request, when they are strings. */
+const NO_CARRIER: TraceCarrier = Object.freeze({});
+
+/** `_meta.traceparent` / `_meta.tracestate` of a request, when they are strings (a shared frozen object when there are none). */
 export function metaTraceCarrier(msg: JsonRpcMessage): TraceCarrier {
   const params = (msg as { params?: unknown }).params;
   const meta = isRecord(params) && isRecord(params._meta) ? params._meta : undefined;
-  if (!meta) return {};
+  if (!meta || (meta.traceparent === undefined && meta.tracestate === undefined)) return NO_CARRIER;
   const out: TraceCarrier = {};
   if (typeof meta.traceparent === 'string') out.traceparent = meta.traceparent;
   if (typeof meta.tracestate === 'string') out.tracestate = meta.tracestate;
