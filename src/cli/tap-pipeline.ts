@@ -46,8 +46,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
       logger,
       logLevel,
-      // Recording that must not lose anything competes for the CPU on equal terms.
-      nice: opts.requireRecording ? 0 : 5,
+      nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true),
       ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
       ...(onFatal ? { onFatal } : {}),
     });
@@ -63,3 +62,16 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   if (sinks.telemetry?.metricsUrl) opts.logger.warn(`Prometheus metrics at ${sinks.telemetry.metricsUrl}`);
   return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close: () => sinks.close() };
 }
+
+/**
+ * The worker's niceness: background work yields to forwarding (and to the host and the server on
+ * the same machine) under CPU contention; a recording that must not lose anything competes on
+ * equal terms. MCPTAP_PIPELINE_NICE (0-19) overrides.
+ */
+function pipelineNice(env: string | undefined, requireRecording: boolean): number {
+  const n = env === undefined || env.trim() === '' ? NaN : Number(env);
+  if (Number.isInteger(n) && n >= 0 && n <= 19) return n;
+  return requireRecording ? 0 : DEFAULT_PIPELINE_NICE;
+}
+
+const DEFAULT_PIPELINE_NICE = 5;
