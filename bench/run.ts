@@ -6,12 +6,14 @@ import { runStdioBench } from './stdio-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runLoadBench } from './load-bench.js';
 import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
+import { runRecorderBench } from './recorder-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
   http: () => runHttpBench(),
   load: () => runLoadBench(),
   otel: () => runOtelBench(),
+  recorder: () => runRecorderBench(),
   'otel-cpu': () => runOtelCpuBench(),
 };
 

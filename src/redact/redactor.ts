@@ -38,6 +38,8 @@ export class Redactor {
   private readonly headers: ReadonlySet<string>;
   private readonly fields: ReadonlySet<string>;
   private readonly maxFieldLen: number;
+  /** The ASCII field names as lower-case bytes, by length: plain keys are matched without making strings. */
+  private readonly asciiFields: (Uint8Array[] | undefined)[] = [];
   private readonly jsonFieldRe: RegExp;
   private readonly textFieldRe: RegExp;
   private lastRaw: [Buffer, Buffer] | undefined;
@@ -47,6 +49,10 @@ export class Redactor {
     this.headers = new Set([...DEFAULT_REDACTED_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
     this.fields = new Set([...DEFAULT_REDACTED_FIELDS, ...(opts.fields ?? [])].map((f) => f.toLowerCase()));
     this.maxFieldLen = Math.max(...[...this.fields].map((f) => f.length));
+    for (const f of this.fields) {
+      if (!/^[\x00-\x7f]*$/.test(f)) continue; // a non-ASCII name can only match a non-ASCII key: the slow path
+      (this.asciiFields[f.length] ??= []).push(Buffer.from(f, 'latin1'));
+    }
     const names = [...this.fields].map(escapeRe).join('|');
     // A JSON member `"name": value` where value is a string or a scalar token (for truncated JSON).
     this.jsonFieldRe = new RegExp(`("(?:${names})"\\s*:\\s*)(?!"${TOKEN_PREFIX})("(?:[^"\\\\]|\\\\.)*"?|[^,}\\]\\s]+)`, 'gi');
@@ -132,19 +138,35 @@ export class Redactor {
 
   /**
    * Cheap scan: does any JSON object key in `raw` name a sensitive field? Walks string literals with
-   * native `indexOf`, honouring backslash escapes, so large string values cost one jump each.
+   * native `indexOf`, honouring backslash escapes, so large string values cost one jump each. A key
+   * of plain ASCII (nearly every key) is compared as bytes, case-folded; any other key (escapes,
+   * non-ASCII letters, which lower-case in surprising ways) is decoded and looked up as a string.
    */
   mentionsSensitiveKey(raw: Buffer): boolean {
-    let open = raw.indexOf(QUOTE);
+    let open = findQuote(raw, 0);
     while (open !== -1) {
       const close = closingQuote(raw, open + 1);
       if (close === -1) return false;
       const len = close - open - 1;
       // Allow for \uXXXX escapes (6 bytes per character) in a key.
-      if (len > 0 && len <= this.maxFieldLen * 6 && followedByColon(raw, close + 1) && this.isSensitiveField(keyText(raw, open + 1, close))) {
-        return true;
-      }
-      open = raw.indexOf(QUOTE, close + 1);
+      if (len > 0 && len <= this.maxFieldLen * 6 && followedByColon(raw, close + 1) && this.isSensitiveKey(raw, open + 1, close)) return true;
+      open = findQuote(raw, close + 1);
+    }
+    return false;
+  }
+
+  /** Is the key in `raw[start, end)` (between its quotes) a sensitive field name? */
+  private isSensitiveKey(raw: Buffer, start: number, end: number): boolean {
+    for (let i = start; i < end; i++) {
+      const b = raw[i]!;
+      if (b >= 0x80 || b === BACKSLASH) return this.isSensitiveField(keyText(raw, start, end));
+    }
+    const candidates = this.asciiFields[end - start];
+    if (!candidates) return false;
+    for (const name of candidates) {
+      let i = 0;
+      while (i < name.length && lowerAscii(raw[start + i]!) === name[i]) i++;
+      if (i === name.length) return true;
     }
     return false;
   }
@@ -167,14 +189,25 @@ export function redactorFromEnv(env: Record<string, string | undefined>, opts: O
 }
 
 function closingQuote(raw: Buffer, from: number): number {
-  let q = raw.indexOf(QUOTE, from);
+  let q = findQuote(raw, from);
   while (q !== -1) {
     let slashes = 0;
     while (q - 1 - slashes >= from && raw[q - 1 - slashes] === BACKSLASH) slashes++;
     if (slashes % 2 === 0) return q;
-    q = raw.indexOf(QUOTE, q + 1);
+    q = findQuote(raw, q + 1);
   }
   return -1;
+}
+
+/** The next `"` at or after `from`, or -1. Most JSON strings are short: a few bytes are looked at here before native indexOf (whose call costs more). */
+function findQuote(raw: Buffer, from: number): number {
+  const near = Math.min(raw.length, from + 24);
+  for (let i = from; i < near; i++) if (raw[i] === QUOTE) return i;
+  return near < raw.length ? raw.indexOf(QUOTE, near) : -1;
+}
+
+function lowerAscii(b: number): number {
+  return b >= 0x41 && b <= 0x5a ? b + 0x20 : b;
 }
 
 function followedByColon(raw: Buffer, from: number): boolean {

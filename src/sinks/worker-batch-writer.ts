@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EncodedBatch } from '../store/event-batch.js';
+import { isPackedRows } from '../store/row-codec.js';
 import type { RecordingEnd } from '../store/types.js';
 import { STOPPED, fromErrorInfo, type BatchAck, type BatchWriter, type FromWriter, type ToWriter, type WriterThreadData } from './batch-writer.js';
 
@@ -46,6 +47,13 @@ function builtAfterSources(built: string, srcDir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The batch's buffers, moved to the thread rather than copied (the recorder keeps no reference to them). */
+function transferables(batch: EncodedBatch): ArrayBuffer[] {
+  const out = batch.bytes ? [batch.bytes.buffer as ArrayBuffer] : [];
+  if (isPackedRows(batch.rows)) for (const a of [batch.rows.lengths, batch.rows.kinds, batch.rows.numbers]) out.push(a.buffer as ArrayBuffer);
+  return out;
 }
 
 /** Pooled byte buffers: at least this big (most batches fit), and none kept past this size. */
@@ -104,7 +112,7 @@ export class WorkerBatchWriter implements BatchWriter {
   }
 
   write(batch: EncodedBatch, done: (ack: BatchAck) => void): void {
-    this.request({ type: 'batch', id: 0, batch }, batch.bytes ? [batch.bytes.buffer as ArrayBuffer] : [], (reply) => {
+    this.request({ type: 'batch', id: 0, batch }, transferables(batch), (reply) => {
       if (reply instanceof Error) return done({ written: 0, rejected: 0, failed: reply });
       if (reply.type !== 'ack') return done({ written: 0, rejected: 0, failed: new Error(`unexpected reply ${reply.type}`) });
       if (reply.bytes) this.recycle(reply.bytes);

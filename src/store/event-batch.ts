@@ -15,14 +15,16 @@
  *   events, a batch closed in between) keeps its own copy;
  * - a started event whose completion comes in the same batch becomes one row with it.
  *
- * Serialised form: row values as one JSON text plus every frame's raw bytes back to back in one
- * transferable buffer (a frame row then holds its byte length where `raw` goes).
+ * Serialised form: row values packed into a few typed arrays (row-codec.ts) plus every frame's raw
+ * bytes back to back in one transferable buffer (a frame row then holds its byte length where
+ * `raw` goes).
  */
 import type { AnomalySeen, ConnectionOpened, TapEvent } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import type { Frame } from '../model/frame.js';
 import type { Redactor } from '../redact/redactor.js';
 import * as x from './exchange-rows.js';
+import { packRows, type PackedRows } from './row-codec.js';
 import type { Value } from './row-helpers.js';
 import * as rows from './rows.js';
 import type { ExchangeState } from './types.js';
@@ -37,8 +39,8 @@ export interface EncodedBatch {
   recordingId: number;
   /** One {@link RowTag} per row. */
   tags: string;
-  /** Values per row in the column order of rows.ts / exchange-rows.ts; JSON text when serialised. */
-  rows: Value[][] | string;
+  /** Values per row in the column order of rows.ts / exchange-rows.ts; packed (row-codec.ts) when serialised. */
+  rows: Value[][] | PackedRows;
   /** Serialised only: the frames' raw bytes, in the order of the `f` rows. */
   bytes?: Uint8Array;
 }
@@ -74,6 +76,8 @@ export class EventBatchEncoder {
   private count = 0;
   /** Exchange key -> index of its started row in this batch (a completion merges into it). */
   private startedAt = new Map<string, number>();
+  /** Indexes of every started row in this batch: those still alone at the end get their `started_json`. */
+  private starts: number[] = [];
   /** A started row whose request frame has not been seen yet (it comes next). */
   private pending: { row: Value[]; seq: number; message: unknown } | undefined;
   /** The last few message frames, with the batch they went into (a reference must stay within its batch). */
@@ -82,7 +86,6 @@ export class EventBatchEncoder {
   /** Exchanges whose start row went out in an earlier batch: their completion leaves the request as written. */
   private readonly startedEarlier = new Set<string>();
 
-  /** Consecutive exchanges mostly start alike (same era, version, session, tool): reuse the last text. */
   private readonly startedJson = x.memoStartedJson();
 
   constructor(private readonly opts: EventBatchEncoderOptions) {}
@@ -127,6 +130,8 @@ export class EventBatchEncoder {
   seal(): SealedBatch | undefined {
     this.settlePending();
     if (this.values.length === 0) return undefined;
+    // A start that goes out without its completion (which may change the row) saves its fields as they were.
+    for (const at of this.starts) if (this.tags[at] === 'x') this.values[at]![x.EXCHANGE_STARTED_JSON] = this.startedJson(this.values[at]!);
     for (const key of this.startedAt.keys()) {
       if (this.startedEarlier.size >= MAX_REMEMBERED_STARTS) this.startedEarlier.clear();
       this.startedEarlier.add(key);
@@ -135,7 +140,7 @@ export class EventBatchEncoder {
     const values = this.values;
     const tags = this.tags.join('');
     const batch: EncodedBatch = serialise
-      ? { recordingId, tags, rows: JSON.stringify(values), bytes: (this.bytes ?? new Uint8Array(0)).subarray(0, this.used) }
+      ? { recordingId, tags, rows: packRows(values), bytes: (this.bytes ?? new Uint8Array(0)).subarray(0, this.used) }
       : { recordingId, tags, rows: values };
     const sealed = { batch, events: this.count };
     this.values = [];
@@ -144,6 +149,7 @@ export class EventBatchEncoder {
     this.used = 0;
     this.count = 0;
     this.startedAt = new Map();
+    this.starts = [];
     this.batchNo++;
     return sealed;
   }
@@ -169,9 +175,10 @@ export class EventBatchEncoder {
   private addStarted(ord: number, ex: Exchange): void {
     if (typeof ex?.key !== 'string') throw new TypeError('exchange without a key');
     const fromRecent = this.recentSource(ex.request, ex.requestSeq);
-    const v = x.exchangeValues(this.opts.recordingId, ord, ex, 'started', undefined, fromRecent ?? 'keep', 'none', this.startedJson);
+    const v = x.exchangeValues(this.opts.recordingId, ord, ex, 'started', fromRecent ?? 'keep', 'none');
     this.push('x', v);
     this.startedAt.set(ex.key, this.values.length - 1);
+    this.starts.push(this.values.length - 1);
     // Its request frame is the next event: decided there (or, failing that, a copy of its own).
     if (!fromRecent) this.pending = { row: v, seq: ex.requestSeq, message: ex.request };
   }
@@ -182,11 +189,11 @@ export class EventBatchEncoder {
     const response: x.MessageSource = ex.response === undefined ? 'none' : (this.recentSource(ex.response, ex.responseSeq) ?? this.copyOf(ex.response));
     if (at === undefined) {
       const request = this.startedEarlier.delete(ex.key) ? 'keep' : (this.recentSource(ex.request, ex.requestSeq) ?? this.copyOf(ex.request));
-      return this.push('x', x.exchangeValues(this.opts.recordingId, ord, ex, state, undefined, request, response, this.startedJson));
+      return this.push('x', x.exchangeValues(this.opts.recordingId, ord, ex, state, request, response));
     }
     // Start and end in one row, in the started row's place: what only the start knew comes from it.
-    const v = x.exchangeValues(this.opts.recordingId, ord, ex, state, undefined, 'keep', response, this.startedJson);
-    x.takeStartColumns(v, this.values[at]!);
+    const v = x.exchangeValues(this.opts.recordingId, ord, ex, state, 'keep', response);
+    x.takeStartColumns(v, this.values[at]!, this.startedJson);
     this.values[at] = v;
     this.tags[at] = 'X';
     this.count++;

@@ -18,23 +18,6 @@ import type { ExchangeState, StoredExchange } from './types.js';
  */
 const MUTABLE_AT_START = ['outcome', 'era', 'protocolVersion', 'sessionId', 'target', 'operationKey'] as const;
 
-/** The {@link MUTABLE_AT_START} fields as JSON; an object literal in that order (one per exchange: keep it cheap). */
-function startedJson(ex: Exchange): string {
-  const { outcome, era, protocolVersion, sessionId, target, operationKey } = ex;
-  return JSON.stringify({ outcome: outcome ?? null, era: era ?? null, protocolVersion: protocolVersion ?? null, sessionId: sessionId ?? null, target: target ?? null, operationKey: operationKey ?? null });
-}
-
-/** {@link startedJson} remembering its last answer: the same fields give the same text without stringifying. */
-export function memoStartedJson(): (ex: Exchange) => string {
-  let last: { values: unknown[]; text: string } | undefined;
-  return (ex) => {
-    const values = MUTABLE_AT_START.map((k) => ex[k]);
-    if (last && values.every((v, i) => v === last!.values[i])) return last.text;
-    last = { values, text: startedJson(ex) };
-    return last.text;
-  };
-}
-
 /** Column order of `exchanges` rows as written; {@link exchangeValues} returns values in this order. */
 export const EXCHANGE_COLS = [
   'recording_id', 'key', 'state', 'started_ord', 'completed_ord', 'started_json', 'connection_id', 'direction',
@@ -52,8 +35,30 @@ const at = (c: (typeof EXCHANGE_COLS)[number]): number => EXCHANGE_COLS.indexOf(
 export const EXCHANGE_REQUEST_FRAME = at('request_frame_id');
 export const EXCHANGE_RESPONSE_FRAME = at('response_frame_id');
 const REQUEST_JSON = at('request_json');
+export const EXCHANGE_STARTED_JSON = at('started_json');
+const STARTED_JSON = EXCHANGE_STARTED_JSON;
 /** What a started row knows that its completion does not: copied when both become one row. */
-const START_COLUMNS = [at('started_ord'), at('started_json'), REQUEST_JSON, EXCHANGE_REQUEST_FRAME];
+const START_COLUMNS = [at('started_ord'), REQUEST_JSON, EXCHANGE_REQUEST_FRAME];
+/** Where a row holds the {@link MUTABLE_AT_START} fields, in that order. */
+const MUTABLE_COLUMNS = [at('outcome'), at('era'), at('protocol_version'), at('session_id'), at('target'), at('operation_key')];
+const OUTCOME = MUTABLE_COLUMNS[0]!;
+
+/**
+ * `started_json` for a started row (from {@link exchangeValues}): the {@link MUTABLE_AT_START}
+ * fields as the row holds them (they were read at the start), as an object literal in that order.
+ * Remembers its last answer: consecutive exchanges mostly start alike (same era, version, session,
+ * tool), and then give the same text without stringifying.
+ */
+export function memoStartedJson(): (row: readonly Value[]) => string {
+  let last: { values: Value[]; text: string } | undefined;
+  return (row) => {
+    const values = MUTABLE_COLUMNS.map((c) => row[c] ?? null);
+    if (last && values.every((v, i) => v === last!.values[i])) return last.text;
+    const [outcome, era, protocolVersion, sessionId, target, operationKey] = values;
+    last = { values, text: JSON.stringify({ outcome, era, protocolVersion, sessionId, target, operationKey }) };
+    return last.text;
+  };
+}
 
 /**
  * Where an exchange row gets its request or response (see migrations/002-frame-refs.ts):
@@ -63,19 +68,20 @@ const START_COLUMNS = [at('started_ord'), at('started_json'), REQUEST_JSON, EXCH
  */
 export type MessageSource = { frameSeq: number } | { json: string } | 'keep' | 'none';
 
-/** `start`: the started event written in the same row as this completion (see EventBatchEncoder). */
-export function exchangeValues(
-  recordingId: number, ord: number, ex: Exchange, state: ExchangeState, start: { ord: number; exchange: Exchange } | undefined,
-  request: MessageSource, response: MessageSource, startedJsonOf: (ex: Exchange) => string = startedJson,
-): Value[] {
+/**
+ * An exchange row's values in {@link EXCHANGE_COLS} order. A started row's `started_json` is left
+ * NULL: the encoder fills it in once it knows whether the completion joins the row (see
+ * {@link takeStartColumns}, {@link memoStartedJson}).
+ */
+export function exchangeValues(recordingId: number, ord: number, ex: Exchange, state: ExchangeState, request: MessageSource, response: MessageSource): Value[] {
   const t: ExchangeTransport | undefined = ex.transport;
   const started = state === 'started';
   const cancel = ex.cancel;
   return [
     recordingId, ex.key, state,
-    started ? ord : (start?.ord ?? null),
+    started ? ord : null,
     started ? null : ord,
-    started ? startedJsonOf(ex) : start ? startedJsonOf(start.exchange) : null,
+    null,
     ex.connectionId, ex.direction,
     typeof ex.id === 'string' ? ex.id : JSON.stringify(ex.id),
     ex.idType, ex.method, n(ex.target), ex.era, n(ex.protocolVersion), n(ex.sessionId), ex.startUs, n(ex.endUs),
@@ -100,9 +106,15 @@ export function setRequestSource(row: Value[], request: MessageSource): void {
   row[EXCHANGE_REQUEST_FRAME] = typeof request === 'object' && 'frameSeq' in request ? request.frameSeq : null;
 }
 
-/** Makes a completion row (`end`) also carry its start, from the started row `start`. */
-export function takeStartColumns(end: Value[], start: readonly Value[]): void {
+/**
+ * Makes a completion row (`end`) also carry its start, from the started row `start`. Its
+ * `started_json` is '' (schema v3) when the start differs from the row only by its outcome being
+ * `unanswered`, as nearly every exchange's does; else the start's fields as JSON.
+ */
+export function takeStartColumns(end: Value[], start: readonly Value[], startedJson: (row: readonly Value[]) => string): void {
   for (const i of START_COLUMNS) end[i] = start[i]!;
+  const alike = start[OUTCOME] === 'unanswered' && MUTABLE_COLUMNS.every((c) => c === OUTCOME || start[c] === end[c]);
+  end[STARTED_JSON] = alike ? '' : startedJson(start);
 }
 
 /**
@@ -180,6 +192,7 @@ export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
   const { errorCode: _c, errorMessage: _m, cancel: _x, transport: _t, ...base } = rest;
   const ex: Exchange = { ...base, isError: false, progress: [], responseAfterCancel: false };
   if (r.started_json === null) return ex;
+  if (r.started_json === '') return { ...ex, outcome: 'unanswered' };
   const saved = JSON.parse(r.started_json as string) as Record<string, unknown>;
   const out = ex as unknown as Record<string, unknown>;
   for (const k of MUTABLE_AT_START) {

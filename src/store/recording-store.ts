@@ -17,8 +17,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './mig
 import { mergeByOrd, type OrdSource } from './merge-by-ord.js';
 import { EventBatchEncoder, type EncodedBatch } from './event-batch.js';
 import * as exchangeRows from './exchange-rows.js';
-import { EXCHANGE_REQUEST_FRAME, EXCHANGE_RESPONSE_FRAME } from './exchange-rows.js';
-import type { Value } from './row-helpers.js';
+import { BatchRowsWriter } from './batch-rows-writer.js';
 import * as rows from './rows.js';
 import { SQL } from './statements.js';
 import { addOutcome, summariseMethods, type ExchangeFact } from './summary.js';
@@ -44,17 +43,9 @@ export interface OpenStoreOptions {
  */
 const NEW_FILE_PAGE_SIZE = 32 * 1024;
 
-const ROW_ERROR_CODES = /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/;
-
-/** A failure confined to one row: the transaction is still usable and the batch can go on. */
-function isRowError(err: unknown): boolean {
-  if (err instanceof TypeError || err instanceof RangeError) return true;
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && ROW_ERROR_CODES.test(code);
-}
-
 export class RecordingStore {
   private readonly cache = new Map<string, Statement>();
+  private rowsWriter: BatchRowsWriter | undefined;
 
   /** Opens (and for `create`, creates) a recording file, validates it and migrates it to the latest schema. */
   static open(path: string, opts: OpenStoreOptions = {}): RecordingStore {
@@ -86,8 +77,11 @@ export class RecordingStore {
       if (schemaVersion(db) === 0) db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
     }
-    db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
+    // The write path (batch-rows-writer.ts) checks the schema's CHECK rules and the foreign key to
+    // `recordings` itself, far cheaper than SQLite does per row; nothing here deletes rows.
+    db.pragma('ignore_check_constraints = ON');
+    db.pragma('foreign_keys = OFF');
     migrate(db, MIGRATIONS, label);
   }
 
@@ -147,53 +141,13 @@ export class RecordingStore {
 
   /**
    * Writes rows made by an {@link EventBatchEncoder} (in this thread or, serialised, in another) in
-   * ONE transaction, with the same failure rules as {@link writeEvents}. Frames go first, so that
-   * exchange rows can reference the row ids of their request/response frames.
+   * ONE transaction, with the same failure rules as {@link writeEvents} (batch-rows-writer.ts).
    */
   writeBatch(batch: EncodedBatch): WriteResult {
-    const result: WriteResult = { written: 0, rejected: 0 };
-    const values = typeof batch.rows === 'string' ? (JSON.parse(batch.rows) as Value[][]) : batch.rows;
-    const tags = batch.tags;
-    const bytes = batch.bytes && Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
-    const frameIds = new Map<Value, number>();
-    const insertFrame = this.stmt(SQL.insertFrame);
-    const other = { x: this.stmt(SQL.upsertExchange), p: this.stmt(SQL.insertProgress), a: this.stmt(SQL.insertAnomaly), o: this.stmt(SQL.connectionOpened), c: this.stmt(SQL.connectionClosed) };
-    this.db.transaction(() => {
-      let at = 0;
-      for (let i = 0; i < tags.length; i++) {
-        if (tags[i] !== 'f') continue;
-        const v = values[i]!;
-        if (bytes && typeof v[rows.FRAME_RAW] === 'number') v[rows.FRAME_RAW] = bytes.subarray(at, (at += v[rows.FRAME_RAW] as number));
-        const id = this.tryRow(result, 1, () => insertFrame.run(v).lastInsertRowid);
-        if (id !== undefined) frameIds.set(v[rows.FRAME_SEQ]!, Number(id));
-      }
-      for (let i = 0; i < tags.length; i++) {
-        const tag = tags[i]!;
-        if (tag === 'f') continue;
-        const v = values[i]!;
-        if (tag === 'x' || tag === 'X') {
-          v[EXCHANGE_REQUEST_FRAME] = frameIds.get(v[EXCHANGE_REQUEST_FRAME]!) ?? null;
-          v[EXCHANGE_RESPONSE_FRAME] = frameIds.get(v[EXCHANGE_RESPONSE_FRAME]!) ?? null;
-        }
-        const stmt = other[tag === 'X' ? 'x' : (tag as keyof typeof other)];
-        this.tryRow(result, tag === 'X' ? 2 : 1, () => (stmt ? stmt.run(v) : rejectTag(tag)));
-      }
-    })();
-    return result;
-  }
-
-  /** Runs one row's statement; a row error is counted (`n` events) and the transaction goes on. */
-  private tryRow<T>(result: WriteResult, n: number, run: () => T): T | undefined {
-    try {
-      const r = run();
-      result.written += n;
-      return r;
-    } catch (err) {
-      if (!isRowError(err) || !this.db.inTransaction) throw err;
-      result.rejected += n;
-      result.firstError ??= err as Error;
-      return undefined;
-    }
+    const writer = (this.rowsWriter ??= new BatchRowsWriter(this.db));
+    // IMMEDIATE: the write lock is taken (waiting up to the busy timeout) before the first read;
+    // a read first would make SQLite refuse the later upgrade at once instead of waiting.
+    return this.db.transaction(() => writer.write(batch)).immediate();
   }
 
   // ---- read side --------------------------------------------------------------------------
@@ -256,7 +210,7 @@ export class RecordingStore {
     else if ('rowid' in l) found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = ? AND e.id = ?`).all(recordingId, l.rowid) as rows.Row[];
     else {
       const text = typeof l.id === 'string' ? l.id : String(l.id);
-      found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = @r AND e.id_text = @t AND e.id_type = @ty
+      found = this.stmt(`${SQL.exchangeById} WHERE e.recording_id = @r AND e.id_text = @t AND e.id_type = @ty
         AND (@c IS NULL OR e.connection_id = @c) AND (@d IS NULL OR e.direction = @d) ORDER BY e.start_us, e.id`)
         .all({ r: recordingId, t: text, ty: typeof l.id === 'string' ? 'string' : 'number', c: l.connectionId ?? null, d: l.direction ?? null }) as rows.Row[];
     }
@@ -265,10 +219,7 @@ export class RecordingStore {
 
   /** Frames linked to the exchange, plus its request/response frames even if unlinked, in seq order. */
   framesOfExchange(recordingId: number, exchangeKey: string): StoredFrame[] {
-    return (this.stmt(`SELECT f.* FROM frames f WHERE f.recording_id = @r AND (f.exchange_key = @k OR f.seq IN (
-        SELECT request_seq FROM exchanges WHERE recording_id = @r AND key = @k
-        UNION ALL SELECT response_seq FROM exchanges WHERE recording_id = @r AND key = @k))
-      ORDER BY f.seq, f.id`).all({ r: recordingId, k: exchangeKey }) as rows.Row[]).map(rows.rowToFrame);
+    return (this.stmt(SQL.framesOfExchange).all({ r: recordingId, k: exchangeKey }) as rows.Row[]).map(rows.rowToFrame);
   }
 
   *frames(recordingId: number): Generator<StoredFrame> {
@@ -277,8 +228,11 @@ export class RecordingStore {
   }
 
   anomalies(recordingId: number, opts: { exchangeKey?: string } = {}): StoredAnomaly[] {
-    return (this.stmt('SELECT * FROM anomalies WHERE recording_id = @r AND (@k IS NULL OR exchange_key = @k) ORDER BY ord')
-      .all({ r: recordingId, k: opts.exchangeKey ?? null }) as rows.Row[]).map(rows.rowToAnomaly);
+    // Two statements, not one with `@k IS NULL OR ...`: that one walks all the recording's anomalies for one exchange's.
+    const found = opts.exchangeKey === undefined || opts.exchangeKey === null
+      ? this.stmt('SELECT * FROM anomalies WHERE recording_id = ? ORDER BY ord').all(recordingId)
+      : this.stmt('SELECT * FROM anomalies INDEXED BY anomalies_exchange WHERE recording_id = ? AND exchange_key = ? ORDER BY ord').all(recordingId, opts.exchangeKey);
+    return (found as rows.Row[]).map(rows.rowToAnomaly);
   }
 
   summary(recordingId: number): RecordingSummary {
@@ -317,10 +271,6 @@ export class RecordingStore {
     ];
     yield* mergeByOrd(sources);
   }
-}
-
-function rejectTag(tag: string): never {
-  throw new TypeError(`unknown row tag ${JSON.stringify(tag)}`);
 }
 
 export { LATEST_SCHEMA_VERSION };

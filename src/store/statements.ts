@@ -3,8 +3,9 @@
  * alone executes it) to keep that file readable. Column lists live next to their value builders
  * (rows.ts, exchange-rows.ts) and match migrations/.
  */
+import { OUTCOMES } from '../model/outcome.js';
 import { EXCHANGE_COLS } from './exchange-rows.js';
-import { ANOMALY_COLS, CLOSED_COLS, FRAME_COLS, OPENED_COLS, PROGRESS_COLS } from './rows.js';
+import { CLOSED_COLS, OPENED_COLS } from './rows.js';
 
 /** A later event for the same key replaces the row but keeps what only the start event knew. */
 const KEEP_FIRST = new Set(['started_ord', 'started_json']);
@@ -13,18 +14,61 @@ const KEEP_LAST_NON_NULL = new Set(['completed_ord']);
 const KEEP_EXISTING = new Set(['recording_id', 'key', 'request_json', 'request_frame_id']);
 
 /** Positional: the write path binds value arrays (rows.ts `*Values`), not objects. */
-function insertSql(table: string, cols: readonly string[]): string {
+export function insertSql(table: string, cols: readonly string[]): string {
   return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
 }
 
-function exchangeUpsertSql(): string {
+/** What a later row for the same exchange does to the stored one (see the KEEP_* sets). */
+export function exchangeUpsertClause(): string {
   const set = EXCHANGE_COLS.filter((c) => !KEEP_EXISTING.has(c)).map((c) => {
     if (KEEP_FIRST.has(c)) return `${c} = COALESCE(exchanges.${c}, excluded.${c})`;
     if (KEEP_LAST_NON_NULL.has(c)) return `${c} = COALESCE(excluded.${c}, exchanges.${c})`;
     return `${c} = excluded.${c}`;
   });
-  return `${insertSql('exchanges', EXCHANGE_COLS)} ON CONFLICT (recording_id, key) DO UPDATE SET ${set.join(', ')}`;
+  return `ON CONFLICT (recording_id, key) DO UPDATE SET ${set.join(', ')}`;
 }
+
+/**
+ * Columns that are nullable and have no DEFAULT (migrations/): a NULL there may be written as the
+ * literal NULL instead of bound (shaped-insert.ts).
+ */
+export const FRAME_OMITTABLE = [
+  'invalid_reason', 'detail', 'message_kind', 'method', 'id_text', 'id_type', 'exchange_key', 'http_status', 'sse_event_id',
+  'stream_id', 'context_json', 'batch_index', 'batch_size',
+] as const;
+export const EXCHANGE_OMITTABLE = [
+  'started_ord', 'completed_ord', 'started_json', 'target', 'protocol_version', 'session_id', 'end_us', 'latency_us',
+  'error_code', 'error_message', 'progress_json', 'cancel_by', 'cancel_reason', 'cancel_us', 'http_status',
+  'transport_error_class', 'first_event_us', 'sse_event_count', 'transport_json', 'response_json', 'response_seq',
+  'operation_key', 'request_frame_id', 'response_frame_id',
+] as const;
+export const PROGRESS_OMITTABLE = ['total', 'message'] as const;
+export const ANOMALY_OMITTABLE = ['direction', 'frame_seq', 'exchange_key'] as const;
+
+/**
+ * Values common enough in their column to be written as literals (shaped-insert.ts): the enums of
+ * the model, and the flags and empty request copy almost every exchange row has.
+ */
+export const FRAME_LITERALS: Readonly<Record<string, readonly (string | number)[]>> = {
+  direction: ['c2s', 's2c'],
+  channel: ['stdio', 'stderr', 'http-body', 'sse'],
+  kind: ['message', 'invalid', 'log'],
+  message_kind: ['request', 'response', 'notification'],
+  id_type: ['number', 'string', 'null'],
+};
+export const EXCHANGE_LITERALS: Readonly<Record<string, readonly (string | number)[]>> = {
+  state: ['completed', 'started', 'orphaned'],
+  direction: ['c2s', 's2c'],
+  id_type: ['number', 'string'],
+  era: ['legacy', 'modern', 'unknown'],
+  outcome: OUTCOMES,
+  is_error: [0, 1],
+  progress_count: [0],
+  cancelled: [0, 1],
+  response_after_cancel: [0, 1],
+  request_json: [''],
+  started_json: [''],
+};
 
 /** Exchange rows with their request/response frames' bytes, for rowToExchange. Filter on `e.` columns. */
 const EXCHANGE_SELECT = `SELECT e.*, rq.raw request_raw, rq.batch_index request_batch_index, rs.raw response_raw,
@@ -35,10 +79,6 @@ export const SQL = {
   insertRecording: `INSERT INTO recordings (transport, target, started_us, mcptap_version, meta_json)
     VALUES (@transport, @target, @started_us, @mcptap_version, @meta_json)`,
   endRecording: `UPDATE recordings SET ended_us = @ended_us, dropped_queue = @dropped_queue, dropped_write = @dropped_write WHERE id = @id`,
-  insertFrame: insertSql('frames', FRAME_COLS),
-  upsertExchange: exchangeUpsertSql(),
-  insertProgress: insertSql('progress', PROGRESS_COLS),
-  insertAnomaly: insertSql('anomalies', ANOMALY_COLS),
   connectionOpened: `${insertSql('connections', OPENED_COLS)}
     ON CONFLICT (recording_id, connection_id) DO UPDATE SET transport = excluded.transport, target = excluded.target,
     pid = excluded.pid, session_id = excluded.session_id, peer_json = excluded.peer_json, opened_us = excluded.opened_us,
@@ -58,4 +98,16 @@ export const SQL = {
   /** The same for a query on {@link SQL.exchangeSelect} (alias `e`). */
   listedOutcomeE: `CASE WHEN e.state = 'started' THEN 'pending' ELSE e.outcome END`,
   exchangeSelect: EXCHANGE_SELECT,
+  /** {@link SQL.exchangeSelect} for a lookup by JSON-RPC id: left alone, the planner walks the whole recording in start order. */
+  exchangeById: EXCHANGE_SELECT.replace('FROM exchanges e', 'FROM exchanges e INDEXED BY exchanges_id'),
+  /**
+   * Frames linked to an exchange, plus its request/response frames even if unlinked. Each half on
+   * its index: written as one OR, the planner walks every frame of the recording.
+   */
+  framesOfExchange: `SELECT f.* FROM frames f WHERE f.id IN (
+      SELECT id FROM frames WHERE recording_id = @r AND exchange_key = @k
+      UNION SELECT id FROM frames WHERE recording_id = @r AND seq IN (
+        SELECT request_seq FROM exchanges WHERE recording_id = @r AND key = @k
+        UNION ALL SELECT response_seq FROM exchanges WHERE recording_id = @r AND key = @k))
+    ORDER BY f.seq, f.id`,
 } as const;

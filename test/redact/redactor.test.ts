@@ -116,6 +116,28 @@ describe('Redactor.redactRaw', () => {
     expect(JSON.parse(r.redactRaw(raw).toString())[1]).toEqual({ id: 2, Token: r.token('abc') });
   });
 
+  it('matches plain keys in any case without decoding them, and decodes the keys that need it', () => {
+    const mine = new Redactor({ key: 'k', fields: ['X-Secret-Field', 'contraseña'] });
+    const cases: [string, string][] = [
+      ['{"PASSWORD":"a"}', 'PASSWORD'],
+      ['{"id":1,"Api_Key" :\t"b"}', 'Api_Key'],
+      ['{"x-secret-FIELD":"c"}', 'x-secret-FIELD'],
+      ['{"Contraseña":"d"}', 'Contraseña'], // a configured non-ASCII name
+      ['{"to\u212Aen":"e"}', 'to\u212Aen'], // KELVIN SIGN lower-cases to k: "toKen" names `token`
+      ['{"toKen":"f"}', 'toKen'], // the same, unescaped (UTF-8 bytes)
+    ];
+    for (const [json, key] of cases) {
+      const raw = Buffer.from(json);
+      expect(mine.mentionsSensitiveKey(raw)).toBe(true);
+      const out = JSON.parse(mine.redactRaw(raw).toString()) as Record<string, string>;
+      expect(Object.values(out).at(-1)).toMatch(/^redacted:hmac-sha256:/);
+      expect(Object.keys(out).at(-1)).toBe(JSON.parse(`"${key}"`));
+    }
+    for (const json of ['{"passwords":1}', '{"Tokens":1}', '{"pass":"word"}', '{"a":"password","b":"token"}', '{"contrasena":1}']) {
+      expect(mine.mentionsSensitiveKey(Buffer.from(json))).toBe(false);
+    }
+  });
+
   it('redacts truncated or invalid JSON textually', () => {
     const raw = Buffer.from('{"jsonrpc":"2.0","params":{"api_key": "abc", "password": "unterminat');
     const out = r.redactRaw(raw).toString();

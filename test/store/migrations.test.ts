@@ -8,7 +8,7 @@ import { APPLICATION_ID, LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, type Migrat
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { sampleEvents, T0 } from '../sinks/sample-events.js';
+import { EventScript, sampleEvents, T0 } from '../sinks/sample-events.js';
 
 let dir: string;
 beforeEach(() => {
@@ -128,6 +128,83 @@ describe('schema v2 (exchanges reference their frames)', () => {
     expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
     expect(store.exchange(1, '1')).toMatchObject({ method: 'ping', request: { id: 1, method: 'ping' }, response: { id: 1, result: {} }, outcome: 'ok' });
     expect([...store.events(2)]).toEqual(sampleEvents());
+    store.close();
+  });
+});
+
+describe('schema v3 (lean writes)', () => {
+  /**
+   * A v2 file as mcptap's v2 writer left it: the v3 writer's rows with every '' started_json
+   * spelled out as the JSON v2 wrote (json_object gives JSON.stringify's text for these values),
+   * the exchanges_method index back, and user_version 2.
+   */
+  async function v2File(path: string): Promise<void> {
+    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    for (const e of sampleEvents()) rec.onEvent(e);
+    await rec.close();
+    const db = new BetterSqlite3(path);
+    const spelled = db.prepare(`UPDATE exchanges SET started_json = json_object('outcome', 'unanswered', 'era', era, 'protocolVersion', protocol_version,
+      'sessionId', session_id, 'target', target, 'operationKey', operation_key) WHERE started_json = ''`).run();
+    expect(spelled.changes).toBeGreaterThan(0); // the v3 writer did write '' here
+    db.exec('CREATE INDEX exchanges_method ON exchanges (recording_id, method, latency_us)');
+    db.pragma('user_version = 2');
+    db.close();
+  }
+
+  /** Everything the read API says about a recording. */
+  function readAll(store: RecordingStore, id: number): unknown {
+    const exchanges = store.exchanges({ recordingId: id });
+    return {
+      listing: store.listRecordings(),
+      summary: store.summary(id),
+      connections: store.connections(id),
+      exchanges,
+      byRef: exchanges.map((e) => [store.exchangesByRef(id, String(e.id)), store.exchange(id, `#${e.rowid}`), store.framesOfExchange(id, e.key), store.anomalies(id, { exchangeKey: e.key })]),
+      anomalies: store.anomalies(id),
+      frames: [...store.frames(id)],
+      events: [...store.events(id)],
+    };
+  }
+
+  it('migrates a v2 file: the index goes, and every read returns what it did', async () => {
+    const path = join(dir, 'v2.db');
+    await v2File(path);
+    const asV2 = new BetterSqlite3(path, { readonly: true });
+    expect(asV2.prepare("SELECT count(*) n FROM exchanges WHERE started_json = ''").get()).toEqual({ n: 0 });
+    asV2.close();
+    const fresh = join(dir, 'v3.db');
+    const rec = new SqliteRecorder({ path: fresh, recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    for (const e of sampleEvents()) rec.onEvent(e);
+    await rec.close();
+
+    const store = RecordingStore.open(path);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(3);
+    expect(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'exchanges_method'").get()).toBeUndefined();
+    expect([...store.events(1)]).toEqual(sampleEvents());
+    const v3 = RecordingStore.open(fresh);
+    expect(readAll(store, 1)).toEqual(readAll(v3, 1));
+    v3.close();
+    store.close();
+  });
+
+  it('reads a start that differed from its completion from its JSON, and one that did not from the row', async () => {
+    const s = new EventScript();
+    const init = s.request('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}', 1);
+    // The result settles the version and a session; the started event must still read as it was emitted.
+    s.respond(init, '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}', 2, { outcome: 'ok', protocolVersion: '2025-06-18', sessionId: 's1', era: 'legacy' });
+    const call = s.request('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}', 3, { target: 'echo', protocolVersion: '2025-06-18' });
+    s.respond(call, '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}', 4, { outcome: 'ok' });
+    const path = join(dir, 'starts.db');
+    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 't', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 }, writer: 'inline' });
+    for (const e of s.events) rec.onEvent(e);
+    await rec.close();
+    const store = RecordingStore.open(path);
+    const saved = store.db.prepare('SELECT key, started_json FROM exchanges ORDER BY id').all();
+    expect(saved).toEqual([
+      { key: init.key, started_json: '{"outcome":"unanswered","era":"legacy","protocolVersion":null,"sessionId":null,"target":null,"operationKey":null}' },
+      { key: call.key, started_json: '' },
+    ]);
+    expect([...store.events(1)]).toEqual(s.events);
     store.close();
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TapEvent } from '../../src/model/events.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
@@ -139,6 +140,64 @@ describe('RecordingStore round trip', () => {
     expect(r.rejected).toBe(1);
     expect(r.firstError?.message).toMatch(/NOT NULL/);
     expect(store.db.prepare('SELECT count(*) n FROM frames').get()).toEqual({ n: 1 });
+    store.close();
+  });
+});
+
+describe('RecordingStore write rules', () => {
+  it("keeps the schema's CHECK rules: the write path refuses what SQLite would, other connections are checked by SQLite", () => {
+    const path = join(dir, 'checks.db');
+    const store = RecordingStore.open(path, { create: true });
+    const id = store.beginRecording(recording);
+    const s = new EventScript();
+    const ex = s.request('{"jsonrpc":"2.0","id":1,"method":"ping"}', 1);
+    s.respond(ex, '{"jsonrpc":"2.0","id":1,"result":{}}', 2, { outcome: 'ok' });
+    const bad = s.events.map((e) => {
+      if (e.type === 'frame' && e.frame.seq === ex.requestSeq) return { ...e, frame: { ...e.frame, kind: 'bogus' } } as unknown as TapEvent;
+      if (e.type === 'exchange-completed') return { ...e, exchange: { ...e.exchange, idType: 'bogus' } } as unknown as TapEvent;
+      return e;
+    });
+    const r = store.writeEvents(id, bad.map((event, i) => ({ ord: i + 1, event })));
+    // The frame alone, and the exchange row that holds both its start and completion (two events).
+    expect(r).toMatchObject({ written: 1, rejected: 3 });
+    expect(r.firstError).toMatchObject({ code: 'SQLITE_CONSTRAINT_CHECK', message: "CHECK constraint failed: kind IN ('message', 'invalid', 'log')" });
+    expect(store.db.prepare('SELECT count(*) n FROM exchanges').get()).toEqual({ n: 0 });
+    store.close();
+    const other = new BetterSqlite3(path);
+    expect(() => other.prepare("UPDATE frames SET kind = 'bogus'").run()).toThrow(/CHECK constraint failed: kind IN/);
+    other.close();
+  });
+
+  it('refuses a row holding a value SQLite cannot bind (an array is not taken apart into parameters)', () => {
+    const store = RecordingStore.open(join(dir, 'bind.db'), { create: true });
+    const id = store.beginRecording(recording);
+    const [opened, , frame] = sampleEvents() as [TapEvent, TapEvent, TapEvent & { type: 'frame' }];
+    const bad = { ...frame, frame: { ...frame.frame, seq: [5] } } as unknown as TapEvent;
+    const r = store.writeEvents(id, [opened, bad].map((event, i) => ({ ord: i + 1, event })));
+    expect(r).toMatchObject({ written: 1, rejected: 1 });
+    expect(r.firstError).toBeInstanceOf(TypeError);
+    expect(store.db.prepare('SELECT count(*) n FROM frames').get()).toEqual({ n: 0 });
+    store.close();
+  });
+
+  it('refuses rows of a recording that does not exist, as the foreign key did', () => {
+    const store = RecordingStore.open(join(dir, 'fk.db'), { create: true });
+    const r = store.writeEvents(42, sampleEvents().map((event, i) => ({ ord: i + 1, event })));
+    expect(r.written).toBe(0);
+    expect(r.rejected).toBe(sampleEvents().length);
+    expect(r.firstError).toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
+    for (const t of ['frames', 'exchanges', 'progress', 'anomalies', 'connections']) expect(store.db.prepare(`SELECT count(*) n FROM ${t}`).get()).toEqual({ n: 0 });
+    store.close();
+  });
+
+  it('answers one-exchange lookups from indexes, not by walking the recording', async () => {
+    const store = RecordingStore.open(await record(sampleEvents()));
+    const plan = (sql: string, ...args: unknown[]) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail).join('; ');
+    const { SQL } = await import('../../src/store/statements.js');
+    const frames = plan(SQL.framesOfExchange, { r: 1, k: 'k' });
+    expect(frames).toMatch(/frames_exchange \(recording_id=\? AND exchange_key=\?\)/);
+    expect(frames).toMatch(/frames_seq \(recording_id=\? AND seq=\?\)/);
+    expect(plan(`${SQL.exchangeById} WHERE e.recording_id = 1 AND e.id_text = '1' AND e.id_type = 'number' ORDER BY e.start_us, e.id`)).toMatch(/exchanges_id \(recording_id=\? AND id_text=\? AND id_type=\?\)/);
     store.close();
   });
 });
