@@ -26,34 +26,41 @@ const pipeline = new Pipeline({ clock: clockFromOrigin(data.clockOrigin), logger
 /** What the tap's side dropped so far (reported with each batch), for the drop metrics. */
 let droppedByTap = 0;
 
-let sinks: AttachedSinks;
-try {
-  sinks = await attachSinks(pipeline, {
-    ...data.sinks,
-    logger,
-    onFatal: (err) => send({ type: 'fatal', message: err.message }),
-    extraDropCounts: () => [['tap-side-path', droppedByTap]],
-  });
-} catch (err) {
-  const e = err as Error;
-  send({ type: 'failed', code: e instanceof McptapError ? e.code : 'MCPTAP_PIPELINE_WORKER', message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
-  port.close();
-  throw err;
-}
-send({ type: 'ready', ...(sinks.telemetry?.metricsUrl ? { metricsUrl: sinks.telemetry.metricsUrl } : {}) });
-
-port.on('message', (m: ToWorker) => {
-  if (m.type === 'batch') {
-    droppedByTap = m.droppedTotal;
-    apply(m.ops, Buffer.from(m.bytes));
-    send({ type: 'ack', seq: m.seq });
-  } else if (m.type === 'close') {
-    void sinks.close().then(
-      (lines) => send({ type: 'closed', lines }),
-      (err: Error) => send({ type: 'closed', lines: [`closing the sinks failed: ${err.message}`] }),
-    ).finally(() => port.close());
+/** The sinks, or undefined once `failed` was sent (the thread then just ends: no throw, whose error event could overtake the message). */
+async function openSinks(): Promise<AttachedSinks | undefined> {
+  try {
+    return await attachSinks(pipeline, {
+      ...data.sinks,
+      logger,
+      onFatal: (err) => send({ type: 'fatal', message: err.message }),
+      extraDropCounts: () => [['tap-side-path', droppedByTap]],
+    });
+  } catch (err) {
+    const e = err as Error;
+    send({ type: 'failed', code: e instanceof McptapError ? e.code : 'MCPTAP_PIPELINE_WORKER', message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
+    return undefined;
   }
-});
+}
+
+const sinks = await openSinks();
+if (!sinks) {
+  await pipeline.close();
+  port.close();
+} else {
+  send({ type: 'ready', ...(sinks.telemetry?.metricsUrl ? { metricsUrl: sinks.telemetry.metricsUrl } : {}) });
+  port.on('message', (m: ToWorker) => {
+    if (m.type === 'batch') {
+      droppedByTap = m.droppedTotal;
+      apply(JSON.parse(m.ops) as WireOp[], Buffer.from(m.bytes));
+      send({ type: 'ack', seq: m.seq });
+    } else if (m.type === 'close') {
+      void sinks.close().then(
+        (lines) => send({ type: 'closed', lines }),
+        (err: Error) => send({ type: 'closed', lines: [`closing the sinks failed: ${err.message}`] }),
+      ).finally(() => port.close());
+    }
+  });
+}
 
 function apply(ops: WireOp[], bytes: Buffer): void {
   let at = 0;

@@ -39,7 +39,7 @@ export interface WorkerPipelineOptions {
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
-   * How long ops wait to be posted (ms; default 2). Posting wakes the worker: once per request at
+   * How long ops wait to be posted (ms; default 5). Posting wakes the worker: once per request at
    * low rates would cost both threads a context switch each time, for nothing the user can see
    * (every op carries the time the tap stamped when it saw the bytes, not when it was posted).
    */
@@ -106,7 +106,7 @@ export class WorkerPipeline implements PipelineInput {
   ) {
     this.metricsUrl = metricsUrl;
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
-    this.flushDelayMs = opts.flushDelayMs ?? 2;
+    this.flushDelayMs = opts.flushDelayMs ?? 5;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (err) => this.die(`pipeline thread failed: ${err.message}`));
     worker.on('exit', (code) => {
@@ -246,7 +246,10 @@ export class WorkerPipeline implements PipelineInput {
     for (const p of this.parts) at += p.copy(buf, at);
     const seq = ++this.seq;
     const cost = this.partsBytes + this.ops.length * OP_OVERHEAD;
-    const msg: ToWorker = { type: 'batch', seq, ops: this.ops, bytes: buf.buffer as ArrayBuffer, droppedTotal: this.dropped.chunks + this.dropped.messages };
+    // JSON, not a structured clone of the op objects: one string copied is cheaper to send than a
+    // graph of small objects walked and rebuilt (ops hold only JSON values; an absent field and an
+    // undefined one read the same downstream).
+    const msg: ToWorker = { type: 'batch', seq, ops: JSON.stringify(this.ops), bytes: buf.buffer as ArrayBuffer, droppedTotal: this.dropped.chunks + this.dropped.messages };
     this.ops = [];
     this.parts = [];
     this.partsBytes = 0;

@@ -56,7 +56,7 @@ export interface PipelineWorkerData {
 }
 
 export type ToWorker =
-  | { type: 'batch'; seq: number; ops: WireOp[]; bytes: ArrayBuffer; droppedTotal: number }
+  | { type: 'batch'; seq: number; /** JSON of WireOp[] */ ops: string; bytes: ArrayBuffer; droppedTotal: number }
   | { type: 'close' };
 
 export type FromWorker =
