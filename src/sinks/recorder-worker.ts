@@ -6,32 +6,17 @@
  * Started by WorkerBatchWriter with {@link WriterThreadData}; the recording row already exists
  * (the recorder created it on its own thread, so that a bad path fails before any traffic).
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RecordingStore } from '../store/recording-store.js';
+import { lowerThreadPriority } from '../util/thread-priority.js';
 import { STOPPED, toErrorInfo, type ErrorInfo, type FromWriter, type ToWriter, type WriterThreadData } from './batch-writer.js';
 
 const port = parentPort;
 if (!port) throw new Error('recorder-worker.ts runs as a worker thread only');
 const data = workerData as WriterThreadData;
 
-/**
- * Recording is background work: with a niceness above 0 the forwarding thread, the host and the
- * server win the CPU when it is scarce, and the recorder catches up (or, past its queue, drops and
- * counts) instead of slowing traffic. Linux schedules threads individually; elsewhere a no-op.
- */
-function lowerPriority(nice: number): void {
-  if (nice <= 0) return;
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
-  } catch {
-    /* no /proc/thread-self (not Linux): keep the default priority */
-  }
-}
-
-lowerPriority(data.nice);
+// Recording is background work: it yields the CPU to forwarding, the host and the server.
+lowerThreadPriority(data.nice);
 
 let store: RecordingStore | undefined;
 let unavailable: ErrorInfo | undefined;

@@ -10,10 +10,8 @@
  * - at most `maxInFlight` batches are in the thread's hands (`full` says when);
  * - the thread keeps the process alive only while it holds work: an idle recorder never prevents exit.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../util/thread-entry.js';
 import type { EncodedBatch } from '../store/event-batch.js';
 import { isPackedRows } from '../store/row-codec.js';
 import type { RecordingEnd } from '../store/types.js';
@@ -24,29 +22,9 @@ export interface WorkerBatchWriterOptions extends Omit<WriterThreadData, 'stop'>
   maxInFlight?: number;
 }
 
-/**
- * The thread's entry: the compiled recorder-worker.js beside this module (running from dist/).
- * From the TypeScript sources (vitest, tsx): the build's copy when no source is newer than it
- * (starting a thread through tsx costs ~0.4 s), else the .ts file loaded through tsx.
- */
+/** The thread's entry (see util/thread-entry.ts: the build's file, or the sources through tsx). */
 export function writerThreadEntry(): URL {
-  const compiled = new URL('./recorder-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return compiled;
-  const built = new URL('../../dist/src/sinks/recorder-worker.js', import.meta.url);
-  const fresh = builtAfterSources(fileURLToPath(built), fileURLToPath(new URL('..', import.meta.url)));
-  return fresh ? built : new URL('./recorder-worker-tsx.mjs', import.meta.url);
-}
-
-/** Is `built` newer than every .ts file under `srcDir`? (A stale build must never run.) */
-function builtAfterSources(built: string, srcDir: string): boolean {
-  const newerThanAll = (dir: string, ms: number): boolean =>
-    readdirSync(dir, { withFileTypes: true }).every((d) =>
-      d.isDirectory() ? newerThanAll(join(dir, d.name), ms) : !d.name.endsWith('.ts') || statSync(join(dir, d.name)).mtimeMs <= ms);
-  try {
-    return newerThanAll(srcDir, statSync(built).mtimeMs);
-  } catch {
-    return false;
-  }
+  return threadEntry(import.meta.url, 'recorder-worker', 'dist/src/sinks/recorder-worker.js');
 }
 
 /** The batch's buffers, moved to the thread rather than copied (the recorder keeps no reference to them). */
