@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerPipeline } from '../../src/pipeline/worker-pipeline.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
@@ -88,6 +89,37 @@ describe('WorkerPipeline', () => {
     expect(r.exchanges.map((e) => e.id)).toEqual([1, 2, 4]);
     expect(r.frames.filter((f) => f.kind === 'invalid')).toEqual([]);
     expect(r.anomalies.map((a) => [a.kind, a.detail])).toEqual([['not_observed', expect.stringMatching(/^200 bytes \(2 chunks\) of stdio forwarded but not observed/)]]);
+  });
+
+  it('with requireRecording, a write the worker cannot make reaches onFatal on the tap\'s thread', async () => {
+    const path = tempDb();
+    let fatal: Error | undefined;
+    let closed: Promise<unknown> = Promise.resolve();
+    const gotFatal = new Promise<void>((resolve) => {
+      void WorkerPipeline.start({
+        sinks: { record: path, requireRecording: true, transport: 'stdio', target: 'test-server' },
+        logger: silentLogger,
+        logLevel: 'silent',
+        onFatal: (err) => {
+          fatal = err;
+          resolve();
+        },
+      }).then((wp) => {
+        // Another process holds the write lock: every write of the worker's recorder fails (busy).
+        const other = new BetterSqlite3(path);
+        other.exec('BEGIN EXCLUSIVE');
+        wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
+        wp.pushChunk({ connectionId: 'stdio', direction: 'c2s', channel: 'stdio', bytes: line(1), timeUs: wp.clock.nowUs() });
+        closed = gotFatal.then(async () => {
+          other.exec('ROLLBACK');
+          other.close();
+          return wp.close();
+        });
+      });
+    });
+    await Promise.race([gotFatal, new Promise((_, reject) => setTimeout(() => reject(new Error('no onFatal within 10 s')), 10_000))]);
+    await closed;
+    expect(fatal?.message).toMatch(/record|write|busy|locked/i);
   });
 
   it('fails before any traffic when the recording cannot be opened', async () => {
