@@ -45,6 +45,19 @@ export interface DirectSpanInit {
 
 /** Shared initial values (replaced, never mutated): fewer allocations per span. */
 const NONE = Object.freeze([]) as unknown as never[];
+
+/**
+ * The list with room for one more entry under `limit`, as the SDK keeps events and links: the
+ * oldest entry goes first (counted as dropped); with a limit of 0 there is no list and the new
+ * entry is the one dropped. The shared empty list is replaced by a real one on first use.
+ */
+function withRoom<T>(list: T[], limit: number): { list: T[] | undefined; dropped: number } {
+  if (limit === 0) return { list: undefined, dropped: 1 };
+  const own = list === NONE ? [] : list;
+  if (own.length < limit) return { list: own, dropped: 0 };
+  own.shift();
+  return { list: own, dropped: 1 };
+}
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 const NOT_ENDED_TIME = Object.freeze([0, 0]) as unknown as HrTime;
 const NOT_ENDED_DURATION = Object.freeze([-1, -1]) as unknown as HrTime;
@@ -132,16 +145,10 @@ export class DirectSpan implements Span {
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.isEnded) return this;
-    const limit = this.shared.limits.eventCountLimit;
-    if (limit === 0) {
-      this.droppedEvents++;
-      return this;
-    }
-    if (this.events === NONE) this.events = [];
-    if (this.events.length >= limit) {
-      this.events.shift();
-      this.droppedEvents++;
-    }
+    const room = withRoom(this.events, this.shared.limits.eventCountLimit);
+    this.droppedEvents += room.dropped;
+    if (!room.list) return this;
+    this.events = room.list;
     let attrs = attributesOrTime as Attributes | undefined;
     if (isTimeInput(attributesOrTime)) {
       if (!isTimeInput(time)) time = attributesOrTime;
@@ -154,16 +161,10 @@ export class DirectSpan implements Span {
 
   addLink(link: Link): this {
     if (this.isEnded) return this;
-    const limit = this.shared.limits.linkCountLimit;
-    if (limit === 0) {
-      this.droppedLinks++;
-      return this;
-    }
-    if (this.links === NONE) this.links = [];
-    if (this.links.length >= limit) {
-      this.links.shift();
-      this.droppedLinks++;
-    }
+    const room = withRoom(this.links, this.shared.limits.linkCountLimit);
+    this.droppedLinks += room.dropped;
+    if (!room.list) return this;
+    this.links = room.list;
     if (this.reusable(link)) {
       this.links.push(link);
       return this;
