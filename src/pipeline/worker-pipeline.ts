@@ -122,8 +122,8 @@ export class WorkerPipeline implements PipelineInput {
   }
 
   pushChunk(c: Chunk): void {
-    const key = `${c.connectionId}|${c.direction}|${c.channel}`;
     if (!this.room(c.bytes.length)) {
+      const key = streamKey(c);
       const l = this.lost.get(key);
       const endedAtNewline = c.bytes.length > 0 && c.bytes[c.bytes.length - 1] === NL;
       if (l) {
@@ -135,11 +135,8 @@ export class WorkerPipeline implements PipelineInput {
       this.dropped.bytes += c.bytes.length;
       return;
     }
-    const l = this.lost.get(key);
-    if (l) {
-      this.lost.delete(key);
-      this.queue([Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }], undefined);
-    }
+    // Per chunk on the forwarding thread: the stream key is built only while some stream has a gap to report.
+    if (this.lost.size > 0) this.reportGap(streamKey(c));
     this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
   }
 
@@ -188,6 +185,14 @@ export class WorkerPipeline implements PipelineInput {
   private room(bytes: number): boolean {
     if (this.dead || this.closedWith) return false;
     return this.inFlightBytes + this.partsBytes + bytes + OP_OVERHEAD <= this.maxQueueBytes;
+  }
+
+  /** The stream is accepted again: the worker hears of what it missed before the next bytes. */
+  private reportGap(key: string): void {
+    const l = this.lost.get(key);
+    if (!l) return;
+    this.lost.delete(key);
+    this.queue([Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }], undefined);
   }
 
   /** Message bodies are dropped whole; the next one accepted on the connection first reports the loss. */
@@ -295,4 +300,8 @@ export class WorkerPipeline implements PipelineInput {
     if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
     return [`the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`];
   }
+}
+
+function streamKey(c: Chunk): string {
+  return `${c.connectionId}|${c.direction}|${c.channel}`;
 }

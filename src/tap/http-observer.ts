@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { checkedHeaders, type PipelineInput } from '../pipeline/pipeline-input.js';
+import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { StreamEnd } from '../correlate/correlator.js';
 import type { FrameOrigin } from '../parse/frame-parser.js';
 import type { AnomalyKind } from '../model/events.js';
@@ -133,7 +133,7 @@ export class HttpObserver {
 
   /** Push a request body (the pipeline checks its standard MCP headers against each message in it). */
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: IncomingMessage['headers']): void {
-    this.pipeline.pushRequest(origin, raw, checkedHeaders(headers));
+    this.pipeline.pushRequest(origin, raw, headers);
   }
 
   /** The tap refused a request before forwarding it (Host/Origin check): recorded as an anomaly. */

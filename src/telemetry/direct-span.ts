@@ -47,6 +47,22 @@ export interface DirectSpanInit {
 const NONE = Object.freeze([]) as unknown as never[];
 
 /**
+ * How many attributes `attrs` holds when every one is plain: an own, non-empty key with a number,
+ * boolean or string value (strings within `maxLength`, when above 0); -1 when any is not.
+ */
+function plainAttributeCount(attrs: Attributes, maxLength: number): number {
+  let n = 0;
+  for (const key in attrs) {
+    if (!Object.prototype.hasOwnProperty.call(attrs, key)) return -1;
+    const v = attrs[key];
+    const t = typeof v;
+    if (key === '' || !(t === 'number' || t === 'boolean' || (t === 'string' && (maxLength <= 0 || (v as string).length <= maxLength)))) return -1;
+    n++;
+  }
+  return n;
+}
+
+/**
  * The list with room for one more entry under `limit`, as the SDK keeps events and links: the
  * oldest entry goes first (counted as dropped); with a limit of 0 there is no list and the new
  * entry is the one dropped. The shared empty list is replaced by a real one on first use.
@@ -186,15 +202,7 @@ export class DirectSpan implements Span {
     const attrs = link.attributes;
     if (!Object.isFrozen(link) || attrs === undefined || !Object.isFrozen(attrs)) return false;
     for (const key in link) if (key !== 'context' && key !== 'attributes') return false;
-    const maxLength = this.shared.limits.attributeValueLengthLimit;
-    let n = 0;
-    for (const key in attrs) {
-      if (!Object.prototype.hasOwnProperty.call(attrs, key)) return false;
-      const v = attrs[key];
-      const t = typeof v;
-      if (key === '' || !(t === 'number' || t === 'boolean' || (t === 'string' && (maxLength <= 0 || (v as string).length <= maxLength)))) return false;
-      n++;
-    }
+    const n = plainAttributeCount(attrs, this.shared.limits.attributeValueLengthLimit);
     return n > 0 && n <= this.shared.limits.attributePerLinkCountLimit;
   }
 
@@ -300,16 +308,8 @@ export class DirectSpan implements Span {
    */
   private plainCopyable(attrs: Attributes): boolean {
     const limits = this.shared.limits;
-    const maxLength = limits.attributeValueLengthLimit;
-    let n = 0;
-    for (const key in attrs) {
-      if (!Object.prototype.hasOwnProperty.call(attrs, key)) return false;
-      const v = attrs[key];
-      const t = typeof v;
-      if (key === '' || !(t === 'number' || t === 'boolean' || (t === 'string' && (maxLength <= 0 || (v as string).length <= maxLength)))) return false;
-      n++;
-    }
-    if (n > limits.attributeCountLimit) return false;
+    const n = plainAttributeCount(attrs, limits.attributeValueLengthLimit);
+    if (n < 0 || n > limits.attributeCountLimit) return false;
     this.attributeCount = n;
     return true;
   }
