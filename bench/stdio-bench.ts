@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { RecordingStore } from '../src/store/recording-store.js';
 import { BENCH_FIXTURES, MCPTAP, median, percentile, table } from './bench-util.js';
 
+const ROUNDS = 2;
+
 type Mode = 'direct' | 'bare shim' | 'mcptap' | 'mcptap --record';
 const MODES: Mode[] = ['direct', 'bare shim', 'mcptap', 'mcptap --record'];
 
@@ -56,6 +58,8 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
 }
 
 async function measure(mode: Mode, payload: number, dir: string, seconds: number, window: number) {
+  // Each round records afresh: what a recording kept is judged against that round's traffic.
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `bench-${payload}.db${suffix}`), { force: true });
   const peer = startPeer(mode, payload, dir);
   let id = 0;
   for (let i = 0; i < 200; i++) await peer.request(++id); // warm-up
@@ -77,8 +81,12 @@ async function measure(mode: Mode, payload: number, dir: string, seconds: number
     }),
   );
   const rate = done / ((performance.now() - start) / 1000);
+  // With --record, the tap ends once the recording is complete: how long that took after the traffic is
+  // the indexing the run left for later (recording-indexer.ts).
+  const closeStart = performance.now();
   await peer.close();
-  return { rate, p50: median(rtts), p99: percentile(rtts, 99), sent: id, kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined };
+  const closeMs = performance.now() - closeStart;
+  return { rate, p50: median(rtts), p99: percentile(rtts, 99), sent: id, closeMs, kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined };
 }
 
 /** What the recording kept: a rate bought by dropping most of the recording would be no win. */
@@ -99,8 +107,16 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
   const verdicts: string[] = [];
   try {
     for (const payload of [200, 10 * 1024]) {
+      // Rounds interleave the modes and each keeps its best round (rate, median RTT): load from elsewhere
+      // on the machine then hits every mode alike instead of picking a winner.
       const r: Partial<Record<Mode, Awaited<ReturnType<typeof measure>>>> = {};
-      for (const mode of MODES) r[mode] = await measure(mode, payload, dir, seconds, 32);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const mode of MODES) {
+          const m = await measure(mode, payload, dir, seconds, 32);
+          const best = r[mode];
+          r[mode] = best ? { ...m, rate: Math.max(best.rate, m.rate), p50: Math.min(best.p50, m.p50), p99: Math.min(best.p99, m.p99) } : m;
+        }
+      }
       const bare = r['bare shim']!;
       const tap = r['mcptap --record']!;
       for (const mode of MODES) {
@@ -110,13 +126,13 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       const ratio = tap.rate / bare.rate;
       const added = tap.p50 - bare.p50;
       verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
-      if (tap.kept) verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped)`);
+      if (tap.kept) verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   return [
-    `stdio tap: ${seconds}s pipelined (32 in flight) per row; RTT over 1500 sequential requests`,
+    `stdio tap: ${seconds}s pipelined (32 in flight) per row, ${ROUNDS} interleaved rounds (best kept); RTT over 1500 sequential requests`,
     table(['msg', 'mode', 'msgs/s', 'vs bare', 'p50 RTT us', 'added us', 'p99 RTT us'], rows),
     ...verdicts,
   ].join('\n');

@@ -1,19 +1,34 @@
 /**
- * Entry of the pipeline worker thread (see worker-pipeline.ts): builds a {@link Pipeline} with the
- * sinks asked for, then applies each batch of the tap's ops to it, in order, and acknowledges it.
+ * Entry of the pipeline worker thread (see worker-pipeline.ts). Per batch of the tap's ops:
+ * - with a recording, the batch is appended to the spool (spool.ts) and the recording indexer
+ *   (recording-indexer.ts, a thread at the lowest priority) builds the recording from it when the
+ *   CPU allows: recording costs the busy machine one cipher pass and one write per batch;
+ * - with telemetry, the batch is applied at once to a Pipeline feeding the OTel sinks (spans and
+ *   metrics are live);
+ * then the batch is acknowledged.
  *
- * Invariants: a batch's bytes are viewed, never copied (frames keep views of the transferred
- * buffer); the worker answers `ready` or `failed` exactly once, before any batch; on `close` it
- * ends its sinks (flushing the recording and the exporters) and answers `closed`, then exits.
+ * Invariants: the worker answers `ready` or `failed` exactly once, before any batch (a recording
+ * that cannot be opened fails here). The spool is bounded: while more than `maxSpoolBytes` of it
+ * wait for the indexer, acknowledgements are held back, so the tap's own bounded queue fills and
+ * drops with its usual accounting (a `not_observed` gap) instead of this thread growing without
+ * end. On `close` everything spooled is indexed, the sinks are closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { McptapError } from '../cli/exit-codes.js';
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
+import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
 import { lowerThreadPriority } from '../util/thread-priority.js';
+import { applyWireOps } from './apply-wire-ops.js';
 import { Pipeline } from './pipeline.js';
+import { RecordingIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
-import { Op, type FromWorker, type PipelineWorkerData, type ToWorker, type WireOp } from './worker-wire.js';
+import { SpoolWriter } from './spool.js';
+import type { FromWorker, PipelineWorkerData, ToWorker, WireOp } from './worker-wire.js';
+
+/** Spooled bytes the indexer may lag behind before the tap's queue is made to fill (1 GiB). */
+const DEFAULT_MAX_SPOOL_BYTES = 2 ** 30;
 
 const port = parentPort;
 if (!port) throw new Error('pipeline-worker.ts runs as a worker thread only');
@@ -22,75 +37,142 @@ lowerThreadPriority(data.nice);
 
 const send = (m: FromWorker) => port.postMessage(m);
 const logger = createLogger(data.logLevel);
-const pipeline = new Pipeline({ clock: clockFromOrigin(data.clockOrigin), logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
+const clock = clockFromOrigin(data.clockOrigin);
+const maxLine = data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {};
+/** One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids. */
+const spanIdSeed = SeededSpanIds.randomSeed();
 /** What the tap's side dropped so far (reported with each batch), for the drop metrics. */
 let droppedByTap = 0;
 
-/** The sinks, or undefined once `failed` was sent (the thread then just ends: no throw, whose error event could overtake the message). */
-async function openSinks(): Promise<AttachedSinks | undefined> {
+interface Recording {
+  spool: SpoolWriter;
+  indexer: RecordingIndexer;
+  /** Acknowledgements held back while the spool's backlog is over its bound. */
+  held: number[];
+  failed: { batches: number; bytes: number; said: boolean };
+}
+
+interface Live {
+  pipeline: Pipeline;
+  sinks: AttachedSinks;
+}
+
+const failedStart = (e: Error, code = 'MCPTAP_PIPELINE_WORKER') => {
+  send({ type: 'failed', code: e instanceof McptapError ? e.code : code, message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
+};
+
+/** The live telemetry sinks, or undefined when there is no telemetry or `failed` was sent. */
+async function openLive(): Promise<Live | undefined | false> {
+  if (!data.sinks.telemetry || !telemetryEnabled(data.sinks.telemetry)) return undefined;
+  const pipeline = new Pipeline({ clock, logger, ...maxLine });
   try {
-    return await attachSinks(pipeline, {
-      ...data.sinks,
-      logger,
-      onFatal: (err) => send({ type: 'fatal', message: err.message }),
-      extraDropCounts: () => [['tap-side-path', droppedByTap]],
-    });
+    const { record: _record, ...telemetryOnly } = data.sinks;
+    const sinks = await attachSinks(pipeline, { ...telemetryOnly, spanIdSeed, logger, extraDropCounts: () => [['tap-side-path', droppedByTap]] });
+    return { pipeline, sinks };
   } catch (err) {
-    const e = err as Error;
-    send({ type: 'failed', code: e instanceof McptapError ? e.code : 'MCPTAP_PIPELINE_WORKER', message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
-    return undefined;
+    await pipeline.close();
+    failedStart(err as Error);
+    return false;
   }
 }
 
-const sinks = await openSinks();
-if (!sinks) {
-  await pipeline.close();
+async function openRecording(): Promise<Recording | undefined | false> {
+  const path = data.sinks.record;
+  if (!path) return undefined;
+  let spool: SpoolWriter;
+  try {
+    spool = new SpoolWriter(path);
+  } catch (err) {
+    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}: ${(err as Error).message}`, ExitCode.InvalidInput));
+    return false;
+  }
+  try {
+    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, held: [], failed: { batches: 0, bytes: 0, said: false } };
+    const { telemetry: _telemetry, ...recordOnly } = data.sinks;
+    rec.indexer = await RecordingIndexer.start({
+      fd: spool.fd,
+      key: spool.key,
+      sinks: { ...recordOnly, spanIdSeed },
+      logLevel: data.logLevel,
+      clockOrigin: data.clockOrigin,
+      ...maxLine,
+      logger,
+      onIndexed: () => releaseAcks(rec),
+      onFatal: (err) => send({ type: 'fatal', message: err.message }),
+    });
+    return rec;
+  } catch (err) {
+    spool.close();
+    failedStart(err as Error);
+    return false;
+  }
+}
+
+const live = await openLive();
+const recording = live === false ? false : await openRecording();
+if (live === false || recording === false) {
+  if (live) await live.sinks.close();
   port.close();
 } else {
-  send({ type: 'ready', ...(sinks.telemetry?.metricsUrl ? { metricsUrl: sinks.telemetry.metricsUrl } : {}) });
+  send({ type: 'ready', ...(live?.sinks.telemetry?.metricsUrl ? { metricsUrl: live.sinks.telemetry.metricsUrl } : {}) });
   port.on('message', (m: ToWorker) => {
     if (m.type === 'batch') {
       droppedByTap = m.droppedTotal;
-      apply(JSON.parse(m.ops) as WireOp[], Buffer.from(m.bytes));
-      send({ type: 'ack', seq: m.seq });
+      const bytes = Buffer.from(m.bytes);
+      if (recording) spoolBatch(recording, m.ops, bytes);
+      if (live) applyWireOps(live.pipeline, JSON.parse(m.ops) as WireOp[], bytes);
+      if (recording && backlog(recording) > maxSpoolBytes()) recording.held.push(m.seq);
+      else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
-      void sinks.close().then(
-        (lines) => send({ type: 'closed', lines }),
-        (err: Error) => send({ type: 'closed', lines: [`closing the sinks failed: ${err.message}`] }),
-      ).finally(() => port.close());
+      void closeAll(live, recording).then((lines) => send({ type: 'closed', lines })).finally(() => port.close());
     }
   });
 }
 
-function apply(ops: WireOp[], bytes: Buffer): void {
-  let at = 0;
-  const take = (len: number): Buffer => bytes.subarray(at, (at += len));
-  for (const op of ops) {
-    switch (op[0]) {
-      case Op.Open:
-        pipeline.openConnection(op[1], op[2]);
-        break;
-      case Op.Chunk:
-        pipeline.pushChunk({ connectionId: op[1], direction: op[2], channel: op[3], timeUs: op[4], bytes: take(op[5]) });
-        break;
-      case Op.Message:
-        pipeline.pushMessage(op[1], take(op[2]));
-        break;
-      case Op.Request:
-        pipeline.pushRequest(op[1], take(op[2]), op[3]);
-        break;
-      case Op.EndStream:
-        pipeline.endStream(op[1], op[2], op[3]);
-        break;
-      case Op.Anomaly:
-        pipeline.anomaly(op[1], op[2], op[3], op[4]);
-        break;
-      case Op.Close:
-        pipeline.closeConnection(op[1], op[2]);
-        break;
-      case Op.Gap:
-        pipeline.gap(op[1], op[2], op[3], op[4]);
-        break;
+function spoolBatch(rec: Recording, ops: string, bytes: Buffer): void {
+  try {
+    rec.indexer.spooled(rec.spool.append(ops, bytes));
+  } catch (err) {
+    rec.failed.batches++;
+    rec.failed.bytes += bytes.length;
+    if (!rec.failed.said) {
+      rec.failed.said = true;
+      logger.error(`cannot spool traffic for the recording: ${(err as Error).message} (further failures counted, not logged)`);
     }
+    if (data.sinks.requireRecording) send({ type: 'fatal', message: `cannot spool traffic for the recording: ${(err as Error).message}` });
   }
+}
+
+function backlog(rec: Recording): number {
+  // An indexer that died reads no further: holding acknowledgements back would only stall the tap's side.
+  return rec.indexer.alive ? rec.spool.end - rec.indexer.indexed : 0;
+}
+
+function releaseAcks(rec: Recording): void {
+  while (rec.held.length > 0 && backlog(rec) <= maxSpoolBytes()) send({ type: 'ack', seq: rec.held.shift()! });
+}
+
+function maxSpoolBytes(): number {
+  return data.maxSpoolBytes ?? DEFAULT_MAX_SPOOL_BYTES;
+}
+
+async function closeAll(l: Live | undefined, rec: Recording | undefined): Promise<string[]> {
+  const lines: string[] = [];
+  const liveDone = l ? l.sinks.close().catch((err: Error) => [`closing the telemetry failed: ${err.message}`]) : Promise.resolve([]);
+  if (rec) {
+    const progress = setInterval(() => {
+      const total = rec.spool.end;
+      const pct = total > 0 ? Math.floor((100 * rec.indexer.indexed) / total) : 100;
+      logger.warn(`still indexing the recording ${data.sinks.record}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`);
+    }, 1000);
+    try {
+      lines.push(...(await rec.indexer.close(rec.spool.end, clock.nowUs())));
+    } finally {
+      clearInterval(progress);
+      rec.spool.close();
+    }
+    if (rec.failed.batches > 0) lines.push(`recording ${data.sinks.record}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) could not be spooled and are missing`);
+  }
+  lines.push(...(await liveDone));
+  return lines;
 }

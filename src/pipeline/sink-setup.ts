@@ -43,6 +43,11 @@ export interface TapSinkOptions {
    * on a tap that supports it). Stored in the recording so `mcptap export` knows.
    */
   injectsTraceContext?: boolean;
+  /**
+   * Seed of the span ids (SeededSpanIds), random when absent. Given when the live spans and the
+   * recording are made in different threads, so `mcptap export` still reproduces the live ids.
+   */
+  spanIdSeed?: string;
 }
 
 export interface AttachedSinks {
@@ -55,7 +60,7 @@ export interface AttachedSinks {
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
   const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}) });
   // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
-  const spanIdSeed = SeededSpanIds.randomSeed();
+  const spanIdSeed = opts.spanIdSeed ?? SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
   if (opts.telemetry && telemetryEnabled(opts.telemetry)) {
     // Loaded on demand: a tap without telemetry never pays for loading the OpenTelemetry SDK.

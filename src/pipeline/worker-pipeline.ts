@@ -36,6 +36,8 @@ export interface WorkerPipelineOptions {
   maxQueueBytes?: number;
   /** Worker thread niceness (Linux; default 0). */
   nice?: number;
+  /** How far (bytes of spool) the recording may lag behind the traffic before this side's queue fills (default 1 GiB). */
+  maxSpoolBytes?: number;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -73,6 +75,7 @@ export class WorkerPipeline implements PipelineInput {
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
   private gotClosed = false;
+  private fatalSent = false;
 
   /** Starts the worker and waits until its sinks are open (a recording that cannot be opened fails here). */
   static async start(opts: WorkerPipelineOptions): Promise<WorkerPipeline> {
@@ -82,6 +85,7 @@ export class WorkerPipeline implements PipelineInput {
       clockOrigin: systemClockOrigin,
       nice: opts.nice ?? 0,
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+      ...(opts.maxSpoolBytes !== undefined ? { maxSpoolBytes: opts.maxSpoolBytes } : {}),
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
     const first = await new Promise<FromWorker>((resolve, reject) => {
@@ -133,6 +137,7 @@ export class WorkerPipeline implements PipelineInput {
       } else this.lost.set(key, { connectionId: c.connectionId, direction: c.direction, channel: c.channel, bytes: c.bytes.length, chunks: 1, endedAtNewline, timeUs: c.timeUs });
       this.dropped.chunks++;
       this.dropped.bytes += c.bytes.length;
+      this.lostWhileRequired();
       return;
     }
     // Per chunk on the forwarding thread: the stream key is built only while some stream has a gap to report.
@@ -187,6 +192,13 @@ export class WorkerPipeline implements PipelineInput {
     return this.inFlightBytes + this.partsBytes + bytes + OP_OVERHEAD <= this.maxQueueBytes;
   }
 
+  /** --require-recording: the first input the recording will miss stops the tap. */
+  private lostWhileRequired(): void {
+    if (!this.opts.sinks.requireRecording || this.fatalSent) return;
+    this.fatalSent = true;
+    this.opts.onFatal?.(new Error(this.dead ? `the recording stopped: ${this.dead}` : "the tap's side path is full: traffic would pass unrecorded"));
+  }
+
   /** The stream is accepted again: the worker hears of what it missed before the next bytes. */
   private reportGap(key: string): void {
     const l = this.lost.get(key);
@@ -205,6 +217,7 @@ export class WorkerPipeline implements PipelineInput {
       this.lostMessages.set(cid, l);
       this.dropped.messages++;
       this.dropped.bytes += raw.length;
+      this.lostWhileRequired();
       return false;
     }
     const l = this.lostMessages.get(cid);

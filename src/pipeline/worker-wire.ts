@@ -53,6 +53,8 @@ export interface PipelineWorkerData {
   maxLineBytes?: number;
   /** Scheduling niceness of the worker thread (Linux). */
   nice: number;
+  /** Spool the recording indexer may lag behind before acknowledgements are held back (bytes). */
+  maxSpoolBytes?: number;
 }
 
 export type ToWorker =

@@ -4,7 +4,7 @@
  * background work catches up later (or, past its queue, drops and counts) instead of slowing
  * traffic. Linux schedules threads individually; elsewhere this is a no-op.
  */
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 /** Call from inside the thread to lower. `nice` <= 0 leaves the priority as it is. */
@@ -15,5 +15,18 @@ export function lowerThreadPriority(nice: number): void {
     if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, nice));
   } catch {
     /* no /proc/thread-self (not Linux): keep the default priority */
+  }
+}
+
+/**
+ * Lowers every thread of this process (V8's helper threads included; threads started later
+ * inherit it from their creator). For a background child process, from its start.
+ */
+export function lowerProcessPriority(nice: number): void {
+  if (nice <= 0) return;
+  try {
+    for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), Math.min(19, nice));
+  } catch {
+    /* not Linux: keep the default priority */
   }
 }

@@ -1,0 +1,127 @@
+/**
+ * Entry of the recording indexer process (see recording-indexer.ts): reads the spool in order and
+ * applies each batch to a Pipeline that feeds the SQLite recorder, in slices, yielding between
+ * them so that `spooled` and `close` messages are heard. Each slice is committed before its
+ * position is reported.
+ *
+ * Time: the pipeline's clock is the tap's time as far as the spool has been read (a correlator
+ * grace period must not expire because indexing ran late), the wall clock once caught up, and
+ * the tap's close time once closing.
+ */
+import { McptapError } from '../cli/exit-codes.js';
+import { clockFromOrigin, type Clock } from '../util/clock.js';
+import { createLogger } from '../util/logger.js';
+import { lowerProcessPriority } from '../util/thread-priority.js';
+import { applyWireOps } from './apply-wire-ops.js';
+import { Pipeline } from './pipeline.js';
+import type { FromIndexer, IndexerStart, ToIndexer } from './recording-indexer.js';
+import { attachSinks, type AttachedSinks } from './sink-setup.js';
+import { SpoolReader } from './spool.js';
+import type { WireOp } from './worker-wire.js';
+
+/** Longest run of indexing between two looks at the message queue (ms). */
+const SLICE_MS = 20;
+
+/** The spool's descriptor here: stdio slot 4 (slot 3 is the IPC channel). */
+const SPOOL_FD = 4;
+
+if (!process.send) throw new Error('indexer-process.ts runs as a child process with an IPC channel only');
+// The tap ends the recording (it closes, or it dies and the channel closes): never a signal meant for it.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {});
+process.on('disconnect', () => {
+  if (!finished) process.exit(1);
+});
+let finished = false;
+const data = await new Promise<IndexerStart>((resolve) => process.once('message', (m: ToIndexer) => m.type === 'start' && resolve(m)));
+lowerProcessPriority(data.nice);
+
+class ReplayClock implements Clock {
+  private readonly wall: Clock;
+  latest = 0;
+  caughtUp = true;
+  frozenAt: number | undefined;
+  constructor(wall: Clock) {
+    this.wall = wall;
+  }
+  nowUs(): number {
+    if (this.frozenAt !== undefined) return this.frozenAt;
+    return this.caughtUp ? Math.max(this.wall.nowUs(), this.latest) : this.latest;
+  }
+}
+
+const send = (m: FromIndexer) => {
+  if (process.connected) process.send!(m);
+};
+const logger = createLogger(data.logLevel);
+const clock = new ReplayClock(clockFromOrigin(data.clockOrigin));
+const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
+const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'));
+let end = 0;
+let draining = false;
+let closing: { endedUs: number } | undefined;
+/** The spool could not be read back: nothing after `reader.position` can be indexed. */
+let broken = false;
+
+async function openSinks(): Promise<AttachedSinks | undefined> {
+  try {
+    return await attachSinks(pipeline, { ...data.sinks, logger, onFatal: (err) => send({ type: 'fatal', message: err.message }) });
+  } catch (err) {
+    const e = err as Error;
+    send({ type: 'failed', code: e instanceof McptapError ? e.code : 'MCPTAP_INDEXER', message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
+    return undefined;
+  }
+}
+
+const sinks = await openSinks();
+if (!sinks) {
+  await pipeline.close();
+  finished = true;
+  process.disconnect();
+} else {
+  send({ type: 'ready' });
+  process.on('message', (m: ToIndexer) => {
+    if (m.type === 'start') return;
+    if (!broken) end = Math.max(end, m.end);
+    if (m.type === 'close') closing = { endedUs: m.endedUs };
+    drain();
+  });
+}
+
+function drain(): void {
+  if (draining) return;
+  draining = true;
+  clock.caughtUp = false;
+  setImmediate(() => void slice());
+}
+
+async function slice(): Promise<void> {
+  const until = performance.now() + SLICE_MS;
+  try {
+    for (let rec = reader.next(end); rec; rec = performance.now() < until ? reader.next(end) : undefined) {
+      const t = applyWireOps(pipeline, JSON.parse(rec.ops) as WireOp[], rec.bytes);
+      if (t > clock.latest) clock.latest = t;
+    }
+    await Promise.all(pipeline.sinks().map((s) => s.flush()));
+  } catch (err) {
+    // The spool could not be read back (an I/O error): nothing after this point can be indexed.
+    logger.error(`recording indexer cannot read the spool: ${(err as Error).message}; the recording ends here`);
+    broken = true;
+    end = reader.position;
+  }
+  send({ type: 'indexed', position: reader.position });
+  if (reader.position < end) {
+    setImmediate(() => void slice());
+    return;
+  }
+  draining = false;
+  clock.caughtUp = true;
+  if (closing) await finish(closing.endedUs);
+}
+
+async function finish(endedUs: number): Promise<void> {
+  clock.frozenAt = endedUs;
+  const lines = await sinks!.close().catch((err: Error) => [`closing the recording failed: ${err.message}`]);
+  send({ type: 'closed', lines });
+  finished = true;
+  process.disconnect();
+}

@@ -1,0 +1,155 @@
+/**
+ * The recording indexer, as seen from the pipeline worker: a child process at the lowest
+ * scheduling priority that reads the spool (spool.ts, its descriptor handed down as fd 4) and
+ * builds the recording from it through a {@link Pipeline} and the SQLite recorder, the same code a
+ * live recording runs. Under CPU contention it yields to forwarding, to the host and to the
+ * server; it catches up when the machine has time, and at the latest when the tap closes. It does
+ * not drop: what it has not indexed waits in the spool (bounded by the caller, see
+ * pipeline-worker.ts).
+ *
+ * A process, not a thread: niceness is per thread, and a worker thread's garbage is collected by
+ * the V8 helper threads the whole process shares, at the forwarding thread's priority. Measured on
+ * the stdio tap at 200 B: a niced indexer thread still cost about 10 us per exchange of un-niced
+ * GC work. The child lowers every one of its own threads.
+ *
+ * Invariants: `ready` or `failed` comes exactly once, before anything else (a recording that
+ * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
+ * everything spooled before it is in the recording and the recording is ended. The child leaves
+ * when its parent does (the IPC channel closes) and ignores the terminal's signals (the tap
+ * decides when recording ends).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import type { ClockOrigin } from '../util/clock.js';
+import type { Logger, LogLevel } from '../util/logger.js';
+import { threadEntry } from '../util/thread-entry.js';
+import type { WorkerSinkOptions } from './worker-wire.js';
+
+/** The first message to the child: everything it needs (the key never goes through argv or env). */
+export interface IndexerStart {
+  type: 'start';
+  /** AES key of the spool, hex. */
+  key: string;
+  /** The recorder's settings (telemetry stays live, in the pipeline worker). */
+  sinks: WorkerSinkOptions;
+  logLevel: LogLevel;
+  clockOrigin: ClockOrigin;
+  maxLineBytes?: number;
+  nice: number;
+}
+
+export type ToIndexer = IndexerStart | { type: 'spooled'; end: number } | { type: 'close'; end: number; endedUs: number };
+
+export type FromIndexer =
+  | { type: 'ready' }
+  | { type: 'failed'; code: string; message: string; exitCode: number }
+  | { type: 'indexed'; position: number }
+  | { type: 'fatal'; message: string }
+  | { type: 'closed'; lines: string[] };
+
+export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
+  /** The spool's descriptor and key. */
+  fd: number;
+  key: Buffer;
+  logger: Logger;
+  /** Scheduling niceness (Linux; default 19: only otherwise idle CPU under contention). */
+  nice?: number;
+  onIndexed?: (position: number) => void;
+  onFatal?: (err: Error) => void;
+}
+
+export class RecordingIndexer {
+  private position = 0;
+  private closing: Promise<string[]> | undefined;
+  private closedWith: ((lines: string[]) => void) | undefined;
+  private dead: string | undefined;
+
+  static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
+    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
+    const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
+    // detached: a terminal's Ctrl-C reaches the tap, which ends the recording in order; not the indexer.
+    const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], detached: true, serialization: 'advanced' });
+    const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`, ExitCode.Failed);
+    const first = await new Promise<FromIndexer>((resolve, reject) => {
+      const onError = (err: Error) => reject(failedToStart(err.message));
+      const onExit = (code: number | null) => reject(failedToStart(`it exited (code ${code})`));
+      child.once('error', onError);
+      child.once('exit', onExit);
+      child.once('message', (m: FromIndexer) => {
+        child.off('error', onError);
+        child.off('exit', onExit);
+        resolve(m);
+      });
+      child.send({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest } satisfies IndexerStart);
+    });
+    if (first.type === 'failed') {
+      child.kill();
+      throw new McptapError(first.code, first.message, first.exitCode as (typeof ExitCode)[keyof typeof ExitCode]);
+    }
+    return new RecordingIndexer(child, opts);
+  }
+
+  private constructor(private readonly child: ChildProcess, private readonly opts: RecordingIndexerOptions) {
+    child.on('message', (m: FromIndexer) => this.onMessage(m));
+    child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
+    child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));
+  }
+
+  /** False once the child has gone (closed, or died): nothing more will be indexed. */
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  /** How far the spool is in the recording (bytes of spool). */
+  get indexed(): number {
+    return this.position;
+  }
+
+  /** The spool is readable up to `end`. */
+  spooled(end: number): void {
+    if (!this.dead && !this.closing) this.post({ type: 'spooled', end });
+  }
+
+  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs`, stops the thread. */
+  close(end: number, endedUs: number): Promise<string[]> {
+    this.closing ??= new Promise<string[]>((resolve) => {
+      this.closedWith = resolve;
+      if (this.dead) return resolve([`recording incomplete: ${this.dead}`]);
+      this.post({ type: 'close', end, endedUs });
+    });
+    return this.closing;
+  }
+
+  private post(m: ToIndexer): void {
+    try {
+      this.child.send(m);
+    } catch (err) {
+      this.die(`cannot reach the recording indexer: ${(err as Error).message}`);
+    }
+  }
+
+  private onMessage(m: FromIndexer): void {
+    if (m.type === 'indexed') {
+      this.position = m.position;
+      this.opts.onIndexed?.(m.position);
+    } else if (m.type === 'fatal') {
+      this.opts.onFatal?.(new Error(m.message));
+    } else if (m.type === 'closed') {
+      const done = this.closedWith;
+      this.closedWith = undefined;
+      this.dead = 'closed';
+      done?.(m.lines);
+    }
+  }
+
+  private die(why: string): void {
+    if (this.dead) return;
+    this.dead = why;
+    this.opts.logger.error(`${why}; the recording stops here (the spool is kept no further)`);
+    if (this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
+    const done = this.closedWith;
+    this.closedWith = undefined;
+    done?.([`recording incomplete: ${why}`]);
+  }
+}

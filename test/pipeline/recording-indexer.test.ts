@@ -1,0 +1,99 @@
+/**
+ * Recording through the spool and the indexer process, end to end with the real CLI and the
+ * reference server: a burst far faster than the indexer is recorded whole (nothing dropped for
+ * being slow), the spool leaves no file, and the indexer never outlives the tap.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecordingStore } from '../../src/store/recording-store.js';
+import { MCPTAP } from '../helpers/paths.js';
+import { modernMeta } from '../reference/raw-stdio-peer.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tap(db: string) {
+  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b));
+  let buf = '';
+  const answered = new Set<number>();
+  let onAnswer: () => void = () => {};
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    buf += s;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const m = JSON.parse(buf.slice(0, nl)) as { id?: number };
+      buf = buf.slice(nl + 1);
+      if (typeof m.id === 'number') answered.add(m.id);
+      onAnswer();
+    }
+  });
+  const call = (id: number) =>
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `burst ${id}` }, _meta: modernMeta() } }) + '\n');
+  /** Sends `n` calls with `window` in flight; resolves when all are answered (bounded by `ms`). */
+  const burst = (n: number, window: number, ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      let sent = 0;
+      const timer = setTimeout(() => reject(new Error(`${answered.size} of ${n} answered within ${ms} ms; stderr: ${stderr}`)), ms);
+      onAnswer = () => {
+        while (sent < n && sent - answered.size < window) call(++sent);
+        if (answered.size >= n) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      onAnswer();
+    });
+  const closed = new Promise<number | null>((r) => child.once('close', r));
+  return { child, burst, closed, stderr: () => stderr };
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-indexer-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('recording through the spool', () => {
+  it('records a burst whole, in order, and leaves only the recording behind', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'rec.db');
+    const t = tap(db);
+    await t.burst(4000, 64, 60_000);
+    t.child.stdin.end();
+    expect(await t.closed).toBe(0);
+    expect(t.stderr()).not.toMatch(/drop|could not|incomplete/i);
+    expect(readdirSync(dir).filter((f) => !/^rec\.db(-wal|-shm)?$/.test(f))).toEqual([]);
+    const store = RecordingStore.open(db);
+    try {
+      const rec = store.listRecordings()[0]!;
+      const calls = store.exchanges({ recordingId: rec.id }).filter((e) => e.method === 'tools/call');
+      expect(calls).toHaveLength(4000);
+      expect(calls.every((e) => e.outcome === 'ok' && e.target === 'echo')).toBe(true);
+      expect(new Set(calls.map((e) => e.id)).size).toBe(4000);
+      expect(rec.endedUs).toBeGreaterThan(rec.startedUs);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('the indexer process ends when the tap is killed', async () => {
+    const dir = tempDir();
+    const t = tap(join(dir, 'rec.db'));
+    await t.burst(20, 4, 30_000);
+    const indexer = () => spawnSync('pgrep', ['-P', String(t.child.pid), '-f', 'indexer-process'], { encoding: 'utf8' }).stdout.trim();
+    const pid = indexer();
+    expect(pid).toMatch(/^\d+$/);
+    t.child.kill('SIGKILL');
+    await t.closed;
+    const alive = () => spawnSync('kill', ['-0', pid]).status === 0;
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toBe(false);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The recording's spool: records come back whole and in order, a record not yet complete is not
+ * read, the file is gone from the directory from the start, and nothing in it is in clear.
+ */
+import { mkdtempSync, readdirSync, readSync, rmSync, fstatSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpoolReader, SpoolWriter } from '../../src/pipeline/spool.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function spoolIn(): { dir: string; spool: SpoolWriter } {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-spool-'));
+  dirs.push(dir);
+  return { dir, spool: new SpoolWriter(join(dir, 'rec.db')) };
+}
+
+describe('spool', () => {
+  it('reads back every record in order, and none before it is complete', () => {
+    const { spool } = spoolIn();
+    const sent = Array.from({ length: 200 }, (_, i) => ({ ops: JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, i * 7]]), bytes: Buffer.alloc(i * 7, i % 251) }));
+    const ends: number[] = [];
+    for (const r of sent) ends.push(spool.append(r.ops, r.bytes));
+    const reader = new SpoolReader(spool.fd, spool.key);
+    // Up to just short of the 100th record's end: 99 records, then nothing until the extent grows.
+    const got = [];
+    for (let r = reader.next(ends[99]! - 1); r; r = reader.next(ends[99]! - 1)) got.push(r);
+    expect(got).toHaveLength(99);
+    for (let r = reader.next(spool.end); r; r = reader.next(spool.end)) got.push(r);
+    expect(got.map((r) => r.ops)).toEqual(sent.map((r) => r.ops));
+    expect(got.every((r, i) => r.bytes.equals(sent[i]!.bytes))).toBe(true);
+    expect(reader.position).toBe(spool.end);
+    spool.close();
+  });
+
+  it('leaves no file behind and holds no plaintext', () => {
+    const { dir, spool } = spoolIn();
+    expect(readdirSync(dir)).toEqual([]);
+    const secret = '{"arguments":{"token":"sk-live-0123456789abcdef"}}\n';
+    for (let i = 0; i < 50; i++) spool.append(JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, secret.length]]), Buffer.from(secret));
+    const raw = Buffer.alloc(fstatSync(spool.fd).size);
+    readSync(spool.fd, raw, 0, raw.length, 0);
+    expect(raw.length).toBe(spool.end);
+    expect(raw.includes('sk-live-0123456789abcdef')).toBe(false);
+    expect(raw.includes('"stdio"')).toBe(false);
+    // The same plaintext twice never gives the same ciphertext (a fresh IV per record): records 0 and 1
+    // have bodies of equal length and equal plaintext apart from one digit of the ops.
+    const len = raw.readUInt32LE(0) + raw.readUInt32LE(4) + 24;
+    const tail = (at: number) => raw.subarray(at + len - secret.length, at + len);
+    expect(tail(0).equals(tail(len))).toBe(false);
+    const again = new SpoolReader(spool.fd, spool.key);
+    expect(again.next(spool.end)?.bytes.toString()).toBe(secret);
+    spool.close();
+  });
+});
