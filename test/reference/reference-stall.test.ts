@@ -1,8 +1,10 @@
 /**
  * The stall option, end to end: requests are fired open-loop (on a fixed schedule, never waiting
- * for answers), and no answer may arrive inside the core of a stall window; requests sent inside
- * a window are answered only at its end. Bounds are one-sided (a slow machine only makes answers
- * later), so the assertions hold under load.
+ * for answers); requests sent inside a stall window are answered only at its end, and every answer
+ * comes. Bounds are one-sided (a slow machine only makes answers later), so the assertions hold
+ * under load. (An earlier "no answer lands inside a window" check was not one-sided: client and
+ * server share this process, and a starved process sees an answer sent before a window only once
+ * the window has opened; it failed under a loaded CI.)
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,7 +40,7 @@ async function fireOpenLoop(anchorMs: number, send: (i: number) => Promise<void>
 }
 
 function checkStalls(samples: Sample[]): void {
-  expect(samples.filter((s) => insideWindowCore(s.answeredAt))).toEqual([]);
+  expect(samples).toHaveLength(FIRE_COUNT);
   const heldOnes = samples.filter((s) => insideWindowCore(s.sentAt));
   expect(heldOnes.length).toBeGreaterThan(3);
   for (const s of heldOnes) expect(s.answeredAt).toBeGreaterThanOrEqual(s.sentAt + stallDelayMs(STALL, s.sentAt) - 5);
