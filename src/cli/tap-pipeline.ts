@@ -36,7 +36,8 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const envKey = process.env[REDACT_KEY_ENV];
   const redactKey = envKey ? envKey : randomBytes(32);
   const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], key: redactKey });
-  const busy = Boolean(opts.record) || Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
+  const telemetryOn = Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
+  const busy = Boolean(opts.record) || telemetryOn;
   const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
   const forced = process.env.MCPTAP_PIPELINE_THREAD;
   if (busy && !injects && forced !== 'main') {
@@ -46,7 +47,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
       logger,
       logLevel,
-      nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true),
+      nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true || !telemetryOn),
       ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
       ...(onFatal ? { onFatal } : {}),
     });
@@ -64,14 +65,16 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
 }
 
 /**
- * The worker's niceness: background work yields to forwarding (and to the host and the server on
- * the same machine) under CPU contention; a recording that must not lose anything competes on
+ * The worker's niceness. Live telemetry (decoding, spans, metrics) is background work that yields
+ * to forwarding (and to the host and the server on the same machine) under CPU contention. A
+ * worker that only spools the recording does little per batch and must keep up (the indexer that
+ * does the heavy part runs at 19 anyway), as must one under --require-recording: those compete on
  * equal terms. MCPTAP_PIPELINE_NICE (0-19) overrides.
  */
-function pipelineNice(env: string | undefined, requireRecording: boolean): number {
+function pipelineNice(env: string | undefined, mustKeepUp: boolean): number {
   const n = env === undefined || env.trim() === '' ? NaN : Number(env);
   if (Number.isInteger(n) && n >= 0 && n <= 19) return n;
-  return requireRecording ? 0 : DEFAULT_PIPELINE_NICE;
+  return mustKeepUp ? 0 : DEFAULT_PIPELINE_NICE;
 }
 
 const DEFAULT_PIPELINE_NICE = 5;
