@@ -47,6 +47,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
       logger,
       logLevel,
+      ...spoolBytes(process.env.MCPTAP_SPOOL_BYTES),
       nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true || !telemetryOn),
       ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
       ...(onFatal ? { onFatal } : {}),
@@ -78,3 +79,9 @@ function pipelineNice(env: string | undefined, mustKeepUp: boolean): number {
 }
 
 const DEFAULT_PIPELINE_NICE = 5;
+
+/** MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB). A batch larger than the spool is lost: keep it well above the largest message. */
+function spoolBytes(env: string | undefined): { spoolBytes?: number } {
+  const n = env === undefined || env.trim() === '' ? NaN : Number(env);
+  return Number.isInteger(n) && n > 0 ? { spoolBytes: n } : {};
+}

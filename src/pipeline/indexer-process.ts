@@ -55,7 +55,7 @@ const send = (m: FromIndexer) => {
 const logger = createLogger(data.logLevel);
 const clock = new ReplayClock(clockFromOrigin(data.clockOrigin));
 const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
-const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'));
+const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;
 let draining = false;
 let closing: { endedUs: number } | undefined;

@@ -8,10 +8,12 @@
  * then the batch is acknowledged.
  *
  * Invariants: the worker answers `ready` or `failed` exactly once, before any batch (a recording
- * that cannot be opened fails here). The spool is bounded: while more than `maxSpoolBytes` of it
- * wait for the indexer, acknowledgements are held back, so the tap's own bounded queue fills and
- * drops with its usual accounting (a `not_observed` gap) instead of this thread growing without
- * end. On `close` everything spooled is indexed, the sinks are closed and `closed` answered.
+ * that cannot be opened fails here). The spool is a ring of fixed size: a batch that does not fit
+ * in front of the indexer waits here, unacknowledged, and so do the ones after it (in order), so
+ * the tap's own bounded queue fills and drops with its usual accounting (a `not_observed` gap)
+ * instead of anything growing without end. A batch is acknowledged once it is in the spool (or,
+ * without a recording, applied). On `close` everything is spooled and indexed, the sinks are
+ * closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
@@ -27,8 +29,10 @@ import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolWriter } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker, WireOp } from './worker-wire.js';
 
-/** Spooled bytes the indexer may lag behind before the tap's queue is made to fill (1 GiB). */
-const DEFAULT_MAX_SPOOL_BYTES = 2 ** 30;
+/** At close, an indexer that reads nothing for this long while work is left is given up on. */
+const STALLED_MS = 30_000;
+/** The spool's size: how far the indexer may lag behind the traffic before the tap's queue is made to fill (1 GiB of disk). */
+const DEFAULT_SPOOL_BYTES = 2 ** 30;
 
 const port = parentPort;
 if (!port) throw new Error('pipeline-worker.ts runs as a worker thread only');
@@ -47,8 +51,10 @@ let droppedByTap = 0;
 interface Recording {
   spool: SpoolWriter;
   indexer: RecordingIndexer;
-  /** Acknowledgements held back while the spool's backlog is over its bound. */
-  held: number[];
+  /** Batches waiting for room in the spool, oldest first; unacknowledged. */
+  waiting: { seq: number; ops: string; bytes: Buffer }[];
+  /** close() waiting for `waiting` to empty. */
+  drained: (() => void)[];
   failed: { batches: number; bytes: number; said: boolean };
 }
 
@@ -81,23 +87,24 @@ async function openRecording(): Promise<Recording | undefined | false> {
   if (!path) return undefined;
   let spool: SpoolWriter;
   try {
-    spool = new SpoolWriter(path);
+    spool = new SpoolWriter(path, data.spoolBytes ?? DEFAULT_SPOOL_BYTES);
   } catch (err) {
     failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}: ${(err as Error).message}`, ExitCode.InvalidInput));
     return false;
   }
   try {
-    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, held: [], failed: { batches: 0, bytes: 0, said: false } };
+    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false } };
     const { telemetry: _telemetry, ...recordOnly } = data.sinks;
     rec.indexer = await RecordingIndexer.start({
       fd: spool.fd,
       key: spool.key,
+      capacity: spool.capacity,
       sinks: { ...recordOnly, spanIdSeed },
       logLevel: data.logLevel,
       clockOrigin: data.clockOrigin,
       ...maxLine,
       logger,
-      onIndexed: () => releaseAcks(rec),
+      onIndexed: () => spoolWaiting(rec),
       onFatal: (err) => send({ type: 'fatal', message: err.message }),
     });
     return rec;
@@ -119,54 +126,68 @@ if (live === false || recording === false) {
     if (m.type === 'batch') {
       droppedByTap = m.droppedTotal;
       const bytes = Buffer.from(m.bytes);
-      if (recording) spoolBatch(recording, m.ops, bytes);
       if (live) applyWireOps(live.pipeline, JSON.parse(m.ops) as WireOp[], bytes);
-      if (recording && backlog(recording) > maxSpoolBytes()) recording.held.push(m.seq);
-      else send({ type: 'ack', seq: m.seq });
+      if (recording) {
+        recording.waiting.push({ seq: m.seq, ops: m.ops, bytes });
+        spoolWaiting(recording);
+      } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
       void closeAll(live, recording).then((lines) => send({ type: 'closed', lines })).finally(() => port.close());
     }
   });
 }
 
-function spoolBatch(rec: Recording, ops: string, bytes: Buffer): void {
-  try {
-    rec.indexer.spooled(rec.spool.append(ops, bytes));
-  } catch (err) {
-    rec.failed.batches++;
-    rec.failed.bytes += bytes.length;
-    if (!rec.failed.said) {
-      rec.failed.said = true;
-      logger.error(`cannot spool traffic for the recording: ${(err as Error).message} (further failures counted, not logged)`);
+/** Spools waiting batches, oldest first, while they fit; each is acknowledged once spooled (or lost). */
+function spoolWaiting(rec: Recording): void {
+  const end = rec.spool.end;
+  while (rec.waiting.length > 0) {
+    const b = rec.waiting[0]!;
+    // An indexer that has gone reads no further: waiting for it would only stall the tap's side.
+    const readerAt = rec.indexer.alive ? rec.indexer.indexed : rec.spool.end;
+    try {
+      if (!rec.spool.append(b.ops, b.bytes, readerAt)) break;
+    } catch (err) {
+      lost(rec, b.bytes.length, err as Error);
     }
-    if (data.sinks.requireRecording) send({ type: 'fatal', message: `cannot spool traffic for the recording: ${(err as Error).message}` });
+    rec.waiting.shift();
+    send({ type: 'ack', seq: b.seq });
   }
+  if (rec.spool.end > end) rec.indexer.spooled(rec.spool.end);
+  if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();
 }
 
-function backlog(rec: Recording): number {
-  // An indexer that died reads no further: holding acknowledgements back would only stall the tap's side.
-  return rec.indexer.alive ? rec.spool.end - rec.indexer.indexed : 0;
-}
-
-function releaseAcks(rec: Recording): void {
-  while (rec.held.length > 0 && backlog(rec) <= maxSpoolBytes()) send({ type: 'ack', seq: rec.held.shift()! });
-}
-
-function maxSpoolBytes(): number {
-  return data.maxSpoolBytes ?? DEFAULT_MAX_SPOOL_BYTES;
+function lost(rec: Recording, bytes: number, err: Error): void {
+  rec.failed.batches++;
+  rec.failed.bytes += bytes;
+  const why = `cannot spool traffic for the recording: ${err.message}`;
+  if (!rec.failed.said) {
+    rec.failed.said = true;
+    logger.error(`${why} (further failures counted, not logged)`);
+  }
+  if (data.sinks.requireRecording) send({ type: 'fatal', message: why });
 }
 
 async function closeAll(l: Live | undefined, rec: Recording | undefined): Promise<string[]> {
   const lines: string[] = [];
   const liveDone = l ? l.sinks.close().catch((err: Error) => [`closing the telemetry failed: ${err.message}`]) : Promise.resolve([]);
   if (rec) {
+    let last = { at: rec.indexer.indexed, ms: Date.now() };
     const progress = setInterval(() => {
       const total = rec.spool.end;
-      const pct = total > 0 ? Math.floor((100 * rec.indexer.indexed) / total) : 100;
+      const done = rec.indexer.indexed;
+      if (done > last.at) last = { at: done, ms: Date.now() };
+      else if (Date.now() - last.ms > STALLED_MS && (done < total || rec.waiting.length > 0)) {
+        rec.indexer.abandon(`the recording indexer made no progress for ${STALLED_MS / 1000} s`);
+        return;
+      }
+      const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
       logger.warn(`still indexing the recording ${data.sinks.record}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`);
     }, 1000);
     try {
-      lines.push(...(await rec.indexer.close(rec.spool.end, clock.nowUs())));
+      const endedUs = clock.nowUs();
+      spoolWaiting(rec);
+      if (rec.waiting.length > 0) await new Promise<void>((resolve) => rec.drained.push(resolve));
+      lines.push(...(await rec.indexer.close(rec.spool.end, endedUs)));
     } finally {
       clearInterval(progress);
       rec.spool.close();

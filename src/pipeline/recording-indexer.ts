@@ -31,6 +31,8 @@ export interface IndexerStart {
   type: 'start';
   /** AES key of the spool, hex. */
   key: string;
+  /** The spool's size (it is a ring). */
+  capacity: number;
   /** The recorder's settings (telemetry stays live, in the pipeline worker). */
   sinks: WorkerSinkOptions;
   logLevel: LogLevel;
@@ -121,6 +123,13 @@ export class RecordingIndexer {
     return this.closing;
   }
 
+  /** Gives up on the child (it stopped making progress): the recording ends where it got to. */
+  abandon(why: string): void {
+    if (this.dead) return;
+    this.child.kill('SIGKILL');
+    this.die(why);
+  }
+
   private post(m: ToIndexer): void {
     try {
       this.child.send(m);
@@ -148,6 +157,8 @@ export class RecordingIndexer {
     this.dead = why;
     this.opts.logger.error(`${why}; the recording stops here (the spool is kept no further)`);
     if (this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
+    // Whoever waits for room in the spool must hear that no more will come.
+    this.opts.onIndexed?.(this.position);
     const done = this.closedWith;
     this.closedWith = undefined;
     done?.([`recording incomplete: ${why}`]);

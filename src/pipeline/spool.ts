@@ -5,6 +5,12 @@
  * recording keeps up with any traffic rate; the decoding, correlation and SQL wait, on disk rather
  * than in memory, until the machine has time for them.
  *
+ * A ring of fixed capacity: positions are logical (they only grow) and a record lives at
+ * `position % capacity`, wrapping at the end of the file. The writer never overwrites what the
+ * reader has not read: `append` refuses a record that does not fit in front of the reader's
+ * position, and the caller keeps it until there is room. So the file never grows past its capacity,
+ * however long the tap runs.
+ *
  * Invariants:
  * - Private and transient: the file is created next to the recording and unlinked at once, so only
  *   this process reaches it (threads share its descriptor) and nothing is left behind, however the
@@ -28,14 +34,14 @@ export interface SpoolRecord {
 }
 
 export class SpoolWriter {
-  /** The descriptor the indexer thread reads (same process, so the same number works there). */
+  /** The descriptor the indexer reads (handed down to its process). */
   readonly fd: number;
   readonly key: Buffer = randomBytes(32);
   private at = 0;
   private closed = false;
 
   /** Creates the spool beside `recordingPath` (same disk as the recording the user chose), unlinked at once. */
-  constructor(recordingPath: string) {
+  constructor(recordingPath: string, readonly capacity: number) {
     const path = join(dirname(recordingPath), `.${basename(recordingPath)}.spool-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.fd = openSync(path, 'wx+', 0o600);
     try {
@@ -51,25 +57,37 @@ export class SpoolWriter {
     return this.at;
   }
 
-  /** Appends one batch; returns the new end. Throws on a failed write (disk full): the caller counts the loss. */
-  append(ops: string, bytes: Buffer): number {
+  /** Bytes a batch takes in the spool. */
+  static sizeOf(ops: string, bytes: Buffer): number {
+    return HEADER + Buffer.byteLength(ops, 'utf8') + bytes.length;
+  }
+
+  /**
+   * Appends one batch unless it does not fit in front of `readerAt` (then returns false and writes
+   * nothing). Throws on a failed write (disk full) or a batch larger than the whole spool: the
+   * caller counts the loss.
+   */
+  append(ops: string, bytes: Buffer, readerAt: number): boolean {
     const opsBuf = Buffer.from(ops, 'utf8');
+    const total = HEADER + opsBuf.length + bytes.length;
+    if (total > this.capacity) throw new Error(`a batch of ${total} bytes is larger than the spool (${this.capacity} bytes)`);
+    if (this.at + total - readerAt > this.capacity) return false;
     const header = Buffer.allocUnsafe(HEADER);
     header.writeUInt32LE(opsBuf.length, 0);
     header.writeUInt32LE(bytes.length, 4);
     randomBytes(16).copy(header, 8);
     const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
     const parts = [header, cipher.update(opsBuf), cipher.update(bytes)];
-    const total = HEADER + opsBuf.length + bytes.length;
-    let written = 0;
-    // writev may write less than asked (rare, on a full or slow disk): finish the record or fail.
-    while (written < total) {
-      const n = writevSync(this.fd, written === 0 ? parts : [concatFrom(parts, written)], this.at + written);
-      if (n <= 0) throw new Error('spool write made no progress');
-      written += n;
+    const offset = this.at % this.capacity;
+    if (offset + total <= this.capacity) writeAllAt(this.fd, parts, offset);
+    else {
+      // The record wraps: its head fills the file's end, its tail starts the file again.
+      const whole = Buffer.concat(parts, total);
+      writeAllAt(this.fd, [whole.subarray(0, this.capacity - offset)], offset);
+      writeAllAt(this.fd, [whole.subarray(this.capacity - offset)], 0);
     }
     this.at += total;
-    return this.at;
+    return true;
   }
 
   close(): void {
@@ -84,7 +102,7 @@ export class SpoolReader {
   private at = 0;
   private readonly header = Buffer.alloc(HEADER);
 
-  constructor(private readonly fd: number, private readonly key: Buffer | Uint8Array) {}
+  constructor(private readonly fd: number, private readonly key: Buffer | Uint8Array, private readonly capacity: number) {}
 
   /** Where the next record starts (what has been read so far). */
   get position(): number {
@@ -94,15 +112,23 @@ export class SpoolReader {
   /** The next record, or undefined when none is complete before `end`. */
   next(end: number): SpoolRecord | undefined {
     if (this.at + HEADER > end) return undefined;
-    readFully(this.fd, this.header, this.at);
+    this.readAt(this.header, this.at);
     const opsLen = this.header.readUInt32LE(0);
     const bytesLen = this.header.readUInt32LE(4);
     if (this.at + HEADER + opsLen + bytesLen > end) return undefined;
     const body = Buffer.allocUnsafe(opsLen + bytesLen);
-    readFully(this.fd, body, this.at + HEADER);
+    this.readAt(body, this.at + HEADER);
     const plain = createDecipheriv(CIPHER, this.key, this.header.subarray(8)).update(body);
     this.at += HEADER + opsLen + bytesLen;
     return { ops: plain.toString('utf8', 0, opsLen), bytes: plain.subarray(opsLen) };
+  }
+
+  /** Fills `into` from logical position `at`, wrapping at the end of the file. */
+  private readAt(into: Buffer, at: number): void {
+    const offset = at % this.capacity;
+    const head = Math.min(into.length, this.capacity - offset);
+    readFully(this.fd, into.subarray(0, head), offset);
+    if (head < into.length) readFully(this.fd, into.subarray(head), 0);
   }
 }
 
@@ -115,6 +141,13 @@ function readFully(fd: number, into: Buffer, position: number): void {
   }
 }
 
-function concatFrom(parts: Buffer[], skip: number): Buffer {
-  return Buffer.concat(parts).subarray(skip);
+/** writev may write less than asked (rare, on a full or slow disk): finish the record or fail. */
+function writeAllAt(fd: number, parts: Buffer[], position: number): void {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let written = writevSync(fd, parts, position);
+  while (written < total) {
+    const n = writevSync(fd, [Buffer.concat(parts, total).subarray(written)], position + written);
+    if (n <= 0) throw new Error('spool write made no progress');
+    written += n;
+  }
 }

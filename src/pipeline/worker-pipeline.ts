@@ -36,8 +36,8 @@ export interface WorkerPipelineOptions {
   maxQueueBytes?: number;
   /** Worker thread niceness (Linux; default 0). */
   nice?: number;
-  /** How far (bytes of spool) the recording may lag behind the traffic before this side's queue fills (default 1 GiB). */
-  maxSpoolBytes?: number;
+  /** Size of the recording's spool: how far the recording may lag behind the traffic before this side's queue fills (default 1 GiB). */
+  spoolBytes?: number;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -85,7 +85,7 @@ export class WorkerPipeline implements PipelineInput {
       clockOrigin: systemClockOrigin,
       nice: opts.nice ?? 0,
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-      ...(opts.maxSpoolBytes !== undefined ? { maxSpoolBytes: opts.maxSpoolBytes } : {}),
+      ...(opts.spoolBytes !== undefined ? { spoolBytes: opts.spoolBytes } : {}),
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
     const first = await new Promise<FromWorker>((resolve, reject) => {

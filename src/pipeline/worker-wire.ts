@@ -53,8 +53,8 @@ export interface PipelineWorkerData {
   maxLineBytes?: number;
   /** Scheduling niceness of the worker thread (Linux). */
   nice: number;
-  /** Spool the recording indexer may lag behind before acknowledgements are held back (bytes). */
-  maxSpoolBytes?: number;
+  /** Size of the recording's spool: how far the indexer may lag behind (bytes). */
+  spoolBytes?: number;
 }
 
 export type ToWorker =

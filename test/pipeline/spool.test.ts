@@ -13,10 +13,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function spoolIn(): { dir: string; spool: SpoolWriter } {
+function spoolIn(capacity = 1 << 20): { dir: string; spool: SpoolWriter } {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-spool-'));
   dirs.push(dir);
-  return { dir, spool: new SpoolWriter(join(dir, 'rec.db')) };
+  return { dir, spool: new SpoolWriter(join(dir, 'rec.db'), capacity) };
 }
 
 describe('spool', () => {
@@ -24,8 +24,11 @@ describe('spool', () => {
     const { spool } = spoolIn();
     const sent = Array.from({ length: 200 }, (_, i) => ({ ops: JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, i * 7]]), bytes: Buffer.alloc(i * 7, i % 251) }));
     const ends: number[] = [];
-    for (const r of sent) ends.push(spool.append(r.ops, r.bytes));
-    const reader = new SpoolReader(spool.fd, spool.key);
+    for (const r of sent) {
+      expect(spool.append(r.ops, r.bytes, 0)).toBe(true);
+      ends.push(spool.end);
+    }
+    const reader = new SpoolReader(spool.fd, spool.key, spool.capacity);
     // Up to just short of the 100th record's end: 99 records, then nothing until the extent grows.
     const got = [];
     for (let r = reader.next(ends[99]! - 1); r; r = reader.next(ends[99]! - 1)) got.push(r);
@@ -37,11 +40,37 @@ describe('spool', () => {
     spool.close();
   });
 
+  it('is a ring: wraps at its size, never overwrites what was not read, never grows', () => {
+    const { spool } = spoolIn(1000);
+    const reader = new SpoolReader(spool.fd, spool.key, spool.capacity);
+    const batch = (i: number) => ({ ops: `[[7,${i}]]`, bytes: Buffer.alloc(100 + (i % 7) * 13, i % 256) });
+    let written = 0;
+    let read = 0;
+    // Interleaved: the writer fills what the reader freed; records straddle the end of the file.
+    while (read < 300) {
+      while (written < 300) {
+        const b = batch(written);
+        if (!spool.append(b.ops, b.bytes, reader.position)) break;
+        written++;
+      }
+      expect(spool.end - reader.position).toBeLessThanOrEqual(1000);
+      const r = reader.next(spool.end);
+      expect(r).toBeDefined();
+      expect(r!.ops).toBe(batch(read).ops);
+      expect(r!.bytes.equals(batch(read).bytes)).toBe(true);
+      read++;
+    }
+    expect(spool.end).toBeGreaterThan(20 * 1000);
+    expect(fstatSync(spool.fd).size).toBeLessThanOrEqual(1000);
+    expect(() => spool.append('[]', Buffer.alloc(2000), reader.position)).toThrow(/larger than the spool/);
+    spool.close();
+  });
+
   it('leaves no file behind and holds no plaintext', () => {
     const { dir, spool } = spoolIn();
     expect(readdirSync(dir)).toEqual([]);
     const secret = '{"arguments":{"token":"sk-live-0123456789abcdef"}}\n';
-    for (let i = 0; i < 50; i++) spool.append(JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, secret.length]]), Buffer.from(secret));
+    for (let i = 0; i < 50; i++) spool.append(JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, secret.length]]), Buffer.from(secret), 0);
     const raw = Buffer.alloc(fstatSync(spool.fd).size);
     readSync(spool.fd, raw, 0, raw.length, 0);
     expect(raw.length).toBe(spool.end);
@@ -52,7 +81,7 @@ describe('spool', () => {
     const len = raw.readUInt32LE(0) + raw.readUInt32LE(4) + 24;
     const tail = (at: number) => raw.subarray(at + len - secret.length, at + len);
     expect(tail(0).equals(tail(len))).toBe(false);
-    const again = new SpoolReader(spool.fd, spool.key);
+    const again = new SpoolReader(spool.fd, spool.key, spool.capacity);
     expect(again.next(spool.end)?.bytes.toString()).toBe(secret);
     spool.close();
   });
