@@ -6,13 +6,22 @@
  * - saturation: autocannon, 32 connections, a few seconds per round; rounds interleave the two
  *   taps and each keeps its best round, so load from elsewhere on the machine hits both alike.
  *   Target: telemetry on serves at most 15% fewer requests per second.
- * - CPU per exchange of the tap process (utime + stime from /proc/<pid>/stat over the round), and
- *   the difference on - off: what telemetry costs the tap per exchange. Their ratio is the rate
+ * - CPU per exchange of the tap process (utime + stime from /proc/<pid>/stat over the round and
+ *   its drain: after the load stops the bench waits until the tap is idle, since a niced telemetry
+ *   thread may still be working through its backlog; the longest drain is shown), and the
+ *   difference on - off: what telemetry costs the tap per exchange. Their ratio is the rate
  *   ratio a CPU-bound tap would show. Both figures move with other load on the machine (2 cores
  *   shared by the tap, the upstream and autocannon): compare runs made on a quiet machine.
  * - in process: the pipeline alone vs the pipeline with the OTel sinks (same exporters), N
  *   synthetic HTTP exchanges, process.cpuUsage() including the final export: telemetry's CPU per
- *   exchange without any proxying noise.
+ *   exchange without any proxying noise; once in a tight loop, once in bursts as a tap delivers
+ *   them (15 exchanges every 5 ms), which costs markedly more (cold caches, and the scavenger
+ *   promotes much more of each exchange), so the tight loop is the lower bound.
+ * - completeness: the OTLP endpoint decodes every export and counts the spans by name; after the
+ *   rounds the tap is stopped (which flushes its exporter) and the exchange spans it delivered are
+ *   compared with the requests autocannon sent. Telemetry that drops spans would look cheap: the
+ *   bench says so when the counts disagree. The in-process run waits for the span queue to drain
+ *   whenever it is half full (idle time, not CPU), so it measures every span exported too.
  * The upstream answers at once (bench/fixtures/http-echo-server.mjs), so the taps are measured.
  *
  * `otel-cpu` ({@link runOtelCpuBench}) runs only the in-process part, quick to repeat: without
@@ -30,12 +39,15 @@ import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
 import { BENCH_FIXTURES, MCPTAP, median, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { countingOtlp, type SpanTally } from './otlp-span-count.js';
 
 const CONNECTIONS = 32;
 const SECONDS = 4;
 const ROUNDS = 3;
 const IN_PROCESS_EXCHANGES = 20_000;
 const TARGET_RATIO = 0.85;
+/** Half the default span queue (2048): the in-process loop waits for the exporter past this. */
+const SPAN_QUEUE_WAIT = 1024;
 
 const BODY = ECHO_CALL_BODY;
 const HEADERS = ECHO_CALL_HEADERS;
@@ -46,20 +58,6 @@ interface Proc {
   child: ChildProcess;
   /** Lines of the watched stream (the tap's warnings: span queue full, export failures). */
   lines: string[];
-}
-
-/** An OTLP/HTTP endpoint that reads and discards every export (counts requests and bytes). */
-async function discardingOtlp(): Promise<{ url: string; server: Server; counts: { requests: number; bytes: number } }> {
-  const counts = { requests: 0, bytes: 0 };
-  const server = createServer((req, res) => {
-    req.on('data', (b: Buffer) => (counts.bytes += b.length));
-    req.on('end', () => {
-      counts.requests++;
-      res.writeHead(200, { 'content-type': String(req.headers['content-type'] ?? 'application/json') }).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, counts };
 }
 
 async function spawnUntil(name: string, args: string[], pattern: RegExp, stream: 'stdout' | 'stderr'): Promise<Proc> {
@@ -107,16 +105,47 @@ function cpuUs(pid: number | undefined): number {
 
 interface Round {
   rps: number;
+  /** Completed (answered) requests. */
   requests: number;
+  /** Requests sent, answered or not (in flight when a round stops): each is an exchange the tap saw. */
+  sent: number;
   errors: number;
+  /** The process's CPU over the round and its drain, per answered request. */
   cpuPerExchangeUs: number;
+  /** How long the process kept working after the load stopped (ms): telemetry lagging behind. */
+  drainMs: number;
+}
+
+/** Polling step and idle threshold of {@link settle}: below 3% of a core the tap is done with the round. */
+const SETTLE_STEP_MS = 100;
+const SETTLE_IDLE_US = 3_000;
+const SETTLE_MAX_MS = 30_000;
+
+/**
+ * Waits until the process stops using CPU (two quiet steps in a row): a telemetry thread that
+ * fell behind during the round (it runs niced) finishes its backlog after the load stops, and
+ * that CPU belongs to the round. Returns how long that took (ms).
+ */
+async function settle(pid: number | undefined): Promise<number> {
+  const t0 = performance.now();
+  let last = cpuUs(pid);
+  let quiet = 0;
+  while (quiet < 2 && performance.now() - t0 < SETTLE_MAX_MS) {
+    await new Promise((r) => setTimeout(r, SETTLE_STEP_MS));
+    const now = cpuUs(pid);
+    quiet = now - last < SETTLE_IDLE_US ? quiet + 1 : 0;
+    last = now;
+  }
+  // The two quiet steps are not part of the drain.
+  return Math.max(0, performance.now() - t0 - 2 * SETTLE_STEP_MS);
 }
 
 async function saturate(p: Proc): Promise<Round> {
   const cpu0 = cpuUs(p.child.pid);
   const r = await autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, duration: SECONDS });
+  const drainMs = await settle(p.child.pid);
   const cpu = cpuUs(p.child.pid) - cpu0;
-  return { rps: r.requests.average, requests: r.requests.total, errors: r.errors + r.non2xx + r.timeouts, cpuPerExchangeUs: cpu / Math.max(1, r.requests.total) };
+  return { rps: r.requests.average, requests: r.requests.total, sent: r.requests.sent, errors: r.errors + r.non2xx + r.timeouts, cpuPerExchangeUs: cpu / Math.max(1, r.requests.total), drainMs };
 }
 
 /** What the in-process measurement turns on: nothing, spans only, metrics only, or both. */
@@ -140,11 +169,19 @@ function telemetryFor(mode: TelemetryMode, otlpUrl: string, protocol: string | u
 }
 
 /**
+ * A tap at saturation (a few thousand requests/s) hands its pipeline thread about this many
+ * exchanges per batch, one batch every {@link BURST_PAUSE_MS}.
+ */
+const BURST = 15;
+const BURST_PAUSE_MS = 5;
+const BURST_EXCHANGES = 6_000;
+
+/**
  * CPU µs per exchange of the pipeline in this process with the OTel sinks of `mode` (spans to
  * OTLP, metrics to OTLP and a Prometheus endpoint that is not scraped): `exchanges` synthetic HTTP
  * `tools/call` exchanges, process.cpuUsage() including the final flush and export.
  */
-export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchanges = IN_PROCESS_EXCHANGES, protocol?: string): Promise<InProcessResult> {
+export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchanges = IN_PROCESS_EXCHANGES, protocol?: string, burst?: number): Promise<InProcessResult> {
   const telemetry = mode === 'off' ? undefined : await createTelemetry(telemetryFor(mode, otlpUrl, protocol));
   const pipeline = new Pipeline({ tickMs: 0 });
   for (const s of telemetry?.sinks ?? []) pipeline.addSink(s);
@@ -156,8 +193,16 @@ export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchang
     const t = pipeline.clock.nowUs();
     pipeline.pushMessage({ connectionId: 'bench', direction: 'c2s', channel: 'http-body', timeUs: t, context: { streamId: `s${i}` } }, req(i));
     pipeline.pushMessage({ connectionId: 'bench', direction: 's2c', channel: 'http-body', timeUs: t + 150, context: { streamId: `s${i}`, httpStatus: 200 } }, res(i));
-    // Let the batch exporter run as it would in a live tap (it works between events).
-    if (i % 512 === 0) await new Promise((r) => setImmediate(r));
+    // Let the batch exporter run as it would in a live tap (it works between events). A tap's
+    // pauses between batches let its exporter keep up; this loop has none, so past half a queue it
+    // waits (idle, not CPU) rather than have spans dropped, which would make telemetry look cheap.
+    if (burst !== undefined) {
+      // As a tap delivers them: `burst` exchanges, then the thread waits for the next batch.
+      if (i % burst === 0) await new Promise((r) => setTimeout(r, BURST_PAUSE_MS));
+    } else if (i % 512 === 0) {
+      await new Promise((r) => setImmediate(r));
+      while ((telemetry?.spanCounts()?.queued ?? 0) >= SPAN_QUEUE_WAIT) await new Promise((r) => setTimeout(r, 1));
+    }
   }
   pipeline.closeConnection('bench', { reason: 'bench done' });
   await pipeline.close();
@@ -210,8 +255,20 @@ export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENC
   }
 }
 
+/**
+ * Did the tap export a span for every exchange? Each request autocannon sent is one exchange span:
+ * answered, or cancelled when a round stopped with it in flight; so completed <= spans <= sent.
+ */
+function completeness(spans: SpanTally, on: Round): string {
+  const head = `spans: the OTLP endpoint received ${spans.exchange} exchange spans (and ${spans.session} mcp.session spans) for ${on.sent} requests sent, ${on.requests} answered`;
+  if (spans.undecoded > 0) return `${head}: INCOMPLETE? ${spans.undecoded} trace exports could not be decoded`;
+  if (spans.exchange < on.requests) return `${head}: INCOMPLETE, at least ${on.requests - spans.exchange} exchange spans missing`;
+  if (spans.exchange > on.sent) return `${head}: MORE spans than requests sent (${spans.exchange - on.sent} extra)`;
+  return `${head}: complete`;
+}
+
 export async function runOtelBench(): Promise<string> {
-  const otlp = await discardingOtlp();
+  const otlp = await countingOtlp();
   const procs: Proc[] = [];
   try {
     const upstream = await spawnUntil('upstream', [join(BENCH_FIXTURES, 'http-echo-server.mjs')], /"url":"([^"]+)"/, 'stdout');
@@ -227,28 +284,40 @@ export async function runOtelBench(): Promise<string> {
         const r = await saturate(p);
         const prev = best.get(p);
         // Best of the rounds for each figure on its own: highest rate, lowest CPU per exchange.
-        best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs) } : r);
+        best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, sent: prev.sent + r.sent, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs), drainMs: Math.max(prev.drainMs, r.drainMs) } : r);
       }
     }
+    // Stopping the tap flushes its exporter: every span it will ever send has arrived then.
+    await stop(on);
+    const tapSpans = { ...otlp.spans };
     const inOff = (await inProcessCpu('off', otlp.url)).cpuUs;
-    const inOn = (await inProcessCpu('both', otlp.url)).cpuUs;
+    const inBoth = await inProcessCpu('both', otlp.url);
+    const inOn = inBoth.cpuUs;
+    const inSpans = otlp.spans.exchange - tapSpans.exchange;
+    // The same work delivered in bursts, as the tap's pipeline thread gets it: caches go cold between
+    // bursts and the collector sees other lifetimes. Tight-loop figures understate what a tap pays.
+    const burstOff = (await inProcessCpu('off', otlp.url, BURST_EXCHANGES, undefined, BURST)).cpuUs;
+    const burstOn = (await inProcessCpu('both', otlp.url, BURST_EXCHANGES, undefined, BURST)).cpuUs;
     const o = best.get(off)!;
     const n = best.get(on)!;
     const ratio = n.rps / o.rps;
     return [
       `OTel overhead, HTTP tap at saturation: autocannon ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds (best kept); OTLP to an in-process discarding endpoint`,
       table(
-        ['tap', 'mode', 'req/s', 'vs off', 'errors', 'tap CPU us/exchange'],
+        ['tap', 'mode', 'req/s', 'vs off', 'errors', 'tap CPU us/exchange', 'longest drain (ms)'],
         [off, on].map((p) => {
           const r = best.get(p)!;
-          return ['mcptap http', p.name, r.rps.toFixed(0), `${(r.rps / o.rps).toFixed(2)}x`, String(r.errors), r.cpuPerExchangeUs.toFixed(1)];
+          return ['mcptap http', p.name, r.rps.toFixed(0), `${(r.rps / o.rps).toFixed(2)}x`, String(r.errors), r.cpuPerExchangeUs.toFixed(1), r.drainMs.toFixed(0)];
         }),
       ),
       `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
       `telemetry CPU in the tap process: ${(n.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange (on - off); ` +
         `CPU-bound rate ratio implied by it ${(o.cpuPerExchangeUs / n.cpuPerExchangeUs).toFixed(2)}x`,
       `in process, ${IN_PROCESS_EXCHANGES} exchanges through the pipeline: ${inOff.toFixed(1)} us/exchange without sinks, ${inOn.toFixed(1)} with spans + metrics (incl. export) -> telemetry ${(inOn - inOff).toFixed(1)} us per exchange`,
-      `OTLP endpoint received ${otlp.counts.requests} exports, ${(otlp.counts.bytes / 1e6).toFixed(1)} MB`,
+      `in process, in bursts of ${BURST} exchanges every ${BURST_PAUSE_MS} ms as a tap delivers them (${BURST_EXCHANGES} exchanges): ${burstOff.toFixed(1)} us/exchange without sinks, ${burstOn.toFixed(1)} with -> telemetry ${(burstOn - burstOff).toFixed(1)} us per exchange`,
+      completeness(tapSpans, n),
+      `in process: the endpoint received ${inSpans} exchange spans for ${IN_PROCESS_EXCHANGES} exchanges` + (inSpans === IN_PROCESS_EXCHANGES && inBoth.spansDropped === 0 ? ' (complete)' : ` (INCOMPLETE: ${inBoth.spansDropped} dropped)`),
+      `OTLP endpoint received ${otlp.counts.requests} exports, ${(otlp.counts.bytes / 1e6).toFixed(1)} MB` + (otlp.spans.undecoded > 0 ? `, ${otlp.spans.undecoded} trace exports it could not decode` : ''),
       ...on.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `tap said: ${l}`),
     ].join('\n');
   } finally {

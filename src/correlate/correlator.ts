@@ -38,8 +38,12 @@ export class Correlator {
   private readonly pending = new Map<string, Exchange>();
   private readonly byExchangeKey = new Map<string, string>();
   private readonly progressTokens = new Map<string, string>();
-  /** `${connection}|${streamId}` -> keys of the exchanges whose request travelled on that stream. */
-  private readonly streams = new Map<string, Set<string>>();
+  /**
+   * `${connection}|${streamId}` -> key(s) of the exchanges whose request travelled on that stream:
+   * the key itself while there is one (an HTTP POST carries one request, almost always), a Set
+   * once there are two or more (a batch). Entries go only as a whole, at the stream's end.
+   */
+  private readonly streams = new Map<string, string | Set<string>>();
   private readonly conns = new Map<string, ConnectionEra>();
   private readonly tombstones = new Map<string, string>();
   private readonly operations = new Map<string, string>();
@@ -95,20 +99,25 @@ export class Correlator {
 
   /** A stream (HTTP response) ended without answering some of its requests. */
   endStream(connectionId: string, streamId: string, end: StreamEnd, out: TapEvent[] = []): TapEvent[] {
-    const keys = this.streams.get(`${connectionId}|${streamId}`);
-    this.streams.delete(`${connectionId}|${streamId}`);
-    if (!keys) return out;
-    for (const key of keys) {
-      const pk = this.byExchangeKey.get(key);
-      const ex = pk ? this.pending.get(pk) : undefined;
-      if (!ex || !pk) continue;
-      const t = (ex.transport ??= {});
-      if (end.httpStatus !== undefined) t.httpStatus = end.httpStatus;
-      t.streamEndUs = end.timeUs;
-      if (end.outcome === 'cancelled' && !ex.cancel) ex.cancel = { timeUs: end.timeUs, by: 'disconnect' };
-      this.complete(pk, finishWithout(ex, ex.cancel ? 'cancelled' : end.outcome, end.timeUs, end.errorClass), out);
-    }
+    const sk = `${connectionId}|${streamId}`;
+    const keys = this.streams.get(sk);
+    if (keys === undefined) return out;
+    this.streams.delete(sk);
+    if (typeof keys === 'string') this.endOnStream(keys, end, out);
+    else for (const key of keys) this.endOnStream(key, end, out);
     return out;
+  }
+
+  /** The stream of exchange `key` ended: it completes now unless it already did. */
+  private endOnStream(key: string, end: StreamEnd, out: TapEvent[]): void {
+    const pk = this.byExchangeKey.get(key);
+    const ex = pk ? this.pending.get(pk) : undefined;
+    if (!ex || !pk) return;
+    const t = (ex.transport ??= {});
+    if (end.httpStatus !== undefined) t.httpStatus = end.httpStatus;
+    t.streamEndUs = end.timeUs;
+    if (end.outcome === 'cancelled' && !ex.cancel) ex.cancel = { timeUs: end.timeUs, by: 'disconnect' };
+    this.complete(pk, finishWithout(ex, ex.cancel ? 'cancelled' : end.outcome, end.timeUs, end.errorClass), out);
   }
 
   /** Time passes: cancelled requests past their grace period complete as cancelled. */
@@ -151,9 +160,10 @@ export class Correlator {
     const streamId = frame.context?.streamId;
     if (streamId !== undefined) {
       const sk = `${frame.connectionId}|${streamId}`;
-      let set = this.streams.get(sk);
-      if (!set) this.streams.set(sk, (set = new Set()));
-      set.add(ex.key);
+      const cur = this.streams.get(sk);
+      if (cur === undefined) this.streams.set(sk, ex.key);
+      else if (typeof cur === 'string') this.streams.set(sk, new Set([cur, ex.key]));
+      else cur.add(ex.key);
     }
     out.push({ type: 'exchange-started', exchange: ex });
     out.push({ type: 'frame', frame, exchangeKey: ex.key });
@@ -229,9 +239,9 @@ export class Correlator {
   private streamExchange(frame: MessageFrame): Exchange | undefined {
     const sid = frame.context?.streamId;
     if (sid === undefined) return undefined;
-    const set = this.streams.get(`${frame.connectionId}|${sid}`);
-    if (!set || set.size !== 1) return undefined;
-    return this.pendingByKey(set.values().next().value as string);
+    const keys = this.streams.get(`${frame.connectionId}|${sid}`);
+    // A stream of several requests (a Set) names no single exchange.
+    return typeof keys === 'string' ? this.pendingByKey(keys) : undefined;
   }
 
   private pendingByKey(exchangeKey: string): Exchange | undefined {

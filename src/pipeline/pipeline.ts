@@ -7,7 +7,6 @@
  * pipeline second; every pipeline entry point catches its own failures, counts them, and returns.
  */
 import type { ConnectionInfo, TapEvent, AnomalyKind } from '../model/events.js';
-import type { MessageFrame } from '../model/frame.js';
 import { checkRequestHeaders } from '../protocol/headers.js';
 import type { AnomalyExtra, ConnectionClose, PipelineInput, RequestHeaders } from './pipeline-input.js';
 import type { Channel, Chunk, Direction, FrameContext } from '../model/frame.js';
@@ -106,24 +105,40 @@ export class Pipeline implements PipelineInput {
    */
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
     this.guard(() => {
-      const seen: Array<{ frame: MessageFrame; exchangeKey: string | undefined }> = [];
-      for (const f of parseMessageBytes(raw, origin, this.seq)) {
-        const events = this.correlator.push(f);
-        for (const e of events) if (e.type === 'frame' && e.frame.kind === 'message' && e.frame.direction === 'c2s') seen.push({ frame: e.frame, exchangeKey: e.exchangeKey });
+      const frames = parseMessageBytes(raw, origin, this.seq);
+      // One message per body, almost always: its events are checked right after they are emitted.
+      // A batch's are checked once all of its frames' events are out, as for a single message.
+      if (frames.length === 1) {
+        const events = this.correlator.push(frames[0]!);
         this.emitAll(events);
+        this.checkHeaders(events, origin, headers);
+        return;
       }
-      for (const { frame, exchangeKey } of seen) {
-        for (const m of checkRequestHeaders(headers, frame.message)) {
-          const id = (frame.message as { id?: unknown }).id;
-          const method = (frame.message as { method?: string }).method ?? '';
-          this.anomaly('header_mismatch', origin.connectionId, `${method}${id !== undefined ? ` id ${JSON.stringify(id)}` : ''}: ${m.detail}`, {
-            direction: 'c2s',
-            timeUs: origin.timeUs,
-            ...(exchangeKey ? { exchangeKey } : {}),
-          });
-        }
+      const all: TapEvent[][] = [];
+      for (const f of frames) {
+        const events = this.correlator.push(f);
+        this.emitAll(events);
+        all.push(events);
       }
+      for (const events of all) this.checkHeaders(events, origin, headers);
     });
+  }
+
+  /** A `header_mismatch` anomaly, linked to its exchange, per disagreement of the headers with a request message among `events`. */
+  private checkHeaders(events: TapEvent[], origin: FrameOrigin, headers: RequestHeaders): void {
+    for (const e of events) {
+      if (e.type !== 'frame' || e.frame.kind !== 'message' || e.frame.direction !== 'c2s') continue;
+      const message = e.frame.message;
+      for (const m of checkRequestHeaders(headers, message)) {
+        const id = (message as { id?: unknown }).id;
+        const method = (message as { method?: string }).method ?? '';
+        this.anomaly('header_mismatch', origin.connectionId, `${method}${id !== undefined ? ` id ${JSON.stringify(id)}` : ''}: ${m.detail}`, {
+          direction: 'c2s',
+          timeUs: origin.timeUs,
+          ...(e.exchangeKey ? { exchangeKey: e.exchangeKey } : {}),
+        });
+      }
+    }
   }
 
   /**

@@ -145,6 +145,39 @@ describe('Correlator', () => {
     expect([ex!.outcome, ex!.cancel?.by, ex!.transport?.eventTimesUs?.length]).toEqual(['cancelled', 'disconnect', 2]);
   });
 
+  it('a batch on one stream: its end completes every request still pending, and its events name no single exchange', () => {
+    const h = harness();
+    h.send('c2s', [req(1, 'tools/call', { name: 'a' }), req(2, 'tools/call', { name: 'b' })], { streamId: 'b1' });
+    h.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, { streamId: 'b1' });
+    h.send('s2c', ok(1), { streamId: 'b1' });
+    h.c.endStream('k', 'b1', { timeUs: h.now() + 500, outcome: 'transport_error', errorClass: 'stream_ended_without_response', httpStatus: 200 }, h.events);
+    const done = h.completed();
+    expect(done.map((e) => [e.id, e.outcome, e.transport?.errorClass, e.transport?.eventTimesUs])).toEqual([
+      [1, 'ok', undefined, undefined],
+      [2, 'transport_error', 'stream_ended_without_response', undefined],
+    ]);
+    const note = h.events.find((e) => e.type === 'frame' && e.frame.kind === 'message' && e.frame.messageKind === 'notification');
+    expect(note && 'exchangeKey' in note ? note.exchangeKey : undefined).toBeUndefined();
+    // Ended streams are forgotten: a second end changes nothing.
+    h.c.endStream('k', 'b1', { timeUs: h.now() + 900, outcome: 'cancelled' }, h.events);
+    expect(h.completed()).toHaveLength(2);
+  });
+
+  it('a stream of one request: its end completes it once, after which the stream is forgotten', () => {
+    const h = harness();
+    h.send('c2s', req(7, 'tools/call', { name: 'x' }), { streamId: 'one' });
+    h.c.endStream('k', 'one', { timeUs: h.now() + 100, outcome: 'transport_error', errorClass: 'stream_ended_without_response' }, h.events);
+    h.c.endStream('k', 'one', { timeUs: h.now() + 200, outcome: 'cancelled' }, h.events);
+    expect(h.completed().map((e) => [e.id, e.outcome])).toEqual([[7, 'transport_error']]);
+    // The same stream id later carries a new request: a new exchange, ended by the new stream end.
+    h.send('c2s', req(8, 'ping'), { streamId: 'one' });
+    h.c.endStream('k', 'one', { timeUs: h.now() + 100, outcome: 'cancelled' }, h.events);
+    expect(h.completed().map((e) => [e.id, e.outcome, e.cancel?.by])).toEqual([
+      [7, 'transport_error', undefined],
+      [8, 'cancelled', 'disconnect'],
+    ]);
+  });
+
   it('links MRTR retries into one operation', () => {
     const h = harness();
     h.send('c2s', req(1, 'tools/call', { name: 'book' }));
