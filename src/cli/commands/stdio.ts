@@ -28,7 +28,7 @@ export function register(program: Command): void {
     )
     .argument('<command>', 'the server command to run')
     .argument('[args...]', 'its arguments (put -- before the command so its flags are not read as mcptap flags)')
-    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing)')
+    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
     .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
