@@ -40,7 +40,7 @@ export function register(program: Command): void {
     )
     .requiredOption('--upstream <url>', 'the MCP server, e.g. http://127.0.0.1:3001/mcp')
     .option('--listen <host:port>', `where to listen; binding beyond loopback needs an explicit address`, `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`)
-    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing)')
+    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
     .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails')
     .option('--connect-timeout <ms>', 'upstream TCP connect timeout (then 504)', '10000')
     .option('--response-timeout <ms>', 'time allowed until the upstream\'s response headers, 0 = none (then 504)', '300000')
