@@ -2,7 +2,7 @@
  * DNS-rebinding protection for the tap's listener: the `Host` header must name an allowed host and
  * an `Origin` header, when present, an allowed origin. A browser page on an attacker's domain that
  * resolves to 127.0.0.1 sends its own domain in both, so it is refused; non-browser MCP clients send
- * no `Origin` and the tap's own address as `Host`. Pure; no IO.
+ * no `Origin` and the tap's own address as `Host`. No IO (it remembers only the last `Host` that passed).
  */
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -53,6 +53,8 @@ export class ListenerGuard {
   private readonly originExact = new Set<string>();
   /** Bound to a wildcard address with no allowed hosts given: the `Host` check cannot know the names, so it is off. */
   readonly hostCheckOff: boolean;
+  /** The last `Host` value that passed: clients send the same one on every request (checked per request). */
+  private lastHostOk: string | undefined;
 
   constructor(opts: GuardOptions) {
     for (const n of LOOPBACK_NAMES) {
@@ -77,10 +79,11 @@ export class ListenerGuard {
   }
 
   check(host: string | undefined, origin: string | undefined): GuardVerdict {
-    if (!this.hostCheckOff) {
+    if (!this.hostCheckOff && host !== this.lastHostOk) {
       if (host === undefined) return { ok: false, detail: 'missing Host header' };
       const h = host.trim().toLowerCase();
       if (!this.hostExact.has(h) && !this.hostNames.has(hostnameOf(h))) return { ok: false, detail: `Host ${JSON.stringify(host)} is not allowed (see --allowed-host)` };
+      this.lastHostOk = host;
     }
     if (origin === undefined) return OK;
     const o = origin.trim().toLowerCase();

@@ -1,6 +1,8 @@
 /**
- * The request body on its way upstream. A Readable that the upstream client consumes, fed from
- * the client's IncomingMessage with backpressure, which also hands each chunk to the side path.
+ * The request body on its way upstream, when it has not fully arrived by the time it is forwarded
+ * (a body already in memory goes as one Buffer: see Forwarder). A Readable that the upstream client
+ * consumes, fed from the client's IncomingMessage with backpressure, which also hands each chunk to
+ * the side path.
  *
  * Why not give `req` to the upstream client directly: on an upstream failure the client library
  * destroys the body stream it was given, and destroying an IncomingMessage kills the client's
@@ -14,11 +16,12 @@ import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../util/clock.js';
 
+/** Methods (not closures: one object per request, the forwarder, implements them). */
 export interface BodyHooks {
-  chunk(chunk: Buffer): void;
-  end(timeUs: number): void;
+  bodyChunk(chunk: Buffer): void;
+  bodyEnd(timeUs: number): void;
   /** The body passed `maxBytes`; reading stops. */
-  tooLarge(): void;
+  bodyTooLarge(): void;
 }
 
 export class RequestBodyPump extends Readable {
@@ -60,18 +63,18 @@ export class RequestBodyPump extends Readable {
     if (this.total > this.maxBytes) {
       this.over = true;
       this.req.pause();
-      this.hooks.tooLarge();
+      this.hooks.bodyTooLarge();
       if (!this.destroyed) this.destroy(new BodyTooLargeError(this.maxBytes));
       return;
     }
-    this.hooks.chunk(chunk);
     if (this.forwarding && !this.destroyed && !this.push(chunk)) this.req.pause();
+    this.hooks.bodyChunk(chunk);
   };
 
   private readonly onEnd = (): void => {
     if (this.over) return;
     this.complete = true;
-    this.hooks.end(this.clock.nowUs());
+    this.hooks.bodyEnd(this.clock.nowUs());
     if (this.forwarding && !this.destroyed) this.push(null);
   };
 

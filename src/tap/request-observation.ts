@@ -2,11 +2,15 @@
  * The side path of one HTTP request through the tap: collects the request body, decodes the
  * response (one JSON body, or SSE events as they arrive), pushes messages into the pipeline with
  * their stream context and times, and ends the stream with the right outcome. Never touches the
- * forwarded bytes; every method is called after the bytes were forwarded.
+ * forwarded bytes; nothing is pushed before the bytes it describes were forwarded (`requestBody`
+ * only notes a body about to go out). The forwarder calls `responseStart` of a plain (non-SSE)
+ * response late, after forwarding its first chunk or all of it; the times it passes are those
+ * it read when the bytes arrived.
  *
- * Timing: the request frame is stamped when its body was fully received; response frames carry
- * the time the response headers arrived; each SSE event is stamped when the chunk completing it
- * arrived; a JSON body when it ended.
+ * Timing: the request frame is stamped when its body was fully received (a body that came in the
+ * same read as the headers: when the request arrived); response frames carry the time the response
+ * headers arrived; each SSE event is stamped when the chunk completing it arrived; a JSON body
+ * when it ended.
  *
  * Invariant: `finish` runs exactly once; after it nothing is pushed for this request.
  */
@@ -97,6 +101,20 @@ export class RequestObservation {
     if (this.connectionId !== undefined) this.pushRequest();
   }
 
+  /**
+   * A body that arrived whole, noted before it is forwarded (so that a failure while forwarding
+   * still answers with its id and records it); pushed by {@link requestForwarded}.
+   */
+  requestBody(raw: Buffer, timeUs: number): void {
+    if (raw.length > 0) this.requestChunk(raw);
+    this.bodyEndUs = timeUs;
+  }
+
+  /** The body noted by {@link requestBody} went upstream: push it now if its connection is known. */
+  requestForwarded(): void {
+    if (!this.finished && this.connectionId !== undefined) this.pushRequest();
+  }
+
   responseStart(status: number, headers: Record<string, string | string[] | undefined>, timeUs: number): void {
     this.status = status;
     this.headersUs = timeUs;
@@ -118,15 +136,18 @@ export class RequestObservation {
     if (this.connectionId !== undefined) this.pushRequest();
   }
 
-  responseChunk(chunk: Buffer, timeUs: number): void {
+  /** A chunk of the response body; `timeUs` (when it arrived) is needed for SSE, read from the clock when absent. */
+  responseChunk(chunk: Buffer, timeUs?: number): void {
     if (this.finished) return;
     if (this.sse) {
+      const t = timeUs ?? this.obs.clock.nowUs();
       const events = this.sse.push(chunk);
-      for (let i = 0; i < events.length; i++) this.onEvent(events[i]!, timeUs);
+      for (let i = 0; i < events.length; i++) this.onEvent(events[i]!, t);
     } else if (this.respParts) {
       if (this.respBytes + chunk.length > this.obs.maxRecordResponseBytes) {
         this.respParts = undefined;
-        this.obs.anomaly('invalid_message', this.connectionId ?? this.obs.socketConnection(this.req, timeUs), `response body over ${this.obs.maxRecordResponseBytes} bytes: forwarded, not recorded`, timeUs);
+        const t = timeUs ?? this.obs.clock.nowUs();
+        this.obs.anomaly('invalid_message', this.connectionId ?? this.obs.socketConnection(this.req, t), `response body over ${this.obs.maxRecordResponseBytes} bytes: forwarded, not recorded`, t);
         return;
       }
       this.respParts.push(chunk);

@@ -35,6 +35,17 @@ describe('ListenerGuard (DNS rebinding protection)', () => {
     expect(new ListenerGuard({ listenHost: '0.0.0.0', allowedHosts: ['box.lan'] }).check('other', undefined).ok).toBe(false);
   });
 
+  it('the same verdicts whatever came before (it remembers the last Host that passed)', () => {
+    const g = new ListenerGuard({ listenHost: '127.0.0.1' });
+    for (let i = 0; i < 3; i++) {
+      expect(g.check('127.0.0.1:7077', undefined).ok).toBe(true);
+      expect(g.check('127.0.0.1:7077', 'http://evil.example').ok).toBe(false);
+      expect(g.check('evil.example', undefined).ok).toBe(false);
+      expect(g.check(undefined, undefined).ok).toBe(false);
+      expect(g.check('localhost:7077', 'http://localhost:3000').ok).toBe(true);
+    }
+  });
+
   it('parses Host values', () => {
     expect(hostnameOf('Example.COM:80')).toBe('example.com');
     expect(hostnameOf('[::1]:7077')).toBe('[::1]');
