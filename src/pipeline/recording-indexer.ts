@@ -70,8 +70,10 @@ export class RecordingIndexer {
   static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
     const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
-    // detached: a terminal's Ctrl-C reaches the tap, which ends the recording in order; not the indexer.
-    const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], detached: true, serialization: 'advanced' });
+    // Not detached: a session of its own would be a scheduling group of its own (Linux autogroup),
+    // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
+    // too, and it ignores it: the tap ends the recording in order.
+    const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
     const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`, ExitCode.Failed);
     const first = await new Promise<FromIndexer>((resolve, reject) => {
       const onError = (err: Error) => reject(failedToStart(err.message));
