@@ -55,7 +55,7 @@ interface Recording {
   waiting: { seq: number; ops: string; bytes: Buffer }[];
   /** close() waiting for `waiting` to empty. */
   drained: (() => void)[];
-  failed: { batches: number; bytes: number; said: boolean };
+  failed: { batches: number; bytes: number; said: boolean; fatalSent: boolean };
 }
 
 interface Live {
@@ -93,7 +93,7 @@ async function openRecording(): Promise<Recording | undefined | false> {
     return false;
   }
   try {
-    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false } };
+    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
     const { telemetry: _telemetry, ...recordOnly } = data.sinks;
     rec.indexer = await RecordingIndexer.start({
       fd: spool.fd,
@@ -153,10 +153,10 @@ function spoolWaiting(rec: Recording): void {
   const end = rec.spool.end;
   while (rec.waiting.length > 0) {
     const b = rec.waiting[0]!;
-    // An indexer that has gone reads no further: waiting for it would only stall the tap's side.
-    const readerAt = rec.indexer.alive ? rec.indexer.indexed : rec.spool.end;
     try {
-      if (!rec.spool.append(b.ops, b.bytes, readerAt)) break;
+      // An indexer that has gone reads no further: what comes now is lost (counted), not spooled.
+      if (!rec.indexer.alive) throw new Error('the recording indexer has stopped');
+      if (!rec.spool.append(b.ops, b.bytes, rec.indexer.indexed)) break;
     } catch (err) {
       lost(rec, b.bytes.length, err as Error);
     }
@@ -175,7 +175,10 @@ function lost(rec: Recording, bytes: number, err: Error): void {
     rec.failed.said = true;
     logger.error(`${why} (further failures counted, not logged)`);
   }
-  if (data.sinks.requireRecording) send({ type: 'fatal', message: why });
+  if (data.sinks.requireRecording && !rec.failed.fatalSent) {
+    rec.failed.fatalSent = true;
+    send({ type: 'fatal', message: why });
+  }
 }
 
 async function closeAll(l: Live | undefined, rec: Recording | undefined): Promise<string[]> {
@@ -203,7 +206,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined): Promis
       clearInterval(progress);
       rec.spool.close();
     }
-    if (rec.failed.batches > 0) lines.push(`recording ${data.sinks.record}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) could not be spooled and are missing`);
+    if (rec.failed.batches > 0) lines.push(`recording ${data.sinks.record}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`);
   }
   lines.push(...(await liveDone));
   return lines;

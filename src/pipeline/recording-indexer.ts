@@ -157,7 +157,7 @@ export class RecordingIndexer {
   private die(why: string): void {
     if (this.dead) return;
     this.dead = why;
-    this.opts.logger.error(`${why}; the recording stops here (the spool is kept no further)`);
+    this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
     if (this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
     // Whoever waits for room in the spool must hear that no more will come.
     this.opts.onIndexed?.(this.position);

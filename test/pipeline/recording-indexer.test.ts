@@ -87,6 +87,21 @@ describe('recording through the spool', () => {
     }
   });
 
+  it('an indexer that dies mid-run: traffic goes on, the tap exits 0 and says what the recording lacks', async () => {
+    const dir = tempDir();
+    const t = tap(join(dir, 'rec.db'));
+    await t.burst(20, 4, 30_000);
+    const pid = spawnSync('pgrep', ['-P', String(t.child.pid), '-f', 'indexer-process'], { encoding: 'utf8' }).stdout.trim();
+    expect(pid).toMatch(/^\d+$/);
+    process.kill(Number(pid), 'SIGKILL');
+    await t.burst(200, 8, 30_000);
+    t.child.stdin.end();
+    expect(await t.closed).toBe(0);
+    // Whichever the tap hears first: the child's exit, or the failed send to it.
+    expect(t.stderr()).toMatch(/recording indexer (exited \(SIGKILL\)|failed)/);
+    expect(t.stderr()).toMatch(/could not be recorded and are missing|recording incomplete/);
+  });
+
   it('the indexer process ends when the tap is killed', async () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
