@@ -52,7 +52,7 @@ interface Recording {
   spool: SpoolWriter;
   indexer: RecordingIndexer;
   /** Batches waiting for room in the spool, oldest first; unacknowledged. */
-  waiting: { seq: number; ops: string; bytes: Buffer }[];
+  waiting: { seq: number; ops: string; bytes: Buffer; buffer?: ArrayBuffer }[];
   /** close() waiting for `waiting` to empty. */
   drained: (() => void)[];
   failed: { batches: number; bytes: number; said: boolean; fatalSent: boolean };
@@ -136,10 +136,11 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
   for (let m = inbox.shift(); m; m = inbox.shift()) {
     if (m.type === 'batch') {
       droppedByTap = m.droppedTotal;
-      const bytes = Buffer.from(m.bytes);
+      const bytes = Buffer.from(m.bytes, 0, m.length);
       if (l) applyWireOps(l.pipeline, JSON.parse(m.ops) as WireOp[], bytes);
+      // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
       if (rec) {
-        rec.waiting.push({ seq: m.seq, ops: m.ops, bytes });
+        rec.waiting.push({ seq: m.seq, ops: m.ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
@@ -161,7 +162,8 @@ function spoolWaiting(rec: Recording): void {
       lost(rec, b.bytes.length, err as Error);
     }
     rec.waiting.shift();
-    send({ type: 'ack', seq: b.seq });
+    if (b.buffer) port!.postMessage({ type: 'ack', seq: b.seq, buffer: b.buffer } satisfies FromWorker, [b.buffer]);
+    else send({ type: 'ack', seq: b.seq });
   }
   if (rec.spool.end > end) rec.indexer.spooled(rec.spool.end);
   if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();

@@ -58,12 +58,22 @@ export interface PipelineWorkerData {
 }
 
 export type ToWorker =
-  | { type: 'batch'; seq: number; /** JSON of WireOp[] */ ops: string; bytes: ArrayBuffer; droppedTotal: number }
+  | {
+      type: 'batch';
+      seq: number;
+      /** JSON of WireOp[] */
+      ops: string;
+      /** The ops' bytes are its first `length` bytes (a recycled buffer can be larger). */
+      bytes: ArrayBuffer;
+      length: number;
+      droppedTotal: number;
+    }
   | { type: 'close' };
 
 export type FromWorker =
   | { type: 'ready'; metricsUrl?: string }
   | { type: 'failed'; code: string; message: string; exitCode: number }
-  | { type: 'ack'; seq: number }
+  /** `buffer`: the batch's byte buffer, handed back for reuse once nothing refers to it any more. */
+  | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
   | { type: 'fatal'; message: string }
   | { type: 'closed'; lines: string[] };
