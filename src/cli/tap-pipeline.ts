@@ -47,7 +47,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
       logger,
       logLevel,
-      ...spoolBytes(process.env.MCPTAP_SPOOL_BYTES),
+      ...recordingTuning(process.env),
       nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true || !telemetryOn),
       ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
       ...(onFatal ? { onFatal } : {}),
@@ -73,15 +73,24 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
  * equal terms. MCPTAP_PIPELINE_NICE (0-19) overrides.
  */
 function pipelineNice(env: string | undefined, mustKeepUp: boolean): number {
-  const n = env === undefined || env.trim() === '' ? NaN : Number(env);
-  if (Number.isInteger(n) && n >= 0 && n <= 19) return n;
-  return mustKeepUp ? 0 : DEFAULT_PIPELINE_NICE;
+  return envInt(env, 0, 19) ?? (mustKeepUp ? 0 : DEFAULT_PIPELINE_NICE);
 }
 
 const DEFAULT_PIPELINE_NICE = 5;
 
-/** MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB). A batch larger than the spool is lost: keep it well above the largest message. */
-function spoolBytes(env: string | undefined): { spoolBytes?: number } {
-  const n = env === undefined || env.trim() === '' ? NaN : Number(env);
-  return Number.isInteger(n) && n > 0 ? { spoolBytes: n } : {};
+/**
+ * MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB; a batch larger than the spool is
+ * lost: keep it well above the largest message). MCPTAP_INDEX_LAG_MS: how long indexing waits
+ * while traffic flows (default 10 s).
+ */
+function recordingTuning(env: NodeJS.ProcessEnv): { spoolBytes?: number; indexLagMs?: number } {
+  const spoolBytes = envInt(env.MCPTAP_SPOOL_BYTES, 1, Number.MAX_SAFE_INTEGER);
+  const indexLagMs = envInt(env.MCPTAP_INDEX_LAG_MS, 1, Number.MAX_SAFE_INTEGER);
+  return { ...(spoolBytes !== undefined ? { spoolBytes } : {}), ...(indexLagMs !== undefined ? { indexLagMs } : {}) };
+}
+
+/** An integer setting from the environment within [min, max]; undefined when unset or not one. */
+function envInt(v: string | undefined, min: number, max: number): number | undefined {
+  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
+  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
 }

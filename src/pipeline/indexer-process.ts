@@ -23,13 +23,12 @@ import type { WireOp } from './worker-wire.js';
 const SLICE_MS = 20;
 /**
  * Indexing waits while traffic flows: until no batch was spooled for QUIET_MS, or until what
- * waits is MAX_LAG_MS old (MCPTAP_INDEX_LAG_MS), or the tap closes. A niced process alone does not
+ * waits is `maxLagMs` old (default 10 s; MCPTAP_INDEX_LAG_MS), or the tap closes. A niced process alone does not
  * keep out of the way: on a busy machine every wake-up of the forwarding threads then has to
  * preempt it (measured on the stdio tap at 10 KB: 0.45-0.65x of the bare shim's rate with the
  * indexer running alongside, 0.79-0.82x with it waiting).
  */
 const QUIET_MS = 25;
-const MAX_LAG_MS = positive(process.env.MCPTAP_INDEX_LAG_MS) ?? 10_000;
 
 /** The spool's descriptor here: stdio slot 4 (slot 3 is the IPC channel). */
 const SPOOL_FD = 4;
@@ -43,6 +42,7 @@ process.on('disconnect', () => {
 let finished = false;
 const data = await new Promise<IndexerStart>((resolve) => process.once('message', (m: ToIndexer) => m.type === 'start' && resolve(m)));
 lowerProcessPriority(data.nice);
+const maxLagMs = data.maxLagMs ?? 10_000;
 
 class ReplayClock implements Clock {
   private readonly wall: Clock;
@@ -114,7 +114,7 @@ function holdOff(): number {
   const now = performance.now();
   const quietFor = now - lastSpooledAt;
   if (quietFor >= QUIET_MS) return 0;
-  if (behindSince !== undefined && now - behindSince >= MAX_LAG_MS) return 0;
+  if (behindSince !== undefined && now - behindSince >= maxLagMs) return 0;
   return QUIET_MS - quietFor;
 }
 
@@ -156,7 +156,3 @@ async function finish(endedUs: number): Promise<void> {
   process.disconnect();
 }
 
-function positive(v: string | undefined): number | undefined {
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}

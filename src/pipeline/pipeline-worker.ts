@@ -103,6 +103,7 @@ async function openRecording(): Promise<Recording | undefined | false> {
       logLevel: data.logLevel,
       clockOrigin: data.clockOrigin,
       ...maxLine,
+      ...(data.indexLagMs !== undefined ? { maxLagMs: data.indexLagMs } : {}),
       logger,
       onIndexed: () => spoolWaiting(rec),
       onFatal: (err) => send({ type: 'fatal', message: err.message }),

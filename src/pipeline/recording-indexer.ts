@@ -39,6 +39,8 @@ export interface IndexerStart {
   clockOrigin: ClockOrigin;
   maxLineBytes?: number;
   nice: number;
+  /** How long indexing waits while traffic flows (ms). */
+  maxLagMs?: number;
 }
 
 export type ToIndexer = IndexerStart | { type: 'spooled'; end: number } | { type: 'close'; end: number; endedUs: number };

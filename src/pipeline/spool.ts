@@ -57,11 +57,6 @@ export class SpoolWriter {
     return this.at;
   }
 
-  /** Bytes a batch takes in the spool. */
-  static sizeOf(ops: string, bytes: Buffer): number {
-    return HEADER + Buffer.byteLength(ops, 'utf8') + bytes.length;
-  }
-
   /**
    * Appends one batch unless it does not fit in front of `readerAt` (then returns false and writes
    * nothing). Throws on a failed write (disk full) or a batch larger than the whole spool: the

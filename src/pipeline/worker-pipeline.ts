@@ -38,6 +38,8 @@ export interface WorkerPipelineOptions {
   nice?: number;
   /** Size of the recording's spool: how far the recording may lag behind the traffic before this side's queue fills (default 1 GiB). */
   spoolBytes?: number;
+  /** How long the recording indexer waits while traffic flows (ms; default 10 s). */
+  indexLagMs?: number;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -92,6 +94,7 @@ export class WorkerPipeline implements PipelineInput {
       nice: opts.nice ?? 0,
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
       ...(opts.spoolBytes !== undefined ? { spoolBytes: opts.spoolBytes } : {}),
+      ...(opts.indexLagMs !== undefined ? { indexLagMs: opts.indexLagMs } : {}),
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
     const first = await new Promise<FromWorker>((resolve, reject) => {

@@ -55,6 +55,8 @@ export interface PipelineWorkerData {
   nice: number;
   /** Size of the recording's spool: how far the indexer may lag behind (bytes). */
   spoolBytes?: number;
+  /** How long the recording indexer waits while traffic flows (ms). */
+  indexLagMs?: number;
 }
 
 export type ToWorker =

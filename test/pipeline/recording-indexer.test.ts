@@ -87,6 +87,29 @@ describe('recording through the spool', () => {
     }
   });
 
+  it('indexing catches up in a lull, while the tap still runs', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'rec.db');
+    const t = tap(db);
+    await t.burst(500, 32, 30_000);
+    const indexed = () => {
+      const store = RecordingStore.open(db);
+      try {
+        return store.exchanges({ recordingId: store.listRecordings()[0]!.id }).filter((e) => e.method === 'tools/call').length;
+      } finally {
+        store.close();
+      }
+    };
+    let n = indexed();
+    for (let i = 0; i < 100 && n < 500; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      n = indexed();
+    }
+    expect(n).toBe(500);
+    t.child.stdin.end();
+    expect(await t.closed).toBe(0);
+  });
+
   it('an indexer that dies mid-run: traffic goes on, the tap exits 0 and says what the recording lacks', async () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
