@@ -29,6 +29,8 @@ import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolWriter } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker, WireOp } from './worker-wire.js';
 
+/** Once the indexer has caught up, a spool file using more disk than this is emptied. */
+const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
 /** At close, an indexer that reads nothing for this long while work is left is given up on. */
 const STALLED_MS = 30_000;
 /** The spool's size: how far the indexer may lag behind the traffic before the tap's queue is made to fill (1 GiB of disk). */
@@ -167,6 +169,7 @@ function spoolWaiting(rec: Recording): void {
     else send({ type: 'ack', seq: b.seq });
   }
   if (rec.spool.end > end) rec.indexer.spooled(rec.spool.end);
+  else if (rec.waiting.length === 0) rec.spool.trim(rec.indexer.indexed, TRIM_SPOOL_BYTES);
   if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();
 }
 

@@ -22,7 +22,7 @@
  *   then opsLen + bytesLen encrypted bytes (the ops JSON in UTF-8, then the raw bytes).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readSync, unlinkSync, writevSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 const HEADER = 24;
@@ -39,6 +39,8 @@ export class SpoolWriter {
   readonly key: Buffer = randomBytes(32);
   private at = 0;
   private closed = false;
+  /** How far into the file anything was written since it was last emptied. */
+  private extent = 0;
 
   /** Creates the spool beside `recordingPath` (same disk as the recording the user chose), unlinked at once. */
   constructor(recordingPath: string, readonly capacity: number) {
@@ -74,6 +76,7 @@ export class SpoolWriter {
     const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
     const parts = [header, cipher.update(opsBuf), cipher.update(bytes)];
     const offset = this.at % this.capacity;
+    this.extent = Math.max(this.extent, Math.min(this.capacity, offset + total));
     if (offset + total <= this.capacity) writeAllAt(this.fd, parts, offset);
     else {
       // The record wraps: its head fills the file's end, its tail starts the file again.
@@ -83,6 +86,22 @@ export class SpoolWriter {
     }
     this.at += total;
     return true;
+  }
+
+  /**
+   * Gives the file's disk space back once the reader has read everything (a burst's spool is not
+   * kept for the rest of a long run), when more than `minBytes` of it is in use. Safe only then:
+   * nothing unread is lost, and later records are written wherever their position falls.
+   */
+  trim(readerAt: number, minBytes: number): void {
+    if (readerAt !== this.at || this.extent <= minBytes || this.closed) return;
+    ftruncateSync(this.fd, 0);
+    this.extent = 0;
+  }
+
+  /** Bytes of the file in use (written since it was last emptied). */
+  get inUse(): number {
+    return this.extent;
   }
 
   close(): void {

@@ -66,6 +66,23 @@ describe('spool', () => {
     spool.close();
   });
 
+  it('gives its disk space back once everything was read, and goes on where it was', () => {
+    const { spool } = spoolIn(1 << 20);
+    const reader = new SpoolReader(spool.fd, spool.key, spool.capacity);
+    for (let i = 0; i < 10; i++) spool.append(`[${i}]`, Buffer.alloc(10_000, i), reader.position);
+    spool.trim(reader.position, 0); // unread records: nothing happens
+    expect(fstatSync(spool.fd).size).toBeGreaterThan(100_000);
+    for (let i = 0; i < 10; i++) expect(reader.next(spool.end)?.ops).toBe(`[${i}]`);
+    spool.trim(reader.position, 0);
+    expect(fstatSync(spool.fd).size).toBe(0);
+    expect(spool.inUse).toBe(0);
+    spool.append('[10]', Buffer.alloc(10_000, 10), reader.position);
+    const r = reader.next(spool.end);
+    expect(r?.ops).toBe('[10]');
+    expect(r?.bytes.equals(Buffer.alloc(10_000, 10))).toBe(true);
+    spool.close();
+  });
+
   it('leaves no file behind and holds no plaintext', () => {
     const { dir, spool } = spoolIn();
     expect(readdirSync(dir)).toEqual([]);
