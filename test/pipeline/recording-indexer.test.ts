@@ -3,8 +3,8 @@
  * reference server: a burst far faster than the indexer is recorded whole (nothing dropped for
  * being slow), the spool leaves no file, and the indexer never outlives the tap.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,6 +52,16 @@ function tap(db: string, env: Record<string, string> = {}) {
     });
   const closed = new Promise<number | null>((r) => child.once('close', r));
   return { child, burst, closed, stderr: () => stderr };
+}
+
+/** The tap's indexer child, found through /proc (Linux): children of any of its threads, by command line. */
+function indexerOf(tapPid: number): number | undefined {
+  for (const tid of readdirSync(`/proc/${tapPid}/task`)) {
+    for (const kid of readFileSync(`/proc/${tapPid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean)) {
+      if (readFileSync(`/proc/${kid}/cmdline`, 'utf8').includes('indexer-process')) return Number(kid);
+    }
+  }
+  return undefined;
 }
 
 function tempDir(): string {
@@ -114,9 +124,9 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const pid = spawnSync('pgrep', ['-P', String(t.child.pid), '-f', 'indexer-process'], { encoding: 'utf8' }).stdout.trim();
-    expect(pid).toMatch(/^\d+$/);
-    process.kill(Number(pid), 'SIGKILL');
+    const pid = indexerOf(t.child.pid!);
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid!, 'SIGKILL');
     await t.burst(200, 8, 30_000);
     t.child.stdin.end();
     expect(await t.closed).toBe(0);
@@ -129,12 +139,18 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const indexer = () => spawnSync('pgrep', ['-P', String(t.child.pid), '-f', 'indexer-process'], { encoding: 'utf8' }).stdout.trim();
-    const pid = indexer();
-    expect(pid).toMatch(/^\d+$/);
+    const pid = indexerOf(t.child.pid!);
+    expect(pid).toBeGreaterThan(0);
     t.child.kill('SIGKILL');
     await t.closed;
-    const alive = () => spawnSync('kill', ['-0', pid]).status === 0;
+    const alive = () => {
+      try {
+        process.kill(pid!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive()).toBe(false);
   });
