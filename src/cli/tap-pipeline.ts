@@ -80,7 +80,8 @@ const DEFAULT_PIPELINE_NICE = 5;
 
 /**
  * MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB; a batch larger than the spool is
- * lost: keep it well above the largest message). MCPTAP_INDEX_LAG_MS: how long indexing waits
+ * spooled in parts, but a single HTTP message larger than the spool is lost: keep it well above the
+ * largest message). MCPTAP_INDEX_LAG_MS: how long indexing waits
  * while traffic flows (default 10 s).
  */
 function recordingTuning(env: NodeJS.ProcessEnv): { spoolBytes?: number; indexLagMs?: number } {

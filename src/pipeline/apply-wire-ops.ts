@@ -49,3 +49,53 @@ export function applyWireOps(pipeline: Pipeline, ops: WireOp[], bytes: Buffer): 
   }
   return latest;
 }
+
+/** How many of the batch's bytes an op consumes. */
+function opBytes(op: WireOp): number {
+  switch (op[0]) {
+    case Op.Chunk:
+      return op[5];
+    case Op.Message:
+    case Op.Request:
+      return op[2];
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Cuts a batch into batches whose bytes stay under `maxBytes` each (the spool holds no record
+ * larger than itself), in order. A stream chunk is cut where it must be (decoding takes any
+ * chunking); a whole message is never cut, so one larger than `maxBytes` travels alone.
+ */
+export function splitWireBatch(ops: WireOp[], bytes: Buffer, maxBytes: number): { ops: WireOp[]; bytes: Buffer }[] {
+  const out: { ops: WireOp[]; bytes: Buffer }[] = [];
+  let cur: WireOp[] = [];
+  let from = 0;
+  let at = 0;
+  const cut = () => {
+    if (cur.length > 0) out.push({ ops: cur, bytes: bytes.subarray(from, at) });
+    cur = [];
+    from = at;
+  };
+  for (const op of ops) {
+    let len = opBytes(op);
+    if (op[0] === Op.Chunk) {
+      while (at - from + len > maxBytes) {
+        const part = Math.max(0, maxBytes - (at - from));
+        if (part > 0) cur.push([Op.Chunk, op[1], op[2], op[3], op[4], part]);
+        at += part;
+        len -= part;
+        cut();
+      }
+      if (len > 0 || op[5] === 0) cur.push([Op.Chunk, op[1], op[2], op[3], op[4], len]);
+      at += len;
+      continue;
+    }
+    if (len > 0 && at - from + len > maxBytes) cut();
+    cur.push(op);
+    at += len;
+  }
+  cut();
+  return out;
+}

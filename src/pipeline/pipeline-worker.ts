@@ -22,7 +22,7 @@ import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
 import { lowerThreadPriority } from '../util/thread-priority.js';
-import { applyWireOps } from './apply-wire-ops.js';
+import { applyWireOps, splitWireBatch } from './apply-wire-ops.js';
 import { Pipeline } from './pipeline.js';
 import { RecordingIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
@@ -53,8 +53,11 @@ let droppedByTap = 0;
 interface Recording {
   spool: SpoolWriter;
   indexer: RecordingIndexer;
-  /** Batches waiting for room in the spool, oldest first; unacknowledged. */
-  waiting: { seq: number; ops: string; bytes: Buffer; buffer?: ArrayBuffer }[];
+  /**
+   * Batches waiting for room in the spool, oldest first; unacknowledged. A batch too large for the
+   * spool waits as several parts, acknowledged with its last (`part`).
+   */
+  waiting: { seq: number; ops: string; bytes: Buffer; buffer?: ArrayBuffer; part?: true }[];
   /** close() waiting for `waiting` to empty. */
   drained: (() => void)[];
   failed: { batches: number; bytes: number; said: boolean; fatalSent: boolean };
@@ -95,9 +98,10 @@ async function openRecording(): Promise<Recording | undefined | false> {
     return false;
   }
   try {
-    const rec: Recording = { spool, indexer: undefined as unknown as RecordingIndexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
+    // Set once the indexer is up; it reports nothing before batches are spooled, which needs `rec`.
+    let rec: Recording | undefined;
     const { telemetry: _telemetry, ...recordOnly } = data.sinks;
-    rec.indexer = await RecordingIndexer.start({
+    const indexer = await RecordingIndexer.start({
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
@@ -107,9 +111,10 @@ async function openRecording(): Promise<Recording | undefined | false> {
       ...maxLine,
       ...(data.indexLagMs !== undefined ? { maxLagMs: data.indexLagMs } : {}),
       logger,
-      onIndexed: () => spoolWaiting(rec),
+      onIndexed: () => rec && spoolWaiting(rec),
       onFatal: (err) => send({ type: 'fatal', message: err.message }),
     });
+    rec = { spool, indexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
     return rec;
   } catch (err) {
     spool.close();
@@ -143,7 +148,11 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
       if (l) applyWireOps(l.pipeline, JSON.parse(m.ops) as WireOp[], bytes);
       // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
       if (rec) {
-        rec.waiting.push({ seq: m.seq, ops: m.ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
+        // Rare (a spool set smaller than a burst's batch): the batch is spooled in parts that fit.
+        if (m.length + 3 * m.ops.length + 64 > rec.spool.capacity) {
+          const parts = splitWireBatch(JSON.parse(m.ops) as WireOp[], bytes, Math.max(1, rec.spool.capacity >>> 1));
+          parts.forEach((p, i) => rec.waiting.push({ seq: m.seq, ops: JSON.stringify(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }));
+        } else rec.waiting.push({ seq: m.seq, ops: m.ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
@@ -165,6 +174,7 @@ function spoolWaiting(rec: Recording): void {
       lost(rec, b.bytes.length, err as Error);
     }
     rec.waiting.shift();
+    if (b.part) continue;
     if (b.buffer) port!.postMessage({ type: 'ack', seq: b.seq, buffer: b.buffer } satisfies FromWorker, [b.buffer]);
     else send({ type: 'ack', seq: b.seq });
   }
