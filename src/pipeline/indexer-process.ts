@@ -13,6 +13,7 @@ import { clockFromOrigin, type Clock } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
 import { lowerProcessPriority } from '../util/thread-priority.js';
 import { applyWireOps } from './apply-wire-ops.js';
+import { decodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
 import type { FromIndexer, IndexerStart, ToIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
@@ -127,7 +128,7 @@ async function slice(): Promise<void> {
   const until = performance.now() + SLICE_MS;
   try {
     for (let rec = reader.next(end); rec; rec = performance.now() < until ? reader.next(end) : undefined) {
-      const t = applyWireOps(pipeline, JSON.parse(rec.ops) as WireOp[], rec.bytes);
+      const t = applyWireOps(pipeline, decodeWireOps(rec.ops), rec.bytes);
       if (t > clock.latest) clock.latest = t;
     }
     await Promise.all(pipeline.sinks().map((s) => s.flush()));

@@ -23,6 +23,7 @@ import { clockFromOrigin } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
 import { lowerThreadPriority } from '../util/thread-priority.js';
 import { applyWireOps, splitWireBatch } from './apply-wire-ops.js';
+import { decodeWireOps, encodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
 import { RecordingIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
@@ -57,7 +58,7 @@ interface Recording {
    * Batches waiting for room in the spool, oldest first; unacknowledged. A batch too large for the
    * spool waits as several parts, acknowledged with its last (`part`).
    */
-  waiting: { seq: number; ops: string; bytes: Buffer; buffer?: ArrayBuffer; part?: true }[];
+  waiting: { seq: number; ops: Buffer; bytes: Buffer; buffer?: ArrayBuffer; part?: true }[];
   /** close() waiting for `waiting` to empty. */
   drained: (() => void)[];
   failed: { batches: number; bytes: number; said: boolean; fatalSent: boolean };
@@ -145,14 +146,15 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
     if (m.type === 'batch') {
       droppedByTap = m.droppedTotal;
       const bytes = Buffer.from(m.bytes, 0, m.length);
-      if (l) applyWireOps(l.pipeline, JSON.parse(m.ops) as WireOp[], bytes);
+      const ops = Buffer.from(m.bytes, m.length, m.opsLength);
+      if (l) applyWireOps(l.pipeline, decodeWireOps(ops), bytes);
       // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
       if (rec) {
         // Rare (a spool set smaller than a burst's batch): the batch is spooled in parts that fit.
-        if (m.length + 3 * m.ops.length + 64 > rec.spool.capacity) {
-          const parts = splitWireBatch(JSON.parse(m.ops) as WireOp[], bytes, Math.max(1, rec.spool.capacity >>> 1));
-          parts.forEach((p, i) => rec.waiting.push({ seq: m.seq, ops: JSON.stringify(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }));
-        } else rec.waiting.push({ seq: m.seq, ops: m.ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
+        if (m.length + m.opsLength + 64 > rec.spool.capacity) {
+          const parts = splitWireBatch(decodeWireOps(ops), bytes, Math.max(1, rec.spool.capacity >>> 1));
+          parts.forEach((p, i) => rec.waiting.push({ seq: m.seq, ops: encodeWireOps(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }));
+        } else rec.waiting.push({ seq: m.seq, ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {

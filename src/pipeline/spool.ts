@@ -19,7 +19,7 @@
  *   with a random IV per record. Traffic is spooled before redaction; a secret in it reaches the
  *   disk only as ciphertext, and the key is gone with the process.
  * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV],
- *   then opsLen + bytesLen encrypted bytes (the ops JSON in UTF-8, then the raw bytes).
+ *   then opsLen + bytesLen encrypted bytes (the ops as wire-codec.ts encodes them, then the raw bytes).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readSync, unlinkSync, writevSync } from 'node:fs';
@@ -29,7 +29,8 @@ const HEADER = 24;
 const CIPHER = 'aes-256-ctr';
 
 export interface SpoolRecord {
-  ops: string;
+  /** The batch's ops, encoded (wire-codec.ts). */
+  ops: Buffer;
   bytes: Buffer;
 }
 
@@ -64,8 +65,7 @@ export class SpoolWriter {
    * nothing). Throws on a failed write (disk full) or a batch larger than the whole spool: the
    * caller counts the loss.
    */
-  append(ops: string, bytes: Buffer, readerAt: number): boolean {
-    const opsBuf = Buffer.from(ops, 'utf8');
+  append(opsBuf: Buffer, bytes: Buffer, readerAt: number): boolean {
     const total = HEADER + opsBuf.length + bytes.length;
     if (total > this.capacity) throw new Error(`a batch of ${total} bytes is larger than the spool (${this.capacity} bytes)`);
     if (this.at + total - readerAt > this.capacity) return false;
@@ -134,7 +134,7 @@ export class SpoolReader {
     this.readAt(body, this.at + HEADER);
     const plain = createDecipheriv(CIPHER, this.key, this.header.subarray(8)).update(body);
     this.at += HEADER + opsLen + bytesLen;
-    return { ops: plain.toString('utf8', 0, opsLen), bytes: plain.subarray(opsLen) };
+    return { ops: plain.subarray(0, opsLen), bytes: plain.subarray(opsLen) };
   }
 
   /** Fills `into` from logical position `at`, wrapping at the end of the file. */

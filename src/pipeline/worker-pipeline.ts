@@ -25,6 +25,7 @@ import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
+import { WireOpWriter } from './wire-codec.js';
 import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
 export interface WorkerPipelineOptions {
@@ -63,7 +64,9 @@ export class WorkerPipeline implements PipelineInput {
   readonly clock: Clock = systemClock;
   /** The Prometheus scrape URL, when the worker serves one. */
   readonly metricsUrl: string | undefined;
-  private ops: WireOp[] = [];
+  /** The queued ops, encoded as they come (wire-codec.ts). */
+  private readonly ops: WireOpWriter;
+  private opCount = 0;
   private parts: Buffer[] = [];
   private partsBytes = 0;
   private scheduled: NodeJS.Timeout | undefined;
@@ -118,6 +121,8 @@ export class WorkerPipeline implements PipelineInput {
     metricsUrl: string | undefined,
   ) {
     this.metricsUrl = metricsUrl;
+    // Without a recording only telemetry reads request headers, and only trace context.
+    this.ops = new WireOpWriter(opts.sinks.record !== undefined ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
@@ -243,7 +248,8 @@ export class WorkerPipeline implements PipelineInput {
       if (bytes) this.dropped.bytes += bytes.length;
       return;
     }
-    this.ops.push(op);
+    this.ops.write(op);
+    this.opCount++;
     if (bytes && bytes.length > 0) {
       this.parts.push(bytes);
       this.partsBytes += bytes.length;
@@ -266,17 +272,17 @@ export class WorkerPipeline implements PipelineInput {
       clearTimeout(this.scheduled);
       this.scheduled = undefined;
     }
-    if (this.ops.length === 0 || this.dead) return;
-    const buf = this.batchBuffer(this.partsBytes);
+    if (this.opCount === 0 || this.dead) return;
+    // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
+    // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
+    const buf = this.batchBuffer(this.partsBytes + this.ops.length);
     let at = 0;
     for (const p of this.parts) at += p.copy(buf, at);
+    const opsLength = this.ops.take(buf, at);
     const seq = ++this.seq;
-    const cost = this.partsBytes + this.ops.length * OP_OVERHEAD;
-    // JSON, not a structured clone of the op objects: one string copied is cheaper to send than a
-    // graph of small objects walked and rebuilt (ops hold only JSON values; an absent field and an
-    // undefined one read the same downstream).
-    const msg: ToWorker = { type: 'batch', seq, ops: JSON.stringify(this.ops), bytes: buf.buffer as ArrayBuffer, length: at, droppedTotal: this.dropped.chunks + this.dropped.messages };
-    this.ops = [];
+    const cost = this.partsBytes + this.opCount * OP_OVERHEAD;
+    const msg: ToWorker = { type: 'batch', seq, bytes: buf.buffer as ArrayBuffer, length: at, opsLength, droppedTotal: this.dropped.chunks + this.dropped.messages };
+    this.opCount = 0;
     this.parts = [];
     this.partsBytes = 0;
     this.inFlight.set(seq, cost);
@@ -327,7 +333,8 @@ export class WorkerPipeline implements PipelineInput {
     if (this.dead) return;
     this.dead = why;
     this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
-    this.ops = [];
+    this.ops.reset();
+    this.opCount = 0;
     this.parts = [];
     this.partsBytes = 0;
     if (this.closedWith) this.closedWith(this.lossLines());

@@ -1,9 +1,9 @@
 /**
  * What crosses between a {@link WorkerPipeline} (the tap's thread) and its pipeline worker.
  *
- * A batch is a flat op list plus ONE transferred byte buffer holding every op's bytes back to
- * back, in op order: per tick, one postMessage and one copy of the bytes, whatever the number of
- * chunks. Ops are tuples whose first element is an {@link Op} code; `len` fields say how many of
+ * A batch is ONE transferred buffer holding every op's bytes back to back, in op order, then the
+ * op list encoded by wire-codec.ts: per tick, one postMessage and one copy of the bytes, whatever
+ * the number of chunks. Ops are tuples whose first element is an {@link Op} code; `len` fields say how many of
  * the buffer's next bytes are the op's.
  */
 import type { StreamEnd } from '../correlate/correlator.js';
@@ -63,11 +63,13 @@ export type ToWorker =
   | {
       type: 'batch';
       seq: number;
-      /** JSON of WireOp[] */
-      ops: string;
-      /** The ops' bytes are its first `length` bytes (a recycled buffer can be larger). */
+      /**
+       * The ops' bytes are its first `length` bytes; the ops themselves (wire-codec.ts) the next
+       * `opsLength` (a recycled buffer can be larger).
+       */
       bytes: ArrayBuffer;
       length: number;
+      opsLength: number;
       droppedTotal: number;
     }
   | { type: 'close' };
