@@ -122,7 +122,7 @@ export class WorkerPipeline implements PipelineInput {
   ) {
     this.metricsUrl = metricsUrl;
     // Without a recording only telemetry reads request headers, and only trace context.
-    this.ops = new WireOpWriter(opts.sinks.record !== undefined ? 'all' : 'trace');
+    this.ops = new WireOpWriter(opts.sinks.record ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
