@@ -142,7 +142,7 @@ export class WireOpWriter {
 
   private headerRecord(h: Readonly<Record<string, string | readonly string[]>>): void {
     const names = Object.keys(h);
-    this.u16(names.length);
+    this.u32(names.length);
     for (const name of names) {
       const v = h[name]!;
       this.str(name);
@@ -151,7 +151,7 @@ export class WireOpWriter {
         this.str(v);
       } else {
         this.u8(1);
-        this.u16(v.length);
+        this.u32(v.length);
         for (const s of v) this.str(s);
       }
     }
@@ -309,12 +309,12 @@ class WireOpReader {
 
   private headerRecord(): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
-    for (let n = this.u16(); n > 0; n--) {
+    for (let n = this.u32(); n > 0; n--) {
       const name = this.str();
       if (this.u8() === 0) out[name] = this.str();
       else {
         const values: string[] = [];
-        for (let k = this.u16(); k > 0; k--) values.push(this.str());
+        for (let k = this.u32(); k > 0; k--) values.push(this.str());
         out[name] = values;
       }
     }
