@@ -18,7 +18,6 @@ import { Pipeline } from './pipeline.js';
 import type { FromIndexer, IndexerStart, ToIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolReader } from './spool.js';
-import type { WireOp } from './worker-wire.js';
 
 /** Longest run of indexing between two looks at the message queue (ms). */
 const SLICE_MS = 20;

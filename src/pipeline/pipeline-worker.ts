@@ -28,7 +28,7 @@ import { Pipeline } from './pipeline.js';
 import { RecordingIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolWriter } from './spool.js';
-import type { FromWorker, PipelineWorkerData, ToWorker, WireOp } from './worker-wire.js';
+import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js';
 
 /** Once the indexer has caught up, a spool file using more disk than this is emptied. */
 const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
@@ -151,8 +151,8 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
       // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
       if (rec) {
         // Rare (a spool set smaller than a burst's batch): the batch is spooled in parts that fit.
-        if (m.length + m.opsLength + 64 > rec.spool.capacity) {
-          const parts = splitWireBatch(decodeWireOps(ops), bytes, Math.max(1, rec.spool.capacity >>> 1));
+        if (m.length + m.opsLength > rec.spool.maxRecordBytes) {
+          const parts = splitWireBatch(decodeWireOps(ops), bytes, Math.max(1, rec.spool.maxRecordBytes >>> 1));
           parts.forEach((p, i) => rec.waiting.push({ seq: m.seq, ops: encodeWireOps(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }));
         } else rec.waiting.push({ seq: m.seq, ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);

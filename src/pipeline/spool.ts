@@ -55,6 +55,11 @@ export class SpoolWriter {
     }
   }
 
+  /** The most ops and bytes one record can hold (its header aside): a larger batch must be spooled in parts. */
+  get maxRecordBytes(): number {
+    return this.capacity - HEADER;
+  }
+
   /** Bytes appended so far: the readable extent. */
   get end(): number {
     return this.at;

@@ -20,7 +20,6 @@ export interface PackedRows {
   texts: string;
 }
 
-const NULL = 0;
 const NUMBER = 1;
 const TEXT = 2;
 

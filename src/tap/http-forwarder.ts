@@ -50,7 +50,6 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
   /** The whole request body was read (or there is none): an error answer need not wait for it. */
   private bodyIn = true;
   private done = false;
-  private clientGone = false;
   private paused = false;
   private eventStream = false;
   /** The declared request body length (-1: chunked). */
@@ -274,7 +273,6 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished || this.done) return;
     this.done = true;
-    this.clientGone = true;
     const t = this.s.clock.nowUs();
     this.clientGoneUs = t;
     this.controller?.abort(new ClientGoneError('client closed the connection'));
