@@ -109,27 +109,49 @@ export class WireOpWriter {
       this.u16(0);
       return;
     }
-    const headers = c.headers !== undefined ? this.keptHeaders(c.headers) : undefined;
+    // The mask is written last, in its place before the fields: each field sets its bit as it goes.
+    this.u16(0);
+    const maskAt = this.at - 2;
     let mask = HAS_CONTEXT;
-    if (c.streamId !== undefined) mask |= CONTEXT_BITS.streamId;
-    if (c.httpStatus !== undefined) mask |= CONTEXT_BITS.httpStatus;
-    if (c.sessionId !== undefined) mask |= CONTEXT_BITS.sessionId;
-    if (c.sseEventId !== undefined) mask |= CONTEXT_BITS.sseEventId;
-    if (c.sseEventName !== undefined) mask |= CONTEXT_BITS.sseEventName;
-    if (c.headerProtocolVersion !== undefined) mask |= CONTEXT_BITS.headerProtocolVersion;
-    if (c.responseHeadersUs !== undefined) mask |= CONTEXT_BITS.responseHeadersUs;
-    if (c.streamEndUs !== undefined) mask |= CONTEXT_BITS.streamEndUs;
-    if (headers !== undefined) mask |= CONTEXT_BITS.headers;
-    this.u16(mask);
-    if (c.streamId !== undefined) this.str(c.streamId);
-    if (c.httpStatus !== undefined) this.f64(c.httpStatus);
-    if (c.sessionId !== undefined) this.str(c.sessionId);
-    if (c.sseEventId !== undefined) this.str(c.sseEventId);
-    if (c.sseEventName !== undefined) this.str(c.sseEventName);
-    if (c.headerProtocolVersion !== undefined) this.str(c.headerProtocolVersion);
-    if (c.responseHeadersUs !== undefined) this.f64(c.responseHeadersUs);
-    if (c.streamEndUs !== undefined) this.f64(c.streamEndUs);
-    if (headers !== undefined) this.headerRecord(headers);
+    if (c.streamId !== undefined) {
+      mask |= CONTEXT_BITS.streamId;
+      this.str(c.streamId);
+    }
+    if (c.httpStatus !== undefined) {
+      mask |= CONTEXT_BITS.httpStatus;
+      this.f64(c.httpStatus);
+    }
+    if (c.sessionId !== undefined) {
+      mask |= CONTEXT_BITS.sessionId;
+      this.str(c.sessionId);
+    }
+    if (c.sseEventId !== undefined) {
+      mask |= CONTEXT_BITS.sseEventId;
+      this.str(c.sseEventId);
+    }
+    if (c.sseEventName !== undefined) {
+      mask |= CONTEXT_BITS.sseEventName;
+      this.str(c.sseEventName);
+    }
+    if (c.headerProtocolVersion !== undefined) {
+      mask |= CONTEXT_BITS.headerProtocolVersion;
+      this.str(c.headerProtocolVersion);
+    }
+    if (c.responseHeadersUs !== undefined) {
+      mask |= CONTEXT_BITS.responseHeadersUs;
+      this.f64(c.responseHeadersUs);
+    }
+    if (c.streamEndUs !== undefined) {
+      mask |= CONTEXT_BITS.streamEndUs;
+      this.f64(c.streamEndUs);
+    }
+    const headers = c.headers !== undefined ? this.keptHeaders(c.headers) : undefined;
+    if (headers !== undefined) {
+      mask |= CONTEXT_BITS.headers;
+      this.headerRecord(headers);
+    }
+    this.buf[maskAt] = mask & 0xff;
+    this.buf[maskAt + 1] = mask >>> 8;
   }
 
   /** The headers this writer carries: all, or only trace context (undefined when none is there). */
