@@ -119,6 +119,7 @@ export interface OtlpTally {
 
 export interface CountingOtlpProcess {
   url: string;
+  pid: number | undefined;
   /** What the endpoint received so far (asks the child). */
   tally(): Promise<OtlpTally>;
   stop(): Promise<void>;
@@ -146,6 +147,7 @@ export async function countingOtlpProcess(): Promise<CountingOtlpProcess> {
   const url = (JSON.parse(await next()) as { url: string }).url;
   return {
     url,
+    pid: child.pid,
     async tally() {
       const answer = next();
       child.stdin!.write('tally\n');
