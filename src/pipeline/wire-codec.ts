@@ -20,6 +20,7 @@
 import type { StreamEnd } from '../correlate/correlator.js';
 import type { FrameContext } from '../model/frame.js';
 import type { FrameOrigin } from '../parse/frame-parser.js';
+import { InterningByteReader, InterningByteWriter } from './interned-bytes.js';
 import { Op, type WireOp } from './worker-wire.js';
 
 /** Which request headers a writer keeps in frame contexts. */
@@ -45,16 +46,9 @@ const END_HTTP_STATUS = 2;
 
 const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 
-export class WireOpWriter {
-  private buf = Buffer.allocUnsafe(64 * 1024);
-  private at = 0;
-  private strings = new Map<string, number>();
-
-  constructor(private readonly headersKept: HeadersKept = 'all') {}
-
-  /** Bytes encoded since the last {@link take}. */
-  get length(): number {
-    return this.at;
+export class WireOpWriter extends InterningByteWriter {
+  constructor(private readonly headersKept: HeadersKept = 'all') {
+    super();
   }
 
   write(op: WireOp): void {
@@ -85,18 +79,6 @@ export class WireOpWriter {
         // Open, Anomaly, Close, Gap: once per connection or per fault; JSON of the op's fields.
         this.str(JSON.stringify(op.slice(1)));
     }
-  }
-
-  /** Copies what is encoded into `into` at `offset` and starts a new batch; returns the byte count. */
-  take(into: Buffer, offset: number): number {
-    const n = this.buf.copy(into, offset, 0, this.at);
-    this.reset();
-    return n;
-  }
-
-  reset(): void {
-    this.at = 0;
-    this.strings.clear();
   }
 
   private origin(o: FrameOrigin): void {
@@ -186,81 +168,6 @@ export class WireOpWriter {
     if (e.errorClass !== undefined) this.str(e.errorClass);
     if (e.httpStatus !== undefined) this.f64(e.httpStatus);
   }
-
-  // ---- primitives ------------------------------------------------------------------------
-
-  private room(n: number): void {
-    if (this.at + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
-  }
-
-  private u8(v: number): void {
-    this.room(1);
-    this.buf[this.at++] = v;
-  }
-
-  private u16(v: number): void {
-    this.room(2);
-    this.buf[this.at++] = v & 0xff;
-    this.buf[this.at++] = v >>> 8;
-  }
-
-  private u32(v: number): void {
-    this.room(4);
-    this.buf.writeUInt32LE(v, this.at);
-    this.at += 4;
-  }
-
-  private f64(v: number): void {
-    this.room(8);
-    this.buf.writeDoubleLE(v, this.at);
-    this.at += 8;
-  }
-
-  /** A string: a reference to one written earlier in the batch (index + 1), or 0 then its UTF-8 bytes. */
-  private str(s: string): void {
-    const ref = this.strings.get(s);
-    if (ref !== undefined) {
-      this.varint(ref + 1);
-      return;
-    }
-    this.strings.set(s, this.strings.size);
-    this.room(5 + s.length);
-    this.buf[this.at++] = 0;
-    const lenAt = this.at;
-    this.at += 4;
-    // Most strings are short ASCII (ids, header names, times as text): copied char by char, no native call.
-    let ascii = s.length <= 64;
-    if (ascii) {
-      for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c > 0x7f) {
-          ascii = false;
-          break;
-        }
-        this.buf[this.at + i] = c;
-      }
-    }
-    let n = s.length;
-    if (!ascii) {
-      n = Buffer.byteLength(s, 'utf8');
-      this.room(n);
-      this.buf.write(s, this.at, n, 'utf8');
-    }
-    this.buf.writeUInt32LE(n, lenAt);
-    this.at += n;
-  }
-
-  private varint(v: number): void {
-    this.room(5);
-    while (v >= 0x80) {
-      this.buf[this.at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buf[this.at++] = v;
-  }
 }
 
 /** Encodes ops on their own (the spool's split path). */
@@ -277,12 +184,7 @@ export function decodeWireOps(buf: Buffer): WireOp[] {
   return new WireOpReader(buf).all();
 }
 
-class WireOpReader {
-  private at = 0;
-  private readonly strings: string[] = [];
-
-  constructor(private readonly buf: Buffer) {}
-
+class WireOpReader extends InterningByteReader {
   all(): WireOp[] {
     const ops: WireOp[] = [];
     while (this.at < this.buf.length) ops.push(this.op());
@@ -349,54 +251,5 @@ class WireOpReader {
     if (mask & END_ERROR_CLASS) e.errorClass = this.str();
     if (mask & END_HTTP_STATUS) e.httpStatus = this.f64();
     return e;
-  }
-
-  private need(n: number): void {
-    if (this.at + n > this.buf.length) throw new Error('wire ops end early');
-  }
-
-  private u8(): number {
-    this.need(1);
-    return this.buf[this.at++]!;
-  }
-
-  private u16(): number {
-    this.need(2);
-    const v = this.buf[this.at]! | (this.buf[this.at + 1]! << 8);
-    this.at += 2;
-    return v;
-  }
-
-  private u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32LE(this.at);
-    this.at += 4;
-    return v;
-  }
-
-  private f64(): number {
-    this.need(8);
-    const v = this.buf.readDoubleLE(this.at);
-    this.at += 8;
-    return v;
-  }
-
-  private str(): string {
-    let ref = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = this.u8();
-      ref |= (b & 0x7f) << shift;
-      if (b < 0x80) break;
-    }
-    if (ref > 0) {
-      const s = this.strings[ref - 1];
-      if (s === undefined) throw new Error('wire ops refer to an unknown string');
-      return s;
-    }
-    const n = this.u32();
-    this.need(n);
-    const s = this.buf.toString('utf8', this.at, (this.at += n));
-    this.strings.push(s);
-    return s;
   }
 }
