@@ -227,18 +227,13 @@ export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchang
   return { cpuUs: (used.user + used.system) / exchanges, spansExported: counts?.exported ?? 0, spansDropped: (counts?.droppedQueueFull ?? 0) + (counts?.droppedExportFailed ?? 0) };
 }
 
-/** An OTLP/HTTP endpoint in a child process that discards what it gets: its CPU is not the tap's. */
-const DISCARDING_OTLP_SRC = `
-const s = require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200, { 'content-type': String(req.headers['content-type'] ?? 'application/json') }).end()); });
-s.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + s.address().port }) + '\\n'));
-process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`;
-
 /**
  * `otel-cpu`: only the in-process measurement, every mode, interleaved rounds (CPU time, not wall
  * time: other work on the machine moves it less). Per mode the median and the lowest round.
  */
 export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENCH_EXCHANGES) || IN_PROCESS_EXCHANGES, rounds = Number(process.env.MCPTAP_BENCH_ROUNDS) || 5): Promise<string> {
-  const sink = await spawnUntil('discarding otlp', ['-e', DISCARDING_OTLP_SRC], /"url":"([^"]+)"/, 'stdout');
+  // The endpoint's CPU is not the pipeline's: a process of its own, tallied (and emptied) after every run.
+  const sink = await countingOtlpProcess();
   try {
     const modes: Array<[string, TelemetryMode, string | undefined]> = [
       ['off', 'off', undefined],
@@ -247,10 +242,16 @@ export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENC
       ['both', 'both', undefined],
       ['both, OTLP http/json', 'both', 'http/json'],
     ];
-    for (const [, mode, protocol] of modes) await inProcessCpu(mode, sink.url, Math.min(exchanges, 5000), protocol); // warm-up
+    for (const [, mode, protocol] of modes) {
+      await inProcessCpu(mode, sink.url, Math.min(exchanges, 5000), protocol); // warm-up
+      await sink.tally();
+    }
     const results = new Map<string, InProcessResult[]>(modes.map(([name]) => [name, []]));
     for (let r = 0; r < rounds; r++) {
-      for (const [name, mode, protocol] of modes) results.get(name)!.push(await inProcessCpu(mode, sink.url, exchanges, protocol));
+      for (const [name, mode, protocol] of modes) {
+        results.get(name)!.push(await inProcessCpu(mode, sink.url, exchanges, protocol));
+        await sink.tally();
+      }
     }
     const off = results.get('off')!.map((x) => x.cpuUs);
     const rows = modes.map(([name]) => {
@@ -261,12 +262,12 @@ export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENC
       return [name, 'in process', median(cpu).toFixed(1), Math.min(...cpu).toFixed(1), ...telemetry, String(last.spansExported), String(last.spansDropped)];
     });
     return [
-      `OTel sinks' CPU in process: ${exchanges} synthetic HTTP tools/call exchanges through Pipeline per round, ${rounds} interleaved rounds; OTLP to a discarding endpoint in another process`,
+      `OTel sinks' CPU in process: ${exchanges} synthetic HTTP tools/call exchanges through Pipeline per round, ${rounds} interleaved rounds; OTLP to a span-counting endpoint in another process`,
       table(['mode', 'where', 'us/exch median', 'min', 'telemetry (median - median)', '(min - min)', 'spans exported (last round)', 'dropped'], rows),
       'telemetry = the mode minus off, CPU us per exchange; min - min is the steadier figure when other work shares the machine',
     ].join('\n');
   } finally {
-    await stop(sink);
+    await sink.stop();
   }
 }
 
