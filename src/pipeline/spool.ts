@@ -21,12 +21,20 @@
  * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV],
  *   then opsLen + bytesLen encrypted bytes (the ops as wire-codec.ts encodes them, then the raw bytes).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readSync, unlinkSync, writevSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 const HEADER = 24;
 const CIPHER = 'aes-256-ctr';
+/**
+ * The cipher runs over a batch this much at a time. One pass over a whole batch (a megabyte or more
+ * at 10 KB messages) is half as fast: its output is fresh memory the size of the batch (mapped and
+ * page-faulted in on every call) and the pass runs out of cache. Measured with Node 20's OpenSSL on
+ * the 2-core bench machine, aes-256-ctr: 1.3 GB/s in 1 MiB calls, 2.2-2.4 GB/s in 64-256 KiB calls.
+ * CTR is a stream: pieces of one cipher give the same bytes as one call.
+ */
+const CIPHER_PIECE = 64 * 1024;
 
 export interface SpoolRecord {
   /** The batch's ops, encoded (wire-codec.ts). */
@@ -79,7 +87,9 @@ export class SpoolWriter {
     header.writeUInt32LE(bytes.length, 4);
     randomBytes(16).copy(header, 8);
     const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
-    const parts = [header, cipher.update(opsBuf), cipher.update(bytes)];
+    const parts = [header];
+    inPieces(cipher, opsBuf, parts);
+    inPieces(cipher, bytes, parts);
     const offset = this.at % this.capacity;
     this.extent = Math.max(this.extent, Math.min(this.capacity, offset + total));
     if (offset + total <= this.capacity) writeAllAt(this.fd, parts, offset);
@@ -137,9 +147,14 @@ export class SpoolReader {
     if (this.at + HEADER + opsLen + bytesLen > end) return undefined;
     const body = Buffer.allocUnsafe(opsLen + bytesLen);
     this.readAt(body, this.at + HEADER);
-    const plain = createDecipheriv(CIPHER, this.key, this.header.subarray(8)).update(body);
+    const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8));
+    // In place, a piece at a time (see CIPHER_PIECE): `body` is this record's own buffer.
+    for (let at = 0; at < body.length; at += CIPHER_PIECE) {
+      const piece = body.subarray(at, Math.min(body.length, at + CIPHER_PIECE));
+      decipher.update(piece).copy(piece);
+    }
     this.at += HEADER + opsLen + bytesLen;
-    return { ops: plain.subarray(0, opsLen), bytes: plain.subarray(opsLen) };
+    return { ops: body.subarray(0, opsLen), bytes: body.subarray(opsLen) };
   }
 
   /** Fills `into` from logical position `at`, wrapping at the end of the file. */
@@ -149,6 +164,11 @@ export class SpoolReader {
     readFully(this.fd, into.subarray(0, head), offset);
     if (head < into.length) readFully(this.fd, into.subarray(head), 0);
   }
+}
+
+/** Encrypts `data` {@link CIPHER_PIECE} bytes at a time, appending the ciphertext pieces to `out`. */
+function inPieces(cipher: Cipher, data: Buffer, out: Buffer[]): void {
+  for (let at = 0; at < data.length; at += CIPHER_PIECE) out.push(cipher.update(data.subarray(at, Math.min(data.length, at + CIPHER_PIECE))));
 }
 
 function readFully(fd: number, into: Buffer, position: number): void {

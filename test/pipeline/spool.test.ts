@@ -2,6 +2,7 @@
  * The recording's spool: records come back whole and in order, a record not yet complete is not
  * read, the file is gone from the directory from the start, and nothing in it is in clear.
  */
+import { createCipheriv } from 'node:crypto';
 import { mkdtempSync, readdirSync, readSync, rmSync, fstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,6 +101,24 @@ describe('spool', () => {
     expect(tail(0).equals(tail(len))).toBe(false);
     const again = new SpoolReader(spool.fd, spool.key, spool.capacity);
     expect(again.next(spool.end)?.bytes.toString()).toBe(secret);
+    spool.close();
+  });
+
+  it('encrypts a large record piece by piece as one keystream (no piece reuses another\'s)', () => {
+    const { spool } = spoolIn(4 << 20);
+    // Lengths off every block and piece boundary, ops and bytes each spanning several 64 KiB pieces.
+    const ops = Buffer.alloc(70_001, 0x61);
+    const bytes = Buffer.alloc(200_003);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+    spool.append(ops, bytes, 0);
+    const raw = Buffer.alloc(spool.end);
+    readSync(spool.fd, raw, 0, raw.length, 0);
+    // The body is exactly one AES-256-CTR pass over ops then bytes under the record's IV.
+    const oneCall = createCipheriv('aes-256-ctr', spool.key, raw.subarray(8, 24)).update(Buffer.concat([ops, bytes]));
+    expect(raw.subarray(24).equals(oneCall)).toBe(true);
+    const back = new SpoolReader(spool.fd, spool.key, spool.capacity).next(spool.end)!;
+    expect(back.ops.equals(ops)).toBe(true);
+    expect(back.bytes.equals(bytes)).toBe(true);
     spool.close();
   });
 });
