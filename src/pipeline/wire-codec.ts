@@ -95,38 +95,14 @@ export class WireOpWriter extends InterningByteWriter {
     this.u16(0);
     const maskAt = this.at - 2;
     let mask = HAS_CONTEXT;
-    if (c.streamId !== undefined) {
-      mask |= CONTEXT_BITS.streamId;
-      this.str(c.streamId);
-    }
-    if (c.httpStatus !== undefined) {
-      mask |= CONTEXT_BITS.httpStatus;
-      this.f64(c.httpStatus);
-    }
-    if (c.sessionId !== undefined) {
-      mask |= CONTEXT_BITS.sessionId;
-      this.str(c.sessionId);
-    }
-    if (c.sseEventId !== undefined) {
-      mask |= CONTEXT_BITS.sseEventId;
-      this.str(c.sseEventId);
-    }
-    if (c.sseEventName !== undefined) {
-      mask |= CONTEXT_BITS.sseEventName;
-      this.str(c.sseEventName);
-    }
-    if (c.headerProtocolVersion !== undefined) {
-      mask |= CONTEXT_BITS.headerProtocolVersion;
-      this.str(c.headerProtocolVersion);
-    }
-    if (c.responseHeadersUs !== undefined) {
-      mask |= CONTEXT_BITS.responseHeadersUs;
-      this.f64(c.responseHeadersUs);
-    }
-    if (c.streamEndUs !== undefined) {
-      mask |= CONTEXT_BITS.streamEndUs;
-      this.f64(c.streamEndUs);
-    }
+    mask |= this.optStr(c.streamId, CONTEXT_BITS.streamId);
+    mask |= this.optF64(c.httpStatus, CONTEXT_BITS.httpStatus);
+    mask |= this.optStr(c.sessionId, CONTEXT_BITS.sessionId);
+    mask |= this.optStr(c.sseEventId, CONTEXT_BITS.sseEventId);
+    mask |= this.optStr(c.sseEventName, CONTEXT_BITS.sseEventName);
+    mask |= this.optStr(c.headerProtocolVersion, CONTEXT_BITS.headerProtocolVersion);
+    mask |= this.optF64(c.responseHeadersUs, CONTEXT_BITS.responseHeadersUs);
+    mask |= this.optF64(c.streamEndUs, CONTEXT_BITS.streamEndUs);
     const headers = c.headers !== undefined ? this.keptHeaders(c.headers) : undefined;
     if (headers !== undefined) {
       mask |= CONTEXT_BITS.headers;
@@ -137,6 +113,19 @@ export class WireOpWriter extends InterningByteWriter {
   }
 
   /** The headers this writer carries: all, or only trace context (undefined when none is there). */
+  /** A FrameContext field that may be absent: written when present; returns its mask bit then, else 0. */
+  private optStr(v: string | undefined, bit: number): number {
+    if (v === undefined) return 0;
+    this.str(v);
+    return bit;
+  }
+
+  private optF64(v: number | undefined, bit: number): number {
+    if (v === undefined) return 0;
+    this.f64(v);
+    return bit;
+  }
+
   private keptHeaders(h: Record<string, string>): Record<string, string> | undefined {
     if (this.headersKept === 'all') return h;
     let out: Record<string, string> | undefined;
