@@ -53,9 +53,14 @@ export interface WorkerPipelineOptions {
 
 /** Queued bytes past this are posted at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
-/** Batch buffers are at least this big (so one fits most batches and can be reused), and at most this many wait for reuse. */
+/**
+ * Batch buffers are at least this big, with half again the batch's size to spare above that (so the
+ * next batch, a little bigger or not, fits one and reuses it). At most {@link MAX_SPARE} of them,
+ * {@link MAX_SPARE_BYTES} together, wait for reuse; the smallest gives way to a bigger one.
+ */
 const MIN_BATCH_BUFFER = 256 * 1024;
 const MAX_SPARE = 4;
+const MAX_SPARE_BYTES = 16 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
 const OP_OVERHEAD = 64;
 const NL = 0x0a;
@@ -189,6 +194,7 @@ export class WorkerPipeline implements PipelineInput {
    * with the lines worth telling the user (the sinks' drops, this side's drops). Idempotent.
    */
   close(): Promise<string[]> {
+    if (process.env.XDBG) process.stderr.write(`allocs ${(globalThis as any).__allocs} batches ${this.seq}\n`);
     this.closing ??= new Promise<string[]>((resolve) => {
       this.flush();
       this.closedWith = resolve;
@@ -298,10 +304,27 @@ export class WorkerPipeline implements PipelineInput {
    * tenth of this thread's profile samples with fresh buffers, about half that with reused ones).
    */
   private batchBuffer(bytes: number): Buffer {
-    const i = this.spare.findIndex((b) => b.byteLength >= bytes);
-    if (i >= 0) return Buffer.from(this.spare.splice(i, 1)[0]!, 0, bytes);
+    let best = -1;
+    for (let i = 0; i < this.spare.length; i++) {
+      const size = this.spare[i]!.byteLength;
+      if (size >= bytes && (best < 0 || size < this.spare[best]!.byteLength)) best = i;
+    }
+    if (best >= 0) return Buffer.from(this.spare.splice(best, 1)[0]!, 0, bytes);
     // Room to spare only once the worker is seen handing buffers back (it does not when it keeps views of them).
-    return Buffer.allocUnsafeSlow(this.recycles ? Math.max(bytes, MIN_BATCH_BUFFER) : bytes);
+    if (process.env.XDBG) { (globalThis as any).__allocs = ((globalThis as any).__allocs ?? 0) + 1; }
+    return Buffer.allocUnsafeSlow(this.recycles ? batchBufferSize(bytes) : bytes);
+  }
+
+  /** Keeps a buffer the worker handed back, unless the spares are full of ones at least as big. */
+  private keepSpare(buffer: ArrayBuffer): void {
+    if (buffer.byteLength > MAX_SPARE_BYTES / MAX_SPARE) return;
+    if (this.spare.length < MAX_SPARE) {
+      this.spare.push(buffer);
+      return;
+    }
+    let smallest = 0;
+    for (let i = 1; i < this.spare.length; i++) if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
+    if (this.spare[smallest]!.byteLength < buffer.byteLength) this.spare[smallest] = buffer;
   }
 
   private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
@@ -316,7 +339,7 @@ export class WorkerPipeline implements PipelineInput {
     if (m.type === 'ack') {
       if (m.buffer) {
         this.recycles = true;
-        if (this.spare.length < MAX_SPARE) this.spare.push(m.buffer);
+        this.keepSpare(m.buffer);
       }
       this.inFlightBytes -= this.inFlight.get(m.seq) ?? 0;
       this.inFlight.delete(m.seq);
@@ -345,6 +368,12 @@ export class WorkerPipeline implements PipelineInput {
     if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
     return [`the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`];
   }
+}
+
+/** A new batch buffer's size: {@link MIN_BATCH_BUFFER} at least, else the batch's and half again, in 64 KiB steps. */
+function batchBufferSize(bytes: number): number {
+  const step = 64 * 1024;
+  return Math.max(MIN_BATCH_BUFFER, Math.ceil((bytes * 1.5) / step) * step);
 }
 
 function streamKey(c: Chunk): string {
