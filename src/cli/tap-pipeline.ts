@@ -81,8 +81,9 @@ const DEFAULT_PIPELINE_NICE = 5;
 /**
  * MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB; a batch larger than the spool is
  * spooled in parts, but a single HTTP message larger than the spool is lost: keep it well above the
- * largest message). MCPTAP_INDEX_LAG_MS: how long indexing waits
- * while traffic flows (default 10 s).
+ * largest message). MCPTAP_SPOOL_DIR: where the spool goes (default: RAM, /dev/shm, when it has room,
+ * else beside the recording; spool.ts). MCPTAP_INDEX_LAG_MS: how long indexing waits while traffic
+ * flows (default 10 s).
  */
 function recordingTuning(env: NodeJS.ProcessEnv): { spoolBytes?: number; indexLagMs?: number } {
   const spoolBytes = envInt(env.MCPTAP_SPOOL_BYTES, 1, Number.MAX_SAFE_INTEGER);

@@ -15,20 +15,21 @@ import { lowerProcessPriority } from '../util/thread-priority.js';
 import { applyWireOps } from './apply-wire-ops.js';
 import { decodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
-import type { FromIndexer, IndexerStart, ToIndexer } from './recording-indexer.js';
+import { SPOOLED_EVERY_MS, type FromIndexer, type IndexerStart, type ToIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolReader } from './spool.js';
 
 /** Longest run of indexing between two looks at the message queue (ms). */
 const SLICE_MS = 20;
 /**
- * Indexing waits while traffic flows: until no batch was spooled for QUIET_MS, or until what
+ * Indexing waits while traffic flows: until no batch was spooled for QUIET_MS (the tap says what it
+ * spooled every SPOOLED_EVERY_MS at most, recording-indexer.ts), or until what
  * waits is `maxLagMs` old (default 10 s; MCPTAP_INDEX_LAG_MS), or the tap closes. A niced process alone does not
  * keep out of the way: on a busy machine every wake-up of the forwarding threads then has to
  * preempt it (measured on the stdio tap at 10 KB: 0.45-0.65x of the bare shim's rate with the
  * indexer running alongside, 0.79-0.82x with it waiting).
  */
-const QUIET_MS = 25;
+const QUIET_MS = 3 * SPOOLED_EVERY_MS;
 
 /** The spool's descriptor here: stdio slot 4 (slot 3 is the IPC channel). */
 const SPOOL_FD = 4;
@@ -64,7 +65,7 @@ const send = (m: FromIndexer) => {
 const logger = createLogger(data.logLevel);
 const clock = new ReplayClock(clockFromOrigin(data.clockOrigin));
 const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
-const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
+const reader = new SpoolReader(SPOOL_FD, data.key !== undefined ? Buffer.from(data.key, 'hex') : undefined, data.capacity);
 let end = 0;
 let draining = false;
 /** When (performance.now()) the last batch was spooled, and since when some wait unindexed. */

@@ -27,7 +27,7 @@ import { decodeWireOps, encodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
 import { RecordingIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
-import { SpoolWriter } from './spool.js';
+import { SpoolWriter, spoolPlace } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js';
 
 /** Once the indexer has caught up, a spool file using more disk than this is emptied. */
@@ -92,10 +92,14 @@ async function openRecording(): Promise<Recording | undefined | false> {
   const path = data.sinks.record;
   if (!path) return undefined;
   let spool: SpoolWriter;
+  const capacity = data.spoolBytes ?? DEFAULT_SPOOL_BYTES;
+  const place = spoolPlace(path, capacity);
   try {
-    spool = new SpoolWriter(path, data.spoolBytes ?? DEFAULT_SPOOL_BYTES);
+    spool = new SpoolWriter(path, capacity, place);
+    logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), ${place.encrypt ? 'encrypted' : 'in clear'}`);
   } catch (err) {
-    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}: ${(err as Error).message}`, ExitCode.InvalidInput));
+    const where = process.env.MCPTAP_SPOOL_DIR?.trim() ? ` (its spool goes to MCPTAP_SPOOL_DIR=${place.dir})` : '';
+    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`, ExitCode.InvalidInput));
     return false;
   }
   try {

@@ -29,8 +29,8 @@ import type { WorkerSinkOptions } from './worker-wire.js';
 /** The first message to the child: everything it needs (the key never goes through argv or env). */
 export interface IndexerStart {
   type: 'start';
-  /** AES key of the spool, hex. */
-  key: string;
+  /** AES key of the spool, hex; absent when the spool is kept in clear. */
+  key?: string;
   /** The spool's size (it is a ring). */
   capacity: number;
   /** The recorder's settings (telemetry stays live, in the pipeline worker). */
@@ -53,9 +53,9 @@ export type FromIndexer =
   | { type: 'closed'; lines: string[] };
 
 export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
-  /** The spool's descriptor and key. */
+  /** The spool's descriptor and key (undefined: kept in clear). */
   fd: number;
-  key: Buffer;
+  key: Buffer | undefined;
   logger: Logger;
   /** Scheduling niceness (Linux; default 19: only otherwise idle CPU under contention). */
   nice?: number;
@@ -63,11 +63,21 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   onFatal?: (err: Error) => void;
 }
 
+/**
+ * How often the indexer hears that more was spooled, at most (ms). Below the indexer's quiet time
+ * (QUIET_MS in indexer-process.ts), which must stay well above it: traffic that flows has to look
+ * like it.
+ */
+export const SPOOLED_EVERY_MS = 40;
+
 export class RecordingIndexer {
   private position = 0;
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
   private dead: string | undefined;
+  private spooledEnd = 0;
+  private spooledAt = -Infinity;
+  private spooledTimer: NodeJS.Timeout | undefined;
 
   static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
@@ -87,7 +97,7 @@ export class RecordingIndexer {
         child.off('exit', onExit);
         resolve(m);
       });
-      child.send({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest } satisfies IndexerStart);
+      child.send({ type: 'start', ...(key ? { key: key.toString('hex') } : {}), nice: nice ?? 19, ...rest } satisfies IndexerStart);
     });
     if (first.type === 'failed') {
       child.kill();
@@ -112,15 +122,34 @@ export class RecordingIndexer {
     return this.position;
   }
 
-  /** The spool is readable up to `end`. */
+  /**
+   * The spool is readable up to `end`. Said at most once per {@link SPOOLED_EVERY_MS} (the first
+   * time at once, then what came since in one message): each message wakes the indexer process,
+   * which only notes it while traffic flows, and a tap posts a batch every few milliseconds.
+   */
   spooled(end: number): void {
-    if (!this.dead && !this.closing) this.post({ type: 'spooled', end });
+    if (this.dead || this.closing) return;
+    this.spooledEnd = end;
+    if (this.spooledTimer) return;
+    const wait = this.spooledAt + SPOOLED_EVERY_MS - performance.now();
+    if (wait <= 0) this.postSpooled();
+    else {
+      this.spooledTimer = setTimeout(this.postSpooled, wait);
+      this.spooledTimer.unref();
+    }
   }
+
+  private readonly postSpooled = (): void => {
+    this.spooledTimer = undefined;
+    this.spooledAt = performance.now();
+    if (!this.dead && !this.closing) this.post({ type: 'spooled', end: this.spooledEnd });
+  };
 
   /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs`, stops the thread. */
   close(end: number, endedUs: number): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
       this.closedWith = resolve;
+      clearTimeout(this.spooledTimer);
       if (this.dead) return resolve([`recording incomplete: ${this.dead}`]);
       this.post({ type: 'close', end, endedUs });
     });

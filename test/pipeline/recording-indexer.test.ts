@@ -4,10 +4,11 @@
  * being slow), the spool leaves no file, and the indexer never outlives the tap.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SHM_DIR } from '../../src/pipeline/spool.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { modernMeta } from '../reference/raw-stdio-peer.js';
@@ -17,8 +18,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function tap(db: string, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = []) {
+  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, ...tapArgs, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b));
   let buf = '';
@@ -75,15 +76,21 @@ describe('recording through the spool', () => {
     ['the default spool', {}],
     // 64 KiB: the indexer laps it many times; batches wait for room, and the tap's queue holds the rest.
     ['a spool far smaller than the burst', { MCPTAP_SPOOL_BYTES: String(64 * 1024) }],
+    // On Linux the default spool is in RAM (/dev/shm) where there is room: this one is on a disk, encrypted.
+    ['a spool in MCPTAP_SPOOL_DIR', { MCPTAP_SPOOL_DIR: 'spool-dir' }],
   ])('records a burst whole, in order, and leaves only the recording behind (%s)', async (_name, env) => {
     const dir = tempDir();
     const db = join(dir, 'rec.db');
-    const t = tap(db, env);
+    const spoolDir = env.MCPTAP_SPOOL_DIR !== undefined ? join(dir, env.MCPTAP_SPOOL_DIR) : undefined;
+    if (spoolDir) mkdirSync(spoolDir);
+    const t = spoolDir ? tap(db, { ...env, MCPTAP_SPOOL_DIR: spoolDir }, ['--log-level', 'debug']) : tap(db, env);
     await t.burst(4000, 64, 60_000);
     t.child.stdin.end();
     expect(await t.closed).toBe(0);
     expect(t.stderr()).not.toMatch(/drop|could not|incomplete/i);
-    expect(readdirSync(dir).filter((f) => !/^rec\.db(-wal|-shm)?$/.test(f))).toEqual([]);
+    if (spoolDir) expect(t.stderr()).toContain(`recording spool: ${2 ** 30} bytes at most, on disk (${spoolDir}), encrypted`);
+    expect(readdirSync(dir).filter((f) => !/^(rec\.db(-wal|-shm)?|spool-dir)$/.test(f))).toEqual([]);
+    for (const d of [spoolDir, SHM_DIR]) if (d && existsSync(d)) expect(readdirSync(d).filter((f) => f.includes(`.spool-${t.child.pid}-`))).toEqual([]);
     const store = RecordingStore.open(db);
     try {
       const rec = store.listRecordings()[0]!;

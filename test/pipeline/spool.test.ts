@@ -1,13 +1,15 @@
 /**
  * The recording's spool: records come back whole and in order, a record not yet complete is not
- * read, the file is gone from the directory from the start, and nothing in it is in clear.
+ * read, the file is gone from the directory from the start, and nothing in it is in clear where it
+ * could reach a disk. Where it goes (RAM or the recording's disk) is decided from what the machine
+ * has, given here as a probe.
  */
 import { createCipheriv } from 'node:crypto';
 import { mkdtempSync, readdirSync, readSync, rmSync, fstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpoolReader, SpoolWriter } from '../../src/pipeline/spool.js';
+import { SHM_DIR, SpoolReader, SpoolWriter, spoolPlace, type SpoolProbe } from '../../src/pipeline/spool.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -120,5 +122,64 @@ describe('spool', () => {
     expect(back.ops.equals(ops)).toBe(true);
     expect(back.bytes.equals(bytes)).toBe(true);
     spool.close();
+  });
+
+  it('a spool kept in clear (RAM, no swap) reads back byte for byte, with nothing to decrypt', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-spool-'));
+    dirs.push(dir);
+    const spool = new SpoolWriter(join(dir, 'rec.db'), 1 << 20, { dir, encrypt: false, inMemory: true });
+    expect(spool.key).toBeUndefined();
+    expect(readdirSync(dir)).toEqual([]);
+    const sent = Array.from({ length: 30 }, (_, i) => ({ ops: Buffer.from(`[[${i}]]`), bytes: Buffer.alloc(i * 333, i + 1) }));
+    for (const r of sent) expect(spool.append(r.ops, r.bytes, 0)).toBe(true);
+    const raw = Buffer.alloc(spool.end);
+    readSync(spool.fd, raw, 0, raw.length, 0);
+    // Header (lengths, a zero IV), then the ops and bytes as they were.
+    expect(raw.subarray(8, 24).equals(Buffer.alloc(16))).toBe(true);
+    expect(raw.subarray(24, 24 + sent[0]!.ops.length).toString()).toBe('[[0]]');
+    const reader = new SpoolReader(spool.fd, undefined, spool.capacity);
+    const got = [];
+    for (let r = reader.next(spool.end); r; r = reader.next(spool.end)) got.push(r);
+    expect(got.map((r) => r.ops.toString())).toEqual(sent.map((r) => r.ops.toString()));
+    expect(got.every((r, i) => r.bytes.equals(sent[i]!.bytes))).toBe(true);
+    spool.close();
+  });
+});
+
+describe('where the spool goes', () => {
+  const GiB = 2 ** 30;
+  const TMPFS = 0x01021994;
+  const EXT4 = 0xef53;
+  /** A machine as the placement sees it: filesystems by directory, memory, swap. */
+  const machine = (over: { shmFree?: number; shmType?: number; memory?: number; swap?: boolean; fs?: Record<string, number> } = {}): SpoolProbe => ({
+    fs: (dir) => (dir === SHM_DIR ? { type: over.shmType ?? TMPFS, free: over.shmFree ?? 12 * GiB } : over.fs?.[dir] !== undefined ? { type: over.fs[dir]!, free: 100 * GiB } : undefined),
+    memory: () => over.memory ?? 24 * GiB,
+    swapOn: () => over.swap ?? false,
+  });
+  const linux = process.platform === 'linux';
+
+  it.runIf(linux)('RAM, in clear, when a tmpfs has room for twice the ring and the ring is at most an eighth of memory', () => {
+    expect(spoolPlace('/data/rec.db', GiB, {}, machine())).toEqual({ dir: SHM_DIR, inMemory: true, encrypt: false });
+  });
+
+  it.runIf(linux)('RAM but encrypted while swap is on (a tmpfs page can be swapped to a disk)', () => {
+    expect(spoolPlace('/data/rec.db', GiB, {}, machine({ swap: true }))).toEqual({ dir: SHM_DIR, inMemory: true, encrypt: true });
+  });
+
+  it.each([
+    ['a small /dev/shm (a container default of 64 MiB)', { shmFree: 64 * 2 ** 20 }],
+    ['too little memory for the ring (a cgroup limit of 4 GiB)', { memory: 4 * GiB }],
+    ['/dev/shm that is not a tmpfs', { shmType: EXT4 }],
+  ])('on disk beside the recording, encrypted, with %s', (_name, over) => {
+    expect(spoolPlace('/data/rec.db', GiB, {}, machine(over))).toEqual({ dir: '/data', inMemory: false, encrypt: true });
+  });
+
+  it('MCPTAP_SPOOL_DIR decides; encrypted unless that directory is in RAM with no swap', () => {
+    const fs = { '/var/spool/mcptap': EXT4, '/run/mcptap': TMPFS };
+    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/var/spool/mcptap' }, machine({ fs }))).toEqual({ dir: '/var/spool/mcptap', inMemory: false, encrypt: true });
+    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/run/mcptap' }, machine({ fs }))).toEqual({ dir: '/run/mcptap', inMemory: true, encrypt: false });
+    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/run/mcptap' }, machine({ fs, swap: true }))).toEqual({ dir: '/run/mcptap', inMemory: true, encrypt: true });
+    // A directory that cannot be looked at is taken for a disk.
+    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/nowhere' }, machine({ fs }))).toEqual({ dir: '/nowhere', inMemory: false, encrypt: true });
   });
 });
