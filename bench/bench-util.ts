@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -37,3 +39,37 @@ export const ECHO_CALL_HEADERS: Record<string, string> = {
   'mcp-method': 'tools/call',
   'mcp-name': 'echo',
 };
+
+/** Clock ticks per second of /proc's CPU times. */
+export const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/**
+ * CPU (user + system, µs) used so far by process `pid` and every process below it (Linux /proc;
+ * NaN elsewhere). Children are found through each thread's `children` list, so a child spawned by
+ * a worker thread counts too. A process that has exited is no longer counted: read it while the
+ * tree runs.
+ */
+export function treeCpuUs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    let us = ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let kids = '';
+      try {
+        kids = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const kid of kids.split(' ').filter(Boolean)) {
+        const k = treeCpuUs(Number(kid));
+        if (!Number.isNaN(k)) us += k;
+      }
+    }
+    return us;
+  } catch {
+    return NaN;
+  }
+}
+

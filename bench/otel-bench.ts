@@ -31,7 +31,7 @@
  * sinks, spans only, metrics only, both, and both with OTLP http/json; the OTLP endpoint is in
  * another process there, so its CPU is not counted.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,7 +39,7 @@ import autocannon from 'autocannon';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
-import { BENCH_FIXTURES, MCPTAP, median, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BENCH_FIXTURES, CLK_TCK, MCPTAP, median, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { countingOtlpProcess, type SpanTally } from './otlp-span-count.js';
 
 const CONNECTIONS = 32;
@@ -91,7 +91,6 @@ function stop(p: Proc): Promise<void> {
   });
 }
 
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** utime + stime of a process, µs (Linux); NaN elsewhere. */
 function cpuUs(pid: number | undefined): number {
