@@ -16,6 +16,7 @@
  * closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { dirname } from 'node:path';
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
@@ -98,7 +99,7 @@ async function openRecording(): Promise<Recording | undefined | false> {
     spool = new SpoolWriter(path, capacity, place);
     logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), ${place.encrypt ? 'encrypted' : 'in clear'}`);
   } catch (err) {
-    const where = process.env.MCPTAP_SPOOL_DIR?.trim() ? ` (its spool goes to MCPTAP_SPOOL_DIR=${place.dir})` : '';
+    const where = place.dir !== dirname(path) ? ` (its spool goes to ${place.dir}; MCPTAP_SPOOL_DIR picks another place)` : '';
     failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`, ExitCode.InvalidInput));
     return false;
   }

@@ -120,7 +120,6 @@ export class SpoolWriter {
   readonly fd: number;
   /** The cipher key; undefined when the spool is kept in clear (see {@link spoolPlace}). */
   readonly key: Buffer | undefined;
-  readonly place: SpoolPlace;
   private at = 0;
   private closed = false;
   /** How far into the file anything was written since it was last emptied. */
@@ -128,7 +127,6 @@ export class SpoolWriter {
 
   /** Creates the spool for the recording at `recordingPath` where `place` says (default: beside it, encrypted), unlinked at once. */
   constructor(recordingPath: string, readonly capacity: number, place: SpoolPlace = { dir: dirname(recordingPath), encrypt: true, inMemory: false }) {
-    this.place = place;
     this.key = place.encrypt ? randomBytes(32) : undefined;
     const path = join(place.dir, `.${basename(recordingPath)}.spool-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.fd = openSync(path, 'wx+', 0o600);

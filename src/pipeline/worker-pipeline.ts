@@ -201,7 +201,6 @@ export class WorkerPipeline implements PipelineInput {
    * with the lines worth telling the user (the sinks' drops, this side's drops). Idempotent.
    */
   close(): Promise<string[]> {
-    if (process.env.XDBG) process.stderr.write(`allocs ${(globalThis as any).__allocs} batches ${this.seq}\n`);
     this.closing ??= new Promise<string[]>((resolve) => {
       this.flush();
       this.closedWith = resolve;

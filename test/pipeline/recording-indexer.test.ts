@@ -104,6 +104,15 @@ describe('recording through the spool', () => {
     }
   });
 
+  it('a spool directory that does not exist: the tap does not start, says where the spool was to go, exits 4', async () => {
+    const dir = tempDir();
+    const missing = join(dir, 'no-such-dir');
+    const t = tap(join(dir, 'rec.db'), { MCPTAP_SPOOL_DIR: missing });
+    expect(await t.closed).toBe(4);
+    expect(t.stderr()).toContain(`cannot record to ${join(dir, 'rec.db')} (its spool goes to ${missing}; MCPTAP_SPOOL_DIR picks another place)`);
+    expect(t.stderr()).toMatch(/ENOENT/);
+  });
+
   it('indexing catches up in a lull, while the tap still runs', async () => {
     const dir = tempDir();
     const db = join(dir, 'rec.db');
