@@ -1,8 +1,8 @@
 /**
  * The pipeline on its own thread: the tap's thread only forwards bytes and hands what it saw to a
  * worker, where decoding, correlation and every sink (SQLite, OpenTelemetry) run. This is what
- * "taps only move bytes" costs at its least: per chunk an array push, per flush (every few ms) one
- * copy of the queued bytes and one postMessage.
+ * "taps only move bytes" costs at its least: per chunk one copy of its bytes into the batch buffer
+ * (batch-buffers.ts), per flush (every few ms) one postMessage.
  *
  * Invariants:
  * - Nothing here blocks or throws into the tap. Everything the tap hands over is queued in order
@@ -25,6 +25,7 @@ import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
+import { BatchBuffers } from './batch-buffers.js';
 import { WireOpWriter } from './wire-codec.js';
 import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
@@ -53,14 +54,6 @@ export interface WorkerPipelineOptions {
 
 /** Queued bytes past this are posted at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
-/**
- * Batch buffers are at least this big, with half again the batch's size to spare above that (so the
- * next batch, a little bigger or not, fits one and reuses it). At most {@link MAX_SPARE} of them,
- * {@link MAX_SPARE_BYTES} together, wait for reuse; the smallest gives way to a bigger one.
- */
-const MIN_BATCH_BUFFER = 256 * 1024;
-const MAX_SPARE = 4;
-const MAX_SPARE_BYTES = 16 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
 const OP_OVERHEAD = 64;
 const NL = 0x0a;
@@ -72,15 +65,8 @@ export class WorkerPipeline implements PipelineInput {
   /** The queued ops, encoded as they come (wire-codec.ts). */
   private readonly ops: WireOpWriter;
   private opCount = 0;
-  /**
-   * The batch being filled: the queued ops' bytes are copied in as they come, while they are still
-   * in the CPU's cache (copied at flush time, a few ms and a megabyte later at 10 KB stdio messages,
-   * the copy was a tenth of this thread's time).
-   */
-  private batch: Buffer | undefined;
-  private batchBytes = 0;
-  /** The last batch's size (bytes and ops): what the next one is likely to need. */
-  private lastBatchSize = 0;
+  /** The batch being filled: the queued ops' bytes, in a buffer reused once the worker hands it back. */
+  private readonly batch = new BatchBuffers();
   private scheduled: NodeJS.Timeout | undefined;
   private readonly flushDelayMs: number;
   private seq = 0;
@@ -96,9 +82,6 @@ export class WorkerPipeline implements PipelineInput {
   private closedWith: ((lines: string[]) => void) | undefined;
   private gotClosed = false;
   private fatalSent = false;
-  /** Batch buffers the worker handed back, for reuse. */
-  private readonly spare: ArrayBuffer[] = [];
-  private recycles = false;
 
   /** Starts the worker and waits until its sinks are open (a recording that cannot be opened fails here). */
   static async start(opts: WorkerPipelineOptions): Promise<WorkerPipeline> {
@@ -215,7 +198,7 @@ export class WorkerPipeline implements PipelineInput {
 
   private room(bytes: number): boolean {
     if (this.dead || this.closedWith) return false;
-    return this.inFlightBytes + this.batchBytes + bytes + OP_OVERHEAD <= this.maxQueueBytes;
+    return this.inFlightBytes + this.batch.length + bytes + OP_OVERHEAD <= this.maxQueueBytes;
   }
 
   /** --require-recording: the first input the recording will miss stops the tap. */
@@ -263,10 +246,9 @@ export class WorkerPipeline implements PipelineInput {
     this.ops.write(op);
     this.opCount++;
     if (bytes && bytes.length > 0) {
-      if (!this.batch || this.batchBytes + bytes.length > this.batch.length) this.growBatch(bytes.length);
-      this.batchBytes += bytes.copy(this.batch!, this.batchBytes);
+      this.batch.append(bytes);
     }
-    if (this.batchBytes >= FLUSH_BYTES) this.flush();
+    if (this.batch.length >= FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
       // Posting is owed only to a caller that will close() (which flushes): never keep the process up for it.
@@ -287,68 +269,17 @@ export class WorkerPipeline implements PipelineInput {
     if (this.opCount === 0 || this.dead) return;
     // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
     // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
-    if (!this.batch || this.batchBytes + this.ops.length > this.batch.length) this.growBatch(this.ops.length);
-    const buf = this.batch!;
-    const at = this.batchBytes;
+    const at = this.batch.length;
+    const buf = this.batch.finish(this.ops.length);
     const opsLength = this.ops.take(buf, at);
     const seq = ++this.seq;
     const cost = at + this.opCount * OP_OVERHEAD;
     const msg: ToWorker = { type: 'batch', seq, bytes: buf.buffer as ArrayBuffer, length: at, opsLength, droppedTotal: this.dropped.chunks + this.dropped.messages };
-    this.lastBatchSize = at + opsLength;
     this.opCount = 0;
-    this.batch = undefined;
-    this.batchBytes = 0;
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
     if (this.inFlight.size === 1) this.worker.ref();
     this.post(msg, [msg.bytes]);
-  }
-
-  /**
-   * Makes room in the batch being filled for `more` bytes: a buffer with room for the batch so far
-   * and `more` (to begin with, the last batch's size and a quarter; doubling when the batch outgrows
-   * it), the bytes so far copied over.
-   */
-  private growBatch(more: number): void {
-    const old = this.batch;
-    const need = Math.max(this.batchBytes + more, old ? 2 * old.length : Math.ceil(this.lastBatchSize * 1.25));
-    const next = this.batchBuffer(need);
-    if (old) {
-      old.copy(next, 0, 0, this.batchBytes);
-      // Never posted: it can be reused like one the worker handed back.
-      if (this.recycles) this.keepSpare(old.buffer as ArrayBuffer);
-    }
-    this.batch = next;
-  }
-
-  /**
-   * A buffer of its own for a batch, whole (it is transferred: a pooled slab would detach for
-   * everyone): one the worker handed back when one is big enough, else a new one. Reuse matters:
-   * fresh memory for every batch is page-faulted in page by page (stdio tap at 10 KB messages: the
-   * copy took a tenth of this thread's profile samples with fresh buffers, about half that with
-   * reused ones).
-   */
-  private batchBuffer(bytes: number): Buffer {
-    let best = -1;
-    for (let i = 0; i < this.spare.length; i++) {
-      const size = this.spare[i]!.byteLength;
-      if (size >= bytes && (best < 0 || size < this.spare[best]!.byteLength)) best = i;
-    }
-    if (best >= 0) return Buffer.from(this.spare.splice(best, 1)[0]!);
-    // Room to spare only once the worker is seen handing buffers back (it does not when it keeps views of them).
-    return Buffer.allocUnsafeSlow(this.recycles ? batchBufferSize(bytes) : bytes);
-  }
-
-  /** Keeps a buffer the worker handed back, unless the spares are full of ones at least as big. */
-  private keepSpare(buffer: ArrayBuffer): void {
-    if (buffer.byteLength > MAX_SPARE_BYTES / MAX_SPARE) return;
-    if (this.spare.length < MAX_SPARE) {
-      this.spare.push(buffer);
-      return;
-    }
-    let smallest = 0;
-    for (let i = 1; i < this.spare.length; i++) if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
-    if (this.spare[smallest]!.byteLength < buffer.byteLength) this.spare[smallest] = buffer;
   }
 
   private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
@@ -361,10 +292,7 @@ export class WorkerPipeline implements PipelineInput {
 
   private onMessage(m: FromWorker): void {
     if (m.type === 'ack') {
-      if (m.buffer) {
-        this.recycles = true;
-        this.keepSpare(m.buffer);
-      }
+      if (m.buffer) this.batch.handedBack(m.buffer);
       this.inFlightBytes -= this.inFlight.get(m.seq) ?? 0;
       this.inFlight.delete(m.seq);
       if (this.inFlight.size === 0 && !this.closedWith) this.worker.unref();
@@ -382,8 +310,7 @@ export class WorkerPipeline implements PipelineInput {
     this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
     this.ops.reset();
     this.opCount = 0;
-    this.batch = undefined;
-    this.batchBytes = 0;
+    this.batch.drop();
     if (this.closedWith) this.closedWith(this.lossLines());
   }
 
@@ -392,12 +319,6 @@ export class WorkerPipeline implements PipelineInput {
     if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
     return [`the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`];
   }
-}
-
-/** A new batch buffer's size: {@link MIN_BATCH_BUFFER} at least, else the batch's and half again, in 64 KiB steps. */
-function batchBufferSize(bytes: number): number {
-  const step = 64 * 1024;
-  return Math.max(MIN_BATCH_BUFFER, Math.ceil((bytes * 1.5) / step) * step);
 }
 
 function streamKey(c: Chunk): string {
