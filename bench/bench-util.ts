@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -43,6 +43,35 @@ export const ECHO_CALL_HEADERS: Record<string, string> = {
 /** Clock ticks per second of /proc's CPU times. */
 export const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
+/** utime + stime of a process (all its threads), µs (Linux /proc); NaN elsewhere or once it is gone. */
+export function cpuUs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Ends a child process and waits for it: its stdin is closed (and `signal` sent, when given); one
+ * still running after 5 s is killed.
+ */
+export function stopChild(child: ChildProcess, signal?: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.stdin?.end();
+    if (signal) child.kill(signal);
+  });
+}
+
 /**
  * CPU (user + system, µs) used so far by process `pid` and every process below it (Linux /proc;
  * NaN elsewhere). Children are found through each thread's `children` list, so a child spawned by
@@ -50,11 +79,9 @@ export const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf
  * tree runs.
  */
 export function treeCpuUs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
+  let us = cpuUs(pid);
+  if (Number.isNaN(us)) return NaN;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    let us = ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       let kids = '';
       try {

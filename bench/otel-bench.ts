@@ -32,14 +32,13 @@
  * another process there, so its CPU is not counted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
-import { BENCH_FIXTURES, CLK_TCK, MCPTAP, median, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BENCH_FIXTURES, cpuUs, MCPTAP, median, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { countingOtlpProcess, type SpanTally } from './otlp-span-count.js';
 
 const CONNECTIONS = 32;
@@ -78,30 +77,7 @@ async function spawnUntil(name: string, args: string[], pattern: RegExp, stream:
   return { name, url, child, lines };
 }
 
-function stop(p: Proc): Promise<void> {
-  return new Promise((resolve) => {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
-    p.child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    p.child.stdin?.end();
-    p.child.kill('SIGTERM');
-  });
-}
-
-
-/** utime + stime of a process, µs (Linux); NaN elsewhere. */
-function cpuUs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
-}
+const stop = (p: Proc): Promise<void> => stopChild(p.child, 'SIGTERM');
 
 interface Round {
   rps: number;

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { stopChild } from './bench-util.js';
 
 /** Spans an OTLP endpoint received, by kind: exchange spans and `mcp.session` spans. */
 export interface SpanTally {
@@ -153,16 +154,7 @@ export async function countingOtlpProcess(): Promise<CountingOtlpProcess> {
       child.stdin!.write('tally\n');
       return JSON.parse(await answer) as OtlpTally;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        child.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        child.stdin!.end();
-      }),
+    stop: () => stopChild(child),
   };
 }
 

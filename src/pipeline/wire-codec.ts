@@ -112,7 +112,6 @@ export class WireOpWriter extends InterningByteWriter {
     this.buf[maskAt + 1] = mask >>> 8;
   }
 
-  /** The headers this writer carries: all, or only trace context (undefined when none is there). */
   /** A FrameContext field that may be absent: written when present; returns its mask bit then, else 0. */
   private optStr(v: string | undefined, bit: number): number {
     if (v === undefined) return 0;
@@ -126,6 +125,7 @@ export class WireOpWriter extends InterningByteWriter {
     return bit;
   }
 
+  /** The headers this writer carries: all, or only trace context (undefined when none is there). */
   private keptHeaders(h: Record<string, string>): Record<string, string> | undefined {
     if (this.headersKept === 'all') return h;
     let out: Record<string, string> | undefined;
