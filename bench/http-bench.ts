@@ -17,14 +17,14 @@
  * and client in one child, same clock) sends an event every 50 ms. Reported: |recorded event time -
  * client receive time| p50/p99 (target p99 < 2 ms), and client abort -> upstream sees the close.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { BENCH_FIXTURES, MCPTAP, ROOT, median, percentile, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BENCH_FIXTURES, MCPTAP, ROOT, median, percentile, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { startHttpTap } from '../src/tap/http-tap.js';
 import type { Clock } from '../src/util/clock.js';
@@ -60,18 +60,6 @@ interface Measured {
 
 const freePort = freeLoopbackPort;
 
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 /** A node fixture that prints {"url"} on stdout when it listens. */
 async function nodeFixture(name: string, file: string, env: Record<string, string>): Promise<Target> {
   const child = spawn(process.execPath, [join(BENCH_FIXTURES, file)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -79,7 +67,7 @@ async function nodeFixture(name: string, file: string, env: Record<string, strin
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
   });
-  return { name, url: (JSON.parse(line) as { url: string }).url, stop: () => stopChild(child) };
+  return { name, url: (JSON.parse(line) as { url: string }).url, stop: () => stopChild(child, 'SIGTERM') };
 }
 
 async function mcptap(upstream: string, dir: string): Promise<Target> {
@@ -93,7 +81,7 @@ async function mcptap(upstream: string, dir: string): Promise<Target> {
     });
     child.once('exit', (code) => reject(new Error(`mcptap http exited ${code}: ${err}`)));
   });
-  return { name: 'mcptap http --record', url, stop: () => stopChild(child) };
+  return { name: 'mcptap http --record', url, stop: () => stopChild(child, 'SIGTERM') };
 }
 
 /** nginx as a reverse proxy with upstream keep-alive and buffering off; undefined when not installed. */
@@ -139,7 +127,7 @@ http {
     if (ok) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { name: 'nginx', url: `http://127.0.0.1:${port}${up.pathname}`, stop: () => stopChild(child) };
+  return { name: 'nginx', url: `http://127.0.0.1:${port}${up.pathname}`, stop: () => stopChild(child, 'SIGTERM') };
 }
 
 /** Sequential requests over one keep-alive connection: per-request latency (ms) and req/s. */
@@ -293,6 +281,6 @@ async function sseTiming(): Promise<string> {
     child.stdin!.end();
     await tap.close();
     await pipeline.close();
-    await stopChild(child);
+    await stopChild(child, 'SIGTERM');
   }
 }
