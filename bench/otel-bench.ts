@@ -6,8 +6,9 @@
  * the load generator's event loop for milliseconds, which slowed the telemetry-on rounds for a
  * reason that is not the tap's, and its CPU was counted in the in-process figures below.
  *
- * - saturation: autocannon, 32 connections, a few seconds per round; rounds interleave the two
- *   taps and each keeps its best round, so load from elsewhere on the machine hits both alike.
+ * - saturation: autocannon, 32 connections, a few seconds per round, after a warm-up of each tap
+ *   ({@link WARMUP_SECONDS}); rounds interleave the two taps and each keeps its best round, so load
+ *   from elsewhere on the machine hits both alike (each round's own ratio is printed as well).
  *   Target: telemetry on serves at most 15% fewer requests per second.
  * - CPU per exchange of the tap process (utime + stime from /proc/<pid>/stat over the round and
  *   its drain: after the load stops the bench waits until the tap is idle, since a niced telemetry
@@ -136,9 +137,14 @@ interface Others {
 /** Load a tap for WARMUP_SECONDS without measuring it, then let it finish what it queued. */
 async function warmUp(p: Proc): Promise<{ requests: number; sent: number }> {
   if (WARMUP_SECONDS <= 0) return { requests: 0, sent: 0 };
-  const r = await autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, duration: WARMUP_SECONDS });
+  const r = await saturatingLoad(p, WARMUP_SECONDS);
   await settle(p.child.pid);
   return { requests: r.requests.total, sent: r.requests.sent };
+}
+
+/** Saturating load on a tap: CONNECTIONS connections, each one request at a time. */
+function saturatingLoad(p: Proc, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, duration: seconds });
 }
 
 async function saturate(p: Proc, others: Others): Promise<Round> {
@@ -146,7 +152,7 @@ async function saturate(p: Proc, others: Others): Promise<Round> {
   const up0 = cpuUs(others.upstream);
   const otlp0 = cpuUs(others.otlp);
   const load0 = process.cpuUsage();
-  const r = await autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, duration: SECONDS });
+  const r = await saturatingLoad(p, SECONDS);
   const drainMs = await settle(p.child.pid);
   const load = process.cpuUsage(load0);
   const cpu = cpuUs(p.child.pid) - cpu0;
