@@ -39,7 +39,7 @@ import autocannon from 'autocannon';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { createTelemetry } from '../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../src/telemetry/telemetry-config.js';
-import { BENCH_FIXTURES, cpuUs, MCPTAP, median, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BENCH_FIXTURES, cpuUs, MCPTAP, median, roundRatios, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { countingOtlpProcess, type SpanTally } from './otlp-span-count.js';
 
 const CONNECTIONS = 32;
@@ -347,7 +347,7 @@ export async function runOtelBench(): Promise<string> {
         }),
       ),
       `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
-      `  each round's own ratio: ${paired.map((x) => x.toFixed(2)).join(', ')} (median ${median(paired).toFixed(2)}x)`,
+      roundRatios(paired),
       `telemetry CPU in the tap process: ${(n.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange (on - off); ` +
         `CPU-bound rate ratio implied by it ${(o.cpuPerExchangeUs / n.cpuPerExchangeUs).toFixed(2)}x`,
       ...machineLines(o, n),

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecordingStore } from '../src/store/recording-store.js';
-import { BENCH_FIXTURES, MCPTAP, median, percentile, table, treeCpuUs } from './bench-util.js';
+import { BENCH_FIXTURES, MCPTAP, median, percentile, roundRatios, table, treeCpuUs } from './bench-util.js';
 
 const ROUNDS = 3;
 
@@ -148,7 +148,7 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       const ratio = tap.rate / bare.rate;
       const added = tap.p50 - bare.p50;
       verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
-      verdicts.push(`  each round's own ratio: ${paired.map((x) => x.toFixed(2)).join(', ')} (median ${median(paired).toFixed(2)}x)`);
+      verdicts.push(roundRatios(paired));
       verdicts.push(`  CPU per exchange, every process: bare shim ${bare.cpuUs.toFixed(1)} us, --record ${tap.cpuUs.toFixed(1)} us (+${(tap.cpuUs - bare.cpuUs).toFixed(1)}); CPU-bound rate ratio implied ${(bare.cpuUs / tap.cpuUs).toFixed(2)}x`);
       if (tap.kept) verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`);
     }

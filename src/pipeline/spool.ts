@@ -228,10 +228,7 @@ export class SpoolReader {
     if (this.key) {
       const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8));
       // In place, a piece at a time (see CIPHER_PIECE): `body` is this record's own buffer.
-      for (let at = 0; at < body.length; at += CIPHER_PIECE) {
-        const piece = body.subarray(at, Math.min(body.length, at + CIPHER_PIECE));
-        decipher.update(piece).copy(piece);
-      }
+      for (const piece of pieces(body)) decipher.update(piece).copy(piece);
     }
     this.at += HEADER + opsLen + bytesLen;
     return { ops: body.subarray(0, opsLen), bytes: body.subarray(opsLen) };
@@ -248,7 +245,12 @@ export class SpoolReader {
 
 /** Encrypts `data` {@link CIPHER_PIECE} bytes at a time, appending the ciphertext pieces to `out`. */
 function inPieces(cipher: Cipher, data: Buffer, out: Buffer[]): void {
-  for (let at = 0; at < data.length; at += CIPHER_PIECE) out.push(cipher.update(data.subarray(at, Math.min(data.length, at + CIPHER_PIECE))));
+  for (const piece of pieces(data)) out.push(cipher.update(piece));
+}
+
+/** Views of `data`, {@link CIPHER_PIECE} bytes each (the last one shorter). */
+function* pieces(data: Buffer): Generator<Buffer> {
+  for (let at = 0; at < data.length; at += CIPHER_PIECE) yield data.subarray(at, Math.min(data.length, at + CIPHER_PIECE));
 }
 
 function readFully(fd: number, into: Buffer, position: number): void {
