@@ -31,11 +31,11 @@ import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolWriter, spoolPlace } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js';
 
-/** Once the indexer has caught up, a spool file using more disk than this is emptied. */
+/** Once the indexer has caught up, a spool file using more space (disk or RAM) than this is emptied. */
 const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
 /** At close, an indexer that reads nothing for this long while work is left is given up on. */
 const STALLED_MS = 30_000;
-/** The spool's size: how far the indexer may lag behind the traffic before the tap's queue is made to fill (1 GiB of disk). */
+/** The spool's size: how far the indexer may lag behind the traffic before the tap's queue is made to fill (1 GiB). */
 const DEFAULT_SPOOL_BYTES = 2 ** 30;
 
 const port = parentPort;

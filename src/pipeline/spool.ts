@@ -14,7 +14,7 @@
  *
  * Where it lives ({@link spoolPlace}): in RAM (a tmpfs, `/dev/shm`) when the machine has room for
  * the whole ring there, else on the recording's disk. Growing a file costs the kernel far less on a
- * tmpfs than on ext4 (the bench VMs: 2.1-2.3 GB/s against 0.14-1.8 GB/s into a new file), and that
+ * tmpfs than on ext4 (the bench VMs: 2.0-2.3 GB/s against 0.14-3.8 GB/s into a new file), and that
  * write is most of what recording costs the tap.
  *
  * Invariants:
