@@ -51,3 +51,21 @@ try {
     process.exitCode = ExitCode.Internal;
   }
 }
+
+exitOnceWritten();
+
+/**
+ * The command is done, and has closed what it opened within its own time limits (the telemetry's
+ * close deadline among them). Work it abandoned on purpose, such as an OTLP export still retrying
+ * against an endpoint that hangs (for up to its export timeout, 10 s by default), must not keep the
+ * process alive. Output still being written gets out first. Unref'd: a process with nothing left
+ * pending ends on its own before this fires.
+ */
+function exitOnceWritten(): void {
+  const tryExit = (): void => {
+    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit();
+    setTimeout(tryExit, 50).unref();
+  };
+  setTimeout(tryExit, 250).unref();
+}
+

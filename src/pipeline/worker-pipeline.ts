@@ -301,6 +301,10 @@ export class WorkerPipeline implements PipelineInput {
     } else if (m.type === 'closed') {
       this.gotClosed = true;
       this.closedWith?.([...m.lines, ...this.lossLines()]);
+      // All that matters is done: the recording is complete, and telemetry was flushed or its close
+      // deadline passed. Exports the deadline abandoned (an OTLP endpoint that is down retries for
+      // seconds) must not keep the process alive.
+      void this.worker.terminate();
     }
   }
 

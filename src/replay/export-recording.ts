@@ -79,7 +79,7 @@ export async function exportRecording(opts: ExportRecordingOptions): Promise<Exp
     ...replay,
     counts,
     liveSpanIds: meta !== undefined,
-    failed: replay.aborted || counts.droppedExportFailed + counts.droppedQueueFull + counts.queued > 0,
+    failed: replay.aborted || counts.droppedExportFailed + counts.droppedQueueFull + counts.queued + counts.sending > 0,
   };
 }
 

@@ -184,11 +184,16 @@ export class OtelMetricsSink implements Sink {
     await this.opts.forceFlush?.().catch((e) => this.error(e));
   }
 
+  /** The flush close() waits for, no longer than the telemetry's close deadline allows. */
+  private closingFlush(): Promise<unknown> {
+    return this.opts.closeWithin ? this.opts.closeWithin(this.flush()) : this.flush();
+  }
+
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
       // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
-      await this.flush();
+      await this.closingFlush();
       if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
       this.inst.inFlight.removeCallback(this.observeInFlight);
       this.inst.exchanges.removeCallback(this.observeCounts);
@@ -202,7 +207,7 @@ export class OtelMetricsSink implements Sink {
       this.exchangeEntries.clear();
       return;
     }
-    await this.flush();
+    await this.closingFlush();
   }
 
   stats(): SinkStats {

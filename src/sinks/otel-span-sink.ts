@@ -143,6 +143,11 @@ export class OtelSpanSink implements Sink {
     await this.opts.forceFlush?.().catch((e) => this.error(e));
   }
 
+  /** The flush close() waits for, no longer than the telemetry's close deadline allows. */
+  private closingFlush(): Promise<unknown> {
+    return this.opts.closeWithin ? this.opts.closeWithin(this.flush()) : this.flush();
+  }
+
   /** Ends what is still open (exchanges as unfinished, sessions at the current time), then flushes. */
   async close(): Promise<void> {
     if (!this.closed) {
@@ -159,7 +164,7 @@ export class OtelSpanSink implements Sink {
       }
       this.connections.clear();
     }
-    await this.flush();
+    await this.closingFlush();
   }
 
   stats(): SinkStats {

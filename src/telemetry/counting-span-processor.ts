@@ -29,13 +29,15 @@ export interface SpanExportCounts {
   /** In batches the exporter failed to deliver. */
   droppedExportFailed: number;
   queued: number;
+  /** Handed to the exporter, its result not in yet (an endpoint that is down: retrying). */
+  sending: number;
 }
 
 export class CountingSpanProcessor implements SpanProcessor {
   private readonly inner: BatchSpanProcessor;
   private readonly maxQueueSize: number;
   private readonly logger: Logger;
-  private readonly c: SpanExportCounts = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0 };
+  private readonly c: SpanExportCounts = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0 };
   private shutDown = false;
 
   constructor(exporter: SpanExporter, opts: CountingSpanProcessorOptions = {}) {
@@ -84,9 +86,11 @@ export class CountingSpanProcessor implements SpanProcessor {
   /** Called by the exporter wrapper. */
   batchTaken(n: number): void {
     this.c.queued = Math.max(0, this.c.queued - n);
+    this.c.sending += n;
   }
 
   batchDone(n: number, result: ExportResult): void {
+    this.c.sending -= n;
     if (result.code === ExportResultCode.SUCCESS) {
       this.c.exported += n;
       return;

@@ -101,7 +101,8 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     await traces?.provider.shutdown().catch(() => {});
     throw err;
   }
-  const { minter, spanSink, metricsSink, sinks } = buildSinks(config, traces, metrics, deps, logger);
+  const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000);
+  const { minter, spanSink, metricsSink, sinks } = buildSinks(config, traces, metrics, deps, logger, deadline);
   let stopping: Promise<void> | undefined;
   return {
     sinks,
@@ -114,11 +115,12 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
     },
-    shutdown: () => (stopping ??= shutdownAll(sinks, traces, metrics, deps.shutdownTimeoutMillis ?? 5000, logger)),
+    shutdown: () => (stopping ??= shutdownAll(sinks, traces, metrics, deadline, logger)),
   };
 }
 
-function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, metrics: MetricsParts | undefined, deps: TelemetryDeps, logger: Logger) {
+function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, metrics: MetricsParts | undefined, deps: TelemetryDeps, logger: Logger, deadline: CloseDeadline) {
+  const closeWithin = (flush: Promise<void>) => deadline.within(flush);
   const minter = traces && config.injectTraceContext ? new TraceContextMinter() : undefined;
   const spanSink = traces
     ? new OtelSpanSink({
@@ -129,6 +131,7 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
         spanIds: new SeededSpanIds(traces.seed),
         ...(deps.recordedInjection ? { recordedInjection: true } : {}),
         forceFlush: () => traces.provider.forceFlush(),
+        closeWithin,
         exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
         logger,
         ...(deps.redact ? { redact: deps.redact } : {}),
@@ -141,6 +144,7 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
         meter: metrics.provider.getMeter(SCOPE, VERSION),
         ...(metrics.histograms.own ? { histograms: metrics.histograms.own } : {}),
         forceFlush: () => metrics.provider.forceFlush(),
+        closeWithin,
         exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
         logger,
         ...(deps.dropCounts ? { dropCounts: deps.dropCounts } : {}),
@@ -249,21 +253,42 @@ async function servePrometheus(exporter: PrometheusExporter, host: string, port:
   return { server, url: `http://${shownHost}:${addr.port}/metrics` };
 }
 
-async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefined, metrics: MetricsParts | undefined, timeoutMs: number, logger: Logger): Promise<void> {
+async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefined, metrics: MetricsParts | undefined, deadline: CloseDeadline, logger: Logger): Promise<void> {
   const work = (async () => {
     await Promise.allSettled(sinks.map((s) => s.close()));
     await Promise.allSettled([traces?.provider.shutdown(), metrics?.provider.shutdown()]);
   })();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    timer.unref();
-  });
-  if ((await Promise.race([work, timedOut])) === 'timeout') logger.warn(`otel: shutdown did not finish within ${timeoutMs} ms; unsent telemetry was dropped`);
-  clearTimeout(timer);
+  const finished = await deadline.within(work);
+  if (!finished) logger.warn(`otel: shutdown did not finish within ${deadline.ms} ms; unsent telemetry was dropped`);
+  const spans = traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined;
+  const unsent = spans && !finished ? spans.queued + spans.sending : 0;
+  if (spans && spans.droppedQueueFull + spans.droppedExportFailed + unsent > 0) {
+    logger.warn(
+      `otel: ${spans.droppedQueueFull + spans.droppedExportFailed + unsent} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports${finished ? '' : `, ${unsent} queued or being sent at the deadline`}); ${spans.exported} were`,
+    );
+  }
   if (metrics?.server) {
     metrics.server.closeAllConnections();
     await new Promise<void>((resolve) => metrics.server!.close(() => resolve()));
+  }
+}
+
+/**
+ * One time limit for closing the telemetry, counted from the first close of any of its parts: the
+ * pipeline closes the sinks (each waits for a final flush), then shutdown() stops the providers.
+ * An OTLP endpoint that is down makes each export retry for seconds (measured: `mcptap http` took
+ * 25 s to exit on SIGTERM with its endpoint gone, under a 5 s limit that covered only the second
+ * step); a tap asked to stop must stop. Exports still pending at the deadline are abandoned.
+ */
+class CloseDeadline {
+  private expired: Promise<false> | undefined;
+
+  constructor(readonly ms: number) {}
+
+  /** Waits for `work` until the deadline (whose clock starts at the first call); false when the deadline came first. */
+  within(work: Promise<unknown>): Promise<boolean> {
+    this.expired ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), this.ms).unref());
+    return Promise.race([work.then(() => true, () => true), this.expired]);
   }
 }
 
@@ -273,5 +298,6 @@ function sumCounts(all: SpanExportCounts[]): SpanExportCounts {
     droppedQueueFull: a.droppedQueueFull + c.droppedQueueFull,
     droppedExportFailed: a.droppedExportFailed + c.droppedExportFailed,
     queued: a.queued + c.queued,
-  }), { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0 });
+    sending: a.sending + c.sending,
+  }), { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0 });
 }

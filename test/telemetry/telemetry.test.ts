@@ -140,9 +140,11 @@ describe('createTelemetry', () => {
     await t.shutdown();
     await receiver.close();
     expect(receiver.spans).toHaveLength(4);
-    expect(t.spanCounts()).toMatchObject({ exported: 4, droppedQueueFull: 2, droppedExportFailed: 0, queued: 0 });
+    expect(t.spanCounts()).toMatchObject({ exported: 4, droppedQueueFull: 2, droppedExportFailed: 0, queued: 0, sending: 0 });
     expect(t.spanSink!.stats().dropped).toBe(2);
-    expect(logger.lines.filter((l) => l.includes('queue full'))).toHaveLength(1);
+    expect(logger.lines.filter((l) => l.includes('span queue full ('))).toHaveLength(1);
+    // Said once more at shutdown, with the totals.
+    expect(logger.lines.filter((l) => l.includes('spans were not delivered'))).toEqual([expect.stringContaining('otel: 2 spans were not delivered (2 refused with the queue full, 0 in failed exports); 4 were')]);
   });
 
   it('writes console exports as JSON lines to stderr (the injected writer), not stdout', async () => {

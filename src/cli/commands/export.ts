@@ -71,7 +71,7 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
   const spans = result.exchangeSpans + result.sessionSpans;
   const where = config.traces.otlp!.url;
   if (result.failed) {
-    const lost = result.counts.droppedExportFailed + result.counts.droppedQueueFull + result.counts.queued;
+    const lost = result.counts.droppedExportFailed + result.counts.droppedQueueFull + result.counts.queued + result.counts.sending;
     process.stderr.write(
       `mcptap: export to ${where} failed: the collector could not be reached or refused the spans ` +
         `(${result.counts.exported} delivered, ${lost} lost${result.aborted ? '; stopped at the first failed batch' : ''})\n`,
