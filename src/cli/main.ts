@@ -68,4 +68,3 @@ function exitOnceWritten(): void {
   };
   setTimeout(tryExit, 250).unref();
 }
-

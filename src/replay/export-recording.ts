@@ -15,7 +15,7 @@ import type { Redact } from '../sinks/otel-content.js';
 import type { RecordingStore } from '../store/recording-store.js';
 import type { RecordingInfo } from '../store/types.js';
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
-import type { SpanExportCounts } from '../telemetry/counting-span-processor.js';
+import { notDelivered, type SpanExportCounts } from '../telemetry/counting-span-processor.js';
 import { readRecordingOtelMeta } from '../telemetry/recording-otel-meta.js';
 import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.js';
@@ -79,7 +79,7 @@ export async function exportRecording(opts: ExportRecordingOptions): Promise<Exp
     ...replay,
     counts,
     liveSpanIds: meta !== undefined,
-    failed: replay.aborted || counts.droppedExportFailed + counts.droppedQueueFull + counts.queued + counts.sending > 0,
+    failed: replay.aborted || notDelivered(counts) > 0,
   };
 }
 

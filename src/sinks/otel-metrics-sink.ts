@@ -18,7 +18,7 @@ import {
 import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import type { OtelSinkCommonOptions } from './otel-sink-options.js';
+import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
 import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { TupleMap } from '../telemetry/tuple-map.js';
@@ -184,16 +184,11 @@ export class OtelMetricsSink implements Sink {
     await this.opts.forceFlush?.().catch((e) => this.error(e));
   }
 
-  /** The flush close() waits for, no longer than the telemetry's close deadline allows. */
-  private closingFlush(): Promise<unknown> {
-    return this.opts.closeWithin ? this.opts.closeWithin(this.flush()) : this.flush();
-  }
-
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
       // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
-      await this.closingFlush();
+      await closingFlush(this.opts, this.flush());
       if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
       this.inst.inFlight.removeCallback(this.observeInFlight);
       this.inst.exchanges.removeCallback(this.observeCounts);
@@ -207,7 +202,7 @@ export class OtelMetricsSink implements Sink {
       this.exchangeEntries.clear();
       return;
     }
-    await this.closingFlush();
+    await closingFlush(this.opts, this.flush());
   }
 
   stats(): SinkStats {

@@ -17,3 +17,8 @@ export interface OtelSinkCommonOptions {
   exportDropped?: () => number;
   logger?: Logger;
 }
+
+/** The final flush a sink's close() waits for, no longer than `closeWithin` allows. */
+export function closingFlush(opts: OtelSinkCommonOptions, flush: Promise<void>): Promise<unknown> {
+  return opts.closeWithin ? opts.closeWithin(flush) : flush;
+}

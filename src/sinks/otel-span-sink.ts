@@ -34,7 +34,7 @@ import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-
 import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import type { OtelSinkCommonOptions } from './otel-sink-options.js';
+import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
 import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
 import { addExchangeEvents } from './otel-span-events.js';
@@ -143,11 +143,6 @@ export class OtelSpanSink implements Sink {
     await this.opts.forceFlush?.().catch((e) => this.error(e));
   }
 
-  /** The flush close() waits for, no longer than the telemetry's close deadline allows. */
-  private closingFlush(): Promise<unknown> {
-    return this.opts.closeWithin ? this.opts.closeWithin(this.flush()) : this.flush();
-  }
-
   /** Ends what is still open (exchanges as unfinished, sessions at the current time), then flushes. */
   async close(): Promise<void> {
     if (!this.closed) {
@@ -164,7 +159,7 @@ export class OtelSpanSink implements Sink {
       }
       this.connections.clear();
     }
-    await this.closingFlush();
+    await closingFlush(this.opts, this.flush());
   }
 
   stats(): SinkStats {

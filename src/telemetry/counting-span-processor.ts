@@ -33,6 +33,11 @@ export interface SpanExportCounts {
   sending: number;
 }
 
+/** Spans that did not reach the endpoint (yet): refused, failed, or still queued or being sent. */
+export function notDelivered(c: SpanExportCounts): number {
+  return c.droppedQueueFull + c.droppedExportFailed + c.queued + c.sending;
+}
+
 export class CountingSpanProcessor implements SpanProcessor {
   private readonly inner: BatchSpanProcessor;
   private readonly maxQueueSize: number;

@@ -36,7 +36,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError, ExitCode } from '../cli/exit-codes.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
-import { CountingSpanProcessor, type SpanExportCounts } from './counting-span-processor.js';
+import { CountingSpanProcessor, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
 import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from './direct-tracer.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
@@ -261,10 +261,10 @@ async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefine
   const finished = await deadline.within(work);
   if (!finished) logger.warn(`otel: shutdown did not finish within ${deadline.ms} ms; unsent telemetry was dropped`);
   const spans = traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined;
-  const unsent = spans && !finished ? spans.queued + spans.sending : 0;
-  if (spans && spans.droppedQueueFull + spans.droppedExportFailed + unsent > 0) {
+  if (spans && notDelivered(spans) > 0) {
+    const pending = spans.queued + spans.sending;
     logger.warn(
-      `otel: ${spans.droppedQueueFull + spans.droppedExportFailed + unsent} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports${finished ? '' : `, ${unsent} queued or being sent at the deadline`}); ${spans.exported} were`,
+      `otel: ${notDelivered(spans)} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports${pending > 0 ? `, ${pending} queued or being sent at the deadline` : ''}); ${spans.exported} were`,
     );
   }
   if (metrics?.server) {

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { exportRecording, type ExportProgress, type ExportRecordingResult } from '../../replay/export-recording.js';
 import { redactorFromEnv } from '../../redact/redactor.js';
+import { notDelivered } from '../../telemetry/counting-span-processor.js';
 import { resolveTelemetryConfig, type TelemetryConfig } from '../../telemetry/telemetry-config.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
@@ -71,7 +72,7 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
   const spans = result.exchangeSpans + result.sessionSpans;
   const where = config.traces.otlp!.url;
   if (result.failed) {
-    const lost = result.counts.droppedExportFailed + result.counts.droppedQueueFull + result.counts.queued + result.counts.sending;
+    const lost = notDelivered(result.counts);
     process.stderr.write(
       `mcptap: export to ${where} failed: the collector could not be reached or refused the spans ` +
         `(${result.counts.exported} delivered, ${lost} lost${result.aborted ? '; stopped at the first failed batch' : ''})\n`,
