@@ -39,6 +39,9 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
     ['no-target.yaml', 'phases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-target\.yaml(:\d+)?: target: is required/],
     ['no-data.yaml', 'target: { reference: true }\ndata: { users: users.csv }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/],
     ['unreachable.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+    // With the era declared nothing is detected, but the target is still probed: every request failing at the transport would exit 0.
+    ['unreachable-modern.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+    ['unreachable-modern-raw.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\ndriver: raw\nphases: [ { closed: { vus: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
   ];
   for (const [file, text, code, message] of cases) {
     it.concurrent(`${file} -> exit ${code}`, async () => {

@@ -85,7 +85,13 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       const p = await detectEra(channel, { clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs });
       return { era: p.era, version: p.protocolVersion };
     }
-    if (opts.era === 'modern') return { era: 'modern', version: opts.protocolVersion };
+    if (opts.era === 'modern') {
+      // The era is declared, so nothing is detected; but a target that cannot be reached is said
+      // here, once, and not as a transport error of every request of the run (which exited 0).
+      // Any answer at all, even an error, means it is reachable.
+      await new McpSession(channel, { era: 'modern', clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs }).request('server/discover', {});
+      return { era: 'modern', version: opts.protocolVersion };
+    }
     const s = new McpSession(channel, { era: 'legacy', clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
     const r = await s.initialize();
     if (!s.isInitialized) {

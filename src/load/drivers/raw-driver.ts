@@ -64,6 +64,9 @@ async function openSession(s: Scenario, channel: HttpChannel, url: string): Prom
     if (era === 'legacy') {
       await session.initialize();
       if (!session.isInitialized) throw new McptapError('LOAD_TARGET_REFUSED', `${url} refused the initialize handshake`, ExitCode.TargetUnavailable);
+    } else if (s.era === 'modern') {
+      // Declared, not detected: one discover still says whether the target can be reached (any answer will do).
+      await session.request('server/discover', {});
     }
     return session;
   } catch (err) {
