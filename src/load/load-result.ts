@@ -55,6 +55,11 @@ export interface LoadResult {
   targetStartedAtEpochMs?: number;
   /** Scripted iterations that threw. */
   scriptErrors?: number;
+  /**
+   * The run was stopped before its schedule ended (by what: `SIGINT`, `SIGTERM`, or the abort
+   * reason a library caller gave): its figures and thresholds cover only what ran.
+   */
+  stopped?: string;
 }
 
 /** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */

@@ -1,8 +1,9 @@
 /**
  * Merging results of shards (or of any runs of the same scenario): counters add, histograms add
  * bucket by bucket, phases add by position. Thresholds are judged again on the merged numbers.
- * Refuses to merge what cannot be one run: different scenarios or phase layouts, or the same shard
- * twice.
+ * Refuses to merge what cannot be one run: different scenarios or phase layouts (a run stopped
+ * early may have run only the first phases), or the same shard twice. A merge with a stopped run
+ * is a stopped run.
  */
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
@@ -25,8 +26,12 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`, ExitCode.InvalidInput);
   if (b.format !== RESULT_FORMAT) throw bad(`unknown result format "${String(b.format)}" (expected ${RESULT_FORMAT})`);
   if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
-  const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
-  if (layout(a) !== layout(b)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
+  const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`);
+  const [la, lb] = [layout(a), layout(b)];
+  // A run stopped early ran the first phases only: a prefix of the others' layout.
+  const [shorter, longer] = la.length <= lb.length ? [la, lb] : [lb, la];
+  const stoppedPrefix = (la.length < lb.length ? a : b).stopped !== undefined && shorter.every((p, i) => p === longer[i]);
+  if (la.join(',') !== lb.join(',') && !stoppedPrefix) throw bad(`their phases differ (${la.join(',')} vs ${lb.join(',')})`);
 }
 
 function checkShards(results: readonly LoadResult[]): void {
@@ -53,13 +58,15 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     endedAt: new Date(endMs).toISOString(),
     wallMs: Math.max(a.wallMs, b.wallMs),
     shards: [...a.shards, ...b.shards],
-    phases: a.phases.map((p, i) => mergePhase(p, b.phases[i]!)),
+    // A shard stopped early may have run fewer phases than the others.
+    phases: (a.phases.length >= b.phases.length ? a.phases : b.phases).map((p, i) => (a.phases[i] && b.phases[i] ? mergePhase(a.phases[i]!, b.phases[i]!) : p)),
     maxInFlight: a.maxInFlight + b.maxInFlight,
     scheduleLag: encodeHist(lag),
     overall: mergeGroups(a.overall, b.overall),
     methods: mergeGroupMaps(a.methods, b.methods),
     tools: mergeGroupMaps(a.tools, b.tools),
     steps: mergeGroupMaps(a.steps, b.steps),
+    ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
   };
 }
 

@@ -34,7 +34,10 @@ export interface RunLoadOptions {
   /** Time source of the executors; must share the clock's time base (default: real time on `clock`). */
   scheduler?: Scheduler;
   logger?: Logger;
-  /** Stops scheduling new iterations; in-flight ones finish and the result is still produced. */
+  /**
+   * Stops scheduling new iterations; in-flight ones finish and the result is still produced, with
+   * `stopped` set to the abort reason when it is a string (the CLI gives the signal's name).
+   */
   signal?: AbortSignal;
   onProgress?: (p: ProgressSnapshot) => void;
   progressIntervalMs?: number;
@@ -70,6 +73,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
       thresholdSpecs: scenario.thresholds.map((t) => ({ scope: scopeLabel(t.scope), expression: t.expression })),
     });
     if (target?.startedAtEpochMs !== undefined) result.targetStartedAtEpochMs = target.startedAtEpochMs;
+    if (opts.signal?.aborted) result.stopped = typeof opts.signal.reason === 'string' ? opts.signal.reason : 'stopped';
     if (metrics.scriptErrors > 0) {
       result.scriptErrors = metrics.scriptErrors;
       logger.warn(`${metrics.scriptErrors} scripted iteration(s) threw; the first: ${metrics.firstScriptError}`);

@@ -3,7 +3,7 @@
  * paragraph messages without stack traces, JSON/JUnit outputs, and shards merged into one result.
  * Needs `npx tsc -p .` first (the CLI runs from dist/).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,6 +99,51 @@ thresholds:
     expect(merged.overall.counters.requests).toBe(80);
     expect(merged.overall.counters.toolErrors).toBe(20);
     expect(merged.thresholds.every((t) => t.ok)).toBe(true);
+  });
+
+  it('SIGTERM stops the run: in-flight requests finish, what ran is reported and written, and it exits 143, never 0', async () => {
+    write('long.yaml', scenario.replace('rate: 60, duration: 1s', 'rate: 20, duration: 60s'));
+    const child = spawn(process.execPath, [BIN, 'load', 'long.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Stop it once it is under way (a progress line says iterations have started).
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no progress: ${stderr}`)), 30_000);
+      child.stderr!.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        if (/started [1-9]/.test(stderr)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(stderr).toContain('mcptap: SIGTERM: stopping (in-flight requests finish');
+    expect(stdout).toContain('STOPPED EARLY (SIGTERM): the run is incomplete');
+    const r = JSON.parse(readFileSync(path.join(dir, 'long.json'), 'utf8')) as LoadResult;
+    expect(r.stopped).toBe('SIGTERM');
+    // The second phase never started; the first scheduled only the arrivals that came due.
+    expect(r.phases).toHaveLength(1);
+    const [p] = r.phases;
+    expect(p!.started).toBeGreaterThan(0);
+    expect(p!.scheduled).toBe(p!.started + p!.dropped);
+    // Arrivals after the stop are not drops (20/s against the reference server never runs short of capacity).
+    expect(p!.dropped).toBe(0);
+    expect(p!.scheduled).toBeLessThan(1200);
+    expect(p!.completed).toBe(p!.started);
+    expect(r.overall.counters.requests).toBe(p!.started);
+    expect(readFileSync(path.join(dir, 'long.xml'), 'utf8')).toContain('<error message="stopped early (SIGTERM): the figures and thresholds cover only what ran" type="stopped">');
+
+    // Merged with a shard that ran everything, the result is still a stopped one, with every phase.
+    write('full.json', readFileSync(path.join(dir, 'a.json')));
+    const m = await mcptap(['merge-results', 'full.json', 'long.json', '--json', 'merged-stopped.json'], dir);
+    const merged = JSON.parse(readFileSync(path.join(dir, 'merged-stopped.json'), 'utf8')) as LoadResult;
+    expect(merged.stopped).toBe('SIGTERM');
+    expect(merged.phases).toHaveLength(2);
+    expect(m.stdout).toContain('STOPPED EARLY (SIGTERM)');
   });
 
   it('merge-results refuses results of different scenarios', async () => {

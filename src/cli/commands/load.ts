@@ -1,7 +1,9 @@
 /**
  * `mcptap load SCENARIO`: run a load scenario; print the summary to stdout and live progress to
  * stderr; write the JSON result and JUnit on request. Exit code: 0 all thresholds passed,
- * 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable.
+ * 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable,
+ * 130/143 the run was stopped by SIGINT/SIGTERM (what ran is still reported and written: a CI job
+ * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
  * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
  */
 import { writeFile } from 'node:fs/promises';
@@ -53,8 +55,9 @@ export function register(program: Command): void {
       'after',
       `
 Exit codes: 0 thresholds passed, 3 a threshold failed, 4 invalid scenario or data file,
-5 target unreachable, 2 bad command line. With --shard, thresholds are judged by merge-results
-(a shard sees part of the run), so a shard does not exit 3.
+5 target unreachable, 2 bad command line, 130/143 stopped by SIGINT/SIGTERM (in-flight requests
+finish and what ran is reported and written; a second signal quits at once). With --shard,
+thresholds are judged by merge-results (a shard sees part of the run), so a shard does not exit 3.
 
 Examples:
   mcptap load scenarios/demo.yaml
@@ -76,20 +79,23 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   if (flags.startAt) await waitUntil(flags.startAt);
   const progress = progressWriter(flags);
   const abort = new AbortController();
-  const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
-    process.stderr.write('\nmcptap: stopping (in-flight requests finish; Ctrl-C again to quit now)\n');
-    abort.abort();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (abort.signal.aborted) process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
+    process.stderr.write(`\nmcptap: ${signal}: stopping (in-flight requests finish; send it again to quit now)\n`);
+    abort.abort(signal);
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let result: LoadResult;
   try {
     result = await runLoad(scenario, { shard, logger, signal: abort.signal, onProgress: progress.write, progressIntervalMs: progress.intervalMs });
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     progress.end();
   }
   await writeOutputs(result, flags);
+  if (abort.signal.aborted) return SIGNAL_EXIT[abort.signal.reason as keyof typeof SIGNAL_EXIT];
   if (thresholdsPassed(result.thresholds)) return ExitCode.Ok;
   // A shard sees part of the run: its thresholds are informative only; merge-results decides.
   if (shard && shard.count > 1) {
@@ -98,6 +104,9 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   }
   return ExitCode.ThresholdFailed;
 }
+
+/** The shell's convention: 128 + the signal's number. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string }): Promise<void> {
   const summary = renderSummary(result);

@@ -36,7 +36,8 @@ export async function runClosedPhase(phase: ClosedPhase, o: ClosedExecutorOption
   if (phase.iterations !== undefined) stats.scheduled = vus.length * phase.iterations;
   const endUs = phase.durationMs !== undefined ? startUs + phase.durationMs * 1000 : Infinity;
   await Promise.all(vus.map((vu) => runVu(phase, o, stats, vu, startUs, endUs)));
-  if (phase.iterations === undefined) stats.scheduled = stats.started;
+  // Without an iteration count, or stopped early: what was scheduled is what started.
+  if (phase.iterations === undefined || o.signal?.aborted) stats.scheduled = stats.started;
   stats.endUs = o.scheduler.nowUs();
   return stats;
 }

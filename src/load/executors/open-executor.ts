@@ -7,7 +7,8 @@
  * - The schedule is a pure function of the phase: shard i of n takes exactly the arrivals with
  *   j ≡ i−1 (mod n), so the shards of a run partition one big run's arrivals.
  * - Every due arrival is either started (with `intendedUs` = its due time, however late the start)
- *   or counted as dropped because `maxInFlight` iterations were running: scheduled = started + dropped.
+ *   or counted as dropped because `maxInFlight` iterations were running: scheduled = started + dropped
+ *   (a run stopped early schedules only the arrivals that came due before the stop).
  * - The loop wakes at most once per tick; all arrivals that came due meanwhile start together.
  */
 import type { OpenPhase } from '../scenario.js';
@@ -83,8 +84,9 @@ export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Pr
     }
     j += o.shard.count;
   }
-  // Arrivals skipped by an abort count as dropped too, so the books still balance.
-  if (j < total) stats.dropped += shardShare(total, o.shard) - stats.started - stats.dropped;
+  // Stopped early: only the arrivals that came due were scheduled (the rest are not drops: nothing
+  // ran short of capacity for them), so the books still balance.
+  if (j < total) stats.scheduled = stats.started + stats.dropped;
   await Promise.all(running);
   stats.endUs = o.scheduler.nowUs();
   return stats;

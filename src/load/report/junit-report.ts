@@ -1,4 +1,7 @@
-/** Thresholds as JUnit XML (one test case per threshold), for CI test reports. Pure. */
+/**
+ * Thresholds as JUnit XML (one test case per threshold), for CI test reports; a run stopped early
+ * adds one erroring test case, so a partial run never reads as a green one. Pure.
+ */
 import type { LoadResult } from '../load-result.js';
 
 function esc(s: string): string {
@@ -15,10 +18,15 @@ export function renderJunit(r: LoadResult): string {
       : `      <failure message="${esc(`observed ${t.observedText}`)}" type="threshold">${esc(`${t.scope}: ${t.expression} failed: observed ${t.observedText}`)}</failure>`;
     return `${open}\n${body}\n    </testcase>`;
   });
+  if (r.stopped) {
+    const why = `stopped early (${r.stopped}): the figures and thresholds cover only what ran`;
+    cases.push(`    <testcase classname="${esc(`mcptap.load.${r.scenario}`)}" name="the run completed its schedule" time="${secs}">\n      <error message="${esc(why)}" type="stopped">${esc(why)}</error>\n    </testcase>`);
+  }
+  const errors = r.stopped ? 1 : 0;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="mcptap load" tests="${r.thresholds.length}" failures="${failures}" time="${secs}">`,
-    `  <testsuite name="${esc(r.scenario)}" tests="${r.thresholds.length}" failures="${failures}" errors="0" time="${secs}" timestamp="${esc(r.startedAt)}">`,
+    `<testsuites name="mcptap load" tests="${cases.length}" failures="${failures}" errors="${errors}" time="${secs}">`,
+    `  <testsuite name="${esc(r.scenario)}" tests="${cases.length}" failures="${failures}" errors="${errors}" time="${secs}" timestamp="${esc(r.startedAt)}">`,
     ...cases,
     '  </testsuite>',
     '</testsuites>',

@@ -10,6 +10,7 @@ export function renderSummary(r: LoadResult): string {
   const out: string[] = [];
   const shards = r.shards.length > 1 || r.shards[0]!.count > 1 ? ` [shards ${r.shards.map((s) => `${s.index}/${s.count}`).join(', ')}]` : '';
   out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
+  if (r.stopped) out.push(`STOPPED EARLY (${r.stopped}): the run is incomplete; the figures and thresholds below cover only what ran`);
   out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall));
   if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
   out.push('', ...renderThresholds(r));
@@ -24,7 +25,9 @@ function table(rows: string[][]): string[] {
 function renderPhases(r: LoadResult): string[] {
   const rows = [['phase', 'model', 'target', 'achieved', 'scheduled', 'started', 'dropped', 'completed']];
   for (const p of r.phases) {
-    const secs = (p.plannedDurationMs ?? (p.endUs - p.startUs) / 1000) / 1000;
+    const ranMs = (p.endUs - p.startUs) / 1000;
+    // The planned length (in-flight iterations finishing past it do not lower the rate), unless the run was stopped first.
+    const secs = (p.plannedDurationMs !== undefined ? (r.stopped ? Math.min(p.plannedDurationMs, ranMs) : p.plannedDurationMs) : ranMs) / 1000;
     const target = p.kind === 'open' ? (p.targetFromRate === p.targetToRate ? `${fmtRate(p.targetFromRate!)}/s` : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`) : '-';
     const achieved = secs > 0 ? `${fmtRate(p.started / secs)}/s` : '-';
     rows.push([p.name, p.kind, target, achieved, String(p.scheduled), String(p.started), String(p.dropped), String(p.completed)]);
