@@ -41,6 +41,8 @@ export interface ReferenceHttpServer {
   port: number;
   /** Epoch ms the stall schedule is anchored at (the server start). */
   startedAtEpochMs: number;
+  /** HTTP requests received so far (answered or not): lets a test know a call got here. */
+  stats(): { requests: number };
   /** Stops listening, ends every session and stream. Idempotent. */
   close(): Promise<void>;
 }
@@ -61,7 +63,12 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
   };
   const host = opts.host ?? '127.0.0.1';
   const path = opts.path ?? '/mcp';
-  const server = createServer(routeTo(path, toNodeHandler({ fetch }, { onerror }), isLoopback(host)));
+  const route = routeTo(path, toNodeHandler({ fetch }, { onerror }), isLoopback(host));
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    route(req, res);
+  });
   await listen(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
@@ -73,6 +80,7 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
     host,
     port,
     startedAtEpochMs: behaviour.startedAtEpochMs,
+    stats: () => ({ requests }),
     close: () => (closing ??= shutdown(server, [() => modern.close(), () => legacy.close()])),
   };
 }

@@ -70,6 +70,11 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     private readonly obs: RequestObservation | undefined,
   ) {}
 
+  /** A GET: the stream a server keeps open for messages of its own, which never ends by itself. */
+  get isServerStream(): boolean {
+    return this.req.method === 'GET';
+  }
+
   start(): void {
     this.res.on('close', this.onClientClose);
     const h = this.req.headers;

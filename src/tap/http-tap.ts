@@ -74,8 +74,13 @@ export interface HttpTap {
   readonly port: number;
   readonly pipeline: PipelineInput;
   stats(): HttpTapStats;
-  /** Stop accepting, abort what is in flight (recorded as `tap_closed`), end sessions, release the pool. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting, abort what is in flight (recorded as `tap_closed`), end sessions, release the
+   * pool. With `drainMs`, requests in flight first get that long to finish (new ones are answered
+   * 503; the streams GETs hold open are cut at once, as they never end by themselves); a later
+   * `close({ drainMs: 0 })` cuts the drain short. Idempotent.
+   */
+  close(opts?: { drainMs?: number }): Promise<void>;
 }
 
 export async function startHttpTap(opts: HttpTapOptions): Promise<HttpTap> {
@@ -103,6 +108,8 @@ class HttpTapServer implements HttpTap {
   private readonly maxBodyBytes: number;
   private readonly counts = { requests: 0, clientAborts: 0, upstreamFailures: 0, rejected: 0 };
   private closing: Promise<void> | undefined;
+  /** While draining: ends the drain (the last request finished, the time is up, or a cut was asked for). */
+  private endDrain: (() => void) | undefined;
 
   constructor(private readonly opts: HttpTapOptions) {
     this.upstream = new URL(opts.upstream);
@@ -136,6 +143,7 @@ class HttpTapServer implements HttpTap {
       maxBodyBytes: this.maxBodyBytes,
       onDone: (f, outcome) => {
         this.inFlight.delete(f);
+        if (this.inFlight.size === 0) this.endDrain?.();
         if (outcome === 'client_gone') this.counts.clientAborts++;
         else if (outcome === 'upstream_failed') this.counts.upstreamFailures++;
         else if (outcome === 'too_large') this.counts.rejected++;
@@ -164,13 +172,18 @@ class HttpTapServer implements HttpTap {
     return { ...this.counts, inFlight: this.inFlight.size, openSessions: this.observer.openSessions };
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.doClose();
+  close(opts: { drainMs?: number } = {}): Promise<void> {
+    if (this.closing) {
+      if (opts.drainMs === 0) this.endDrain?.();
+      return this.closing;
+    }
+    this.closing = this.doClose(opts.drainMs ?? 0);
     return this.closing;
   }
 
-  private async doClose(): Promise<void> {
+  private async doClose(drainMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (drainMs > 0) await this.drain(drainMs);
     for (const f of [...this.inFlight]) f.shutdown();
     this.server.closeAllConnections();
     await closed;
@@ -180,6 +193,21 @@ class HttpTapServer implements HttpTap {
     this.observer.close();
     await this.pool.destroy().catch(() => undefined);
     await this.ownPipeline?.close();
+  }
+
+  /** Lets the requests in flight finish, for up to `ms` (a rolling restart should not fail the calls it catches mid-way). */
+  private drain(ms: number): Promise<void> {
+    this.server.closeIdleConnections();
+    for (const f of [...this.inFlight]) if (f.isServerStream) f.shutdown();
+    if (this.inFlight.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.endDrain?.(), ms);
+      this.endDrain = () => {
+        this.endDrain = undefined;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {

@@ -1,7 +1,8 @@
 /**
  * `mcptap http --upstream URL [--listen HOST:PORT] [--record FILE]`: the HTTP tap, a transparent
  * reverse proxy in front of a Streamable HTTP (or legacy HTTP+SSE) MCP server. Thin: flags ->
- * HttpTapOptions -> startHttpTap; SIGINT/SIGTERM stop accepting, flush the sinks and exit 0.
+ * HttpTapOptions -> startHttpTap; SIGINT/SIGTERM stop accepting, let the requests in flight finish
+ * (up to --drain-timeout; the same signal again cuts them), flush the sinks and exit 0.
  */
 import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
@@ -19,6 +20,7 @@ interface HttpFlags {
   responseTimeout: string;
   idleTimeout: string;
   maxBody: string;
+  drainTimeout: string;
   allowedHost: string[];
   allowedOrigin: string[];
   redactHeader: string[];
@@ -46,6 +48,7 @@ export function register(program: Command): void {
     .option('--response-timeout <ms>', 'time allowed until the upstream\'s response headers, 0 = none (then 504)', '300000')
     .option('--idle-timeout <ms>', 'longest silence inside a response body, 0 = none (long-lived SSE streams)', '300000')
     .option('--max-body <bytes>', 'largest request body forwarded (larger: 413)', String(4 * 1024 * 1024))
+    .option('--drain-timeout <ms>', 'on SIGINT/SIGTERM, how long requests in flight may take to finish before they are cut (new ones get 503; GET streams are cut at once); 0 = cut at once', '10000')
     .option('--allowed-host <host>', 'also accept this Host header (name, or name:port); repeatable', collect, [])
     .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
@@ -61,7 +64,11 @@ Examples:
   mcptap http --upstream https://mcp.example.com/mcp --listen 0.0.0.0:${DEFAULT_HTTP_TAP_PORT} --allowed-host tap.lan
 
 Authorization, Cookie, Set-Cookie, Proxy-Authorization (and --redact-header names) pass through untouched
-but are recorded only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs).`,
+but are recorded only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs).
+
+Stopping (SIGINT/SIGTERM): the tap stops accepting, lets the tool calls in flight finish for up to
+--drain-timeout (a rolling restart does not fail them), then flushes the recording and telemetry and exits 0.
+The same signal again cuts the calls still in flight (recorded as tap_closed).`,
     )
     .action(async (flags: HttpFlags) => {
       process.exitCode = await runHttp(flags);
@@ -135,13 +142,22 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     throw err;
   }
   process.stderr.write(`mcptap http: listening on ${tap.url} -> ${upstream.href}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
-  const onSignal = () => stop();
+  const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
+  const open = tap;
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signals++ === 0) {
+      if (drainMs > 0 && open.stats().inFlight > 0) process.stderr.write(`mcptap http: ${signal}: letting the requests in flight finish (up to ${drainMs} ms; ${signal} again cuts them)\n`);
+      stop();
+    } else void open.close({ drainMs: 0 });
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   await stopped;
+  // A recording that failed under --require-recording stops the traffic at once.
+  await tap.close({ drainMs: fatal ? 0 : drainMs });
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  await tap.close();
   for (const line of await sinks.close()) logger.warn(line);
   return fatal ? ExitCode.Failed : ExitCode.Ok;
 }
