@@ -32,6 +32,12 @@ export interface StdioClientOptions {
   onViolation?: (kind: ViolationKind, detail: string) => void;
   /** Server-to-client requests; return the response to send (default: ping -> {}, else -32601). */
   onServerRequest?: (req: JsonRpcRequest) => JsonRpcResponse;
+  /**
+   * Start the server in a process group of its own: a Ctrl-C at the terminal then reaches only the
+   * caller, which closes the server itself ({@link McpStdioClient.close}) once its requests in flight
+   * are done. The server still ends with its stdin if the caller dies. Default false.
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface StdioRequestOptions {
@@ -83,6 +89,7 @@ export class McpStdioClient {
       cwd: opts.cwd,
       env: { ...process.env, ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.ownProcessGroup ? { detached: true } : {}),
     });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);

@@ -146,6 +146,32 @@ thresholds:
     expect(m.stdout).toContain('STOPPED EARLY (SIGTERM)');
   });
 
+  it('Ctrl-C at a terminal (SIGINT to the whole process group) lets the calls in flight finish: the bundled server is not in that group', async () => {
+    write('ctrl-c.yaml', 'name: ctrl-c\ntarget: { reference: true }\nera: 2026-07-28\nphases: [ { open: { rate: 20, duration: 60s } } ]\nsteps: [ { tool: delay, arguments: { ms: 300 } } ]\n');
+    // A group of its own, as a shell gives a foreground job; the signal goes to every process in it.
+    const child = spawn(process.execPath, [BIN, 'load', 'ctrl-c.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'ctrl-c.json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no progress: ${stderr}`)), 30_000);
+      child.stderr!.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        if (/started [1-9]/.test(stderr)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    process.kill(-child.pid!, 'SIGINT');
+    expect(await exited).toBe(130);
+    const r = JSON.parse(readFileSync(path.join(dir, 'ctrl-c.json'), 'utf8')) as LoadResult;
+    expect(r.stopped).toBe('SIGINT');
+    // Every call that started (several were in flight: 300 ms each, 20 a second) got its answer.
+    expect(r.overall.counters.transport).toEqual({});
+    expect(r.overall.counters.ok).toBe(r.phases[0]!.started);
+    expect(r.phases[0]!.completed).toBe(r.phases[0]!.started);
+  });
+
   it('merge-results refuses results of different scenarios', async () => {
     const other = JSON.parse(readFileSync(path.join(dir, 'a.json'), 'utf8')) as LoadResult;
     other.scenario = 'something-else';

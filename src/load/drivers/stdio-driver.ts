@@ -99,6 +99,8 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     timeoutMs: opts.timeoutMs,
     clock: opts.clock,
     onStderr: (t) => opts.logger.debug(`target stderr: ${t.trimEnd()}`),
+    // Ctrl-C stops the run gracefully: the server must outlive it until the requests in flight end.
+    ownProcessGroup: true,
     onViolation: (kind) => {
       // Server-to-client requests are legal in the legacy era (sampling, roots, ping).
       if (kind !== 'server_request' || era() === 'modern') opts.sink.violation(kind);

@@ -49,7 +49,9 @@ function childCommand(): string[] {
 
 async function startReferenceChild(stallArgs: string[]): Promise<RunningTarget> {
   const [command, ...prefix] = childCommand();
-  const child = spawn(command!, [...prefix, 'http', ...stallArgs], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // A group of its own: a Ctrl-C at the terminal stops the run gracefully, and the server must
+  // outlive it until the requests in flight end (it exits when its stdin does, so never orphaned).
+  const child = spawn(command!, [...prefix, 'http', ...stallArgs], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
   const info = await new Promise<{ url: string; startedAtEpochMs: number }>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(unavailable('did not report its URL within 20 s')), 20_000);
