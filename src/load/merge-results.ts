@@ -26,12 +26,10 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`, ExitCode.InvalidInput);
   if (b.format !== RESULT_FORMAT) throw bad(`unknown result format "${String(b.format)}" (expected ${RESULT_FORMAT})`);
   if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
-  const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`);
-  const [la, lb] = [layout(a), layout(b)];
-  // A run stopped early ran the first phases only: a prefix of the others' layout.
-  const [shorter, longer] = la.length <= lb.length ? [la, lb] : [lb, la];
-  const stoppedPrefix = (la.length < lb.length ? a : b).stopped !== undefined && shorter.every((p, i) => p === longer[i]);
-  if (la.join(',') !== lb.join(',') && !stoppedPrefix) throw bad(`their phases differ (${la.join(',')} vs ${lb.join(',')})`);
+  const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
+  // A run stopped early may have run only the first phases: its layout is a prefix of the other's.
+  const fits = (x: LoadResult, y: LoadResult) => layout(x) === layout(y) || (x.stopped !== undefined && (x.phases.length === 0 || layout(y).startsWith(`${layout(x)},`)));
+  if (!fits(a, b) && !fits(b, a)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
 }
 
 function checkShards(results: readonly LoadResult[]): void {

@@ -3,7 +3,7 @@
  * paragraph messages without stack traces, JSON/JUnit outputs, and shards merged into one result.
  * Needs `npx tsc -p .` first (the CLI runs from dist/).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,23 @@ async function mcptap(args: string[], cwd: string): Promise<{ code: number; stdo
     const e = err as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/** A `load --progress lines` run: `started` resolves once a progress line says iterations have started. */
+function underWay(child: ChildProcess): { started: Promise<void>; exited: Promise<number | null>; stderr(): string } {
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const started = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no progress: ${stderr}`)), 30_000);
+    child.stderr!.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (/started [1-9]/.test(stderr)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return { started, exited, stderr: () => stderr };
 }
 
 let dir: string;
@@ -105,23 +122,12 @@ thresholds:
     write('long.yaml', scenario.replace('rate: 60, duration: 1s', 'rate: 20, duration: 60s'));
     const child = spawn(process.execPath, [BIN, 'load', 'long.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
-    let stderr = '';
     child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    // Stop it once it is under way (a progress line says iterations have started).
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no progress: ${stderr}`)), 30_000);
-      child.stderr!.on('data', (b: Buffer) => {
-        stderr += b.toString();
-        if (/started [1-9]/.test(stderr)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    const run = underWay(child);
+    await run.started;
     child.kill('SIGTERM');
-    expect(await exited).toBe(143);
-    expect(stderr).toContain('mcptap: SIGTERM: stopping (in-flight requests finish');
+    expect(await run.exited).toBe(143);
+    expect(run.stderr()).toContain('mcptap: SIGTERM: stopping (in-flight requests finish');
     expect(stdout).toContain('STOPPED EARLY (SIGTERM): the run is incomplete');
     const r = JSON.parse(readFileSync(path.join(dir, 'long.json'), 'utf8')) as LoadResult;
     expect(r.stopped).toBe('SIGTERM');
@@ -150,20 +156,10 @@ thresholds:
     write('ctrl-c.yaml', 'name: ctrl-c\ntarget: { reference: true }\nera: 2026-07-28\nphases: [ { open: { rate: 20, duration: 60s } } ]\nsteps: [ { tool: delay, arguments: { ms: 300 } } ]\n');
     // A group of its own, as a shell gives a foreground job; the signal goes to every process in it.
     const child = spawn(process.execPath, [BIN, 'load', 'ctrl-c.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'ctrl-c.json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let stderr = '';
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no progress: ${stderr}`)), 30_000);
-      child.stderr!.on('data', (b: Buffer) => {
-        stderr += b.toString();
-        if (/started [1-9]/.test(stderr)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    const run = underWay(child);
+    await run.started;
     process.kill(-child.pid!, 'SIGINT');
-    expect(await exited).toBe(130);
+    expect(await run.exited).toBe(130);
     const r = JSON.parse(readFileSync(path.join(dir, 'ctrl-c.json'), 'utf8')) as LoadResult;
     expect(r.stopped).toBe('SIGINT');
     // Every call that started (several were in flight: 300 ms each, 20 a second) got its answer.
