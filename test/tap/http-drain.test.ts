@@ -109,6 +109,15 @@ describe('mcptap http: stopping with requests in flight', () => {
     }
   });
 
+  it('a bad --drain-timeout is refused before the tap listens (exit 2)', async () => {
+    const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server.url, '--listen', '127.0.0.1:0', '--drain-timeout', 'soon'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(2);
+    expect(err).toBe('mcptap: --drain-timeout must be a non-negative integer, got "soon"\n');
+  });
+
   it('a second SIGTERM cuts the drain short', async () => {
     const tap = await startTap(server.url, ['--drain-timeout', '60000']);
     const before = server.stats().requests;

@@ -99,6 +99,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   }
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`, ExitCode.Usage);
   const { host, port } = parseListen(flags.listen);
+  const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
   const telemetry = telemetryConfigFromOptions(flags);
   if (telemetry.injectTraceContext) logger.warn('--inject-trace-context is not supported by the HTTP tap; bytes are forwarded unchanged');
   let tap: HttpTap | undefined;
@@ -142,7 +143,6 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     throw err;
   }
   process.stderr.write(`mcptap http: listening on ${tap.url} -> ${upstream.href}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
-  const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
   const open = tap;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
