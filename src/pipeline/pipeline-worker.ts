@@ -44,7 +44,7 @@ const data = workerData as PipelineWorkerData;
 lowerThreadPriority(data.nice);
 
 const send = (m: FromWorker) => port.postMessage(m);
-const logger = createLogger(data.logLevel);
+const logger = createLogger(data.logLevel, (line) => send({ type: 'log', line }));
 const clock = clockFromOrigin(data.clockOrigin);
 const maxLine = data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {};
 /** One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids. */
@@ -80,7 +80,9 @@ async function openLive(): Promise<Live | undefined | false> {
   const pipeline = new Pipeline({ clock, logger, ...maxLine });
   try {
     const { record: _record, ...telemetryOnly } = data.sinks;
-    const sinks = await attachSinks(pipeline, { ...telemetryOnly, spanIdSeed, logger, extraDropCounts: () => [['tap-side-path', droppedByTap]] });
+    // Console exporters write through the tap's thread too, in order with `closed` (see the 'log' message).
+    const writeLine = (line: string) => send({ type: 'log', line: `${line}\n` });
+    const sinks = await attachSinks(pipeline, { ...telemetryOnly, spanIdSeed, logger, writeLine, extraDropCounts: () => [['tap-side-path', droppedByTap]] });
     return { pipeline, sinks };
   } catch (err) {
     await pipeline.close();

@@ -36,6 +36,8 @@ export interface TapSinkOptions {
   extraDropCounts?: () => Array<[string, number]>;
   /** OpenTelemetry export (spans and metrics); nothing is created when nothing is configured. */
   telemetry?: TelemetryConfig;
+  /** Where the console exporters (`OTEL_TRACES_EXPORTER=console`, …) write their lines; default stderr. */
+  writeLine?: (line: string) => void;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -71,6 +73,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       redact: (v) => redactor.redactJson(v),
       dropCounts: () => [...pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]), ...(opts.extraDropCounts?.() ?? [])],
       spanIdSeed,
+      ...(opts.writeLine ? { writeLine: opts.writeLine } : {}),
     });
   }
   let recorder: SqliteRecorder | undefined;

@@ -98,10 +98,13 @@ export class WorkerPipeline implements PipelineInput {
     const first = await new Promise<FromWorker>((resolve, reject) => {
       const onError = (err: Error) => reject(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`, ExitCode.Failed));
       worker.once('error', onError);
-      worker.once('message', (m: FromWorker) => {
+      const onMessage = (m: FromWorker) => {
+        if (m.type === 'log') return void process.stderr.write(m.line);
+        worker.off('message', onMessage);
         worker.off('error', onError);
         resolve(m);
-      });
+      };
+      worker.on('message', onMessage);
     });
     if (first.type === 'failed') {
       await worker.terminate();
@@ -291,7 +294,9 @@ export class WorkerPipeline implements PipelineInput {
   }
 
   private onMessage(m: FromWorker): void {
-    if (m.type === 'ack') {
+    if (m.type === 'log') {
+      process.stderr.write(m.line);
+    } else if (m.type === 'ack') {
       if (m.buffer) this.batch.handedBack(m.buffer);
       this.inFlightBytes -= this.inFlight.get(m.seq) ?? 0;
       this.inFlight.delete(m.seq);

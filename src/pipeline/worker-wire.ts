@@ -80,4 +80,10 @@ export type FromWorker =
   /** `buffer`: the batch's byte buffer, handed back for reuse once nothing refers to it any more. */
   | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
   | { type: 'fatal'; message: string }
-  | { type: 'closed'; lines: string[] };
+  | { type: 'closed'; lines: string[] }
+  /**
+   * A log line, for the tap's thread to write. On this port, in order with `closed`: the worker's
+   * own stderr reaches the tap's on a channel of its own, and lines still on their way there were
+   * lost when the worker was terminated after `closed`.
+   */
+  | { type: 'log'; line: string };
