@@ -4,13 +4,14 @@
  * SIGINT stops the tap with exit 0 and a complete recording. Needs `npx tsc -p .` first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { RecordingStore } from '../../src/store/recording-store.js';
-import { BIN, MCPTAP, ROOT } from '../helpers/paths.js';
+import { BIN, ROOT } from '../helpers/paths.js';
+import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
 
 const run = promisify(execFile);
@@ -19,25 +20,6 @@ const run = promisify(execFile);
 async function inspect(url: string, args: string[]): Promise<unknown> {
   const { stdout } = await run(join(BIN, 'mcp-inspector-cli'), ['--cli', url, '--transport', 'http', ...args], { cwd: join(ROOT, 'test'), timeout: 30_000 });
   return JSON.parse(stdout.slice(stdout.indexOf('{')));
-}
-
-function startTap(upstream: string, record: string): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', record], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tap did not start: ${err}`)), 15_000);
-    child.stderr!.on('data', (b: Buffer) => {
-      err += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, stderr: () => err + (out ? `\n[stdout] ${out}` : '') });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`tap exited ${code}: ${err}`)));
-  });
 }
 
 describe('mcptap http (CLI) with inspector-cli', () => {
@@ -52,16 +34,15 @@ describe('mcptap http (CLI) with inspector-cli', () => {
   it('inspector-cli gets the same answers through the tap; SIGINT exits 0 with the recording flushed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-http-cli-'));
     const record = join(dir, 'rec.db');
-    const tap = await startTap(peer.url, record);
+    const tap = await startHttpTapCli(peer.url, ['--record', record]);
     expect(tap.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const calls = [['--method', 'tools/list'], ['--method', 'tools/call', '--tool-name', 'get-sum', '--tool-arg', 'a=19', '--tool-arg', 'b=23']];
     const [direct, viaTap] = await Promise.all([Promise.all(calls.map((c) => inspect(peer.url, c))), Promise.all(calls.map((c) => inspect(tap.url, c)))]);
     expect(viaTap).toEqual(direct);
     expect(JSON.stringify(viaTap[1])).toContain('The sum of 19 and 23 is 42');
 
-    const exited = new Promise<number | null>((resolve) => tap.child.once('exit', (code) => resolve(code)));
     tap.child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    expect(await tap.exited).toBe(0);
     expect(tap.stderr()).not.toContain('[stdout]');
 
     const store = RecordingStore.open(record);

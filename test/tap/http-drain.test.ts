@@ -5,41 +5,24 @@
  * with the recording complete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP } from '../helpers/paths.js';
+import { startHttpTapCli, type HttpTapCli } from '../helpers/http-tap-cli.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
-interface Tap {
-  child: ChildProcess;
-  url: string;
+interface Tap extends HttpTapCli {
   record: string;
-  stderr(): string;
-  exited: Promise<number | null>;
 }
 
 async function startTap(upstream: string, flags: string[] = []): Promise<Tap> {
   const record = join(mkdtempSync(join(tmpdir(), 'mcptap-drain-')), 'rec.db');
-  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', record, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tap did not start: ${err}`)), 15_000);
-    child.stderr!.on('data', (b: Buffer) => {
-      err += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-  });
-  return { child, url, record, stderr: () => err, exited };
+  return { ...(await startHttpTapCli(upstream, ['--record', record, ...flags])), record };
 }
 
 /** A 2026-07-28 `tools/call` of the reference server's delay tool: its answer's text, or the error. */
@@ -56,9 +39,12 @@ async function delayCall(url: string, id: number, ms: number): Promise<string> {
   }
 }
 
-/** Waits until the tap has forwarded the call (the recording cannot tell yet; the upstream can). */
-async function inFlightAt(server: ReferenceHttpServer, before: number): Promise<void> {
+/** Starts a delay call of `ms` through the tap and waits until the upstream has it (wrapped: awaiting would wait for the answer). */
+async function callInFlight(server: ReferenceHttpServer, tap: Tap, id: number, ms: number): Promise<{ answer: Promise<string> }> {
+  const before = server.stats().requests;
+  const answer = delayCall(tap.url, id, ms);
   await expect.poll(() => server.stats().requests, { timeout: 10_000 }).toBeGreaterThan(before);
+  return { answer };
 }
 
 function outcomes(record: string): string[] {
@@ -81,9 +67,7 @@ describe('mcptap http: stopping with requests in flight', () => {
 
   it('SIGTERM lets a call in flight finish: the client gets its answer, the recording says ok', async () => {
     const tap = await startTap(server.url);
-    const before = server.stats().requests;
-    const answer = delayCall(tap.url, 1, 1500);
-    await inFlightAt(server, before);
+    const { answer } = await callInFlight(server, tap, 1, 1500);
     tap.child.kill('SIGTERM');
     expect(await answer).toMatch(/^200 .*"delayed 1500 ms"/);
     expect(await tap.exited).toBe(0);
@@ -93,9 +77,7 @@ describe('mcptap http: stopping with requests in flight', () => {
 
   it('past --drain-timeout the call is cut and recorded as tap_closed; the tap still exits 0', async () => {
     const tap = await startTap(server.url, ['--drain-timeout', '300']);
-    const before = server.stats().requests;
-    const answer = delayCall(tap.url, 2, 20_000);
-    await inFlightAt(server, before);
+    const { answer } = await callInFlight(server, tap, 2, 20_000);
     tap.child.kill('SIGTERM');
     expect(await answer).not.toMatch(/delayed/);
     expect(await tap.exited).toBe(0);
@@ -120,9 +102,7 @@ describe('mcptap http: stopping with requests in flight', () => {
 
   it('a second SIGTERM cuts the drain short', async () => {
     const tap = await startTap(server.url, ['--drain-timeout', '60000']);
-    const before = server.stats().requests;
-    const answer = delayCall(tap.url, 3, 20_000);
-    await inFlightAt(server, before);
+    const { answer } = await callInFlight(server, tap, 3, 20_000);
     tap.child.kill('SIGTERM');
     await expect.poll(() => tap.stderr(), { timeout: 10_000 }).toContain('letting the requests in flight finish');
     tap.child.kill('SIGTERM');

@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { MCPTAP } from '../helpers/paths.js';
+import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 
 const EXPORTS_WAIT = { OTEL_EXPORTER_OTLP_TIMEOUT: '120000', OTEL_BSP_EXPORT_TIMEOUT: '120000', OTEL_BSP_SCHEDULE_DELAY: '200' };
 const EXIT_BOUND_MS = 40_000;
@@ -88,18 +89,8 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
   });
 
   it('mcptap http (telemetry on its worker thread) exits 0 on SIGTERM, and says how many spans were not delivered', async () => {
-    const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server.url, '--listen', '127.0.0.1:0', '--otlp', endpoint.url], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, ...EXPORTS_WAIT },
-    });
-    const stderr = collect(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (l) => {
-        const m = /listening on (http:\/\/\S+)/.exec(l);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`tap exited ${code}: ${stderr()}`)));
-    });
+    const tap = await startHttpTapCli(server.url, ['--otlp', endpoint.url], { ...process.env, ...EXPORTS_WAIT });
+    const { child, url, stderr } = tap;
     const client = new Client({ name: 'close-deadline-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     for (let i = 0; i < CALLS; i++) expect(await client.callTool({ name: 'echo', arguments: { text: `n${i}` } })).toMatchObject({ content: [{ type: 'text', text: `n${i}` }] });
