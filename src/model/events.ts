@@ -16,7 +16,8 @@ export interface ConnectionInfo {
   target: string;
   pid?: number;
   sessionId?: string;
-  peer?: { address?: string; port?: number };
+  /** The client's side of the connection (HTTP): its address and port, and the HTTP version it spoke. */
+  peer?: { address?: string; port?: number; httpVersion?: string };
 }
 
 /** A frame entered the pipeline; `exchangeKey` links it to its exchange when there is one. */

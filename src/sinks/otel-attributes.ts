@@ -11,6 +11,7 @@ import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_NETWORK_PROTOCOL_VERSION,
   ATTR_NETWORK_TRANSPORT,
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
@@ -21,6 +22,7 @@ import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_JSONRPC_PROTOCOL_VERSION,
   ATTR_JSONRPC_REQUEST_ID,
   ATTR_MCP_METHOD_NAME,
   ATTR_MCP_PROTOCOL_VERSION,
@@ -68,12 +70,15 @@ export function networkTransportOf(transport: Transport | undefined): string | u
   return undefined;
 }
 
-/** Transport, protocol and server address/port of a connection. */
+/** Transport, protocol (name and HTTP version) and server address/port of a connection. */
 export function connectionAttributes(conn: ConnectionInfo | undefined): Attributes {
   if (!conn) return {};
   const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) };
   if (conn.transport !== 'http') return attrs;
   attrs[ATTR_NETWORK_PROTOCOL_NAME] = 'http';
+  // semconv's examples are `1.1` and `2`; Node says `2.0` for HTTP/2.
+  const version = conn.peer?.httpVersion;
+  if (version) attrs[ATTR_NETWORK_PROTOCOL_VERSION] = version === '2.0' ? '2' : version;
   const server = serverOf(conn);
   if (server.address) attrs[ATTR_SERVER_ADDRESS] = server.address;
   if (server.port !== undefined) attrs[ATTR_SERVER_PORT] = server.port;
@@ -104,13 +109,28 @@ export function exchangeStartAttributes(ex: Exchange, connAttrs: Attributes = {}
   };
   // A loop, not a spread in the literal: this runs once per exchange.
   for (const k in connAttrs) attrs[k] = connAttrs[k];
+  // semconv: recommended when it is not 2.0 (MCP requires 2.0; a peer that says otherwise shows
+  // here). JSON-RPC 1.0 messages have no `jsonrpc` member.
+  const jsonrpc = (ex.request as { jsonrpc?: unknown }).jsonrpc;
+  if (jsonrpc !== '2.0') attrs[ATTR_JSONRPC_PROTOCOL_VERSION] = jsonrpc === undefined ? '1.0' : String(jsonrpc);
+  putTargetAttributes(ex, attrs);
+  return attrs;
+}
+
+/** `gen_ai.operation.name` (tool calls only), `gen_ai.tool.name` / `gen_ai.prompt.name`: on spans and the operation metric alike. */
+export function putTargetAttributes(ex: Pick<Exchange, 'method' | 'target'>, attrs: Attributes): void {
   if (ex.method === 'tools/call') {
     attrs[ATTR_GEN_AI_OPERATION_NAME] = GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL;
     if (ex.target) attrs[ATTR_GEN_AI_TOOL_NAME] = ex.target;
   } else if (ex.method === 'prompts/get' && ex.target) {
     attrs[ATTR_GEN_AI_PROMPT_NAME] = ex.target;
   }
-  return attrs;
+}
+
+/** `rpc.response.status_code` (a JSON-RPC error's code) and `error.type`: on spans and the operation metric alike. */
+export function putErrorAttributes(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transport'>, attrs: Attributes, errorType = errorTypeOf(ex)): void {
+  if (ex.outcome === 'jsonrpc_error' && ex.errorCode !== undefined) attrs[ATTR_RPC_RESPONSE_STATUS_CODE] = String(ex.errorCode);
+  if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
 }
 
 /** What a connection learned so far (from earlier exchanges), used when an exchange lacks it. */
@@ -127,9 +147,7 @@ export function exchangeEndAttributes(ex: Exchange, facts: ConnectionFacts = {})
   const session = ex.sessionId ?? facts.sessionId;
   if (session) attrs[ATTR_MCP_SESSION_ID] = session;
   if (ex.transport?.httpStatus !== undefined) attrs[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.transport.httpStatus;
-  if (ex.outcome === 'jsonrpc_error' && ex.errorCode !== undefined) attrs[ATTR_RPC_RESPONSE_STATUS_CODE] = String(ex.errorCode);
-  const errorType = errorTypeOf(ex);
-  if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
+  putErrorAttributes(ex, attrs);
   if (ex.transport?.eventTimesUs) attrs[MCPTAP_ATTR.sseEvents] = ex.transport.eventTimesUs.length;
   return attrs;
 }

@@ -57,7 +57,8 @@ export function contentAttributes(ex: Exchange, opts: ContentOptions): Attribute
   if (URI_METHODS.has(ex.method)) put(ATTR_MCP_RESOURCE_URI, ex.target);
   if (ex.method === 'tools/call') {
     put(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, params?.arguments);
-    put(ATTR_GEN_AI_TOOL_CALL_RESULT, result);
+    // semconv: the result "if execution was successful"; a failed tool's result is still content.
+    put(ex.outcome === 'tool_error' ? MCPTAP_CONTENT_ATTR.responseResult : ATTR_GEN_AI_TOOL_CALL_RESULT, result);
   } else {
     if (params) {
       // `_meta` is protocol plumbing (versions, trace context, progress tokens), not content.

@@ -9,7 +9,6 @@
 import type { Attributes, Counter, Histogram, Meter, MetricOptions, ObservableCallback, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
 import {
-  ATTR_GEN_AI_TOOL_NAME,
   ATTR_MCP_METHOD_NAME,
   ATTR_MCP_PROTOCOL_VERSION,
   METRIC_MCP_CLIENT_OPERATION_DURATION,
@@ -19,7 +18,7 @@ import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transpo
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
-import { errorTypeOf, MCPTAP_ATTR, networkTransportOf } from './otel-attributes.js';
+import { connectionAttributes, errorTypeOf, lowCardinalityTarget, MCPTAP_ATTR, networkTransportOf, putErrorAttributes, putTargetAttributes } from './otel-attributes.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { TupleMap } from '../telemetry/tuple-map.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
@@ -101,6 +100,10 @@ interface ConnectionState {
   transport: Transport;
   openedUs: number;
   protocolVersion?: string;
+  /** connectionAttributes() of the connection: transport, HTTP version, server address and port. */
+  attrs: Attributes;
+  /** Their values as one string: the first part of the key of the per-exchange attribute sets. */
+  attrsKey: string;
 }
 
 export class OtelMetricsSink implements Sink {
@@ -121,7 +124,7 @@ export class OtelMetricsSink implements Sink {
   private readonly observeCounts: ObservableCallback;
   private readonly observeInFlight: ObservableCallback;
   private readonly observeDrops: ObservableCallback | undefined;
-  /** Frozen attribute objects of the per-exchange histograms, by their values (transport, method, tool, version, error type). */
+  /** Frozen attribute objects of the per-exchange histograms, by their values (connection attributes, method, tool or prompt, version, error type). */
   private readonly operationSets = new TupleMap<Attributes>(5, MAX_CACHED_SETS);
   private readonly sseSets = new TupleMap<Attributes>(1, MAX_CACHED_SETS);
   /** The KeyedCounts entries by (method, transport[, outcome]), found without building their string keys. */
@@ -210,14 +213,15 @@ export class OtelMetricsSink implements Sink {
   }
 
   private openConnection(e: ConnectionOpened): void {
-    this.connections.set(e.connection.connectionId, { transport: e.connection.transport, openedUs: e.timeUs });
+    const attrs = Object.freeze(connectionAttributes(e.connection));
+    this.connections.set(e.connection.connectionId, { transport: e.connection.transport, openedUs: e.timeUs, attrs, attrsKey: JSON.stringify(attrs) });
   }
 
   private closeConnection(e: ConnectionClosed): void {
     const conn = this.connections.get(e.connectionId);
     this.connections.delete(e.connectionId);
     if (!conn) return;
-    const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) };
+    const attrs: Attributes = { ...conn.attrs };
     if (conn.protocolVersion) attrs[ATTR_MCP_PROTOCOL_VERSION] = conn.protocolVersion;
     if (typeof e.exitCode === 'number' && e.exitCode !== 0) attrs[ATTR_ERROR_TYPE] = 'child_exit';
     this.inst.sessionDuration.record(Math.max(0, e.timeUs - conn.openedUs) / 1e6, attrs);
@@ -256,18 +260,21 @@ export class OtelMetricsSink implements Sink {
    * MAX_CACHED_SETS sets a fresh object is built each time.
    */
   private operationAttrs(ex: Exchange, conn: ConnectionState | undefined): Attributes {
-    const tool = ex.method === 'tools/call' && ex.target ? ex.target : undefined;
+    const target = lowCardinalityTarget(ex);
     const version = ex.protocolVersion ?? conn?.protocolVersion;
     const errorType = errorTypeOf(ex);
-    const transport = conn ? conn.transport : undefined;
-    const cached = this.operationSets.get(transport, ex.method, tool, version, errorType);
+    // A JSON-RPC error's type is its code, and a transport error's may be an HTTP status: the
+    // key keeps a code 500 apart from an HTTP 500 (only the first has rpc.response.status_code).
+    const errorKey = ex.outcome === 'transport_error' ? `~${errorType}` : errorType;
+    const connKey = conn?.attrsKey;
+    const cached = this.operationSets.get(connKey, ex.method, target, version, errorKey);
     if (cached) return cached;
-    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...(conn ? { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) } : {}) };
-    if (tool) attrs[ATTR_GEN_AI_TOOL_NAME] = tool;
+    const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, ...conn?.attrs };
+    putTargetAttributes(ex, attrs);
     if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
-    if (errorType) attrs[ATTR_ERROR_TYPE] = errorType;
+    putErrorAttributes(ex, attrs, errorType);
     if (this.operationSets.size >= MAX_CACHED_SETS) return attrs;
-    return this.operationSets.set(Object.freeze(attrs), transport, ex.method, tool, version, errorType);
+    return this.operationSets.set(Object.freeze(attrs), connKey, ex.method, target, version, errorKey);
   }
 
   private recordSse(ex: Exchange): void {

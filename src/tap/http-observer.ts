@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { StreamEnd } from '../correlate/correlator.js';
 import type { FrameOrigin } from '../parse/frame-parser.js';
-import type { AnomalyKind } from '../model/events.js';
+import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import { TOKEN_PREFIX, type Redactor } from '../redact/redactor.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
@@ -183,7 +183,7 @@ export class HttpObserver {
   }
 }
 
-function peerOf(req: IncomingMessage): { address?: string; port?: number } {
+function peerOf(req: IncomingMessage): NonNullable<ConnectionInfo['peer']> {
   const { remoteAddress, remotePort } = req.socket;
-  return { ...(remoteAddress ? { address: remoteAddress } : {}), ...(remotePort ? { port: remotePort } : {}) };
+  return { ...(remoteAddress ? { address: remoteAddress } : {}), ...(remotePort ? { port: remotePort } : {}), httpVersion: req.httpVersion };
 }

@@ -88,7 +88,7 @@ describe('mcptap export reproduces the live spans', () => {
     }
     // Original times: the session began before the export was even started.
     expect(Number(start / 1_000_000n)).toBeLessThan(Date.now() - 100);
-    expect(exported.spans.find((s) => s.name === 'tools/call trigger-long-running-operation')!.events.filter((e) => e.name === 'mcp.progress')).toHaveLength(3);
+    expect(exported.spans.find((s) => s.name === 'tools/call trigger-long-running-operation')!.events.filter((e) => e.name === 'mcptap.progress')).toHaveLength(3);
   });
 
   it('gives the same ids when the same recording is exported twice', async () => {

@@ -12,18 +12,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolResultSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import { startStdioTap } from '../../src/tap/stdio-tap.js';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
 import { BIN } from '../helpers/paths.js';
+import { CALLER_SPAN, CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../telemetry/otlp-receiver.js';
 import { findSamples, parseProm } from '../telemetry/prometheus-text.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
-const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
-const CALLER_SPAN = 'b7ad6b7169203331';
 
 /** The host side of the tap as an SDK transport: NDJSON over the tap's stdin/stdout streams. */
 class StreamTransport implements Transport {
@@ -70,11 +68,7 @@ describe('OTel sinks on the stdio tap with server-everything', () => {
     const tap = await startStdioTap({ command: EVERYTHING, args: ['stdio'], pipeline, logger: { debug() {}, info() {}, warn() {}, error() {} }, stdin, stdout, stderr: new PassThrough().resume() });
     const client = new Client({ name: 'mcptap-otel-e2e', version: '1.0.0' });
     await client.connect(new StreamTransport(stdin, stdout));
-    await client.listTools();
-    await client.callTool({ name: 'echo', arguments: { message: 'hi' }, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
-    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
-    await client.callTool({ name: 'get-sum', arguments: { a: 'not a number' } });
-    await client.request({ method: 'no/such-method', params: {} }, EmptyResultSchema).catch(() => undefined);
+    await everythingCallSet(client, progress);
     await client.close();
     await tap.done;
     prometheus = await (await fetch(telemetry.metricsUrl!)).text();
@@ -109,8 +103,8 @@ describe('OTel sinks on the stdio tap with server-everything', () => {
 
   it('records the server progress notifications as span events', () => {
     const long = named('tools/call trigger-long-running-operation')[0]!;
-    const events = long.events.filter((e) => e.name === 'mcp.progress');
-    expect(events.map((e) => e.attributes['mcp.progress.progress'])).toEqual([1, 2, 3]);
+    const events = long.events.filter((e) => e.name === 'mcptap.progress');
+    expect(events.map((e) => e.attributes['mcptap.progress.progress'])).toEqual([1, 2, 3]);
     expect(progress.slice(0, 2)).toEqual([1, 2]);
     for (const e of events) {
       expect(e.timeUnixNano).toBeGreaterThan(long.startTimeUnixNano);

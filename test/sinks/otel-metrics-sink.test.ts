@@ -107,6 +107,27 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
     });
   });
 
+  it('labels operations with the semconv metric attributes: connection, operation, prompt, rpc status code', async () => {
+    await withPrometheus(async (t) => {
+      const s = new TrafficScript('http-2').open({ transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } }, 0);
+      const body = (streamId: string) => ({ channel: 'http-body' as const, context: { streamId } });
+      s.request(1, 'tools/call', { name: 'echo', arguments: {} }, 0, body('a'));
+      s.result(1, { content: [] }, 5, body('a'));
+      s.request(2, 'prompts/get', { name: 'greet' }, 10, body('b'));
+      s.error(2, 500, 'server said 500', 12, body('b'));
+      s.request(3, 'prompts/get', { name: 'greet' }, 20, body('c'));
+      s.endStream('c', { outcome: 'transport_error', httpStatus: 500 }, 22);
+      for (const e of s.events) t.metricsSink!.onEvent(e);
+      const samples = await scrape(t);
+      const conn = { network_transport: 'tcp', network_protocol_name: 'http', network_protocol_version: '1.1', server_address: '127.0.0.1', server_port: '3001' };
+      expect(find(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'tools/call', gen_ai_operation_name: 'execute_tool', gen_ai_tool_name: 'echo' })[0]?.value).toBe(1);
+      // A JSON-RPC error code 500 and an HTTP 500 share error.type, but only the first has an rpc status code.
+      const prompts = find(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'prompts/get', gen_ai_prompt_name: 'greet', error_type: '500' });
+      expect(prompts.map((p) => [p.labels.rpc_response_status_code, p.value]).sort()).toEqual([[undefined, 1], ['500', 1]]);
+      expect(prompts.every((p) => p.labels.gen_ai_operation_name === undefined)).toBe(true);
+    });
+  });
+
   it('observes sink drop counts through the callback at scrape time', async () => {
     const drops: Record<string, number> = { recorder: 0 };
     await withPrometheus(async (t) => {

@@ -81,6 +81,17 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     );
   });
 
+  it('sets jsonrpc.protocol.version when a request is not JSON-RPC 2.0', async () => {
+    const s = new TrafficScript('stdio-3').open({ transport: 'stdio', target: 'srv' }, 0);
+    s.send('c2s', { jsonrpc: '1.5', id: 1, method: 'tools/list' }, 1);
+    s.result(1, { tools: [] }, 2);
+    s.send('c2s', { id: 2, method: 'tools/list' }, 3); // JSON-RPC 1.0 has no jsonrpc member
+    s.result(2, { tools: [] }, 4);
+    const spans = await exportSpans(s.events);
+    expect(byId(spans, '1')[0]!.attributes['jsonrpc.protocol.version']).toBe('1.5');
+    expect(byId(spans, '2')[0]!.attributes['jsonrpc.protocol.version']).toBe('1.0');
+  });
+
   it('maps a successful tools/call to semconv attributes with exact timestamps', async () => {
     const spans = await exportSpans(stdioSession().events);
     const [echo] = byId(spans, '1');
@@ -98,6 +109,7 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     expect(echo!.attributes['error.type']).toBeUndefined();
     expect(echo!.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
     expect(echo!.attributes['network.protocol.name']).toBeUndefined();
+    expect(echo!.attributes['jsonrpc.protocol.version']).toBeUndefined(); // semconv: only when not 2.0
     expect(echo!.status.code).toBe(0);
     expect(echo!.startTimeUnixNano).toBe(ns(10));
     expect(echo!.endTimeUnixNano).toBe(ns(25));
@@ -117,13 +129,13 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     expect(unknown!.status).toEqual({ code: 2, message: 'Method not found' });
   });
 
-  it('turns progress notifications into mcp.progress span events at their times', async () => {
+  it('turns progress notifications into mcptap.progress span events at their times', async () => {
     const spans = await exportSpans(stdioSession().events);
     const [long] = byId(spans, '4');
-    const progress = long!.events.filter((e) => e.name === 'mcp.progress');
+    const progress = long!.events.filter((e) => e.name === 'mcptap.progress');
     expect(progress.map((e) => e.timeUnixNano)).toEqual([ns(60), ns(70)]);
-    expect(progress[0]!.attributes).toEqual({ 'mcp.progress.progress': 1, 'mcp.progress.total': 2, 'mcp.progress.message': 'step 1' });
-    expect(progress[1]!.attributes).toEqual({ 'mcp.progress.progress': 2, 'mcp.progress.total': 2 });
+    expect(progress[0]!.attributes).toEqual({ 'mcptap.progress.progress': 1, 'mcptap.progress.total': 2, 'mcptap.progress.message': 'step 1' });
+    expect(progress[1]!.attributes).toEqual({ 'mcptap.progress.progress': 2, 'mcptap.progress.total': 2 });
   });
 
   it('parents a span on params._meta.traceparent (SEP-414) and starts new roots otherwise', async () => {
@@ -148,12 +160,12 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     const [late] = byId(spans, '6');
     expect(late!.attributes['error.type']).toBe('cancelled');
     expect(late!.status).toEqual({ code: 2, message: 'cancelled by c2s: user pressed stop' });
-    expect(late!.events.find((e) => e.name === 'mcp.cancelled')).toEqual({ name: 'mcp.cancelled', timeUnixNano: ns(110), attributes: { 'mcp.cancel.by': 'c2s', 'mcp.cancel.reason': 'user pressed stop' } });
-    expect(late!.events.find((e) => e.name === 'mcp.response_after_cancel')?.timeUnixNano).toBe(ns(120));
+    expect(late!.events.find((e) => e.name === 'mcptap.cancelled')).toEqual({ name: 'mcptap.cancelled', timeUnixNano: ns(110), attributes: { 'mcptap.cancel.by': 'c2s', 'mcptap.cancel.reason': 'user pressed stop' } });
+    expect(late!.events.find((e) => e.name === 'mcptap.response_after_cancel')?.timeUnixNano).toBe(ns(120));
     expect(late!.endTimeUnixNano).toBe(ns(120));
     const [never] = byId(spans, '7');
     expect(never!.attributes['error.type']).toBe('cancelled');
-    expect(never!.events.map((e) => e.name)).toEqual(['mcp.cancelled']);
+    expect(never!.events.map((e) => e.name)).toEqual(['mcptap.cancelled']);
     expect(never!.endTimeUnixNano).toBe(ns(140));
   });
 
@@ -173,7 +185,7 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
 
   it('maps Streamable HTTP exchanges: transport, server, status code, session, SSE events, header link', async () => {
     const headerTraceparent = '00-11111111111111111111111111111111-2222222222222222-01';
-    const s = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 3001 } }, 0);
+    const s = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } }, 0);
     const ctx = { streamId: 'st-1', sessionId: 'sess-9', headerProtocolVersion: '2025-11-25', headers: { traceparent: headerTraceparent } };
     s.request('a', 'tools/call', { name: 'long-op', arguments: {}, _meta: { progressToken: 9 } }, 10, { channel: 'http-body', context: ctx });
     s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 9, progress: 1 } }, 20, { channel: 'sse', context: { streamId: 'st-1', httpStatus: 200 } });
@@ -187,6 +199,7 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     expect(a!.attributes).toMatchObject({
       'network.transport': 'tcp',
       'network.protocol.name': 'http',
+      'network.protocol.version': '1.1',
       'server.address': '127.0.0.1',
       'server.port': 3001,
       'http.response.status_code': 200,
@@ -194,7 +207,7 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
       'mcp.protocol.version': '2025-11-25',
       'mcptap.sse.events': 2,
     });
-    expect(a!.events.filter((e) => e.name === 'sse.event').map((e) => e.timeUnixNano)).toEqual([ns(20), ns(25)]);
+    expect(a!.events.filter((e) => e.name === 'mcptap.sse.event').map((e) => e.timeUnixNano)).toEqual([ns(20), ns(25)]);
     expect(a!.links).toContainEqual({ traceId: '11111111111111111111111111111111', spanId: '2222222222222222', attributes: { 'mcptap.link': 'http' } });
     expect(a!.parentSpanId).toBeUndefined();
     const [b] = byId(spans, 'b');
@@ -228,6 +241,9 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     const [fail] = byId(spans, '3');
     expect(fail!.status.message).toContain('failed: password=');
     expect(fail!.status.message).not.toContain('hunter2');
+    // semconv: gen_ai.tool.call.result only for a successful execution; a failed tool's result is mcptap's own attribute.
+    expect(fail!.attributes['gen_ai.tool.call.result']).toBeUndefined();
+    expect(JSON.parse(fail!.attributes['mcptap.response.result'] as string)).toMatchObject({ isError: true });
     const session = spans.find((x) => x.name === 'mcp.session')!;
     expect(session.attributes['mcptap.connection.target']).toBe(`node server.mjs --token=${redactor.token('s3cret')}`);
   });
