@@ -185,6 +185,8 @@ export class Correlator {
       return;
     }
     out.push({ type: 'frame', frame, exchangeKey: ex.key });
+    // A response that came as an SSE event is one of its stream's events (the last).
+    this.noteStreamEvent(frame, ex);
     finishWithResponse(ex, frame);
     if (ex.responseAfterCancel) this.anomaly(out, 'response_after_cancel', frame, `response to ${ex.method} id ${JSON.stringify(ex.id)} after it was cancelled`, ex.key);
     this.learnFromResult(ex);
@@ -228,7 +230,7 @@ export class Correlator {
     out.push({ type: 'frame', frame, ...(exchangeKey ? { exchangeKey } : {}) });
   }
 
-  /** SSE timing: every message on a request's stream is an event of that exchange. */
+  /** SSE timing: every message on a request's stream is an event of that exchange, its response included. */
   private noteStreamEvent(frame: MessageFrame, ex: Exchange): void {
     if (frame.channel !== 'sse') return;
     const t = ex.transport ?? (ex.transport = {});

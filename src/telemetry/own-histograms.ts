@@ -10,7 +10,10 @@
  * creation order). It follows the SDK's per-reader storage: a delta accumulation per attribute set
  * (started at its first record, at most `selectCardinalityLimit()` - 1 sets, the rest in one
  * `otel.metric.overflow` set), merged into the reader's history at each collection (cumulative: the
- * first start time stays; delta: start times move to the previous collection).
+ * first start time stays; delta: start times move to the previous collection). One deliberate
+ * difference: over the histogram's life it keeps at most the largest reader limit of distinct sets
+ * (less the overflow set); later new sets all go to the overflow set, so a client sending endless
+ * new tool names cannot grow the tap's memory or its scrape.
  *
  * Used only when every reader asks for the default aggregation of histograms (explicit buckets
  * from the instrument's advice): see {@link ownHistogramsSupported}. test/telemetry/
@@ -59,6 +62,8 @@ export class OwnHistogram implements Histogram {
   private readonly byObject = new WeakMap<Attributes, Series>();
   private readonly byKey = new Map<string, Series>();
   private readonly overflow: Series = { attrs: OVERFLOW_ATTRS, key: attributesKey(OVERFLOW_ATTRS) };
+  /** Distinct attribute sets this histogram ever keeps: the largest of the readers' cardinality limits, less the overflow set. */
+  private readonly maxSeries: number;
 
   constructor(name: string, options: MetricOptions, readers: readonly IMetricReader[]) {
     const advice: MetricAdvice = options.advice ?? {};
@@ -66,6 +71,7 @@ export class OwnHistogram implements Histogram {
     // The SDK's default aggregation: the advice's boundaries, sorted, without infinities.
     const sorted = [...(advice.explicitBucketBoundaries ?? [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000])].sort((a, b) => a - b);
     this.boundaries = sorted.filter((b) => b !== Infinity && b !== -Infinity);
+    this.maxSeries = Math.max(1, ...readers.map((r) => r.selectCardinalityLimit(InstrumentType.HISTOGRAM))) - 1;
     for (const reader of readers) {
       const state = { reader, active: new Map<Series, Accumulation>() };
       this.readers.set(reader, state);
@@ -141,7 +147,13 @@ export class OwnHistogram implements Histogram {
     // Same set, same series, whatever object carries it (equality as the SDK decides it).
     const key = attributesKey(attributes);
     series = this.byKey.get(key);
-    if (!series) this.byKey.set(key, (series = { attrs: attributes, key }));
+    if (!series) {
+      // Past the limit every new set is the overflow set, for good: the SDK caps only the sets
+      // recorded between two collections, so a cumulative reader's history (and this map) grew
+      // with every tool or method name a client ever sent.
+      if (this.byKey.size >= this.maxSeries) return this.overflow;
+      this.byKey.set(key, (series = { attrs: attributes, key }));
+    }
     // Only frozen objects are remembered by identity: a mutable one may carry another set next time.
     if (Object.isFrozen(attributes)) this.byObject.set(attributes, series);
     return series;

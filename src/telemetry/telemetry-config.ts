@@ -54,7 +54,8 @@ export function telemetryEnabled(c: TelemetryConfig): boolean {
 }
 
 export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): TelemetryConfig {
-  const e: Env = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ? {} : env;
+  const set = setVariables(env);
+  const e: Env = set.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ? {} : set;
   if (flags.otlp !== undefined) httpUrl(flags.otlp, '--otlp');
   const resourceAttributes = parseKeyValues(e.OTEL_RESOURCE_ATTRIBUTES, 'OTEL_RESOURCE_ATTRIBUTES');
   const tracesList = exporterList(e.OTEL_TRACES_EXPORTER, 'OTEL_TRACES_EXPORTER', ['otlp', 'console', 'none']);
@@ -84,6 +85,20 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
   };
 }
 
+/**
+ * The variables that have a value. The OTel spec: an empty value MUST be read as unset (templates
+ * such as `${VAR}` in compose files and Kubernetes manifests leave them empty), so an empty
+ * OTEL_EXPORTER_PROMETHEUS_HOST keeps the loopback default instead of binding every interface.
+ */
+function setVariables(env: Env): Env {
+  const out: Record<string, string> = {};
+  for (const key in env) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') out[key] = value;
+  }
+  return out;
+}
+
 function wantsOtlp(list: string[] | undefined, flags: TelemetryFlags, e: Env, signal: 'TRACES' | 'METRICS'): boolean {
   if (list?.includes('none')) return false;
   if (list?.includes('otlp')) return true;
@@ -95,12 +110,15 @@ function wantsOtlp(list: string[] | undefined, flags: TelemetryFlags, e: Env, si
 function otlpTarget(flags: TelemetryFlags, e: Env, signal: 'TRACES' | 'METRICS', path: string): OtlpTarget {
   const signalUrl = flags.otlp === undefined ? e[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] : undefined;
   const url = signalUrl ? httpUrl(signalUrl, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`).toString() : signalPath(flags.otlp ?? e.OTEL_EXPORTER_OTLP_ENDPOINT ?? DEFAULT_OTLP_BASE, path);
-  const protocol = e[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+  const signalProtocol = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
+  const protocolVar = e[signalProtocol] !== undefined ? signalProtocol : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = e[protocolVar] ?? 'http/protobuf';
   if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
-    throw configError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported; use http/protobuf or http/json`);
+    throw configError(`${protocolVar}=${protocol} is not supported; use http/protobuf or http/json`);
   }
   const headers = { ...parseKeyValues(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'), ...parseKeyValues(e[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`], `OTEL_EXPORTER_OTLP_${signal}_HEADERS`) };
-  const timeoutMillis = positiveInt(e[`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`] ?? e.OTEL_EXPORTER_OTLP_TIMEOUT, 'OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000;
+  const signalTimeout = `OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`;
+  const timeoutMillis = positiveInt(e[signalTimeout], signalTimeout) ?? positiveInt(e.OTEL_EXPORTER_OTLP_TIMEOUT, 'OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000;
   return { url, protocol, headers, timeoutMillis };
 }
 

@@ -99,11 +99,16 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       s.request(1, 'tools/call', { name: 'op', arguments: {}, _meta: { progressToken: 't' } }, 0, { channel: 'http-body', context: { streamId: 'x' } });
       for (let i = 1; i <= 3; i++) s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, { channel: 'sse', context: { streamId: 'x' } });
       s.result(1, { content: [] }, 400, { channel: 'sse', context: { streamId: 'x', httpStatus: 200 } });
+      // A response that is its stream's only event: the first event is the response.
+      s.request(2, 'tools/list', {}, 500, { channel: 'http-body', context: { streamId: 'y' } });
+      s.result(2, { tools: [] }, 530, { channel: 'sse', context: { streamId: 'y', httpStatus: 200 } });
       for (const e of s.events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
       expect(find(samples, 'mcptap_sse_time_to_first_event_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBeCloseTo(0.1, 6);
-      expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBe(3);
-      expect(find(samples, 'mcp_client_operation_duration_count', { network_transport: 'tcp' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBe(4); // 3 progress, 1 response
+      expect(find(samples, 'mcptap_sse_time_to_first_event_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBeCloseTo(0.03, 6);
+      expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_count', { network_transport: 'tcp', mcp_method_name: 'tools/call' })[0]?.value).toBe(1);
     });
   });
 

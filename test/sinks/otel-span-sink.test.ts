@@ -205,9 +205,9 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
       'http.response.status_code': 200,
       'mcp.session.id': 'sess-9',
       'mcp.protocol.version': '2025-11-25',
-      'mcptap.sse.events': 2,
+      'mcptap.sse.events': 3, // progress, message, the response
     });
-    expect(a!.events.filter((e) => e.name === 'mcptap.sse.event').map((e) => e.timeUnixNano)).toEqual([ns(20), ns(25)]);
+    expect(a!.events.filter((e) => e.name === 'mcptap.sse.event').map((e) => e.timeUnixNano)).toEqual([ns(20), ns(25), ns(30)]);
     expect(a!.links).toContainEqual({ traceId: '11111111111111111111111111111111', spanId: '2222222222222222', attributes: { 'mcptap.link': 'http' } });
     expect(a!.parentSpanId).toBeUndefined();
     const [b] = byId(spans, 'b');

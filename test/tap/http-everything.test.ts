@@ -100,9 +100,10 @@ describe('HTTP tap, legacy era, server-everything', () => {
     const long = byMethod(done, 'tools/call', 'trigger-long-running-operation')[0]!;
     expect(long.outcome).toBe('ok');
     expect(long.progress.map((p) => p.progress)).toEqual([1, 2, 3]);
-    expect(long.transport?.eventTimesUs?.length).toBe(3);
+    expect(long.transport?.eventTimesUs?.length).toBe(4); // 3 progress events and the response
     expect(long.transport!.firstEventUs!).toBeGreaterThan(long.startUs);
     expect(long.endUs!).toBeGreaterThan(long.transport!.eventTimesUs![2]!);
+    expect(long.endUs!).toBe(long.transport!.eventTimesUs![3]!);
 
     const opened = events.filter((e) => e.type === 'connection-opened');
     const closed = events.filter((e) => e.type === 'connection-closed');

@@ -78,7 +78,7 @@ describe('HTTP tap, 2026-07-28 era, SDK 2.x server and client', () => {
     const prog = of('tools/call', 'progress')[0]!;
     expect(prog.outcome).toBe('ok');
     expect(prog.progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
-    expect(prog.transport?.eventTimesUs).toHaveLength(4);
+    expect(prog.transport?.eventTimesUs).toHaveLength(5); // 4 progress events and the response
     expect(prog.transport?.httpStatus).toBe(200);
     expect(of('tools/call', 'fail')[0]).toMatchObject({ outcome: 'tool_error', isError: true });
     const unknown = of('no/such-method')[0]!;

@@ -106,6 +106,26 @@ describe('OwnHistograms', () => {
     });
   }
 
+  it('keeps at most limit - 1 attribute sets over its life, the rest in the overflow set (the SDK grows its cumulative history)', async () => {
+    const own = side(true, AggregationTemporality.CUMULATIVE, 10);
+    const points = async () => {
+      const r = await own.readers[0]!.collect();
+      return r.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'first.histogram')!.dataPoints;
+    };
+    // The second reader's limit is 1000: the histogram keeps 999 sets; three rounds of 600 new tool names each.
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 600; i++) own.h1.record(0.5, { 'gen_ai.tool.name': `tool-${round}-${i}` });
+      await points();
+    }
+    const last = await own.readers[1]!.collect();
+    const dp = last.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'first.histogram')!.dataPoints;
+    expect(dp).toHaveLength(1000);
+    const overflow = dp.find((p) => p.attributes['otel.metric.overflow'] === true)!;
+    expect(overflow.value).toMatchObject({ count: 1800 - 999 });
+    // The 10-set reader caps each collection's new sets as the SDK does; its history is bounded by the histogram's 999.
+    expect((await points()).length).toBeLessThanOrEqual(1000);
+  });
+
   it('is not used when a reader asks for another histogram aggregation', () => {
     class Exponential extends ManualReader {
       override selectAggregation(type: InstrumentType) {

@@ -58,6 +58,29 @@ describe('resolveTelemetryConfig', () => {
     expect(resolveTelemetryConfig({ metrics: ':0' }, env).metrics.prometheus).toEqual({ host: '127.0.0.1', port: 0 });
   });
 
+  it('reads an empty variable as unset (the OTel spec), as ${VAR} templates leave them', () => {
+    const c = resolveTelemetryConfig({ otlp: 'http://c:4318' }, {
+      OTEL_METRICS_EXPORTER: 'prometheus,otlp',
+      OTEL_EXPORTER_PROMETHEUS_HOST: '',
+      OTEL_EXPORTER_PROMETHEUS_PORT: ' ',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '',
+      OTEL_SERVICE_NAME: '',
+      OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs',
+    });
+    // An empty host must not become '' (every interface): the loopback default stays.
+    expect(c.metrics.prometheus).toEqual({ host: 'localhost', port: 9464 });
+    expect(c.traces.otlp).toMatchObject({ protocol: 'http/json', timeoutMillis: 2500 });
+    expect(c.serviceName).toBe('from-attrs');
+  });
+
+  it('names the variable that holds a bad value', () => {
+    expect(() => resolveTelemetryConfig({ otlp: 'http://c' }, { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: 'abc' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=abc/);
+    expect(() => resolveTelemetryConfig({ otlp: 'http://c' }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc/);
+  });
+
   it('parses --metrics HOST:PORT forms', () => {
     expect(parseHostPort('0.0.0.0:9464')).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(parseHostPort('[::1]:9464')).toEqual({ host: '::1', port: 9464 });
