@@ -20,7 +20,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OtlpJsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
@@ -203,8 +204,10 @@ interface MetricsParts {
 async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): Promise<MetricsParts | undefined> {
   const m = config.metrics;
   const pushExporters: CountingMetricExporter[] = [];
-  // OTLP metrics always go as http/json: the protobuf metric exporter is not a dependency of mcptap.
-  if (m.otlp) pushExporters.push(new CountingMetricExporter(new OTLPMetricExporter({ url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis }), logger));
+  if (m.otlp) {
+    const opts = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
+    pushExporters.push(new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger));
+  }
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
   const histograms: OwnHistogramsRef = {};
   const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
@@ -234,7 +237,7 @@ async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: T
 async function servePrometheus(exporter: PrometheusExporter, host: string, port: number): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/metrics') return exporter.getMetricsRequestHandler(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') return exporter.getMetricsRequestHandler(req, res);
     res.statusCode = 404;
     res.end('not found; metrics are at /metrics\n');
   });

@@ -23,6 +23,7 @@ async function withPrometheus(fn: (t: Telemetry) => Promise<void>, dropCounts?: 
   try {
     expect(t.sinks.map((s) => s.name)).toEqual(['otel-metrics']);
     expect(t.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect((await fetch(t.metricsUrl!, { method: 'HEAD' })).status).toBe(200); // probes and curl -I
     await fn(t);
   } finally {
     await t.shutdown();

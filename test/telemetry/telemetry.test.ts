@@ -78,9 +78,18 @@ describe('createTelemetry', () => {
     expect(t.spanCounts()).toMatchObject({ exported: 2, droppedQueueFull: 0, droppedExportFailed: 0 });
   });
 
-  it('sends OTLP metrics as http/json to /v1/metrics', async () => {
+  it('sends OTLP metrics to /v1/metrics in the configured protocol: http/protobuf by default, http/json', async () => {
+    const proto = await startOtlpReceiver();
+    const p = await createTelemetry(config({ otlp: proto.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000' }));
+    for (const e of calls(2, true).close(100).events) p.metricsSink!.onEvent(e);
+    await p.shutdown();
+    await proto.close();
+    expect(proto.requests.length).toBeGreaterThan(0);
+    for (const r of proto.requests) expect([r.path, r.contentType]).toEqual(['/v1/metrics', 'application/x-protobuf']);
+    expect(Math.max(...proto.requests.map((r) => r.bytes))).toBeGreaterThan(100);
+
     const receiver = await startOtlpReceiver();
-    const t = await createTelemetry(config({ otlp: receiver.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000' }));
+    const t = await createTelemetry(config({ otlp: receiver.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' }));
     expect(t.sinks.map((s) => s.name)).toEqual(['otel-metrics']);
     for (const e of calls(2, true).close(100).events) t.metricsSink!.onEvent(e);
     await t.shutdown();
