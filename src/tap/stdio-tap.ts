@@ -34,6 +34,8 @@ export interface StdioTapOptions {
   connectionId?: string;
   /** How long to wait after passing on a signal before killing the child. Default 5 s. */
   killAfterMs?: number;
+  /** Kill the server if the tap itself is killed (see startReaper). Default on (POSIX only). */
+  reaper?: boolean;
   /** `--inject-trace-context`: write this minter's contexts into host->server requests. */
   injectTraceContext?: TraceContextMinter;
   /** Longest host line held back for rewriting in `injectTraceContext` mode. Default 64 MiB. */
@@ -59,16 +61,24 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
   const connectionId = opts.connectionId ?? 'stdio';
-  const child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
+  const cannotStart = (why: string) => new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`, ExitCode.TargetUnavailable);
+  if (opts.command.trim() === '') throw cannotStart('the command is empty');
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
+  } catch (err) {
+    // Arguments spawn refuses outright (a NUL byte, say) throw here instead of emitting 'error'.
+    throw cannotStart((err as Error).message);
+  }
 
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message;
-      reject(new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`, ExitCode.TargetUnavailable));
+      reject(cannotStart(err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message));
     });
   });
   child.on('error', (err) => logger.warn(`server process error: ${err.message}`));
+  const reaper = opts.reaper === false ? undefined : startReaper(child, logger);
 
   const target = [opts.command, ...opts.args].join(' ');
   pipeline.openConnection({ connectionId, transport: 'stdio', target, ...(child.pid ? { pid: child.pid } : {}) });
@@ -83,12 +93,13 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   } else {
     forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
   }
-  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false);
+  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false, (err) => logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`));
   forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
 
   // Exit is final only once stdout/stderr have drained: 'close' fires after both streams end.
   const done = new Promise<StdioTapResult>((resolve) => {
     child.once('close', (exitCode, signal) => {
+      reaper?.release();
       stdin.unpipe?.();
       if (stdin === process.stdin) process.stdin.pause();
       pipeline.closeConnection(connectionId, {
@@ -113,13 +124,40 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
 }
 
 /**
+ * A process that SIGKILLs the server if the tap dies first (SIGKILL, a crash), so wrapping a server
+ * never leaves it running where the host would have killed it: a host's own SIGKILL after its
+ * grace period hits the tap, not the server. A POSIX shell blocked reading a pipe from the tap:
+ * end of file (the tap is gone) means kill; a line from the tap (the server exited) means leave.
+ * It ignores the signals a terminal sends the whole process group; `reaper: false` turns it off.
+ */
+function startReaper(child: ChildProcess, logger: Logger): { release(): void } | undefined {
+  if (process.platform === 'win32' || child.pid === undefined) return undefined;
+  const script = `trap '' INT TERM HUP QUIT; if read _; then exit 0; fi; kill -KILL "$1" 2>/dev/null; exit 0`;
+  let reaper: ChildProcess;
+  try {
+    reaper = spawn('/bin/sh', ['-c', script, 'mcptap-reaper', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  } catch (err) {
+    logger.debug(`no reaper for the server (${(err as Error).message}); it may outlive a killed tap`);
+    return undefined;
+  }
+  reaper.on('error', (err) => logger.debug(`no reaper for the server (${err.message}); it may outlive a killed tap`));
+  reaper.stdin!.on('error', () => {});
+  // Neither the reaper nor its pipe keeps the tap running.
+  reaper.unref();
+  (reaper.stdin as unknown as { unref?: () => void }).unref?.();
+  return { release: () => reaper.stdin!.end('\n') };
+}
+
+/**
  * Copy `from` to `to` chunk by chunk, tapping each chunk after it is written. Pauses `from` while
  * `to` is full. `endTarget`: end `to` when `from` ends (host EOF closes the child's stdin).
+ * `onError`: told once when writing fails for another reason than the reader going away.
  */
-function forward(from: Readable, to: Writable, tapChunk: (b: Buffer) => void, endTarget: boolean): void {
+function forward(from: Readable, to: Writable, tapChunk: (b: Buffer) => void, endTarget: boolean, onError?: (err: NodeJS.ErrnoException) => void): void {
   let broken = false;
-  to.on('error', () => {
-    // The reader went away (EPIPE): keep draining `from` so the other side never blocks on us.
+  to.on('error', (err: NodeJS.ErrnoException) => {
+    // Either way keep draining `from`, so the other side never blocks on us.
+    if (!broken && err.code !== 'EPIPE') onError?.(err);
     broken = true;
   });
   from.on('data', (chunk: Buffer) => {

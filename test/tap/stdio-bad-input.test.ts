@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, MCPTAP } from '../helpers/paths.js';
@@ -78,6 +78,55 @@ describe('stdio tap with a misbehaving server', () => {
     expect(r.sameBytes).toBe(true);
     const die = r.exchanges.find((e) => e.method === 'die')!;
     expect([die.outcome, die.transport?.errorClass]).toEqual(['unanswered', 'child_exit']);
+  });
+
+  it('kills the server when the tap itself is killed: a host SIGKILL after its grace period reaches the tap, not the server', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-reap-'));
+    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, join(FIXTURES, 'misbehaving-server.mjs')], { env: { ...process.env, WROTE: join(dir, 'wrote.bin') }, stdio: ['pipe', 'pipe', 'ignore'] });
+    child.stdin.write(req(1, 'stubborn') + '\n');
+    const line = await new Promise<string>((resolve) => child.stdout.once('data', (b: Buffer) => resolve(b.toString())));
+    const pid = (JSON.parse(line) as { result: { pid: number } }).result.pid;
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    child.kill('SIGKILL');
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    const survived = alive();
+    if (survived) process.kill(pid, 'SIGKILL');
+    expect(survived).toBe(false);
+  });
+
+  it('an unknown --log-level is a usage error (it used to silence every message, errors included)', () => {
+    const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--log-level', 'warning', '--', process.execPath, '-e', ''], { encoding: 'utf8', input: '' });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/'warning' is invalid\. Allowed choices are debug, info, warn, error, silent/);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('says so on stderr when stdout cannot be written (ENOSPC), and keeps the server unblocked', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const server = `for (let i = 0; i < 200; i++) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { i } }) + '\\n')`;
+      const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, '-e', server], { encoding: 'utf8', input: '', stdio: ['pipe', full, 'pipe'], timeout: 20_000 });
+      expect(r.status).toBe(0);
+      expect(r.stderr).toMatch(/writing the server's output to stdout failed \(ENOSPC\)/);
+      expect(r.stderr.match(/stdout failed/g)).toHaveLength(1);
+    } finally {
+      closeSync(full);
+    }
+  });
+
+  it('an empty command is a one-line error with exit 5, not an internal error', () => {
+    const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--', ''], { encoding: 'utf8', input: '' });
+    expect(r.status).toBe(5);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe('mcptap: cannot start server "": the command is empty');
   });
 
   it('fails clearly, on stderr only, when the command does not exist', () => {

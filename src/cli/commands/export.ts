@@ -10,6 +10,7 @@ import { resolveTelemetryConfig, type TelemetryConfig } from '../../telemetry/te
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
+import { logLevelOption } from '../log-level-option.js';
 
 interface ExportFlags {
   otlp: string;
@@ -39,7 +40,7 @@ export function register(program: Command): void {
     .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (as recorded: redacted)')
     .option('--timeout <ms>', 'per-request OTLP export timeout including retries (default: $OTEL_EXPORTER_OTLP_TIMEOUT or 10000)')
     .option('--no-progress', 'do not show progress on stderr')
-    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .addOption(logLevelOption('warn'))
     .addHelpText(
       'after',
       `

@@ -10,6 +10,7 @@ import { openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
+import { logLevelOption } from '../log-level-option.js';
 
 interface HttpFlags {
   upstream: string;
@@ -52,7 +53,7 @@ export function register(program: Command): void {
     .option('--allowed-host <host>', 'also accept this Host header (name, or name:port); repeatable', collect, [])
     .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
-    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn');
+    .addOption(logLevelOption('warn'));
   addTelemetryOptions(cmd)
     .addHelpText(
       'after',

@@ -20,6 +20,7 @@ import { loadScenarioFile } from '../../load/scenario-loader.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
+import { logLevelOption } from '../log-level-option.js';
 
 interface LoadFlags {
   json?: string;
@@ -50,7 +51,7 @@ export function register(program: Command): void {
     .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
     .option('--progress <mode>', 'auto | live | lines | none (stderr)', 'auto')
     .option('--progress-interval <duration>', 'period of progress lines when not live (default 5s)')
-    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .addOption(logLevelOption('warn'))
     .addHelpText(
       'after',
       `

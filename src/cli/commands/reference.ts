@@ -7,6 +7,7 @@ import { runReferenceStdio, startReferenceHttpServer } from '../../reference/ref
 import { parseStallSpec, type StallOptions } from '../../reference/stall-schedule.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
+import { logLevelOption } from '../log-level-option.js';
 
 interface ReferenceFlags {
   stdio?: boolean;
@@ -31,7 +32,7 @@ export function register(program: Command): void {
     .addOption(new Option('--http <host:port>', 'serve Streamable HTTP at http://HOST:PORT/mcp (port 0: any free port)'))
     .option('--stall <every_ms:for_ms>', 'hold ALL responses for FOR_MS at the end of every EVERY_MS period, counted from start')
     .option('--ignore-cancel', 'tools ignore cancellation unless a call passes honorCancel: true')
-    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'info')
+    .addOption(logLevelOption('info'))
     .addHelpText(
       'after',
       `

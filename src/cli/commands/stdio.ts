@@ -8,6 +8,7 @@ import { openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
+import { logLevelOption } from '../log-level-option.js';
 
 interface StdioFlags {
   record?: string;
@@ -31,7 +32,7 @@ export function register(program: Command): void {
     .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
     .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
-    .option('--log-level <level>', 'debug | info | warn | error | silent (stderr)', 'warn')
+    .addOption(logLevelOption('warn'))
     .passThroughOptions();
   addTelemetryOptions(cmd)
     .addHelpText(
