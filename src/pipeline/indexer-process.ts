@@ -37,9 +37,9 @@ const SPOOL_FD = 4;
 if (!process.send) throw new Error('indexer-process.ts runs as a child process with an IPC channel only');
 // The tap ends the recording (it closes, or it dies and the channel closes): never a signal meant for it.
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {});
-process.on('disconnect', () => {
-  if (!finished) process.exit(1);
-});
+// The tap is gone before the recording was open: nothing to keep. Replaced once it is (see tapGone).
+let onDisconnect: () => void = () => process.exit(1);
+process.on('disconnect', () => onDisconnect());
 let finished = false;
 const data = await new Promise<IndexerStart>((resolve) => process.once('message', (m: ToIndexer) => m.type === 'start' && resolve(m)));
 lowerProcessPriority(data.nice);
@@ -60,10 +60,12 @@ class ReplayClock implements Clock {
 }
 
 const send = (m: FromIndexer) => {
-  if (process.connected) process.send!(m);
+  // The callback takes a failure (the tap went away meanwhile: EPIPE) instead of an 'error' event that would crash this process.
+  if (process.connected) process.send!(m, undefined, {}, () => {});
 };
 const logger = createLogger(data.logLevel);
-const clock = new ReplayClock(clockFromOrigin(data.clockOrigin));
+const wall = clockFromOrigin(data.clockOrigin);
+const clock = new ReplayClock(wall);
 const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
 const reader = new SpoolReader(SPOOL_FD, data.key !== undefined ? Buffer.from(data.key, 'hex') : undefined, data.capacity);
 let end = 0;
@@ -71,7 +73,8 @@ let draining = false;
 /** When (performance.now()) the last batch was spooled, and since when some wait unindexed. */
 let lastSpooledAt = 0;
 let behindSince: number | undefined;
-let closing: { endedUs: number } | undefined;
+/** The tap closed the recording (at `endedUs`), or went away without (the end is then the last traffic indexed). */
+let closing: { endedUs?: number } | undefined;
 /** The spool could not be read back: nothing after `reader.position` can be indexed. */
 let broken = false;
 
@@ -91,6 +94,7 @@ if (!sinks) {
   finished = true;
   process.disconnect();
 } else {
+  onDisconnect = tapGone;
   send({ type: 'ready' });
   process.on('message', (m: ToIndexer) => {
     if (m.type === 'start') return;
@@ -100,6 +104,21 @@ if (!sinks) {
     if (m.type === 'close') closing = { endedUs: m.endedUs };
     drain();
   });
+}
+
+/**
+ * The tap is gone (killed, crashed, or it stopped without waiting for the last of the indexing).
+ * The spool outlives it here (this process holds its descriptor): index what it said was spooled
+ * and end the recording, rather than lose up to the whole backlog. Unless the tap had closed the
+ * recording first, the traffic it had not yet handed over is missing, and the recording says so.
+ */
+function tapGone(): void {
+  if (finished) return;
+  if (!closing) {
+    sinks!.markIncomplete('the tap ended without closing the recording (killed or crashed): traffic after the last that reached its indexer is missing');
+    closing = {};
+  }
+  drain();
 }
 
 function drain(): void {
@@ -146,7 +165,7 @@ async function slice(): Promise<void> {
   draining = false;
   behindSince = undefined;
   clock.caughtUp = true;
-  if (closing) await finish(closing.endedUs);
+  if (closing) await finish(closing.endedUs ?? (clock.latest > 0 ? clock.latest : wall.nowUs()));
 }
 
 async function finish(endedUs: number): Promise<void> {
@@ -154,6 +173,7 @@ async function finish(endedUs: number): Promise<void> {
   const lines = await sinks!.close().catch((err: Error) => [`closing the recording failed: ${err.message}`]);
   send({ type: 'closed', lines });
   finished = true;
-  process.disconnect();
+  if (process.connected) process.disconnect();
+  else process.exit(0);
 }
 

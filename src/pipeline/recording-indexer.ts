@@ -78,6 +78,8 @@ export class RecordingIndexer {
   private spooledEnd = 0;
   private spooledAt = -Infinity;
   private spooledTimer: NodeJS.Timeout | undefined;
+  /** The spool's end when the tap closed the recording. */
+  private closeEnd: number | undefined;
 
   static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
@@ -149,8 +151,9 @@ export class RecordingIndexer {
   close(end: number, endedUs: number): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
       this.closedWith = resolve;
+      this.closeEnd = end;
       clearTimeout(this.spooledTimer);
-      if (this.dead) return resolve([`recording incomplete: ${this.dead}`]);
+      if (this.dead) return resolve([this.incompleteLine(this.dead)]);
       this.post({ type: 'close', end, endedUs });
     });
     return this.closing;
@@ -194,6 +197,12 @@ export class RecordingIndexer {
     this.opts.onIndexed?.(this.position);
     const done = this.closedWith;
     this.closedWith = undefined;
-    done?.([`recording incomplete: ${why}`]);
+    done?.([this.incompleteLine(why)]);
+  }
+
+  /** What a dead indexer left out: everything spooled past what it had indexed. */
+  private incompleteLine(why: string): string {
+    const lost = (this.closeEnd ?? this.spooledEnd) - this.position;
+    return `recording incomplete: ${why}${lost > 0 ? `; ${lost} bytes of traffic spooled before then were never indexed` : ''}`;
   }
 }

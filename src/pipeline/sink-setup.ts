@@ -57,6 +57,8 @@ export interface AttachedSinks {
   readonly telemetry: Telemetry | undefined;
   /** Flush and close every sink; returns one line per sink worth telling the user (drops, where the recording is). */
   close(): Promise<string[]>;
+  /** The recording (if any) may lack traffic: kept with its end, for `mcptap ls`. */
+  markIncomplete(why: string): void;
 }
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
@@ -108,6 +110,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   return {
     redactor,
     telemetry,
+    markIncomplete: (why) => recorder?.markIncomplete(why),
     async close() {
       await pipeline.close();
       await telemetry?.shutdown();

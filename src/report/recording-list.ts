@@ -18,7 +18,13 @@ export function formatOutcomes(o: OutcomeCounts, skipOk = false): string {
 }
 
 function durationOf(r: RecordingListing): string {
-  return r.endedUs === undefined ? 'not closed' : formatUs(r.endedUs - r.startedUs);
+  return r.endedUs === undefined ? 'not closed (its tap is still running, or the tap or its indexer was killed)' : formatUs(r.endedUs - r.startedUs);
+}
+
+/** Why the recording may lack traffic (`meta.incomplete`, written with its end). */
+export function incompleteOf(r: Pick<RecordingListing, 'meta'>): string | undefined {
+  const why = r.meta?.incomplete;
+  return typeof why === 'string' ? why : undefined;
 }
 
 function methodTable(methods: readonly MethodSummary[]): string {
@@ -45,6 +51,8 @@ export function renderRecordingList(file: string, items: readonly ListedRecordin
       `  exchanges ${r.exchanges} (${formatOutcomes(r.outcomes)})  anomalies ${r.anomalies}` +
         `  dropped ${dropped}${dropped ? ` (queue ${r.droppedQueue}, write ${r.droppedWrite})` : ''}`,
     ];
+    const incomplete = incompleteOf(r);
+    if (incomplete) lines.push(`  INCOMPLETE: ${incomplete}`);
     if (s.methods.length > 0) lines.push('', indent(methodTable(s.methods), '  '));
     return lines.join('\n');
   });
@@ -54,7 +62,12 @@ export function renderRecordingList(file: string, items: readonly ListedRecordin
 export function recordingListJson(file: string, items: readonly ListedRecording[]): unknown {
   return {
     file,
-    recordings: items.map(({ recording, summary }) => ({ ...recording, durationUs: recording.endedUs === undefined ? null : recording.endedUs - recording.startedUs, summary })),
+    recordings: items.map(({ recording, summary }) => ({
+      ...recording,
+      durationUs: recording.endedUs === undefined ? null : recording.endedUs - recording.startedUs,
+      complete: recording.endedUs !== undefined && incompleteOf(recording) === undefined,
+      summary,
+    })),
   };
 }
 

@@ -18,6 +18,7 @@ import { ExitCode, McptapError } from '../cli/exit-codes.js';
 import type { TapEvent } from '../model/events.js';
 import { EventBatchEncoder, type SealedBatch } from '../store/event-batch.js';
 import { RecordingStore } from '../store/recording-store.js';
+import type { RecordingEnd } from '../store/types.js';
 import { InlineBatchWriter, type BatchAck, type BatchWriter } from './batch-writer.js';
 import type { Sink } from './sink.js';
 import type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
@@ -57,6 +58,7 @@ export class SqliteRecorder implements Sink {
   /** The timer fired or a flush asked: close the open batch as soon as the writer can take it. */
   private due = false;
   private pumping = false;
+  private incomplete: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private closing: Promise<void> | undefined;
@@ -138,6 +140,11 @@ export class SqliteRecorder implements Sink {
     return this.closing;
   }
 
+  /** The recording may lack traffic (the tap died before handing all of it over): said with its end. */
+  markIncomplete(why: string): void {
+    this.incomplete = why;
+  }
+
   stats(): RecorderStats {
     const c = this.counts;
     return { events: c.events, dropped: c.droppedQueue + c.droppedWrite, errors: c.errors, written: c.written, droppedQueue: c.droppedQueue, droppedWrite: c.droppedWrite, transactions: c.transactions };
@@ -154,7 +161,7 @@ export class SqliteRecorder implements Sink {
     clearTimeout(timer);
     // Gives up on the writer; what it held (and what waited) comes back as failed acks, which count the drops.
     if (timedOut) await this.writer.abort(`recorder writer did not commit within ${ms} ms of close`);
-    const end = { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite };
+    const end: RecordingEnd = { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite, ...(this.incomplete ? { incomplete: this.incomplete } : {}) };
     let err = await this.writer.end(this.recordingId, end);
     if (err && this.writer instanceof WorkerBatchWriter && this.opts.path !== undefined) err = endOnThisThread(this.opts.path, this.recordingId, end);
     if (err) {
@@ -292,7 +299,7 @@ export class SqliteRecorder implements Sink {
 }
 
 /** The writer thread could not end the recording (it died or never opened the file): try from here. */
-function endOnThisThread(path: string, recordingId: number, end: { endedUs: number; droppedQueue: number; droppedWrite: number }): Error | undefined {
+function endOnThisThread(path: string, recordingId: number, end: RecordingEnd): Error | undefined {
   try {
     const store = RecordingStore.open(path, { create: false });
     try {

@@ -113,7 +113,7 @@ export class RecordingStore {
   }
 
   endRecording(recordingId: number, end: RecordingEnd): void {
-    this.stmt(SQL.endRecording).run({ id: recordingId, ended_us: end.endedUs, dropped_queue: end.droppedQueue, dropped_write: end.droppedWrite });
+    this.stmt(SQL.endRecording).run({ id: recordingId, ended_us: end.endedUs, dropped_queue: end.droppedQueue, dropped_write: end.droppedWrite, incomplete: end.incomplete ?? null });
   }
 
   /**

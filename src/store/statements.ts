@@ -78,7 +78,8 @@ const EXCHANGE_SELECT = `SELECT e.*, rq.raw request_raw, rq.batch_index request_
 export const SQL = {
   insertRecording: `INSERT INTO recordings (transport, target, started_us, mcptap_version, meta_json)
     VALUES (@transport, @target, @started_us, @mcptap_version, @meta_json)`,
-  endRecording: `UPDATE recordings SET ended_us = @ended_us, dropped_queue = @dropped_queue, dropped_write = @dropped_write WHERE id = @id`,
+  endRecording: `UPDATE recordings SET ended_us = @ended_us, dropped_queue = @dropped_queue, dropped_write = @dropped_write,
+    meta_json = CASE WHEN @incomplete IS NULL THEN meta_json ELSE json_set(coalesce(meta_json, '{}'), '$.incomplete', @incomplete) END WHERE id = @id`,
   connectionOpened: `${insertSql('connections', OPENED_COLS)}
     ON CONFLICT (recording_id, connection_id) DO UPDATE SET transport = excluded.transport, target = excluded.target,
     pid = excluded.pid, session_id = excluded.session_id, peer_json = excluded.peer_json, opened_us = excluded.opened_us,

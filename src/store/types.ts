@@ -29,6 +29,8 @@ export interface RecordingEnd {
   endedUs: number;
   droppedQueue: number;
   droppedWrite: number;
+  /** Why the recording may lack traffic (kept as `meta.incomplete`; `mcptap ls` shows it). */
+  incomplete?: string;
 }
 
 /** A listing row for `mcptap ls`. */

@@ -85,14 +85,22 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     await sinks.close();
     throw err;
   }
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onSignal = (sig: NodeJS.Signals) => tap?.signal(sig);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+  for (const s of signals) process.on(s, onSignal);
   const result = await tap.done;
+  for (const s of signals) process.off(s, onSignal);
+  const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
+  // The server is gone; closing may still index a backlog. A host that asks us to stop now (most
+  // send SIGTERM, then SIGKILL, a few seconds after the server's stdin closed) is obeyed at once:
+  // the indexer process finishes the recording on its own, and telemetry not yet exported is lost.
+  const stopNow = (sig: NodeJS.Signals) => {
+    const recording = flags.record ? `; the recording indexer completes ${flags.record} in the background` : '';
+    logger.warn(`${sig} while closing: stopping now${recording}`);
+    process.exit(exitCode);
+  };
+  for (const s of signals) process.once(s, stopNow);
   for (const line of await sinks.close()) logger.warn(line);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  process.off('SIGHUP', onSignal);
-  return fatal ? ExitCode.Failed : exitCodeFor(result);
+  for (const s of signals) process.off(s, stopNow);
+  return exitCode;
 }
