@@ -28,8 +28,11 @@ export interface TapPipeline {
   readonly minter: TraceContextMinter | undefined;
   readonly metricsUrl: string | undefined;
   readonly thread: 'main' | 'worker';
-  /** Flush and close everything; one line per thing worth telling the user (drops). */
-  close(): Promise<string[]>;
+  /**
+   * Flush and close everything; one line per thing worth telling the user (drops). `incomplete`:
+   * why the recording lacks what it should hold (kept with it, see RecordingEnd).
+   */
+  close(incomplete?: string): Promise<string[]>;
 }
 
 export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipeline> {
@@ -53,7 +56,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       ...(onFatal ? { onFatal } : {}),
     });
     if (wp.metricsUrl) logger.warn(`Prometheus metrics at ${wp.metricsUrl}`);
-    return { input: wp, redactor, minter: undefined, metricsUrl: wp.metricsUrl, thread: 'worker', close: () => wp.close() };
+    return { input: wp, redactor, minter: undefined, metricsUrl: wp.metricsUrl, thread: 'worker', close: (incomplete) => wp.close(incomplete) };
   }
   if (!busy) {
     // Nothing downstream: nothing is decoded (a bare forwarder), unless a debugging override asks.
@@ -62,7 +65,11 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
   const sinks = await attachSinks(pipeline, { ...opts, redactKey });
   if (sinks.telemetry?.metricsUrl) opts.logger.warn(`Prometheus metrics at ${sinks.telemetry.metricsUrl}`);
-  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close: () => sinks.close() };
+  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close: (incomplete) => {
+      if (incomplete) sinks.markIncomplete(incomplete);
+      return sinks.close();
+    },
+  };
 }
 
 /**

@@ -101,7 +101,10 @@ if (!sinks) {
     if (!broken) end = Math.max(end, m.end);
     lastSpooledAt = performance.now();
     if (behindSince === undefined && end > reader.position) behindSince = lastSpooledAt;
-    if (m.type === 'close') closing = { endedUs: m.endedUs };
+    if (m.type === 'close') {
+      closing = { endedUs: m.endedUs };
+      if (m.incomplete) sinks.markIncomplete(m.incomplete);
+    }
     drain();
   });
 }

@@ -165,7 +165,7 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
-      void closeAll(l, rec).then((lines) => send({ type: 'closed', lines })).finally(() => port!.close());
+      void closeAll(l, rec, m.incomplete).then((lines) => send({ type: 'closed', lines })).finally(() => port!.close());
     }
   }
 }
@@ -206,7 +206,7 @@ function lost(rec: Recording, bytes: number, err: Error): void {
   }
 }
 
-async function closeAll(l: Live | undefined, rec: Recording | undefined): Promise<string[]> {
+async function closeAll(l: Live | undefined, rec: Recording | undefined, incomplete: string | undefined): Promise<string[]> {
   const lines: string[] = [];
   const liveDone = l ? l.sinks.close().catch((err: Error) => [`closing the telemetry failed: ${err.message}`]) : Promise.resolve([]);
   if (rec) {
@@ -226,7 +226,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined): Promis
       const endedUs = clock.nowUs();
       spoolWaiting(rec);
       if (rec.waiting.length > 0) await new Promise<void>((resolve) => rec.drained.push(resolve));
-      lines.push(...(await rec.indexer.close(rec.spool.end, endedUs)));
+      lines.push(...(await rec.indexer.close(rec.spool.end, endedUs, incomplete)));
     } finally {
       clearInterval(progress);
       rec.spool.close();

@@ -43,7 +43,7 @@ export interface IndexerStart {
   maxLagMs?: number;
 }
 
-export type ToIndexer = IndexerStart | { type: 'spooled'; end: number } | { type: 'close'; end: number; endedUs: number };
+export type ToIndexer = IndexerStart | { type: 'spooled'; end: number } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
   | { type: 'ready' }
@@ -147,14 +147,14 @@ export class RecordingIndexer {
     if (!this.dead && !this.closing) this.post({ type: 'spooled', end: this.spooledEnd });
   };
 
-  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs`, stops the thread. */
-  close(end: number, endedUs: number): Promise<string[]> {
+  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
+  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
       this.closedWith = resolve;
       this.closeEnd = end;
       clearTimeout(this.spooledTimer);
       if (this.dead) return resolve([this.incompleteLine(this.dead)]);
-      this.post({ type: 'close', end, endedUs });
+      this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
     });
     return this.closing;
   }

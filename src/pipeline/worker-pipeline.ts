@@ -186,13 +186,13 @@ export class WorkerPipeline implements PipelineInput {
    * Posts what is queued, lets the worker finish every batch, close its sinks and exit. Resolves
    * with the lines worth telling the user (the sinks' drops, this side's drops). Idempotent.
    */
-  close(): Promise<string[]> {
+  close(incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
       this.flush();
       this.closedWith = resolve;
       if (this.dead) return resolve(this.lossLines());
       this.worker.ref();
-      this.post({ type: 'close' });
+      this.post({ type: 'close', ...(incomplete ? { incomplete } : {}) });
     });
     return this.closing;
   }

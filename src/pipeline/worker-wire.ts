@@ -72,7 +72,7 @@ export type ToWorker =
       opsLength: number;
       droppedTotal: number;
     }
-  | { type: 'close' };
+  | { type: 'close'; incomplete?: string };
 
 export type FromWorker =
   | { type: 'ready'; metricsUrl?: string }

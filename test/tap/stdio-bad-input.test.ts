@@ -129,6 +129,20 @@ describe('stdio tap with a misbehaving server', () => {
     expect(r.stderr.trim()).toBe('mcptap: cannot start server "": the command is empty');
   });
 
+  it('with --record, a server that cannot start leaves a recording that says so, not a clean empty run', () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'mcptap-nostart-')), 'rec.db');
+    const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', 'definitely-not-a-command-xyz'], { encoding: 'utf8', input: '' });
+    expect(r.status).toBe(5);
+    const store = RecordingStore.open(db);
+    try {
+      const [rec] = store.listRecordings();
+      expect(rec?.endedUs).toBeDefined();
+      expect(rec?.meta?.incomplete).toBe('the server did not start: cannot start server "definitely-not-a-command-xyz": command not found');
+    } finally {
+      store.close();
+    }
+  });
+
   it('fails clearly, on stderr only, when the command does not exist', () => {
     const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--', 'definitely-not-a-command-xyz'], { encoding: 'utf8', input: '' });
     expect(r.status).toBe(5);

@@ -82,7 +82,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   try {
     tap = await startStdioTap({ command, args, pipeline: sinks.input, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
   } catch (err) {
-    await sinks.close();
+    await sinks.close(`the server did not start: ${(err as Error).message}`);
     throw err;
   }
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
