@@ -42,6 +42,7 @@ export class Redactor {
   private readonly asciiFields: (Uint8Array[] | undefined)[] = [];
   private readonly jsonFieldRe: RegExp;
   private readonly textFieldRe: RegExp;
+  private readonly flagFieldRe: RegExp;
   private lastRaw: [Buffer, Buffer] | undefined;
 
   constructor(opts: RedactorOptions = {}) {
@@ -56,8 +57,12 @@ export class Redactor {
     const names = [...this.fields].map(escapeRe).join('|');
     // A JSON member `"name": value` where value is a string or a scalar token (for truncated JSON).
     this.jsonFieldRe = new RegExp(`("(?:${names})"\\s*:\\s*)(?!"${TOKEN_PREFIX})("(?:[^"\\\\]|\\\\.)*"?|[^,}\\]\\s]+)`, 'gi');
-    // Free text (log lines, command lines): `name=value`, `name: value`, `Authorization: Bearer value`.
-    this.textFieldRe = new RegExp(`\\b(${names})\\b(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token)\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
+    // Free text (log lines, command lines): `name=value`, `name: value`, `Authorization: Bearer value`;
+    // `-` and `_` inside a name match either (`--api-key=v` as `api_key`).
+    const flexNames = [...this.fields].map((f) => escapeRe(f).replace(/[-_]/g, '[-_]')).join('|');
+    this.textFieldRe = new RegExp(`\\b(${flexNames})\\b(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token)\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
+    // A command-line flag and its separate value: `--token value`, `-password value` (not `--token --next`).
+    this.flagFieldRe = new RegExp(`(^|\\s)(--?)(${flexNames})(\\s+)(?!-)(?!${TOKEN_PREFIX})("[^"]*"|'[^']*'|\\S+)`, 'gi');
   }
 
   /** The token that stands for `secret`. */
@@ -129,11 +134,12 @@ export class Redactor {
     return redacted === value ? raw : Buffer.from(JSON.stringify(redacted), 'utf8');
   }
 
-  /** Free text (log lines, error details, truncated JSON): redacts `"field": value`, `field=value`, `field: value`. */
+  /** Free text (log lines, error details, truncated JSON, command lines): redacts `"field": value`, `field=value`, `field: value`, `--field value`. */
   redactText(text: string): string {
     const once = text.replace(this.jsonFieldRe, (_m, head: string, v: string) => `${head}"${this.token(unquote(v))}"`);
-    return once.replace(this.textFieldRe, (_m, name: string, sep: string, scheme: string | undefined, v: string) =>
+    const twice = once.replace(this.textFieldRe, (_m, name: string, sep: string, scheme: string | undefined, v: string) =>
       `${name}${sep}${scheme ? `${scheme} ` : ''}${this.token(unquote(v))}`);
+    return twice.replace(this.flagFieldRe, (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`);
   }
 
   /**

@@ -25,6 +25,15 @@ export function formatId(id: string | number): string {
   return typeof id === 'string' ? JSON.stringify(id) : String(id);
 }
 
+/**
+ * Text for a terminal: control characters from recorded traffic (a tool named with an escape
+ * sequence, a server's colour codes on stdout) are shown as `\u001b` and the like instead of acting
+ * on the terminal. Newlines and tabs stay: the renderers lay text out with them.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Cuts `text` to `max` characters, saying how much was left out. */
 export function truncate(text: string, max: number, hint = ''): string {
   if (text.length <= max) return text;

@@ -126,3 +126,27 @@ describe('mcptap show', () => {
     expect(noEx.err).toMatch(/no exchange "404"/);
   });
 });
+
+describe('terminal safety', () => {
+  it('shows control characters from recorded traffic escaped, never raw (a tool named with an escape sequence)', async () => {
+    const evil = 'x\u001b]0;PWNED\u0007\u001b[2J\u009b';
+    const path = join(dir, 'evil.db');
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: `node server.mjs ${evil}`, startedUs: T0, mcptapVersion: '0.1.0' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 + 1_000_000 },
+    });
+    const s = new EventScript();
+    const ex = s.request(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: evil } }), 10, { target: evil });
+    s.respond(ex, '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', 20, { outcome: 'ok' });
+    for (const e of s.events) rec.onEvent(e);
+    await rec.close();
+    for (const args of [['ls', path], ['show', path], ['show', path, '--exchange', '1']]) {
+      const r = mcptap(...args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      expect(r.out).toContain('x\\u001b]0;PWNED\\u0007\\u001b[2J\\u009b');
+    }
+  });
+});

@@ -160,4 +160,14 @@ describe('Redactor.redactText', () => {
     expect(out.startsWith('start --')).toBe(true);
     expect(TOKEN_PREFIX).toBe('redacted:hmac-sha256:');
   });
+
+  it('redacts command-line flags with their value after a space, and - or _ inside names', () => {
+    const cmd = 'node server.js --token SECRET1 -password "two words" --api-key SECRET3 --api_key=SECRET4 --verbose --token --stdio';
+    const out = r.redactText(cmd);
+    expect(out).not.toMatch(/SECRET|two words/);
+    expect(out).toBe(`node server.js --token ${r.token('SECRET1')} -password ${r.token('two words')} --api-key ${r.token('SECRET3')} --api_key=${r.token('SECRET4')} --verbose --token --stdio`);
+    expect(r.redactText(out)).toBe(out); // idempotent
+    // Prose is not a flag: only a dashed name takes the next word.
+    expect(r.redactText('the token expired; password reset sent')).toBe('the token expired; password reset sent');
+  });
 });

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { recordingListJson, renderRecordingList, type ListedRecording } from '../../report/recording-list.js';
 import { withRecordingFile } from '../recording-file.js';
+import { terminalSafe } from '../../report/format.js';
 
 interface LsFlags {
   json?: boolean;
@@ -21,6 +22,6 @@ export function register(program: Command): void {
       const items: ListedRecording[] = withRecordingFile(file, (store) =>
         store.listRecordings().map((recording) => ({ recording, summary: store.summary(recording.id) })),
       );
-      process.stdout.write(flags.json ? `${JSON.stringify(recordingListJson(file, items), null, 2)}\n` : renderRecordingList(file, items));
+      process.stdout.write(flags.json ? `${JSON.stringify(recordingListJson(file, items), null, 2)}\n` : terminalSafe(renderRecordingList(file, items)));
     });
 }

@@ -10,6 +10,7 @@ import type { RecordingStore } from '../../store/recording-store.js';
 import type { ListedOutcome } from '../../store/types.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { pickRecording, withRecordingFile } from '../recording-file.js';
+import { terminalSafe } from '../../report/format.js';
 
 interface ShowFlags {
   recording?: string;
@@ -42,7 +43,7 @@ export function register(program: Command): void {
     .option('--full', 'do not truncate large payloads')
     .option('--json', 'print JSON instead of text')
     .action((file: string, flags: ShowFlags) => {
-      process.stdout.write(withRecordingFile(file, (store) => show(store, file, flags)));
+      process.stdout.write(terminalSafe(withRecordingFile(file, (store) => show(store, file, flags))));
     });
 }
 
