@@ -30,8 +30,10 @@ export function register(program: Command): void {
       'Replays a recording through the same span sink the live tap uses: one span per exchange and one mcp.session span ' +
         'per connection, with the original timestamps, names, attributes, progress events and trace parents (from ' +
         "_meta.traceparent). Recordings made by this mcptap version keep the live run's span-id seed, so the exported " +
-        'span and trace ids equal the ones the live --otlp export produced. Metrics are not exported (their points ' +
-        'would carry the time of the export).',
+        'span and trace ids equal the ones the live --otlp export produced. One exception: a recording made with ' +
+        "--inject-trace-context holds the bytes the server got, whose traceparent is the tap's own span, so its " +
+        "host->server spans come out in the caller's trace but without the caller's parent span. Metrics are not " +
+        'exported (their points would carry the time of the export).',
     )
     .argument('<file>', 'recording file written with --record')
     .requiredOption('--otlp <url>', 'OTLP/HTTP base URL of the collector (/v1/traces is appended)')
