@@ -31,18 +31,22 @@ export interface SpanExportCounts {
   queued: number;
   /** Handed to the exporter, its result not in yet (an endpoint that is down: retrying). */
   sending: number;
+  /** Delivered, then refused by the collector (an OTLP partial success). */
+  rejectedByCollector: number;
 }
 
-/** Spans that did not reach the endpoint (yet): refused, failed, or still queued or being sent. */
+export const NO_SPAN_COUNTS: Readonly<SpanExportCounts> = Object.freeze({ exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0, rejectedByCollector: 0 });
+
+/** Spans that did not reach the endpoint (yet): refused, failed, or still queued or being sent, or refused by the collector. */
 export function notDelivered(c: SpanExportCounts): number {
-  return c.droppedQueueFull + c.droppedExportFailed + c.queued + c.sending;
+  return c.droppedQueueFull + c.droppedExportFailed + c.queued + c.sending + c.rejectedByCollector;
 }
 
 export class CountingSpanProcessor implements SpanProcessor {
   private readonly inner: BatchSpanProcessor;
   private readonly maxQueueSize: number;
   private readonly logger: Logger;
-  private readonly c: SpanExportCounts = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0 };
+  private readonly c: SpanExportCounts = { ...NO_SPAN_COUNTS };
   private shutDown = false;
 
   constructor(exporter: SpanExporter, opts: CountingSpanProcessorOptions = {}) {
@@ -85,7 +89,15 @@ export class CountingSpanProcessor implements SpanProcessor {
   }
 
   get dropped(): number {
-    return this.c.droppedQueueFull + this.c.droppedExportFailed;
+    return this.c.droppedQueueFull + this.c.droppedExportFailed + this.c.rejectedByCollector;
+  }
+
+  /** The collector answered an export with a partial success: `n` of its spans were refused. */
+  collectorRejected(n: number, message: string): void {
+    if (this.c.rejectedByCollector === 0) this.logger.warn(`otel: the collector refused ${n} spans of an export${message ? ` (${message})` : ''}; further refusals counted, not logged`);
+    this.c.rejectedByCollector += n;
+    // batchDone() counts the whole batch as exported.
+    this.c.exported -= n;
   }
 
   /** Called by the exporter wrapper. */

@@ -37,7 +37,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError, ExitCode } from '../cli/exit-codes.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
-import { CountingSpanProcessor, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
+import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
 import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from './direct-tracer.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
@@ -45,7 +45,7 @@ import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
 import { PresetIdGenerator } from './preset-id-generator.js';
 import { SeededSpanIds } from './seeded-span-ids.js';
 import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
-import { telemetryEnabled, type OtlpTarget, type TelemetryConfig } from './telemetry-config.js';
+import { telemetryEnabled, type TelemetryConfig } from './telemetry-config.js';
 import { TraceContextMinter } from './trace-context-minter.js';
 
 export interface TelemetryDeps {
@@ -172,10 +172,17 @@ interface TraceParts {
 
 function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): TraceParts | undefined {
   const exporters: SpanExporter[] = [];
-  if (config.traces.otlp) exporters.push(otlpSpanExporter(config.traces.otlp));
+  // The OTLP exporter tells its processor what the collector refused: bound once both exist.
+  const counted: { otlp?: CountingSpanProcessor } = {};
+  const otlp = config.traces.otlp;
+  if (otlp) {
+    const opts = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
+    exporters.push(otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)));
+  }
   if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
   if (exporters.length === 0) return undefined;
   const processors = exporters.map((e) => new CountingSpanProcessor(e, { ...config.spanQueue, logger }));
+  if (otlp) counted.otlp = processors[0];
   const idGenerator = new PresetIdGenerator();
   // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
   const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
@@ -187,10 +194,6 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   return { provider, tracer, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
-function otlpSpanExporter(t: OtlpTarget): SpanExporter {
-  const opts = { url: t.url, headers: t.headers, timeoutMillis: t.timeoutMillis };
-  return t.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts);
-}
 
 interface MetricsParts {
   provider: MeterProvider;
@@ -267,7 +270,8 @@ async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefine
   if (spans && notDelivered(spans) > 0) {
     const pending = spans.queued + spans.sending;
     logger.warn(
-      `otel: ${notDelivered(spans)} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports${pending > 0 ? `, ${pending} queued or being sent at the deadline` : ''}); ${spans.exported} were`,
+      `otel: ${notDelivered(spans)} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports` +
+        `${spans.rejectedByCollector > 0 ? `, ${spans.rejectedByCollector} refused by the collector` : ''}${pending > 0 ? `, ${pending} queued or being sent at the deadline` : ''}); ${spans.exported} were`,
     );
   }
   if (metrics?.server) {
@@ -296,11 +300,7 @@ class CloseDeadline {
 }
 
 function sumCounts(all: SpanExportCounts[]): SpanExportCounts {
-  return all.reduce((a, c) => ({
-    exported: a.exported + c.exported,
-    droppedQueueFull: a.droppedQueueFull + c.droppedQueueFull,
-    droppedExportFailed: a.droppedExportFailed + c.droppedExportFailed,
-    queued: a.queued + c.queued,
-    sending: a.sending + c.sending,
-  }), { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0 });
+  const sum: SpanExportCounts = { ...NO_SPAN_COUNTS };
+  for (const c of all) for (const k of Object.keys(sum) as (keyof SpanExportCounts)[]) sum[k] += c[k];
+  return sum;
 }

@@ -54,7 +54,7 @@ describe('exportRecording', () => {
     try {
       const r = await exportRecording({ store, recordingId: id, config: config(receiver.url), onProgress: (p) => progress.push(p) });
       expect(r).toMatchObject({ exchangeSpans: 3000, sessionSpans: 1, failed: false, aborted: false, liveSpanIds: false });
-      expect(r.counts).toEqual({ exported: 3001, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0 });
+      expect(r.counts).toEqual({ exported: 3001, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0, rejectedByCollector: 0 });
     } finally {
       store.close();
     }

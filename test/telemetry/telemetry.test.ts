@@ -78,6 +78,26 @@ describe('createTelemetry', () => {
     expect(t.spanCounts()).toMatchObject({ exported: 2, droppedQueueFull: 0, droppedExportFailed: 0 });
   });
 
+  it('counts spans a collector refused in an OTLP partial success as not delivered (http/protobuf)', async () => {
+    // An in-process fake collector, on purpose: no OTLP receiver on the registry answers partial successes on demand.
+    const message = Buffer.from('span limit exceeded (test)');
+    const partial = Buffer.concat([Buffer.from([0x08, 3, 0x12, message.length]), message]); // rejected_spans 3, error_message
+    const body = Buffer.concat([Buffer.from([0x0a, partial.length]), partial]); // ExportTraceServiceResponse.partial_success
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(body));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const logger = recordingLogger();
+    const t = await createTelemetry(config({ otlp: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, { OTEL_METRICS_EXPORTER: 'none' }), { logger });
+    for (const e of calls(5).events) t.spanSink!.onEvent(e);
+    await t.shutdown();
+    server.close();
+    expect(t.spanCounts()).toMatchObject({ exported: 2, rejectedByCollector: 3 });
+    expect(logger.lines).toContainEqual('warn: otel: the collector refused 3 spans of an export (span limit exceeded (test)); further refusals counted, not logged');
+    expect(logger.lines.some((l) => l.includes('otel: 3 spans were not delivered') && l.includes('3 refused by the collector'))).toBe(true);
+  });
+
   it('sends OTLP metrics to /v1/metrics in the configured protocol: http/protobuf by default, http/json', async () => {
     const proto = await startOtlpReceiver();
     const p = await createTelemetry(config({ otlp: proto.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000' }));
