@@ -12,7 +12,7 @@ import { attachSinks, type TapSinkOptions } from '../pipeline/sink-setup.js';
 import { REDACT_KEY_ENV, Redactor } from '../redact/redactor.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
-import type { LogLevel } from '../util/logger.js';
+import type { Logger, LogLevel } from '../util/logger.js';
 import { systemClock } from '../util/clock.js';
 
 export interface TapPipelineOptions extends Omit<TapSinkOptions, 'redactKey' | 'extraDropCounts'> {
@@ -70,6 +70,28 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       return sinks.close();
     },
   };
+}
+
+/**
+ * Closes a tap's pipeline once its traffic is over, which may take a while: the recording's
+ * backlog is indexed then. A SIGINT, SIGTERM or SIGHUP meanwhile is obeyed at once (hosts send
+ * SIGTERM, then SIGKILL a few seconds later): the process exits with `exitCode`, the recording's
+ * indexer (a process of its own) completes the recording in the background, and telemetry not yet
+ * exported is lost. Returns the lines worth telling the user.
+ */
+export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger: Logger; record?: string; exitCode: number }): Promise<string[]> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const stopNow = (sig: NodeJS.Signals) => {
+    const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
+    opts.logger.warn(`${sig} while closing: stopping now${recording}`);
+    process.exit(opts.exitCode);
+  };
+  for (const s of signals) process.once(s, stopNow);
+  try {
+    return await pipeline.close();
+  } finally {
+    for (const s of signals) process.off(s, stopNow);
+  }
 }
 
 /**

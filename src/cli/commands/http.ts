@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
-import { openTapPipeline } from '../tap-pipeline.js';
+import { closeObeyingSignals, openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
@@ -159,6 +159,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   await tap.close({ drainMs: fatal ? 0 : drainMs });
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  for (const line of await sinks.close()) logger.warn(line);
-  return fatal ? ExitCode.Failed : ExitCode.Ok;
+  const exitCode = fatal ? ExitCode.Failed : ExitCode.Ok;
+  for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
+  return exitCode;
 }

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
-import { openTapPipeline } from '../tap-pipeline.js';
+import { closeObeyingSignals, openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
@@ -90,17 +90,8 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   for (const s of signals) process.on(s, onSignal);
   const result = await tap.done;
   for (const s of signals) process.off(s, onSignal);
+  // The server is gone; a host that asks us to stop while the recording is indexed is obeyed at once.
   const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
-  // The server is gone; closing may still index a backlog. A host that asks us to stop now (most
-  // send SIGTERM, then SIGKILL, a few seconds after the server's stdin closed) is obeyed at once:
-  // the indexer process finishes the recording on its own, and telemetry not yet exported is lost.
-  const stopNow = (sig: NodeJS.Signals) => {
-    const recording = flags.record ? `; the recording indexer completes ${flags.record} in the background` : '';
-    logger.warn(`${sig} while closing: stopping now${recording}`);
-    process.exit(exitCode);
-  };
-  for (const s of signals) process.once(s, stopNow);
-  for (const line of await sinks.close()) logger.warn(line);
-  for (const s of signals) process.off(s, stopNow);
+  for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
   return exitCode;
 }
