@@ -172,8 +172,17 @@ export class Correlator {
   private onResponse(frame: MessageFrame, out: TapEvent[]): void {
     const res = frame.message as JsonRpcResponse;
     const reqDir = other(frame.direction);
-    const pk = res.id === null ? undefined : `${frame.connectionId}|${reqDir}|${idKey(res.id)}`;
-    const ex = pk ? this.pending.get(pk) : undefined;
+    let pk = res.id === null ? undefined : `${frame.connectionId}|${reqDir}|${idKey(res.id)}`;
+    let ex = pk ? this.pending.get(pk) : undefined;
+    if (!ex && res.id === null) {
+      // An error with a null id on a request's own stream (an HTTP error body such as 400 "Server not
+      // initialized", where the server did not echo the id) answers that request.
+      const own = this.streamExchange(frame);
+      if (own && own.direction === reqDir) {
+        ex = own;
+        pk = this.byExchangeKey.get(own.key);
+      }
+    }
     if (!ex || !pk) {
       const conn = this.connection(frame.connectionId);
       const orphan = orphanExchange(`${frame.connectionId}/${reqDir}/${++this.seq}`, frame, conn);

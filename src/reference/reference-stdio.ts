@@ -26,6 +26,8 @@ export interface ReferenceStdioHandle {
   close(): Promise<void>;
   /** Epoch ms the stall schedule is anchored at (the server start). */
   readonly startedAtEpochMs: number;
+  /** The first I/O failure (a write to stdout that failed, other than the reader going away), if any. */
+  ioError(): string | undefined;
 }
 
 /**
@@ -63,14 +65,24 @@ class ReferenceStdioTransport extends StdioServerTransport {
 export async function runReferenceStdio(opts: ReferenceStdioOptions = {}): Promise<ReferenceStdioHandle> {
   const { behaviour, schedule } = resolveReference(opts, 'stdio');
   const transport = new ReferenceStdioTransport(opts.stdin ?? process.stdin, opts.stdout ?? process.stdout, schedule);
+  let ioError: string | undefined;
   const handle = serveStdio(createReferenceServerFactory(behaviour), {
     transport,
-    onerror: (err) => behaviour.logger.debug(`reference stdio: ${err.message}`),
+    onerror: (err) => {
+      // A system error (ENOBUFS on a huge burst of output, say) ends the connection with answers
+      // unsent: say so. Protocol-level complaints about bad input lines, and EPIPE (the host went
+      // away), are the client's business.
+      // The command says it once, on the way out (exit 1).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code && code !== 'EPIPE' && !code.startsWith('ERR_')) ioError ??= `${err.message}; answers still being written were lost`;
+      behaviour.logger.debug(`reference stdio: ${err.message}`);
+    },
   });
   behaviour.logger.debug('reference: serving MCP on stdio (both eras)');
   return {
     closed: transport.closed,
     startedAtEpochMs: behaviour.startedAtEpochMs,
+    ioError: () => ioError,
     close: async () => {
       await handle.close();
       await transport.close();

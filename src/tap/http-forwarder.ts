@@ -43,6 +43,8 @@ class ClientGoneError extends Error {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** What node:http accepts in a reason phrase (its header-value rule). */
+const SENDABLE_REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
   private controller: Dispatcher.DispatchController | undefined;
@@ -151,11 +153,13 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage?: string): void {
-    if (this.done) return;
+    // 1xx (100 Continue, 103 Early Hints) is informational: the final response follows. Not relayed.
+    if (this.done || statusCode < 200) return;
     const t = this.s.clock.nowUs();
     this.controller = controller;
     const out = forwardResponseHeaders(headers);
-    if (statusMessage) this.res.writeHead(statusCode, statusMessage, out);
+    // A reason phrase node:http refuses to send (undici decodes bytes past ASCII to U+FFFD) is left out: the status stays.
+    if (statusMessage && SENDABLE_REASON.test(statusMessage)) this.res.writeHead(statusCode, statusMessage, out);
     else this.res.writeHead(statusCode, out);
     // SSE: the client must see the headers now, not with the first event (which may be minutes away).
     const ct = headers['content-type'];
@@ -242,9 +246,15 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     }
     // Answer only once the request body is in: its id goes into the error, and the recording gets it.
     const answer = () => {
-      this.obs?.finish(this.s.clock.nowUs(), { kind: 'failed', errorClass });
-      sendTapError(this.res, errorClass === 'tap_closed' ? 503 : f.status, TAP_ERROR_CODE.upstream, errorClass === 'tap_closed' ? 'mcptap: shutting down' : f.message, this.obs?.requestId() ?? null);
-      this.s.onDone(this, 'upstream_failed');
+      try {
+        this.obs?.finish(this.s.clock.nowUs(), { kind: 'failed', errorClass });
+        sendTapError(this.res, errorClass === 'tap_closed' ? 503 : f.status, TAP_ERROR_CODE.upstream, errorClass === 'tap_closed' ? 'mcptap: shutting down' : f.message, this.obs?.requestId() ?? null);
+      } catch {
+        // The answer could not be written: the client must not wait for it.
+        this.res.destroy();
+      } finally {
+        this.s.onDone(this, 'upstream_failed');
+      }
     };
     if (this.bodyIn || !this.pump || errorClass === 'tap_closed') answer();
     else {

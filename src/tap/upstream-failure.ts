@@ -38,6 +38,8 @@ export const TAP_ERROR_CODE = { upstream: -32603, rejected: -32600 } as const;
 export function sendTapError(res: ServerResponse, status: number, code: number, message: string, id: JsonRpcId | null = null): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+  // A reason phrase left by a writeHead that threw would be reused, and throw again.
+  res.statusMessage = '';
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-mcptap-error': 'true' });
   res.end(body);
 }

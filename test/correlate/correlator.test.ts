@@ -111,6 +111,18 @@ describe('Correlator', () => {
     ]);
   });
 
+  it("a null-id error on a request's own stream (an HTTP error body) answers that request; elsewhere it stays an orphan", () => {
+    const h = harness();
+    h.send('c2s', req(10, 'tools/list'), { streamId: 'post-1' });
+    h.send('s2c', { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } }, { streamId: 'post-1', httpStatus: 400 });
+    expect(h.completed().map((e) => [e.id, e.method, e.outcome, e.errorCode, e.transport?.httpStatus])).toEqual([[10, 'tools/list', 'jsonrpc_error', -32000, 400]]);
+    expect(h.anomalies()).toEqual([]);
+    // On stdio (no stream) a null id names no request.
+    h.send('c2s', req(11, 'ping'));
+    h.send('s2c', { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    expect(h.anomalies()).toEqual(['orphan_response']);
+  });
+
   it('ends requests still open at close as unanswered', () => {
     const h = harness();
     h.send('c2s', req(1, 'tools/call', { name: 'x' }));

@@ -97,9 +97,12 @@ describe('HTTP tap, bad input and failing upstreams', () => {
       const wrongDirect = await post(ref.url, echoCall(7), { ...MODERN_HEADERS, 'content-type': 'text/plain' });
       expect(wrongType.status).toBe(415);
       expect(wrongType.body.toString()).toBe(wrongDirect.body.toString());
+      // The error body's id is null (the server would not read the body): it answers this POST's request.
+      expect(json(wrongType)).toMatchObject({ id: null, error: { code: expect.any(Number) } });
       const ex = completedIn(t.events.slice(mark)).find((e) => e.id === 7)!;
-      expect(ex).toMatchObject({ outcome: 'transport_error', method: 'tools/call' });
-      expect(ex.transport).toMatchObject({ httpStatus: 415, errorClass: 'http_4xx' });
+      expect(ex).toMatchObject({ outcome: 'jsonrpc_error', method: 'tools/call', errorCode: json(wrongType).error!.code });
+      expect(ex.transport).toMatchObject({ httpStatus: 415 });
+      expect(t.events.slice(mark).some((e) => e.type === 'exchange-orphaned')).toBe(false);
 
       const ok = await post(t.tap.url, echoCall(8), { ...MODERN_HEADERS, 'content-type': 'application/json' });
       expect(ok.status).toBe(200);
@@ -151,6 +154,33 @@ describe('HTTP tap, bad input and failing upstreams', () => {
       expect(t.tap.stats()).toMatchObject({ upstreamFailures: 2, inFlight: 0 });
     } finally {
       await t.close();
+    }
+  });
+
+  it('odd but valid upstream answers pass: a non-ASCII reason phrase, and 103 Early Hints before the response', async () => {
+    const answer = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [] } });
+    const peer = await listenLocal((req: IncomingMessage, res: ServerResponse) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        const id = (JSON.parse(body) as { id: unknown }).id;
+        if (id === 'hints') res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+        // 'O\u00e9K' goes out as latin-1 bytes; undici reads them back as U+FFFD, which node:http cannot send on.
+        res.writeHead(200, id === 'reason' ? 'O\u00e9K' : 'OK', { 'content-type': 'application/json' });
+        res.end(answer(id));
+      });
+    });
+    const t = await tapFor(peer.url, { responseTimeoutMs: 5000 });
+    try {
+      for (const id of ['reason', 'hints']) {
+        const a = await post(t.tap.url, echoCall(id), { ...MODERN_HEADERS, 'content-type': 'application/json' });
+        expect([a.status, a.cut, a.body.toString()], id).toEqual([200, false, answer(id)]);
+        expect(completedIn(t.events).find((e) => e.id === id)?.outcome, id).toBe('ok');
+      }
+      expect(t.tap.stats()).toMatchObject({ upstreamFailures: 0, inFlight: 0 });
+    } finally {
+      await t.close();
+      await peer.close();
     }
   });
 

@@ -91,13 +91,18 @@ describe('mcptap http: stopping with requests in flight', () => {
     }
   });
 
-  it('a bad --drain-timeout is refused before the tap listens (exit 2)', async () => {
-    const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server.url, '--listen', '127.0.0.1:0', '--drain-timeout', 'soon'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-    expect(code).toBe(2);
-    expect(err).toBe('mcptap: --drain-timeout must be a non-negative integer, got "soon"\n');
+  it('a bad --drain-timeout or --listen port is refused before the tap listens (exit 2, one line)', async () => {
+    for (const [flags, message] of [
+      [['--listen', '127.0.0.1:0', '--drain-timeout', 'soon'], '--drain-timeout must be a non-negative integer, got "soon"'],
+      [['--listen', '127.0.0.1:99999'], '--listen port must be 0-65535, got 99999'],
+    ] as const) {
+      const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server.url, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      expect(code).toBe(2);
+      expect(err).toBe(`mcptap: ${message}\n`);
+    }
   });
 
   it('a second SIGTERM cuts the drain short', async () => {

@@ -64,8 +64,9 @@ Examples:
   mcptap http --upstream http://127.0.0.1:3001/sse --listen 127.0.0.1:8080     (deprecated HTTP+SSE)
   mcptap http --upstream https://mcp.example.com/mcp --listen 0.0.0.0:${DEFAULT_HTTP_TAP_PORT} --allowed-host tap.lan
 
-Authorization, Cookie, Set-Cookie, Proxy-Authorization (and --redact-header names) pass through untouched
-but are recorded only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs).
+Authorization, Cookie, Set-Cookie (and --redact-header names) pass through untouched but are recorded
+only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs). Proxy-Authorization
+is for the tap as a proxy (hop-by-hop): it is not forwarded, nor recorded.
 
 Stopping (SIGINT/SIGTERM): the tap stops accepting, lets the tool calls in flight finish for up to
 --drain-timeout (a rolling restart does not fail them), then flushes the recording and telemetry and exits 0.
@@ -87,7 +88,9 @@ export function parseListen(v: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*))?:?(\d+)$/.exec(v.trim());
   if (!m) throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, got ${JSON.stringify(v)}`, ExitCode.Usage);
   const host = m[1] ?? (m[2] || DEFAULT_HTTP_TAP_HOST);
-  return { host, port: positiveInt('--listen port', m[3]!, true) };
+  const port = positiveInt('--listen port', m[3]!, true);
+  if (port > 65535) throw new McptapError('MCPTAP_BAD_FLAG', `--listen port must be 0-65535, got ${port}`, ExitCode.Usage);
+  return { host, port };
 }
 
 async function runHttp(flags: HttpFlags): Promise<number> {

@@ -75,6 +75,8 @@ async function runReference(flags: ReferenceFlags): Promise<void> {
   if (flags.stdio) {
     const handle = await runReferenceStdio(common);
     await handle.closed;
+    const failed = handle.ioError();
+    if (failed) throw new McptapError('MCPTAP_REFERENCE_IO', `reference stdio: ${failed}`, ExitCode.Failed);
     return;
   }
   const { host, port } = parseHostPort(flags.http ?? '');
@@ -82,7 +84,7 @@ async function runReference(flags: ReferenceFlags): Promise<void> {
   try {
     server = await startReferenceHttpServer({ ...common, host, port });
   } catch (err) {
-    throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`, ExitCode.Failed);
+    throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`, ExitCode.Usage);
   }
   process.stderr.write(`mcptap reference: listening on ${server.url}\n`);
   await untilSignal();
