@@ -65,12 +65,15 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
   const sinks = await attachSinks(pipeline, { ...opts, redactKey });
   if (sinks.telemetry?.metricsUrl) opts.logger.warn(`Prometheus metrics at ${sinks.telemetry.metricsUrl}`);
-  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close: (incomplete) => {
-      if (incomplete) sinks.markIncomplete(incomplete);
-      return sinks.close();
-    },
+  const close = (incomplete?: string) => {
+    if (incomplete) sinks.markIncomplete(incomplete);
+    return sinks.close();
   };
+  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close };
 }
+
+/** The signals a tap passes on to its server, and obeys itself once the server is gone. */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * Closes a tap's pipeline once its traffic is over, which may take a while: the recording's
@@ -80,17 +83,16 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
  * exported is lost. Returns the lines worth telling the user.
  */
 export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger: Logger; record?: string; exitCode: number }): Promise<string[]> {
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const stopNow = (sig: NodeJS.Signals) => {
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);
     process.exit(opts.exitCode);
   };
-  for (const s of signals) process.once(s, stopNow);
+  for (const s of STOP_SIGNALS) process.once(s, stopNow);
   try {
     return await pipeline.close();
   } finally {
-    for (const s of signals) process.off(s, stopNow);
+    for (const s of STOP_SIGNALS) process.off(s, stopNow);
   }
 }
 

@@ -70,9 +70,8 @@ export async function runReferenceStdio(opts: ReferenceStdioOptions = {}): Promi
     transport,
     onerror: (err) => {
       // A system error (ENOBUFS on a huge burst of output, say) ends the connection with answers
-      // unsent: say so. Protocol-level complaints about bad input lines, and EPIPE (the host went
-      // away), are the client's business.
-      // The command says it once, on the way out (exit 1).
+      // unsent: the command says so on the way out (exit 1). Protocol-level complaints about bad
+      // input lines, and EPIPE (the host went away), are the client's business.
       const code = (err as NodeJS.ErrnoException).code;
       if (code && code !== 'EPIPE' && !code.startsWith('ERR_')) ioError ??= `${err.message}; answers still being written were lost`;
       behaviour.logger.debug(`reference stdio: ${err.message}`);

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
-import { closeObeyingSignals, openTapPipeline } from '../tap-pipeline.js';
+import { closeObeyingSignals, openTapPipeline, STOP_SIGNALS } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
@@ -85,11 +85,10 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     await sinks.close(`the server did not start: ${(err as Error).message}`);
     throw err;
   }
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onSignal = (sig: NodeJS.Signals) => tap?.signal(sig);
-  for (const s of signals) process.on(s, onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   const result = await tap.done;
-  for (const s of signals) process.off(s, onSignal);
+  for (const s of STOP_SIGNALS) process.off(s, onSignal);
   // The server is gone; a host that asks us to stop while the recording is indexed is obeyed at once.
   const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
   for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
