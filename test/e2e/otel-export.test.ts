@@ -14,11 +14,10 @@ import { CallToolResultSchema, EmptyResultSchema } from '@modelcontextprotocol/s
 import { BIN, MCPTAP } from '../helpers/paths.js';
 import { connectThroughTap, unusedPort } from '../helpers/tap-client.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../telemetry/otlp-receiver.js';
+import { CALLER_SPAN, CALLER_TRACE } from '../helpers/everything-call-set.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
 const OTLP_JSON = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
-const CALLER_SPAN = 'b7ad6b7169203331';
 
 interface Run {
   code: number | null;
@@ -53,6 +52,8 @@ describe('mcptap export reproduces the live spans', () => {
     const { client } = tapped;
     await client.listTools();
     await client.callTool({ name: 'echo', arguments: { message: 'hi' }, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    // The caller does not sample this one: no span, live or exported.
+    await client.callTool({ name: 'echo', arguments: { message: 'unsampled' }, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` } });
     await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, CallToolResultSchema, { onprogress: () => {} });
     await client.callTool({ name: 'get-sum', arguments: { a: 'not a number' } });
     await client.request({ method: 'no/such-method', params: {} }, EmptyResultSchema).catch(() => undefined);
@@ -69,7 +70,7 @@ describe('mcptap export reproduces the live spans', () => {
   it('exits 0 and says what it sent', () => {
     expect(exportRun.stderr).toBe('');
     expect(exportRun.code).toBe(0);
-    expect(exportRun.stdout).toMatch(/exported recording 1: 7 spans \(6 exchanges, 1 sessions\) to http:\/\/127\.0\.0\.1:\d+\/v1\/traces; span ids as exported live/);
+    expect(exportRun.stdout).toMatch(/exported recording 1: 7 of 8 spans \(7 exchanges, 1 sessions\) to http:\/\/127\.0\.0\.1:\d+\/v1\/traces; span ids as exported live; 1 not exported, as live: their caller's trace context says not sampled/);
   });
 
   it('exports exactly the live spans: same ids, parents, names, attributes, events, status, times', () => {

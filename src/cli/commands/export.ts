@@ -83,7 +83,11 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
     return ExitCode.TargetUnavailable;
   }
   const ids = result.liveSpanIds ? 'span ids as exported live' : 'span ids derived from the recording (it predates stored seeds)';
-  process.stdout.write(`exported recording ${result.recordingId}: ${spans} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}\n`);
+  // A span whose caller's traceparent says "not sampled" is not exported, live or here.
+  const unsampled = spans - result.counts.exported;
+  const count = unsampled > 0 ? `${result.counts.exported} of ${spans}` : String(spans);
+  const sampling = unsampled > 0 ? `; ${unsampled} not exported, as live: their caller's trace context says not sampled` : '';
+  process.stdout.write(`exported recording ${result.recordingId}: ${count} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}${sampling}\n`);
   return ExitCode.Ok;
 }
 
