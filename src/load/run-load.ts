@@ -107,13 +107,16 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
     const pool = new LanePool((id) => driver.newLane(id));
     const mix = scenario.steps.length > 0 ? new StepMix(scenario.steps, scenario.mix) : undefined;
     const run = createIterationRunner({ scenario, pool, mix, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord });
+    // Open phases' iterations still running when the next phase starts (see runOpenPhase).
+    const unsettled: Promise<void>[] = [];
     for (const [phaseIndex, phase] of scenario.phases.entries()) {
       if (d.signal?.aborted) break;
       d.progress.enterPhase(phaseIndex, phase);
       const common = { scheduler: d.scheduler, metrics: d.metrics, phaseIndex, shard, run, signal: d.signal };
-      if (phase.kind === 'open') await runOpenPhase(phase, common);
+      if (phase.kind === 'open') unsettled.push((await runOpenPhase(phase, common)).settled);
       else await runClosedPhase(phase, { ...common, seed: scenario.seed });
     }
+    await Promise.all(unsettled);
     await pool.closeAll();
     return { era: driver.era, target: driver.target, driver: driver.transport };
   } finally {

@@ -40,6 +40,25 @@ describe('open executor schedule', () => {
     expect(decodeHistogram(r.scheduleLag.hdr).maxValue).toBe(0);
   });
 
+  it("the next phase starts on schedule, whatever the previous phase's requests still take (no coordinated omission across phases)", async () => {
+    const s = scenario(base('  - open: { rate: 20, duration: 1s }\n  - open: { rate: 20, duration: 1s }'));
+    // Every request of the first phase (the first 20) takes 3 s: the second phase must still start at 1 s.
+    let calls = 0;
+    const r = await simulate(s, { serviceUs: () => (calls++ < 20 ? 3_000_000 : 1000) });
+    expect(r.phases.map((p) => (p.startUs - START) / 1e6)).toEqual([0, 1]);
+    expect(r.phases[1]).toMatchObject({ scheduled: 20, started: 20, dropped: 0, completed: 20 });
+    expect(r.phases[0]!.endUs - START).toBeGreaterThanOrEqual(3_000_000); // its last request ended past the next phase's start
+  });
+
+  it('a closed phase ended by its duration schedules only what it started: it cannot dilute an open phase\'s drops', async () => {
+    const s = scenario(base('  - open: { rate: 50, duration: 2s, maxInFlight: 2 }\n  - closed: { vus: 1, duration: 1s, iterations: 100000 }'));
+    const r = await simulate(s, { serviceUs: () => 200_000 });
+    const [open, closed] = r.phases;
+    expect(open!.dropped).toBeGreaterThan(70);
+    expect(closed!.scheduled).toBe(closed!.started);
+    expect(closed!.started).toBeLessThanOrEqual(6);
+  });
+
   it('a ramp from 0 to 100/s over 2 s puts 25 arrivals in the first second and 75 in the second', () => {
     const p = { fromRate: 0, toRate: 100, durationMs: 2000 };
     expect(totalArrivals(p)).toBe(100);

@@ -36,8 +36,10 @@ export async function runClosedPhase(phase: ClosedPhase, o: ClosedExecutorOption
   if (phase.iterations !== undefined) stats.scheduled = vus.length * phase.iterations;
   const endUs = phase.durationMs !== undefined ? startUs + phase.durationMs * 1000 : Infinity;
   await Promise.all(vus.map((vu) => runVu(phase, o, stats, vu, startUs, endUs)));
-  // Without an iteration count, or stopped early: what was scheduled is what started.
-  if (phase.iterations === undefined || o.signal?.aborted) stats.scheduled = stats.started;
+  // Without an iteration count, stopped early, or ended by its duration first: what was scheduled
+  // is what started (a closed model drops nothing; it only has a cap, which counted against
+  // `dropped` would dilute an open phase's real drops to nothing).
+  if (phase.iterations === undefined || o.signal?.aborted || stats.started < stats.scheduled) stats.scheduled = stats.started;
   stats.endUs = o.scheduler.nowUs();
   return stats;
 }

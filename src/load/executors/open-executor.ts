@@ -47,7 +47,13 @@ export function shardShare(total: number, shard: ShardSpec): number {
   return total <= shard.index - 1 ? 0 : Math.floor((total - shard.index) / shard.count) + 1;
 }
 
-export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Promise<PhaseStats> {
+/**
+ * Runs a phase's arrivals on schedule. Resolves at the phase's planned end, so the next phase
+ * starts on time: waiting here for the stragglers (a stalled server's) would pause the
+ * arrivals and hide the stall (coordinated omission across phases). `settled` resolves when every
+ * iteration of the phase has ended (its `endUs` is set then); the run awaits it before reporting.
+ */
+export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Promise<{ stats: PhaseStats; settled: Promise<void> }> {
   const tickUs = o.tickUs ?? 1000;
   const total = totalArrivals(phase);
   const startUs = o.scheduler.nowUs();
@@ -87,7 +93,10 @@ export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Pr
   // Stopped early: only the arrivals that came due were scheduled (the rest are not drops: nothing
   // ran short of capacity for them), so the books still balance.
   if (j < total) stats.scheduled = stats.started + stats.dropped;
-  await Promise.all(running);
-  stats.endUs = o.scheduler.nowUs();
-  return stats;
+  // The phase lasts its duration: the next one starts on its schedule, on every shard alike.
+  else if (!o.signal?.aborted) await o.scheduler.sleepUntil(startUs + phase.durationMs * 1000);
+  const settled = Promise.all(running).then(() => {
+    stats.endUs = o.scheduler.nowUs();
+  });
+  return { stats, settled };
 }
