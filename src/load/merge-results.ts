@@ -32,16 +32,25 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   if (!fits(a, b) && !fits(b, a)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
 }
 
+/**
+ * Shards of one run: the same count everywhere, each index once, none missing (a CI job that lost
+ * one shard's artifact must not go green on the rest). Unsharded results (count 1) merge with each
+ * other only: whole runs from several machines add up.
+ */
 function checkShards(results: readonly LoadResult[]): void {
-  const seen = new Set<string>();
-  for (const s of results.flatMap((r) => r.shards)) {
-    if (s.count === 1) continue;
-    const key = `${s.index}/${s.count}`;
-    if (seen.has(key)) {
-      throw new McptapError('MERGE_DUPLICATE_SHARD', `cannot merge these results: shard ${key} appears twice`, ExitCode.InvalidInput);
-    }
-    seen.add(key);
+  const bad = (code: string, why: string) => new McptapError(code, `cannot merge these results: ${why}`, ExitCode.InvalidInput);
+  const shards = results.flatMap((r) => r.shards);
+  const counts = new Set(shards.map((s) => s.count));
+  if (counts.size > 1) throw bad('MERGE_MIXED_SHARDS', `they are shards of differently split runs (${[...counts].map((c) => `of ${c}`).join(', ')})`);
+  const count = shards[0]?.count ?? 1;
+  if (count === 1) return;
+  const seen = new Set<number>();
+  for (const s of shards) {
+    if (seen.has(s.index)) throw bad('MERGE_DUPLICATE_SHARD', `shard ${s.index}/${count} appears twice`);
+    seen.add(s.index);
   }
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seen.has(i));
+  if (missing.length > 0) throw bad('MERGE_MISSING_SHARD', `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing`);
 }
 
 function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {

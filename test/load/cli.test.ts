@@ -120,7 +120,8 @@ thresholds:
 
   it('SIGTERM stops the run: in-flight requests finish, what ran is reported and written, and it exits 143, never 0', async () => {
     write('long.yaml', scenario.replace('rate: 60, duration: 1s', 'rate: 20, duration: 60s'));
-    const child = spawn(process.execPath, [BIN, 'load', 'long.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Shard 2 of 2, so that it merges below with shard 1 of the full run.
+    const child = spawn(process.execPath, [BIN, 'load', 'long.yaml', '--shard', '2/2', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
     const run = underWay(child);
@@ -166,6 +167,31 @@ thresholds:
     expect(r.overall.counters.transport).toEqual({});
     expect(r.overall.counters.ok).toBe(r.phases[0]!.started);
     expect(r.phases[0]!.completed).toBe(r.phases[0]!.started);
+  });
+
+  it('an unwritable --json or --junit path is refused before the run (exit 2), not found after it', async () => {
+    const started = Date.now();
+    const r = await mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'no/such/dir/r.json'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^mcptap: --json no\/such\/dir\/r\.json: cannot write there \(ENOENT\)$/);
+    expect(r.stdout).toBe(''); // no run happened
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('merge-results says a damaged result is unreadable (exit 4), not an internal error', async () => {
+    write('damaged.json', JSON.stringify({ format: 'mcptap-load-result/1', scenario: 'shard' }));
+    const r = await mcptap(['merge-results', 'damaged.json', 'a.json'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr.trim()).toBe('mcptap: damaged.json: an incomplete mcptap load result (no shards, phases, thresholdSpecs, scheduleLag, overall, methods, tools, steps)');
+  });
+
+  it('merge-results refuses an incomplete or mixed set of shards (exit 4)', async () => {
+    const r = await mcptap(['merge-results', 'a.json'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('cannot merge these results: shard 2/2 is missing');
+    const mixed = await mcptap(['merge-results', 'single.json', 'a.json'], dir);
+    expect(mixed.code).toBe(4);
+    expect(mixed.stderr).toContain('cannot merge these results: they are shards of differently split runs (of 1, of 2)');
   });
 
   it('merge-results refuses results of different scenarios', async () => {

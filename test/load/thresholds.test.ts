@@ -3,6 +3,8 @@ import { parseScope, parseThreshold } from '../../src/load/thresholds.js';
 import { compileTemplate, type TemplateIssue } from '../../src/load/template.js';
 import { parseCsv } from '../../src/load/data-tables.js';
 import { smoothRoundRobin } from '../../src/load/step-mix.js';
+import { renderJunit } from '../../src/load/report/junit-report.js';
+import type { LoadResult } from '../../src/load/load-result.js';
 
 describe('threshold expressions', () => {
   it('parses latencies with units, counters as counts or shares, coded counters and rate', () => {
@@ -63,5 +65,15 @@ describe('data and mix', () => {
     expect(seq.length).toBe(10);
     expect([0, 1, 2, 3].map((i) => seq.filter((x) => x === i).length)).toEqual([5, 2, 2, 1]);
     expect(seq.slice(0, 2)).toEqual([0, 1]);
+  });
+});
+
+describe('JUnit report', () => {
+  it('stays well-formed XML whatever a name holds: control characters become U+FFFD, markup is escaped', () => {
+    const result = { scenario: 'demo\u0001<x>', wallMs: 1000, startedAt: '2026-12-01T00:00:00.000Z', thresholds: [{ scope: 'step:a&b', expression: 'p(99) < 3ms', ok: false, observedText: '5ms \u001b[31m' }] } as unknown as LoadResult;
+    const xml = renderJunit(result);
+    expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
+    expect(xml).toContain('mcptap.load.demo\ufffd&lt;x&gt;.step:a&amp;b');
+    expect(xml).toContain('observed 5ms \ufffd[31m');
   });
 });

@@ -6,7 +6,9 @@
  * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
  * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
  */
+import { accessSync, constants, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseShard } from '../../load/executors/iteration.js';
 import { parseDurationMs } from '../../load/duration.js';
@@ -76,6 +78,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard, ExitCode.Usage);
   const scenario = await loadScenarioFile(file);
   if (flags.raw) scenario.driver = 'raw';
+  checkOutputPaths(flags);
   const logger = createLogger(flags.logLevel);
   if (flags.startAt) await waitUntil(flags.startAt);
   const progress = progressWriter(flags);
@@ -109,16 +112,38 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
 /** The shell's convention: 128 + the signal's number. */
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
+/**
+ * --json / --junit must be writable before a run starts: finding out after a long run, with its
+ * results lost, is the worst time (exit 2).
+ */
+export function checkOutputPaths(flags: { json?: string; junit?: string }): void {
+  for (const [flag, path] of [['--json', flags.json], ['--junit', flags.junit]] as const) {
+    if (path === undefined || path === '-') continue;
+    try {
+      accessSync(existsSync(path) ? path : dirname(resolve(path)), constants.W_OK);
+    } catch (err) {
+      throw new McptapError('LOAD_BAD_OUTPUT', `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.Usage);
+    }
+  }
+}
+
 export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string }): Promise<void> {
   const summary = renderSummary(result);
+  const write = async (flag: string, path: string, text: string) => {
+    try {
+      await writeFile(path, text);
+    } catch (err) {
+      throw new McptapError('LOAD_WRITE_FAILED', `${flag} ${path}: cannot write the result (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.InvalidInput);
+    }
+  };
   if (flags.json === '-') {
     process.stderr.write(summary);
     process.stdout.write(JSON.stringify(result) + '\n');
   } else {
     process.stdout.write(summary);
-    if (flags.json) await writeFile(flags.json, JSON.stringify(result, null, 1) + '\n');
+    if (flags.json) await write('--json', flags.json, JSON.stringify(result, null, 1) + '\n');
   }
-  if (flags.junit) await writeFile(flags.junit, renderJunit(result));
+  if (flags.junit) await write('--junit', flags.junit, renderJunit(result));
 }
 
 /** Shards started by a scheduler (CI matrix, Kubernetes) line up on a shared wall-clock time. */

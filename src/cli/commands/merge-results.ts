@@ -8,7 +8,7 @@ import type { LoadResult } from '../../load/load-result.js';
 import { mergeResults } from '../../load/merge-results.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
-import { writeOutputs } from './load.js';
+import { checkOutputPaths, writeOutputs } from './load.js';
 
 export function register(program: Command): void {
   program
@@ -19,12 +19,32 @@ export function register(program: Command): void {
     .option('--junit <file>', 'write thresholds of the merged result as JUnit XML')
     .addHelpText('after', '\nExit codes: 0 thresholds passed, 3 a threshold failed, 4 unreadable or incompatible results.')
     .action(async (files: string[], flags: { json?: string; junit?: string }) => {
+      checkOutputPaths(flags);
       const results = await Promise.all(files.map(readResult));
-      const merged = mergeResults(results);
+      let merged: LoadResult;
+      try {
+        merged = mergeResults(results);
+      } catch (err) {
+        if (err instanceof McptapError) throw err;
+        // Right shape, damaged content (a histogram that does not decode, say).
+        throw new McptapError('MERGE_UNREADABLE', `cannot merge these results: one is damaged (${(err as Error).message})`, ExitCode.InvalidInput);
+      }
       await writeOutputs(merged, flags);
       process.exitCode = thresholdsPassed(merged.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;
     });
 }
+
+/** What a merge reads from every result. */
+const RESULT_PARTS: ReadonlyArray<[keyof LoadResult, 'array' | 'object']> = [
+  ['shards', 'array'],
+  ['phases', 'array'],
+  ['thresholdSpecs', 'array'],
+  ['scheduleLag', 'object'],
+  ['overall', 'object'],
+  ['methods', 'object'],
+  ['tools', 'object'],
+  ['steps', 'object'],
+];
 
 async function readResult(file: string): Promise<LoadResult> {
   let text: string;
@@ -36,6 +56,8 @@ async function readResult(file: string): Promise<LoadResult> {
   try {
     const v = JSON.parse(text) as LoadResult;
     if (v?.format !== 'mcptap-load-result/1') throw new Error(`not an mcptap load result (format: ${String(v?.format)})`);
+    const missing = RESULT_PARTS.filter(([key, kind]) => (kind === 'array' ? !Array.isArray(v[key]) : typeof v[key] !== 'object' || v[key] === null));
+    if (missing.length > 0) throw new Error(`an incomplete mcptap load result (no ${missing.map(([k]) => k).join(', ')})`);
     return v;
   } catch (err) {
     throw new McptapError('MERGE_UNREADABLE', `${file}: ${(err as Error).message}`, ExitCode.InvalidInput);
