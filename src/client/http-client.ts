@@ -69,7 +69,11 @@ export class McpHttpClient {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const expectId = opts.expectId !== undefined ? opts.expectId : typeof body === 'string' ? null : idOf(body);
     const timeout = opts.timeoutMs ?? this.timeoutMs;
-    const ex = new PostExchange(new BodyReader(this.clock, expectId, opts.onMessage), this.clock, opts.signal);
+    // A deadline for the whole exchange, SSE stream included, as the stdio client has: undici's own
+    // timeouts restart with every byte (a stream of progress events never times out) and run on
+    // coarse timers (a 200 ms timeout fired after 500-850 ms).
+    const deadline = AbortSignal.timeout(timeout);
+    const ex = new PostExchange(new BodyReader(this.clock, expectId, opts.onMessage), this.clock, opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline);
     const sentUs = this.clock.nowUs();
     try {
       const request = {

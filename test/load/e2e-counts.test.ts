@@ -101,6 +101,23 @@ ${modernMix}`);
     expect(c.violations).toEqual({});
   });
 
+  it('timeout covers the whole exchange on both transports: a streamed answer that outlasts it is a timeout', async () => {
+    for (const transport of ['http', 'stdio'] as const) {
+      const s = scenario(`
+target: { reference: { transport: ${transport} } }
+era: 2026-07-28
+timeout: 1s
+phases:
+  - closed: { vus: 2, iterations: 2 }
+steps:
+  - { name: long, tool: progress, progress: true, arguments: { steps: 12, intervalMs: 300 } }
+`);
+      const r = await runLoad(s);
+      // 12 events 300 ms apart: 3.6 s, against a 1 s timeout. Each event used to restart HTTP's.
+      expect(r.steps.long!.counters, transport).toMatchObject({ requests: 4, ok: 0, transport: { timeout: 4 } });
+    }
+  });
+
   it('stdio: the same mix (no headers on stdio, so the header step succeeds)', async () => {
     const s = scenario(`
 target: { reference: { transport: stdio } }
