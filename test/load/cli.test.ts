@@ -11,6 +11,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/load/load-result.js';
 import { ROOT } from '../client/peers.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/mcptap.js');
@@ -59,7 +61,24 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
     // With the era declared nothing is detected, but the target is still probed: every request failing at the transport would exit 0.
     ['unreachable-modern.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
     ['unreachable-modern-raw.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\ndriver: raw\nphases: [ { closed: { vus: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+    // A stdio server that exits at once, era declared: said once (exit 5), not a child_exit per request.
+    ['dead-stdio-modern.yaml', `target: { command: ${JSON.stringify(process.execPath)}, args: ["-e", "process.exit(3)"] }\nera: 2026-07-28\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`, 5, /cannot use the stdio target ".*": server process exited \(code 3\)/],
   ];
+  it('a URL that is no MCP endpoint (404 to everything), era detected: exit 5, as with a declared legacy era', async () => {
+    // An ordinary web server, not an MCP server: what a wrong path reaches.
+    const web = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'));
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/nope`;
+      write('not-mcp.yaml', `target: { url: "${url}" }\nera: detect\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`);
+      const r = await mcptap(['load', 'not-mcp.yaml', '--progress', 'none'], dir);
+      expect(r.code).toBe(5);
+      expect(r.stderr.trim()).toBe(`mcptap: ${url} refused the initialize handshake (HTTP 404)`);
+    } finally {
+      web.close();
+    }
+  });
+
   for (const [file, text, code, message] of cases) {
     it.concurrent(`${file} -> exit ${code}`, async () => {
       write(file, text);

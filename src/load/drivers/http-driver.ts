@@ -81,9 +81,13 @@ export class HttpDriver implements Driver {
 
 async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ era: 'legacy' | 'modern'; version?: string }> {
   try {
+    let detected: string | undefined;
     if (opts.era === 'detect') {
       const p = await detectEra(channel, { clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs });
-      return { era: p.era, version: p.protocolVersion };
+      // A legacy answer is checked below with a handshake, as a declared legacy era is: a wrong
+      // path (404 to everything) must not pass for a legacy server and fail every iteration.
+      if (p.era === 'modern') return { era: p.era, version: p.protocolVersion };
+      detected = p.protocolVersion;
     }
     if (opts.era === 'modern') {
       // The era is declared, so nothing is detected; but a target that cannot be reached is said
@@ -99,7 +103,7 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})`, ExitCode.TargetUnavailable);
     }
     await s.close();
-    return { era: 'legacy' };
+    return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
   } catch (err) {
     if (err instanceof TransportError) {
       throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`, ExitCode.TargetUnavailable);

@@ -69,6 +69,9 @@ export class StdioDriver implements Driver {
         session: new McpSession(new StdioChannel(client), { era, protocolVersion: version, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds(1000) }),
       }));
       if (era === 'legacy') await initializeAll(procs, opts);
+      // Declared, not detected: one discover per process still says whether it runs at all (any
+      // answer will do), once, instead of a child_exit for every request of the run.
+      else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {})));
       return new StdioDriver(opts, procs, era);
     } catch (err) {
       await Promise.allSettled(clients.map((c) => c.close(200)));
