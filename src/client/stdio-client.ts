@@ -47,6 +47,7 @@ export interface StdioRequestOptions {
 }
 
 interface Pending {
+  id: JsonRpcId;
   sentUs: number;
   deadlineUs: number;
   messages: JsonRpcMessage[];
@@ -57,9 +58,14 @@ interface Pending {
   reject: (e: TransportError) => void;
 }
 
+/** Ids given up on that are remembered (their late answers are expected, not violations). */
+const MAX_GAVE_UP = 10_000;
+
 export class McpStdioClient {
   private readonly pending = new Map<string, Pending>();
   private readonly byToken = new Map<string, Pending>();
+  /** Ids given up on (timed out, aborted), oldest first: their late answers are no protocol violation. */
+  private readonly gaveUp = new Set<string>();
   private readonly decoder: NdjsonDecoder;
   private readonly clock: Clock;
   private sweeper: NodeJS.Timeout | undefined;
@@ -120,6 +126,7 @@ export class McpStdioClient {
     return new Promise<CallResult>((resolve, reject) => {
       const sentUs = this.clock.nowUs();
       const p: Pending = {
+        id: req.id,
         sentUs,
         deadlineUs: sentUs + (opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000) * 1000,
         messages: [],
@@ -172,6 +179,8 @@ export class McpStdioClient {
     const key = res.id === null ? undefined : idKey(res.id);
     const p = key ? this.pending.get(key) : undefined;
     if (!p || !key) {
+      // A late answer to a request this client gave up on is its own doing, not the server's fault.
+      if (key && this.gaveUp.delete(key)) return;
       this.opts.onViolation?.('orphan_response', `response to unknown id ${JSON.stringify(res.id)}`);
       return;
     }
@@ -210,6 +219,12 @@ export class McpStdioClient {
     const p = this.pending.get(key);
     if (!p) return;
     this.forget(key, p);
+    if (err.errorClass === 'timeout' || err.errorClass === 'aborted') {
+      // Given up on: say so to the server (MCP: the sender SHOULD), and expect a late answer.
+      this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: p.id, reason: err.message } });
+      this.gaveUp.add(key);
+      if (this.gaveUp.size > MAX_GAVE_UP) this.gaveUp.delete(this.gaveUp.values().next().value!);
+    }
     p.reject(err);
   }
 

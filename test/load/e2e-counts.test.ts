@@ -118,6 +118,22 @@ steps:
     }
   });
 
+  it('stdio: a late answer to a request that timed out is not counted as a server protocol violation', async () => {
+    const s = scenario(`
+target: { reference: { transport: stdio } }
+era: 2026-07-28
+timeout: 200ms
+phases:
+  - closed: { vus: 1, iterations: 4 }
+steps:
+  - { name: slow, tool: delay, arguments: { ms: 500, honorCancel: false } }
+`);
+    const r = await runLoad(s);
+    expect(r.steps.slow!.counters).toMatchObject({ requests: 4, transport: { timeout: 4 } });
+    // The server answers each one 300 ms late (it ignores the cancellation): before, each was an orphan_response.
+    expect(r.overall.counters.violations).toEqual({});
+  });
+
   it('stdio: the same mix (no headers on stdio, so the header step succeeds)', async () => {
     const s = scenario(`
 target: { reference: { transport: stdio } }

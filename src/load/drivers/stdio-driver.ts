@@ -40,6 +40,9 @@ interface Proc {
   session: McpSession;
 }
 
+/** How long a newly started server process may take to answer its first request (ms). */
+const STARTUP_TIMEOUT_MS = 30_000;
+
 export class StdioDriver implements Driver {
   readonly transport = 'stdio' as const;
 
@@ -59,8 +62,11 @@ export class StdioDriver implements Driver {
     let version = opts.protocolVersion;
     try {
       for (let i = 0; i < opts.pool; i++) clients.push(await spawnOne(opts, () => era));
+      // A process just started answers its first request after its own start-up: the scenario's
+      // per-request timeout (200 ms, say) is no measure of that.
+      const startupMs = Math.max(opts.timeoutMs ?? 0, STARTUP_TIMEOUT_MS);
       if (opts.era === 'detect') {
-        const p = await detectEra(new StdioChannel(clients[0]!), { clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
+        const p = await detectEra(new StdioChannel(clients[0]!), { clientInfo: opts.clientInfo, timeoutMs: startupMs });
         era = p.era;
         version = p.protocolVersion;
       }
@@ -71,7 +77,7 @@ export class StdioDriver implements Driver {
       if (era === 'legacy') await initializeAll(procs, opts);
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
-      else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {})));
+      else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
       return new StdioDriver(opts, procs, era);
     } catch (err) {
       await Promise.allSettled(clients.map((c) => c.close(200)));
