@@ -55,8 +55,11 @@ function evaluateOne(r: LoadResult, t: ThresholdSpec): ThresholdOutcome {
 function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): number | null {
   const m = t.metric;
   if (m.kind === 'rate') {
-    const planned = r.phases.reduce((a, p) => a + (p.plannedDurationMs ?? 0), 0);
-    const secs = (planned > 0 ? planned : r.wallMs) / 1000;
+    // Each phase's planned length (stragglers past it do not lower the rate); a phase without one
+    // (a closed phase of iterations only) counts the time it ran, or its iterations would count
+    // against no time at all.
+    const ms = r.phases.reduce((a, p) => a + (p.plannedDurationMs ?? Math.max(0, (p.endUs - p.startUs) / 1000)), 0);
+    const secs = (ms > 0 ? ms : r.wallMs) / 1000;
     const started = r.phases.reduce((a, p) => a + p.started, 0);
     return secs > 0 ? started / secs : null;
   }

@@ -59,6 +59,15 @@ describe('open executor schedule', () => {
     expect(closed!.started).toBeLessThanOrEqual(6);
   });
 
+  it('the rate threshold counts the time an iterations-only closed phase ran (not zero)', async () => {
+    const s = scenario(`${base('  - closed: { vus: 5, iterations: 40 }\n  - open: { rate: 10, duration: 2s }')}thresholds: { all: [ "rate >= 100" ] }\n`);
+    const r = await simulate(s, { serviceUs: () => 10_000 });
+    // 200 closed iterations of 10 ms on 5 VUs: 0.4 s; then 20 arrivals in 2 s: 220 over 2.4 s.
+    const [t] = r.thresholds;
+    expect(t).toMatchObject({ ok: false });
+    expect(t!.observed).toBeCloseTo(220 / 2.4, 0);
+  });
+
   it('a ramp from 0 to 100/s over 2 s puts 25 arrivals in the first second and 75 in the second', () => {
     const p = { fromRate: 0, toRate: 100, durationMs: 2000 };
     expect(totalArrivals(p)).toBe(100);
