@@ -57,13 +57,22 @@ export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<stri
   return steps;
 }
 
+/** The method each shorthand stands for (`tool: x` is `method: tools/call` with params.name x). */
+const SHORTHAND_METHOD = { tool: 'tools/call', prompt: 'prompts/get', uri: 'resources/read' } as const;
+
 function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<string>): StepSpec | undefined {
   const o = r.obj(v, p, STEP);
   if (!o) return undefined;
   const tool = r.str(o, 'tool', p);
   const prompt = r.str(o, 'prompt', p);
   const uri = r.str(o, 'uri', p);
-  const method = r.str(o, 'method', p) ?? (tool ? 'tools/call' : prompt ? 'prompts/get' : uri ? 'resources/read' : undefined);
+  const explicit = r.str(o, 'method', p);
+  const shorthands = [tool && 'tool', prompt && 'prompt', uri && 'uri'].filter(Boolean);
+  // One way to say what the step calls: `method: tools/list` beside `tool: echo` ran tools/list without a word.
+  if (shorthands.length > 1 || (shorthands.length === 1 && explicit !== undefined && explicit !== SHORTHAND_METHOD[shorthands[0] as keyof typeof SHORTHAND_METHOD])) {
+    return r.fail(p, `give one of method, tool, prompt or uri (got ${[...(explicit !== undefined ? ['method'] : []), ...shorthands].join(' and ')})`);
+  }
+  const method = explicit ?? (tool ? 'tools/call' : prompt ? 'prompts/get' : uri ? 'resources/read' : undefined);
   if (!method) return r.fail(p, 'needs method (e.g. tools/list) or tool (a tools/call shorthand)');
   if (o.params !== undefined && (tool || prompt || uri || o.arguments !== undefined)) return r.fail(p, 'give params, or tool/prompt/uri/arguments, not both');
   if (o.params !== undefined && !isObj(o.params)) return r.fail([...p, 'params'], 'must be a mapping');

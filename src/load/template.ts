@@ -73,6 +73,10 @@ function compileString(s: string, names: ReadonlySet<string>, issues: TemplateIs
     last = m.index! + m[0].length;
   }
   if (last < s.length) pieces.push(s.slice(last));
+  // What is left after the placeholders must not open one: `{{iteration` was sent literally.
+  if (pieces.some((piece) => typeof piece === 'string' && piece.includes('{{'))) {
+    issues.push({ path, message: `${JSON.stringify(s)}: a "{{" with no closing "}}"` });
+  }
   return (ctx) => pieces.map((p) => (typeof p === 'string' ? p : textOf(p(ctx)))).join('');
 }
 
@@ -140,9 +144,17 @@ function compileRandom(fn: string, argText: string | undefined, fail: (m: string
   switch (fn) {
     case 'int':
       if (!needNums(2)) return undefined;
+      if (nums[0]! > nums[1]! || !Number.isInteger(nums[0]) || !Number.isInteger(nums[1])) {
+        fail(`random.int(MIN, MAX) takes two integers with MIN <= MAX, got ${argText}`);
+        return undefined;
+      }
       return (ctx) => nums[0]! + Math.floor(ctx.random() * (nums[1]! - nums[0]! + 1));
     case 'float':
       if (!needNums(2)) return undefined;
+      if (nums[0]! > nums[1]!) {
+        fail(`random.float(MIN, MAX) takes MIN <= MAX, got ${argText}`);
+        return undefined;
+      }
       return (ctx) => nums[0]! + ctx.random() * (nums[1]! - nums[0]!);
     case 'string':
       if (!needNums(1)) return undefined;
