@@ -123,10 +123,14 @@ thresholds:
     write('shards.yaml', scenario);
     const [single, a, b] = await Promise.all([
       mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'single.json'], dir),
-      mcptap(['load', 'shards.yaml', '--progress', 'none', '--shard', '1/2', '--json', 'a.json'], dir),
+      mcptap(['load', 'shards.yaml', '--progress', 'none', '--shard', '1/2', '--json', 'a.json', '--junit', 'a.xml'], dir),
       mcptap(['load', 'shards.yaml', '--progress', 'none', '--shard', '2/2', '--json', 'b.json'], dir),
     ]);
     expect([single.code, a.code, b.code]).toEqual([0, 0, 0]);
+    // A shard's thresholds are for merge-results to judge: its JUnit skips them, neither passed nor failed.
+    const shardXml = readFileSync(path.join(dir, 'a.xml'), 'utf8');
+    expect(shardXml).toMatch(/<testsuite name="[^"]+" tests="(\d+)" failures="0" errors="0" skipped="\1"/);
+    expect(shardXml).toContain('judged on the merged result by mcptap merge-results');
     const m = await mcptap(['merge-results', 'a.json', 'b.json', '--json', 'merged.json'], dir);
     expect(m.code).toBe(0);
     expect(m.stdout).toMatch(/\[shards 1\/2, 2\/2\]/);

@@ -70,7 +70,7 @@ describe('data and mix', () => {
 
 describe('JUnit report', () => {
   it('stays well-formed XML whatever a name holds: control characters become U+FFFD, markup is escaped', () => {
-    const result = { scenario: 'demo\u0001<x>', wallMs: 1000, startedAt: '2026-12-01T00:00:00.000Z', thresholds: [{ scope: 'step:a&b', expression: 'p(99) < 3ms', ok: false, observedText: '5ms \u001b[31m' }] } as unknown as LoadResult;
+    const result = { scenario: 'demo\u0001<x>', shards: [{ index: 1, count: 1 }], wallMs: 1000, startedAt: '2026-12-01T00:00:00.000Z', thresholds: [{ scope: 'step:a&b', expression: 'p(99) < 3ms', ok: false, observedText: '5ms \u001b[31m' }] } as unknown as LoadResult;
     const xml = renderJunit(result);
     expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
     expect(xml).toContain('mcptap.load.demo\ufffd&lt;x&gt;.step:a&amp;b');
