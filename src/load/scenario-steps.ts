@@ -67,12 +67,13 @@ function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<str
   const prompt = r.str(o, 'prompt', p);
   const uri = r.str(o, 'uri', p);
   const explicit = r.str(o, 'method', p);
-  const shorthands = [tool && 'tool', prompt && 'prompt', uri && 'uri'].filter(Boolean);
+  const shorthands = (['tool', 'prompt', 'uri'] as const).filter((k) => ({ tool, prompt, uri })[k] !== undefined);
+  const implied = shorthands[0] && SHORTHAND_METHOD[shorthands[0]];
   // One way to say what the step calls: `method: tools/list` beside `tool: echo` ran tools/list without a word.
-  if (shorthands.length > 1 || (shorthands.length === 1 && explicit !== undefined && explicit !== SHORTHAND_METHOD[shorthands[0] as keyof typeof SHORTHAND_METHOD])) {
+  if (shorthands.length > 1 || (implied && explicit !== undefined && explicit !== implied)) {
     return r.fail(p, `give one of method, tool, prompt or uri (got ${[...(explicit !== undefined ? ['method'] : []), ...shorthands].join(' and ')})`);
   }
-  const method = explicit ?? (tool ? 'tools/call' : prompt ? 'prompts/get' : uri ? 'resources/read' : undefined);
+  const method = explicit ?? implied;
   if (!method) return r.fail(p, 'needs method (e.g. tools/list) or tool (a tools/call shorthand)');
   if (o.params !== undefined && (tool || prompt || uri || o.arguments !== undefined)) return r.fail(p, 'give params, or tool/prompt/uri/arguments, not both');
   if (o.params !== undefined && !isObj(o.params)) return r.fail([...p, 'params'], 'must be a mapping');

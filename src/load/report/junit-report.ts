@@ -7,7 +7,6 @@ import type { LoadResult } from '../load-result.js';
 /** XML-escaped, with the characters XML 1.0 forbids (control characters a name may carry) as U+FFFD. */
 function esc(s: string): string {
   return s
-    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
