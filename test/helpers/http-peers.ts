@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { BIN } from './paths.js';
 import { freeLoopbackPort } from '../../src/util/free-port.js';
 
@@ -73,4 +75,19 @@ export async function listenLocal(handler: Parameters<typeof createServer>[1], p
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The reference HTTP server for one test suite: started before its tests, closed after them.
+ * Returns the running server (call it inside the tests).
+ */
+export function referenceServerPerSuite(): () => ReferenceHttpServer {
+  let server: ReferenceHttpServer | undefined;
+  beforeAll(async () => {
+    server = await startReferenceHttpServer({ port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return () => server!;
 }

@@ -5,15 +5,14 @@
  * its own); a hanging, resetting or flooding upstream is an in-process fake, because no real MCP
  * server can be told to hang, reset mid-stream or outrun its client.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import { startHttpTap, type HttpTap } from '../../src/tap/http-tap.js';
 import type { TapEvent, AnomalySeen } from '../../src/model/events.js';
 import type { Exchange } from '../../src/model/exchange.js';
-import { freePort, listenLocal, type InProcessPeer } from '../helpers/http-peers.js';
+import { freePort, listenLocal, referenceServerPerSuite } from '../helpers/http-peers.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const MODERN_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
@@ -72,19 +71,13 @@ const completedIn = (events: TapEvent[]): Exchange[] => events.flatMap((e) => (e
 const anomaliesIn = (events: TapEvent[]): AnomalySeen[] => events.flatMap((e) => (e.type === 'anomaly' ? [e] : []));
 
 describe('HTTP tap, bad input and failing upstreams', () => {
-  let ref: ReferenceHttpServer;
-  beforeAll(async () => {
-    ref = await startReferenceHttpServer({ port: 0 });
-  });
-  afterAll(async () => {
-    await ref?.close();
-  });
+  const ref = referenceServerPerSuite();
 
   it('invalid JSON body and wrong content type: the upstream answer passes unchanged, recorded with its class', async () => {
-    const t = await tapFor(ref.url);
+    const t = await tapFor(ref().url);
     try {
       const bad = '{"jsonrpc":"2.0","id":1,"method":"tools/call",';
-      const direct = await post(ref.url, bad, { ...MODERN_HEADERS, 'content-type': 'application/json' });
+      const direct = await post(ref().url, bad, { ...MODERN_HEADERS, 'content-type': 'application/json' });
       const via = await post(t.tap.url, bad, { ...MODERN_HEADERS, 'content-type': 'application/json' });
       expect(via.status).toBe(direct.status);
       expect(via.body.toString()).toBe(direct.body.toString());
@@ -94,7 +87,7 @@ describe('HTTP tap, bad input and failing upstreams', () => {
 
       const mark = t.events.length;
       const wrongType = await post(t.tap.url, echoCall(7), { ...MODERN_HEADERS, 'content-type': 'text/plain' });
-      const wrongDirect = await post(ref.url, echoCall(7), { ...MODERN_HEADERS, 'content-type': 'text/plain' });
+      const wrongDirect = await post(ref().url, echoCall(7), { ...MODERN_HEADERS, 'content-type': 'text/plain' });
       expect(wrongType.status).toBe(415);
       expect(wrongType.body.toString()).toBe(wrongDirect.body.toString());
       // The error body's id is null (the server would not read the body): it answers this POST's request.

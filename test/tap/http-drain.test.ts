@@ -4,15 +4,16 @@
  * or on a second signal, they are cut and recorded as `tap_closed`. The tap exits 0 either way,
  * with the recording complete.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
+import type { ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { startHttpTapCli, type HttpTapCli } from '../helpers/http-tap-cli.js';
+import { referenceServerPerSuite } from '../helpers/http-peers.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -57,17 +58,11 @@ function outcomes(record: string): string[] {
 }
 
 describe('mcptap http: stopping with requests in flight', () => {
-  let server: ReferenceHttpServer;
-  beforeAll(async () => {
-    server = await startReferenceHttpServer({ port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = referenceServerPerSuite();
 
   it('SIGTERM lets a call in flight finish: the client gets its answer, the recording says ok', async () => {
-    const tap = await startTap(server.url);
-    const { answer } = await callInFlight(server, tap, 1, 1500);
+    const tap = await startTap(server().url);
+    const { answer } = await callInFlight(server(), tap, 1, 1500);
     tap.child.kill('SIGTERM');
     expect(await answer).toMatch(/^200 .*"delayed 1500 ms"/);
     expect(await tap.exited).toBe(0);
@@ -76,8 +71,8 @@ describe('mcptap http: stopping with requests in flight', () => {
   });
 
   it('past --drain-timeout the call is cut and recorded as tap_closed; the tap still exits 0', async () => {
-    const tap = await startTap(server.url, ['--drain-timeout', '300']);
-    const { answer } = await callInFlight(server, tap, 2, 20_000);
+    const tap = await startTap(server().url, ['--drain-timeout', '300']);
+    const { answer } = await callInFlight(server(), tap, 2, 20_000);
     tap.child.kill('SIGTERM');
     expect(await answer).not.toMatch(/delayed/);
     expect(await tap.exited).toBe(0);
@@ -96,7 +91,7 @@ describe('mcptap http: stopping with requests in flight', () => {
       [['--listen', '127.0.0.1:0', '--drain-timeout', 'soon'], '--drain-timeout must be a non-negative integer, got "soon"'],
       [['--listen', '127.0.0.1:99999'], '--listen port must be 0-65535, got 99999'],
     ] as const) {
-      const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server.url, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server().url, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
@@ -106,8 +101,8 @@ describe('mcptap http: stopping with requests in flight', () => {
   });
 
   it('a second SIGTERM cuts the drain short', async () => {
-    const tap = await startTap(server.url, ['--drain-timeout', '60000']);
-    const { answer } = await callInFlight(server, tap, 3, 20_000);
+    const tap = await startTap(server().url, ['--drain-timeout', '60000']);
+    const { answer } = await callInFlight(server(), tap, 3, 20_000);
     tap.child.kill('SIGTERM');
     await expect.poll(() => tap.stderr(), { timeout: 10_000 }).toContain('letting the requests in flight finish');
     tap.child.kill('SIGTERM');

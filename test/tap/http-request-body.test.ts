@@ -6,15 +6,14 @@
  * an in-process node:http upstream (a fake) where the test must see when body bytes reach it,
  * which no real MCP server reports.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, type IncomingMessage } from 'node:http';
-import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import { startHttpTap, type HttpTap } from '../../src/tap/http-tap.js';
 import { systemClock } from '../../src/util/clock.js';
 import type { TapEvent } from '../../src/model/events.js';
 import type { Exchange } from '../../src/model/exchange.js';
-import { freePort, listenLocal } from '../helpers/http-peers.js';
+import { freePort, listenLocal, referenceServerPerSuite } from '../helpers/http-peers.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
@@ -78,21 +77,15 @@ const completed = (events: TapEvent[], id: number): Exchange | undefined =>
   events.flatMap((e) => (e.type === 'exchange-completed' ? [e.exchange] : [])).find((x) => x.id === id);
 
 describe('HTTP tap, request bodies', () => {
-  let ref: ReferenceHttpServer;
-  beforeAll(async () => {
-    ref = await startReferenceHttpServer({ port: 0 });
-  });
-  afterAll(async () => {
-    await ref?.close();
-  });
+  const ref = referenceServerPerSuite();
 
   it('whole, split and chunked bodies: same answers as direct; each request recorded, stamped once its body was in', async () => {
-    const t = await tapFor(ref.url);
+    const t = await tapFor(ref().url);
     try {
       const cases: Array<[Send, number]> = [['whole', 1], ['split', 2], ['chunked', 3]];
       for (const [how, id] of cases) {
         const body = echoCall(id, `${how} ${'y'.repeat(2000)}`);
-        const direct = await post(ref.url, body, how);
+        const direct = await post(ref().url, body, how);
         const via = await post(t.tap.url, body, how);
         expect(via.status, how).toBe(200);
         expect(via.body, how).toBe(direct.body);
