@@ -10,6 +10,10 @@
  *   ({@link WARMUP_SECONDS}); rounds interleave the two taps and each keeps its best round, so load
  *   from elsewhere on the machine hits both alike (each round's own ratio is printed as well).
  *   Target: telemetry on serves at most 15% fewer requests per second.
+ * - the floor: a third tap, same flags as off, that decodes and correlates every message on its own
+ *   thread (MCPTAP_PIPELINE_THREAD=main) with no sink to hand the exchanges to. Every span per
+ *   exchange needs at least that; its ratio to off is how much of the 15% budget is gone before a
+ *   single span exists.
  * - CPU per exchange of the tap process (utime + stime from /proc/<pid>/stat over the round and
  *   its drain: after the load stops the bench waits until the tap is idle, since a niced telemetry
  *   thread may still be working through its backlog; the longest drain is shown), and the
@@ -70,8 +74,8 @@ interface Proc {
   lines: string[];
 }
 
-async function spawnUntil(name: string, args: string[], pattern: RegExp, stream: 'stdout' | 'stderr'): Promise<Proc> {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+async function spawnUntil(name: string, args: string[], pattern: RegExp, stream: 'stdout' | 'stderr', env: Record<string, string> = {}): Promise<Proc> {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const other = stream === 'stdout' ? child.stderr! : child.stdout!;
   other.resume();
   const lines: string[] = [];
@@ -302,17 +306,23 @@ export async function runOtelBench(): Promise<string> {
     const listening = /listening on (http:\/\/\S+)/;
     const off = await spawnUntil('telemetry off', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0'], listening, 'stderr');
     procs.push(off);
+    // The floor of any span per exchange: the tap decodes and correlates every message (on its own
+    // thread, no worker hand-over) and has nowhere to send the result: no spans, no metrics.
+    const decode = await spawnUntil('decode only (floor)', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0'], listening, 'stderr', { MCPTAP_PIPELINE_THREAD: 'main' });
+    procs.push(decode);
     const on = await spawnUntil('spans + metrics on', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--otlp', otlp.url, '--metrics', '127.0.0.1:0'], listening, 'stderr');
     procs.push(on);
     await warmUp(off);
+    await warmUp(decode);
     // The on tap's warm-up exchanges are spans too: the completeness check counts them in.
     const warm = await warmUp(on);
     const best = new Map<Proc, Round>();
     // Each round's own on/off rate ratio: the spread shows how far the machine moved.
     const paired: number[] = [];
+    const pairedFloor: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const rates = new Map<Proc, number>();
-      for (const p of [off, on]) {
+      for (const p of [off, decode, on]) {
         const r = await saturate(p, { upstream: upstream.child.pid, otlp: otlp.pid });
         rates.set(p, r.rps);
         const prev = best.get(p);
@@ -321,6 +331,7 @@ export async function runOtelBench(): Promise<string> {
         best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, sent: prev.sent + r.sent, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs), drainMs: Math.max(prev.drainMs, r.drainMs), machine: r.rps > prev.rps ? r.machine : prev.machine } : r);
       }
       paired.push(rates.get(on)! / rates.get(off)!);
+      pairedFloor.push(rates.get(decode)! / rates.get(off)!);
     }
     // Stopping the tap flushes its exporter: every span it will ever send has arrived then.
     await stop(on);
@@ -341,13 +352,15 @@ export async function runOtelBench(): Promise<string> {
       `OTel overhead, HTTP tap at saturation: autocannon ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds (best kept) after ${WARMUP_SECONDS}s of unmeasured load on each tap; OTLP to a span-counting endpoint in a process of its own`,
       table(
         ['tap', 'mode', 'req/s', 'vs off', 'errors', 'tap CPU us/exchange', 'longest drain (ms)'],
-        [off, on].map((p) => {
+        [off, decode, on].map((p) => {
           const r = best.get(p)!;
           return ['mcptap http', p.name, r.rps.toFixed(0), `${(r.rps / o.rps).toFixed(2)}x`, String(r.errors), r.cpuPerExchangeUs.toFixed(1), r.drainMs.toFixed(0)];
         }),
       ),
       `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
       roundRatios(paired),
+      `the floor, decoding and correlating alone (no spans, no metrics): ${(best.get(decode)!.rps / o.rps).toFixed(2)}x of off, ${(best.get(decode)!.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange in the tap; spans + metrics on ${(n.rps / best.get(decode)!.rps).toFixed(2)}x of the floor`,
+      roundRatios(pairedFloor).replace("each round's own ratio", "each round's floor/off ratio"),
       `telemetry CPU in the tap process: ${(n.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange (on - off); ` +
         `CPU-bound rate ratio implied by it ${(o.cpuPerExchangeUs / n.cpuPerExchangeUs).toFixed(2)}x`,
       ...machineLines(o, n),

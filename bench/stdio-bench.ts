@@ -4,6 +4,15 @@
  * 10 KB messages. Direct (no shim) and the tap without --record are printed for reference, and
  * how much of the traffic the recording kept (its recorder drops rather than slow the traffic).
  *
+ * The floor of recording: the tee shim (bench/fixtures/tee-shim.mjs) is the bare shim that also
+ * writes every chunk to a file in RAM, on its one thread, and nothing else. Any recorder that keeps
+ * the bytes pays at least that; the bench prints --record against it too.
+ *
+ * The tap's spool is set to 2 GiB here (MCPTAP_SPOOL_BYTES): a 3 s round of 10 KB messages spools
+ * 1.0-1.2 GB, past the default 1 GiB ring, and a tap whose ring is full drops what it would have
+ * observed (counted; `not_observed` in the recording) and forwards faster for it. The bench
+ * measures a recording that keeps everything, and says so when one did not.
+ *
  * Also the CPU each pipelined phase cost per exchange, every process of the run counted (this
  * load generator, the shim or tap with its threads and children, the server): on the 2-core VMs
  * here the rate moves with load from outside the run by up to 2x within minutes, the CPU per
@@ -20,9 +29,11 @@ import { RecordingStore } from '../src/store/recording-store.js';
 import { BENCH_FIXTURES, MCPTAP, median, percentile, roundRatios, table, treeCpuUs } from './bench-util.js';
 
 const ROUNDS = 3;
+/** Room for a whole round's traffic in the tap's spool (see the header); in RAM up to an eighth of memory. */
+const BENCH_SPOOL_BYTES = 2 * 1024 ** 3;
 
-type Mode = 'direct' | 'bare shim' | 'mcptap' | 'mcptap --record';
-const MODES: Mode[] = ['direct', 'bare shim', 'mcptap', 'mcptap --record'];
+type Mode = 'direct' | 'bare shim' | 'tee shim' | 'mcptap' | 'mcptap --record';
+const MODES: Mode[] = ['direct', 'bare shim', 'tee shim', 'mcptap', 'mcptap --record'];
 
 interface Peer {
   child: ChildProcessByStdio<import("node:stream").Writable, import("node:stream").Readable, import("node:stream").Readable>;
@@ -35,9 +46,11 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
   const argv =
     mode === 'direct' ? server
     : mode === 'bare shim' ? [process.execPath, join(BENCH_FIXTURES, 'bare-shim.mjs'), ...server]
+    : mode === 'tee shim' ? [process.execPath, join(BENCH_FIXTURES, 'tee-shim.mjs'), ...server]
     : mode === 'mcptap' ? [process.execPath, MCPTAP, 'stdio', '--', ...server]
     : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
-  const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const spool = mode === 'mcptap --record' && !process.env.MCPTAP_SPOOL_BYTES ? { MCPTAP_SPOOL_BYTES: String(BENCH_SPOOL_BYTES) } : {};
+  const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload), ...spool }, stdio: ['pipe', 'pipe', 'pipe'] });
   // The tap's stderr passes through, but for its once-a-second progress while the recording is
   // indexed after each round (the bench reports what the recording kept).
   createInterface({ input: child.stderr }).on('line', (l) => {
@@ -107,11 +120,12 @@ async function measure(mode: Mode, payload: number, dir: string, seconds: number
 }
 
 /** What the recording kept: a rate bought by dropping most of the recording would be no win. */
-function recorded(path: string): { exchanges: number; dropped: number } {
+function recorded(path: string): { exchanges: number; dropped: number; notObserved: number } {
   const store = RecordingStore.open(path);
   try {
     const r = store.listRecordings()[0]!;
-    return { exchanges: r.exchanges, dropped: r.droppedQueue + r.droppedWrite };
+    const gaps = store.summary(r.id).anomalyKinds.not_observed ?? 0;
+    return { exchanges: r.exchanges, dropped: r.droppedQueue + r.droppedWrite, notObserved: gaps };
   } finally {
     store.close();
   }
@@ -140,6 +154,7 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
         paired.push(rates['mcptap --record']! / rates['bare shim']!);
       }
       const bare = r['bare shim']!;
+      const tee = r['tee shim']!;
       const tap = r['mcptap --record']!;
       for (const mode of MODES) {
         const m = r[mode]!;
@@ -150,7 +165,11 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
       verdicts.push(roundRatios(paired));
       verdicts.push(`  CPU per exchange, every process: bare shim ${bare.cpuUs.toFixed(1)} us, --record ${tap.cpuUs.toFixed(1)} us (+${(tap.cpuUs - bare.cpuUs).toFixed(1)}); CPU-bound rate ratio implied ${(bare.cpuUs / tap.cpuUs).toFixed(2)}x`);
-      if (tap.kept) verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`);
+      verdicts.push(`  the floor, a shim that only keeps a copy of the bytes in RAM: tee shim ${(tee.rate / bare.rate).toFixed(2)}x the bare shim's rate, CPU ${tee.cpuUs.toFixed(1)} us (+${(tee.cpuUs - bare.cpuUs).toFixed(1)}); --record ${(tap.rate / tee.rate).toFixed(2)}x the tee shim's rate`);
+      if (tap.kept) {
+        const gaps = tap.kept.notObserved > 0 ? `, ${tap.kept.notObserved} not_observed gaps: NOT ALL RECORDED, the tap's side path was full` : '';
+        verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
