@@ -24,7 +24,8 @@ const SLICE_MS = 20;
 /**
  * Indexing waits while traffic flows: until no batch was spooled for QUIET_MS (the tap says what it
  * spooled every SPOOLED_EVERY_MS at most, recording-indexer.ts), or until what
- * waits is `maxLagMs` old (default 10 s; MCPTAP_INDEX_LAG_MS), or the tap closes. A niced process alone does not
+ * waits is `maxLagMs` old (default 10 s; MCPTAP_INDEX_LAG_MS), or the spool is full (what waits for room
+ * in it would otherwise be dropped), or the tap closes. A niced process alone does not
  * keep out of the way: on a busy machine every wake-up of the forwarding threads then has to
  * preempt it (measured on the stdio tap at 10 KB: 0.45-0.65x of the bare shim's rate with the
  * indexer running alongside, 0.79-0.82x with it waiting).
@@ -72,6 +73,8 @@ let end = 0;
 let draining = false;
 /** When (performance.now()) the last batch was spooled, and since when some wait unindexed. */
 let lastSpooledAt = 0;
+/** The tap has batches waiting for room in the spool (ToIndexer `spooled.pressed`): no holding off. */
+let pressed = false;
 let behindSince: number | undefined;
 /** The tap closed the recording (at `endedUs`), or went away without (the end is then the last traffic indexed). */
 let closing: { endedUs?: number } | undefined;
@@ -99,6 +102,7 @@ if (!sinks) {
   process.on('message', (m: ToIndexer) => {
     if (m.type === 'start') return;
     if (!broken) end = Math.max(end, m.end);
+    if (m.type === 'spooled') pressed = m.pressed === true;
     lastSpooledAt = performance.now();
     if (behindSince === undefined && end > reader.position) behindSince = lastSpooledAt;
     if (m.type === 'close') {
@@ -133,7 +137,7 @@ function drain(): void {
 
 /** How long indexing should still wait (ms); 0: now. */
 function holdOff(): number {
-  if (closing) return 0;
+  if (closing || pressed) return 0;
   const now = performance.now();
   const quietFor = now - lastSpooledAt;
   if (quietFor >= QUIET_MS) return 0;

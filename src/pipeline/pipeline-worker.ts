@@ -187,8 +187,10 @@ function spoolWaiting(rec: Recording): void {
     if (b.buffer) port!.postMessage({ type: 'ack', seq: b.seq, buffer: b.buffer } satisfies FromWorker, [b.buffer]);
     else send({ type: 'ack', seq: b.seq });
   }
-  if (rec.spool.end > end) rec.indexer.spooled(rec.spool.end);
-  else if (rec.waiting.length === 0) rec.spool.trim(rec.indexer.indexed, TRIM_SPOOL_BYTES);
+  // Batches still waiting: the spool is full, and the indexer must not wait for a lull.
+  const pressed = rec.waiting.length > 0;
+  if (rec.spool.end > end || pressed) rec.indexer.spooled(rec.spool.end, pressed);
+  else rec.spool.trim(rec.indexer.indexed, TRIM_SPOOL_BYTES);
   if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();
 }
 

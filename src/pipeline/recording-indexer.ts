@@ -43,7 +43,11 @@ export interface IndexerStart {
   maxLagMs?: number;
 }
 
-export type ToIndexer = IndexerStart | { type: 'spooled'; end: number } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
+/**
+ * `spooled.pressed`: batches wait in the tap for room in the spool. Waiting for a lull then only
+ * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
+ */
+export type ToIndexer = IndexerStart | { type: 'spooled'; end: number; pressed?: boolean } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
   | { type: 'ready' }
@@ -76,6 +80,7 @@ export class RecordingIndexer {
   private closedWith: ((lines: string[]) => void) | undefined;
   private dead: string | undefined;
   private spooledEnd = 0;
+  private spooledPressed = false;
   private spooledAt = -Infinity;
   private spooledTimer: NodeJS.Timeout | undefined;
   /** The spool's end when the tap closed the recording. */
@@ -125,15 +130,20 @@ export class RecordingIndexer {
   }
 
   /**
-   * The spool is readable up to `end`. Said at most once per {@link SPOOLED_EVERY_MS} (the first
-   * time at once, then what came since in one message): each message wakes the indexer process,
-   * which only notes it while traffic flows, and a tap posts a batch every few milliseconds.
+   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
+   * {@link SPOOLED_EVERY_MS} (the first time at once, then what came since in one message): each
+   * message wakes the indexer process, which only notes it while traffic flows, and a tap posts a
+   * batch every few milliseconds. Becoming pressed is said at once.
    */
-  spooled(end: number): void {
+  spooled(end: number, pressed = false): void {
     if (this.dead || this.closing) return;
+    const nowPressed = pressed && !this.spooledPressed;
     this.spooledEnd = end;
-    if (this.spooledTimer) return;
-    const wait = this.spooledAt + SPOOLED_EVERY_MS - performance.now();
+    this.spooledPressed = pressed;
+    if (this.spooledTimer && !nowPressed) return;
+    clearTimeout(this.spooledTimer);
+    this.spooledTimer = undefined;
+    const wait = nowPressed ? 0 : this.spooledAt + SPOOLED_EVERY_MS - performance.now();
     if (wait <= 0) this.postSpooled();
     else {
       this.spooledTimer = setTimeout(this.postSpooled, wait);
@@ -144,7 +154,7 @@ export class RecordingIndexer {
   private readonly postSpooled = (): void => {
     this.spooledTimer = undefined;
     this.spooledAt = performance.now();
-    if (!this.dead && !this.closing) this.post({ type: 'spooled', end: this.spooledEnd });
+    if (!this.dead && !this.closing) this.post({ type: 'spooled', end: this.spooledEnd, ...(this.spooledPressed ? { pressed: true } : {}) });
   };
 
   /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */

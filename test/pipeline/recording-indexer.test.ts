@@ -8,7 +8,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SHM_DIR } from '../../src/pipeline/spool.js';
+import { RecordingIndexer } from '../../src/pipeline/recording-indexer.js';
+import { SHM_DIR, SpoolWriter } from '../../src/pipeline/spool.js';
+import { encodeWireOps } from '../../src/pipeline/wire-codec.js';
+import { Op, type WireOp } from '../../src/pipeline/worker-wire.js';
+import { systemClockOrigin } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { modernMeta } from '../reference/raw-stdio-peer.js';
@@ -134,6 +139,59 @@ describe('recording through the spool', () => {
     expect(n).toBe(500);
     t.child.stdin.end();
     expect(await t.closed).toBe(0);
+  });
+
+  it('a full spool: the indexer works through traffic that never lulls; otherwise it waits for a lull', async () => {
+    // The worker's side, played by the test: records in a real spool, the real indexer process, and a
+    // "spooled" message every 20 ms, so the traffic never looks quiet. What waits is never old enough
+    // either (MCPTAP_INDEX_LAG_MS 10 min): only `pressed` can start the indexing.
+    const dir = tempDir();
+    const db = join(dir, 'rec.db');
+    const spool = new SpoolWriter(db, 1 << 20, { dir, encrypt: false, inMemory: false });
+    const ops: WireOp[] = [[Op.Open, { connectionId: 'c1', transport: 'stdio', target: 'test' }, 1]];
+    const lines: string[] = [];
+    for (let id = 1; id <= 200; id++) {
+      lines.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo"}}\n`, `{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}\n`);
+      ops.push([Op.Chunk, 'c1', 'c2s', 'stdio', 10 + id, Buffer.byteLength(lines.at(-2)!)], [Op.Chunk, 'c1', 's2c', 'stdio', 11 + id, Buffer.byteLength(lines.at(-1)!)]);
+    }
+    expect(spool.append(encodeWireOps(ops), Buffer.from(lines.join('')), 0)).toBe(true);
+    let indexed = 0;
+    const indexer = await RecordingIndexer.start({
+      fd: spool.fd,
+      key: spool.key,
+      capacity: spool.capacity,
+      sinks: { record: db, transport: 'stdio', target: 'test' },
+      logLevel: 'warn',
+      clockOrigin: systemClockOrigin,
+      maxLagMs: 600_000,
+      logger: silentLogger,
+      onIndexed: (position) => (indexed = position),
+    });
+    /** Says "spooled" every 20 ms for `ms` or until all is indexed; how far indexing got. */
+    const flowing = async (ms: number, pressed: boolean) => {
+      for (const t0 = performance.now(); performance.now() - t0 < ms && indexed < spool.end; ) {
+        indexer.spooled(spool.end, pressed);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return indexed;
+    };
+    try {
+      // Not pressed: traffic flows, so the indexer holds off (nothing indexed in 1.5 s).
+      expect(await flowing(1500, false)).toBe(0);
+      // Pressed: it indexes everything while the messages keep coming.
+      expect(await flowing(30_000, true)).toBe(spool.end);
+      expect(await indexer.close(spool.end, systemClockOrigin.epochUs + 1e6)).toEqual([]);
+    } finally {
+      spool.close();
+    }
+    const store = RecordingStore.open(db);
+    try {
+      const calls = store.exchanges({ recordingId: store.listRecordings()[0]!.id });
+      expect(calls).toHaveLength(200);
+      expect(calls.every((e) => e.outcome === 'ok')).toBe(true);
+    } finally {
+      store.close();
+    }
   });
 
   it('an indexer that dies mid-run: traffic goes on, the tap exits 0 and says what the recording lacks', async () => {
