@@ -13,6 +13,7 @@ import type { LoadResult } from '../../src/load/load-result.js';
 import { ROOT } from '../client/peers.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startEverything } from '../helpers/http-peers.js';
 
 const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/mcptap.js');
@@ -227,5 +228,25 @@ thresholds:
     const r = await mcptap(['merge-results', 'b.json', 'other.json'], dir);
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/cannot merge these results: they come from different scenarios/);
+  });
+});
+
+describe('SSE streams in the summary', () => {
+  it('streams of one event (server-everything answers every call as SSE): gaps say none, not "p50 0us"', async () => {
+    const everything = await startEverything('streamableHttp');
+    try {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-load-sse-'));
+      const file = path.join(dir, 'sse.yaml');
+      writeFileSync(file, `name: sse\ntarget: { url: ${JSON.stringify(everything.url)} }\nera: legacy\nphases: [ { closed: { vus: 2, iterations: 6 } } ]\nsteps: [ { tool: echo, arguments: { message: hi } } ]\n`);
+      const r = await mcptap(['load', file, '--progress', 'none', '--json', path.join(dir, 'r.json')], dir);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const result = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as LoadResult;
+      expect(result.overall.sse?.final.summary.count).toBeGreaterThan(0);
+      expect(result.overall.sse?.gap.summary.count).toBe(0);
+      expect(r.stdout).toMatch(/sse \(\d+ streams\): first event p50 \S+ p99 \S+; gaps none \(one event per stream\); final response/);
+    } finally {
+      await everything.stop();
+    }
   });
 });

@@ -69,7 +69,9 @@ function renderCodes(g: GroupResult): string[] {
 function renderSse(g: GroupResult): string[] {
   if (!g.sse || g.sse.final.summary.count === 0) return [];
   const f = (x: { summary: { p50: number; p99: number } }) => `p50 ${formatUs(x.summary.p50)} p99 ${formatUs(x.summary.p99)}`;
-  return [`sse (${g.sse.final.summary.count} streams): first event ${f(g.sse.first_event)}; gaps ${f(g.sse.gap)}; final response ${f(g.sse.final)}`];
+  // A stream of one event (the response alone) has no gap: "p50 0us" would read as instant gaps.
+  const gaps = g.sse.gap.summary.count === 0 ? 'none (one event per stream)' : `${f(g.sse.gap)} (${g.sse.gap.summary.count})`;
+  return [`sse (${g.sse.final.summary.count} streams): first event ${f(g.sse.first_event)}; gaps ${gaps}; final response ${f(g.sse.final)}`];
 }
 
 function renderThresholds(r: LoadResult): string[] {
