@@ -8,7 +8,8 @@
  * - Non-JSON stdout lines and responses nobody waits for are reported through `onViolation`,
  *   never thrown. Server-to-client requests get an answer (`ping` -> `{}`, others -> -32601) so
  *   the server is never left waiting.
- * - Timeouts are checked by one coarse sweeper timer, not a timer per request.
+ * - A request's timeout is a deadline of its own (a timer per request, cleared by its answer), as
+ *   over HTTP: a 200 ms timeout fires at 200 ms, not at the next tick of a shared sweeper.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
@@ -49,7 +50,7 @@ export interface StdioRequestOptions {
 interface Pending {
   id: JsonRpcId;
   sentUs: number;
-  deadlineUs: number;
+  timer: NodeJS.Timeout | undefined;
   messages: JsonRpcMessage[];
   eventTimes: number[];
   progressToken?: JsonRpcId;
@@ -68,7 +69,6 @@ export class McpStdioClient {
   private readonly gaveUp = new Set<string>();
   private readonly decoder: NdjsonDecoder;
   private readonly clock: Clock;
-  private sweeper: NodeJS.Timeout | undefined;
   private exitReason: string | undefined;
   private readonly exited: Promise<void>;
 
@@ -124,11 +124,10 @@ export class McpStdioClient {
     const key = idKey(req.id);
     if (this.pending.has(key)) return Promise.reject(new TransportError('other', `id ${JSON.stringify(req.id)} is already in flight`));
     return new Promise<CallResult>((resolve, reject) => {
-      const sentUs = this.clock.nowUs();
       const p: Pending = {
         id: req.id,
-        sentUs,
-        deadlineUs: sentUs + (opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000) * 1000,
+        sentUs: this.clock.nowUs(),
+        timer: undefined,
         messages: [],
         eventTimes: [],
         onMessage: opts.onMessage,
@@ -142,7 +141,9 @@ export class McpStdioClient {
       }
       this.pending.set(key, p);
       if (opts.signal) opts.signal.addEventListener('abort', () => this.settle(key, new TransportError('aborted', 'request aborted')), { once: true });
-      this.ensureSweeper();
+      const ms = opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
+      p.timer = setTimeout(() => this.settle(key, new TransportError('timeout', `no response within ${ms} ms`)), ms);
+      p.timer.unref();
       this.child.stdin!.write(JSON.stringify(req) + '\n');
     });
   }
@@ -154,7 +155,6 @@ export class McpStdioClient {
 
   /** Close stdin, wait for the exit, then SIGTERM / SIGKILL after `graceMs`. */
   async close(graceMs = 2000): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
     if (!this.exitReason) {
       this.child.stdin!.end();
       const t1 = setTimeout(() => this.child.kill('SIGTERM'), graceMs);
@@ -211,6 +211,7 @@ export class McpStdioClient {
   }
 
   private forget(key: string, p: Pending): void {
+    clearTimeout(p.timer);
     this.pending.delete(key);
     if (p.progressToken !== undefined) this.byToken.delete(idKey(p.progressToken));
   }
@@ -228,20 +229,8 @@ export class McpStdioClient {
     p.reject(err);
   }
 
-  private ensureSweeper(): void {
-    if (this.sweeper) return;
-    this.sweeper = setInterval(() => {
-      const now = this.clock.nowUs();
-      for (const [key, p] of this.pending) {
-        if (p.deadlineUs <= now) this.settle(key, new TransportError('timeout', `no response within ${Math.round((p.deadlineUs - p.sentUs) / 1000)} ms`));
-      }
-    }, 100);
-    this.sweeper.unref();
-  }
-
   private failAll(reason: string): void {
     this.exitReason = reason;
-    if (this.sweeper) clearInterval(this.sweeper);
     for (const key of [...this.pending.keys()]) this.settle(key, new TransportError('child_exit', reason));
   }
 }

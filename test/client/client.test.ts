@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectEra, encodeHeaderValue, HttpChannel, McpHttpClient, McpSession, McpStdioClient, StdioChannel, TransportError } from '../../src/client/index.js';
 import { EVERYTHING_BIN, startEverythingHttp, startModernSdkServer, type RunningPeer } from './peers.js';
+import { MCPTAP } from '../helpers/paths.js';
+import { modernMeta } from '../reference/raw-stdio-peer.js';
 
 describe('HTTP, legacy era (server-everything)', () => {
   let peer: RunningPeer;
@@ -136,6 +138,26 @@ rl.on('line', (l) => {
     expect((crash as TransportError).errorClass).toBe('child_exit');
     expect(((await pending.catch((e: unknown) => e)) as TransportError).errorClass).toBe('child_exit');
     await client.close();
+  });
+
+  it('a timeout is a deadline of its own: the reference server answering 60 ms after a 30 ms timeout is too late', async () => {
+    const violations: string[] = [];
+    const client = await McpStdioClient.spawn({ command: process.execPath, args: [MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], onViolation: (k) => violations.push(k) });
+    const delay = (id: number, ms: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/call', params: { name: 'delay', arguments: { ms, honorCancel: false }, _meta: modernMeta() } });
+    try {
+      // The process is up and answering before anything is timed.
+      expect((await client.request(delay(1, 0))).response).toMatchObject({ id: 1, result: {} });
+      // The answer comes at 60 ms. A shared sweeper ticking every 100 ms let it in; a deadline does not.
+      const late = await client.request(delay(2, 60), { timeoutMs: 30 }).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(TransportError);
+      expect((late as TransportError).errorClass).toBe('timeout');
+      expect((late as TransportError).message).toBe('no response within 30 ms');
+      // Its late answer is expected (not an orphan), and the client goes on.
+      expect((await client.request(delay(3, 100))).response).toMatchObject({ id: 3, result: {} });
+      expect(violations).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 
   it('a command that does not exist is a transport error at spawn', async () => {
