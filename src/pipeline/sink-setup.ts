@@ -72,7 +72,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     telemetry = await createTelemetry(opts.telemetry, {
       logger: opts.logger,
       clock: pipeline.clock,
-      redact: (v) => redactor.redactJson(v),
+      redact: (v) => redactor.redactContent(v),
       dropCounts: () => [...pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]), ...(opts.extraDropCounts?.() ?? [])],
       spanIdSeed,
       ...(opts.writeLine ? { writeLine: opts.writeLine } : {}),

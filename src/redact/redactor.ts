@@ -15,6 +15,8 @@ export const DEFAULT_REDACTED_FIELDS: readonly string[] = [
   'password', 'secret', 'api_key', 'apikey', 'access_token', 'refresh_token', 'client_secret', 'authorization', 'token',
 ];
 export const REDACT_KEY_ENV = 'MCPTAP_REDACT_KEY';
+/** Authorization schemes whose credentials are several parameters, all redacted (`Digest username="u", response="..."`). */
+const MULTI_PART_SCHEMES = 'digest|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|aws4-hmac-sha256';
 
 export interface RedactorOptions {
   /** HMAC key; random (per Redactor, i.e. per recording) when absent. */
@@ -43,6 +45,8 @@ export class Redactor {
   private readonly jsonFieldRe: RegExp;
   private readonly textFieldRe: RegExp;
   private readonly flagFieldRe: RegExp;
+  private readonly headerLineRe: RegExp;
+  private readonly authSchemeRe: RegExp;
   private lastRaw: [Buffer, Buffer] | undefined;
 
   constructor(opts: RedactorOptions = {}) {
@@ -55,14 +59,23 @@ export class Redactor {
       (this.asciiFields[f.length] ??= []).push(Buffer.from(f, 'latin1'));
     }
     const names = [...this.fields].map(escapeRe).join('|');
-    // A JSON member `"name": value` where value is a string or a scalar token (for truncated JSON).
-    this.jsonFieldRe = new RegExp(`("(?:${names})"\\s*:\\s*)(?!"${TOKEN_PREFIX})("(?:[^"\\\\]|\\\\.)*"?|[^,}\\]\\s]+)`, 'gi');
+    // The head of a JSON member `"name": ` (its value is found by scanning: a string, an object or
+    // array, or a scalar, any of them cut short in truncated JSON).
+    this.jsonFieldRe = new RegExp(`"(?:${names})"\\s*:\\s*`, 'gi');
     // Free text (log lines, command lines): `name=value`, `name: value`, `Authorization: Bearer value`;
-    // `-` and `_` inside a name match either (`--api-key=v` as `api_key`).
+    // `-` and `_` inside a name match either (`--api-key=v` as `api_key`), and a name may end a
+    // longer one after `-` or `_` (`GITHUB_TOKEN=v`, `--auth-token v`; not `progressToken`).
     const flexNames = [...this.fields].map((f) => escapeRe(f).replace(/[-_]/g, '[-_]')).join('|');
-    this.textFieldRe = new RegExp(`\\b(${flexNames})\\b(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token)\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
+    const name = `(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(?![A-Za-z0-9])`;
+    this.textFieldRe = new RegExp(`${name}(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token|${MULTI_PART_SCHEMES})\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
     // A command-line flag and its separate value: `--token value`, `-password value` (not `--token --next`).
-    this.flagFieldRe = new RegExp(`(^|\\s)(--?)(${flexNames})(\\s+)(?!-)(?!${TOKEN_PREFIX})("[^"]*"|'[^']*'|\\S+)`, 'gi');
+    this.flagFieldRe = new RegExp(`(^|\\s)(--?)((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(\\s+)(?!-)(?!${TOKEN_PREFIX})("[^"]*"|'[^']*'|\\S+)`, 'gi');
+    // A sensitive header written out as a line (`Cookie: a=1; b=2`): its whole value, to the end of
+    // the line. Authorization keeps its scheme (below); a one-word scheme's credential is taken above.
+    const lineHeaders = [...this.headers].filter((h) => !/^(proxy-)?authorization$/.test(h)).map(escapeRe).join('|');
+    this.headerLineRe = new RegExp(`(?<![A-Za-z0-9-])(${lineHeaders})(\\s*:\\s*)(?!\\s*${TOKEN_PREFIX})([^\\r\\n]+)`, 'gi');
+    // Authorization schemes whose credentials are several parameters (Digest: username, response, ...).
+    this.authSchemeRe = new RegExp(`(?<![A-Za-z0-9-])((?:proxy-)?authorization\\s*:\\s*)(${MULTI_PART_SCHEMES})(\\s+)(?!\\s*${TOKEN_PREFIX})([^\\r\\n]+)`, 'gi');
   }
 
   /** The token that stands for `secret`. */
@@ -88,23 +101,25 @@ export class Redactor {
     return out as T;
   }
 
+  /**
+   * What telemetry exports of a value (content capture, error messages): sensitive fields as in
+   * {@link redactJson}, and every string in it as free text ({@link redactText}), since spans go
+   * where more people look than at a recording. Copy-on-write.
+   */
+  redactContent<T>(value: T): T {
+    return this.textInStrings(this.redactJson(value));
+  }
+
+  private textInStrings<T>(value: T): T {
+    if (typeof value === 'string') return this.redactText(value) as T;
+    if (value === null || typeof value !== 'object') return value;
+    return mapMembers(value, (_k, v) => this.textInStrings(v));
+  }
+
   /** `value` with sensitive fields replaced by tokens. Copy-on-write: returns `value` itself when nothing matched. */
   redactJson<T>(value: T): T {
     if (value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) {
-      let out: unknown[] | undefined;
-      value.forEach((v, i) => {
-        const r = this.redactJson(v);
-        if (r !== v) (out ??= value.slice())[i] = r;
-      });
-      return (out ?? value) as T;
-    }
-    let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      const r = this.isSensitiveField(k) ? this.redactValue(v) : this.redactJson(v);
-      if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
-    }
-    return (out ?? value) as T;
+    return mapMembers(value, (k, v) => (k !== undefined && this.isSensitiveField(k) ? this.redactValue(v) : this.redactJson(v)));
   }
 
   /**
@@ -134,12 +149,38 @@ export class Redactor {
     return redacted === value ? raw : Buffer.from(JSON.stringify(redacted), 'utf8');
   }
 
-  /** Free text (log lines, error details, truncated JSON, command lines): redacts `"field": value`, `field=value`, `field: value`, `--field value`. */
+  /**
+   * Free text (log lines, error details, truncated JSON, command lines, URLs): redacts
+   * `"field": value` (a string, object or array), `field=value`, `field: value`, `--field value`,
+   * sensitive header lines (`Cookie: ...`, `Authorization: Digest ...`) and the password of a URL
+   * (`scheme://user:password@host`).
+   */
   redactText(text: string): string {
-    const once = text.replace(this.jsonFieldRe, (_m, head: string, v: string) => `${head}"${this.token(unquote(v))}"`);
-    const twice = once.replace(this.textFieldRe, (_m, name: string, sep: string, scheme: string | undefined, v: string) =>
+    let out = this.redactJsonMembers(text);
+    out = out.replace(this.headerLineRe, (_m, name: string, sep: string, v: string) => `${name}${sep}${this.token(v.trim())}`);
+    out = out.replace(this.authSchemeRe, (_m, head: string, scheme: string, gap: string, v: string) => `${head}${scheme}${gap}${this.token(v.trim())}`);
+    out = out.replace(this.textFieldRe, (_m, name: string, sep: string, scheme: string | undefined, v: string) =>
       `${name}${sep}${scheme ? `${scheme} ` : ''}${this.token(unquote(v))}`);
-    return twice.replace(this.flagFieldRe, (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`);
+    out = out.replace(this.flagFieldRe, (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`);
+    return out.replace(URL_PASSWORD_RE, (_m, head: string, password: string) => `${head}${this.token(password)}@`);
+  }
+
+  /** `"field": value` members in text that need not parse: each value, whole, becomes a token. */
+  private redactJsonMembers(text: string): string {
+    let out = '';
+    let from = 0;
+    this.jsonFieldRe.lastIndex = 0;
+    for (let m = this.jsonFieldRe.exec(text); m; m = this.jsonFieldRe.exec(text)) {
+      const start = m.index + m[0].length;
+      if (text.startsWith(`"${TOKEN_PREFIX}`, start)) continue;
+      const end = jsonValueEnd(text, start);
+      if (end === start) continue;
+      const v = text.slice(start, end);
+      out += `${text.slice(from, start)}"${this.token(v.startsWith('"') ? unquote(v) : v)}"`;
+      from = end;
+      this.jsonFieldRe.lastIndex = end;
+    }
+    return from === 0 ? text : out + text.slice(from);
   }
 
   /**
@@ -233,6 +274,60 @@ function keyText(raw: Buffer, start: number, end: number): string {
   } catch {
     return s;
   }
+}
+
+/**
+ * A JSON object or array with each member replaced by `member(key, value)` (key undefined for an
+ * array's items). Copy-on-write: `value` itself when no member changed.
+ */
+function mapMembers<T extends object>(value: T, member: (key: string | undefined, v: unknown) => unknown): T {
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v: unknown, i) => {
+      const r = member(undefined, v);
+      if (r !== v) (out ??= value.slice())[i] = r;
+    });
+    return (out ?? value) as T;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const r = member(k, v);
+    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  }
+  return (out ?? value) as T;
+}
+
+/** `scheme://user:password@`: the password (group 2), not one already redacted. */
+const URL_PASSWORD_RE = new RegExp(`(\\b[a-z][a-z0-9+.-]*://[^\\s/:@]*:)(?!${TOKEN_PREFIX})([^\\s@/]+)@`, 'gi');
+
+/**
+ * Where the JSON value starting at `text[start]` ends: a string at its closing quote, an object or
+ * array at its closing bracket (strings inside honoured), a scalar before `,`, `}`, `]` or space;
+ * a value cut short ends with the text.
+ */
+function jsonValueEnd(text: string, start: number): number {
+  const c = text[start];
+  if (c === '"') {
+    for (let i = start + 1; i < text.length; i++) {
+      if (text[i] === '\\') i++;
+      else if (text[i] === '"') return i + 1;
+    }
+    return text.length;
+  }
+  if (c === '{' || c === '[') {
+    let depth = 0;
+    for (let i = start; i < text.length; i++) {
+      const d = text[i];
+      if (d === '"') {
+        for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      } else if (d === '{' || d === '[') depth++;
+      else if ((d === '}' || d === ']') && --depth === 0) return i + 1;
+    }
+    return text.length;
+  }
+  let i = start;
+  while (i < text.length && !/[,}\]\s]/.test(text[i]!)) i++;
+  return i;
 }
 
 function unquote(v: string): string {

@@ -183,15 +183,16 @@ export function errorTypeOf(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transp
  */
 const UNSET_STATUS: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 
-export function statusOf(ex: Exchange, toolText?: string): SpanStatus {
+/** `toolText`: a failed tool's text (content capture on); `errorText`: the JSON-RPC error's message, redacted. */
+export function statusOf(ex: Exchange, toolText?: string, errorText?: string): SpanStatus {
   if (ex.outcome === 'ok') return UNSET_STATUS;
-  return { code: SpanStatusCode.ERROR, message: statusMessage(ex, toolText) };
+  return { code: SpanStatusCode.ERROR, message: statusMessage(ex, toolText, errorText) };
 }
 
-function statusMessage(ex: Exchange, toolText: string | undefined): string {
+function statusMessage(ex: Exchange, toolText: string | undefined, errorText: string | undefined): string {
   switch (ex.outcome) {
     case 'jsonrpc_error':
-      return ex.errorMessage ?? `JSON-RPC error ${ex.errorCode ?? ''}`.trim();
+      return errorText ?? ex.errorMessage ?? `JSON-RPC error ${ex.errorCode ?? ''}`.trim();
     case 'tool_error':
       return toolText ?? 'tool result has isError: true';
     case 'cancelled':

@@ -239,7 +239,10 @@ export class OtelSpanSink implements Sink {
       if (ex.outcome === 'tool_error') toolText = contentString(ex.errorMessage, this.content);
     }
     addExchangeEvents(span, ex);
-    span.setStatus(statusOf(ex, toolText));
+    // An error's message is free text a server may fill with anything (a connection string, a key).
+    const redact = this.opts.redact;
+    const errorText = ex.outcome === 'jsonrpc_error' && ex.errorMessage !== undefined && redact ? String(redact(ex.errorMessage)) : undefined;
+    span.setStatus(statusOf(ex, toolText, errorText));
     span.end(usToHrTime(Math.max(ex.startUs, endUsOf(ex))));
   }
 

@@ -250,10 +250,15 @@ function redactFrame(r: Redactor, f: Frame): Frame {
   if (f.kind === 'log') {
     const text = r.redactText(f.text);
     if (text !== f.text) out = { ...f, text, raw: Buffer.from(text, 'utf8') };
+  } else if (f.kind === 'invalid') {
+    // Not JSON-RPC, often not JSON at all (stdout pollution, a form body): the text rules, always;
+    // the JSON fast path only looks at quoted keys and would keep `password=...` as it came.
+    const text = f.raw.toString('utf8');
+    const redacted = r.redactText(text);
+    out = { ...f, ...(redacted !== text ? { raw: Buffer.from(redacted, 'utf8') } : {}), detail: r.redactText(f.detail) };
   } else {
     const raw = r.redactRaw(f.raw);
-    if (raw !== f.raw) out = f.kind === 'message' ? { ...f, raw, message: r.redactJson(f.message) } : { ...f, raw, detail: r.redactText(f.detail) };
-    else if (f.kind === 'invalid') out = { ...f, detail: r.redactText(f.detail) };
+    if (raw !== f.raw) out = { ...f, raw, message: r.redactJson(f.message) };
   }
   if (f.context?.headers) out = { ...out, context: { ...f.context, headers: r.redactHeaders(f.context.headers) } };
   return out;

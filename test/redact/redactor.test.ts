@@ -161,6 +161,37 @@ describe('Redactor.redactText', () => {
     expect(TOKEN_PREFIX).toBe('redacted:hmac-sha256:');
   });
 
+  it('redacts names that end in a sensitive one, header lines, Digest credentials and URL passwords', () => {
+    const lines = [
+      'export GITHUB_TOKEN=gh1 MY_API_KEY=ak2 --auth-token at3 --github-token gt4',
+      'Cookie: session=ck5; theme=dark',
+      'Set-Cookie: sid=sc6; Path=/',
+      'Authorization: Digest username="u", response="dg7"',
+      'db postgres://admin:pw8@db.local/x and https://user:pw9@example.com/p',
+    ];
+    const out = r.redactText(lines.join('\n'));
+    expect(out).not.toMatch(/gh1|ak2|at3|gt4|ck5|sc6|dg7|pw8|pw9/);
+    expect(out).toContain(`GITHUB_TOKEN=${r.token('gh1')}`);
+    expect(out).toContain(`--auth-token ${r.token('at3')}`);
+    expect(out).toContain(`Cookie: ${r.token('session=ck5; theme=dark')}`);
+    expect(out).toContain(`Authorization: Digest ${r.token('username="u", response="dg7"')}`);
+    expect(out).toContain(`postgres://admin:${r.token('pw8')}@db.local/x`);
+    expect(out.split('\n')).toHaveLength(5);
+    expect(r.redactText(out)).toBe(out); // idempotent
+    // Look-alikes stay: camelCase, a longer word, a URL without a password.
+    const keep = 'progressToken=p1 max_tokens=100 tokenizer=t https://example.com/a?b=c user@host';
+    expect(r.redactText(keep)).toBe(keep);
+  });
+
+  it('redacts a sensitive member whose value is an object or array in text that does not parse', () => {
+    const text = '{"params":{"client_secret":{"k": "OBJ1", "z":"OBJ2"},"token":["ARR1","ARR2"],"note":"kept"';
+    const out = r.redactText(text);
+    expect(out).not.toMatch(/OBJ|ARR/);
+    expect(out).toBe(`{"params":{"client_secret":"${r.token('{"k": "OBJ1", "z":"OBJ2"}')}","token":"${r.token('["ARR1","ARR2"]')}","note":"kept"`);
+    // Cut short inside the value: the rest of the text is the value.
+    expect(r.redactText('{"password":{"a":"cut')).toBe(`{"password":"${r.token('{"a":"cut')}"`);
+  });
+
   it('redacts command-line flags with their value after a space, and - or _ inside names', () => {
     const cmd = 'node server.js --token SECRET1 -password "two words" --api-key SECRET3 --api_key=SECRET4 --verbose --token --stdio';
     const out = r.redactText(cmd);

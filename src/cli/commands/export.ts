@@ -67,7 +67,7 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
   try {
     const recordingId = pickRecording(store, file, flags.recording);
     const redactor = redactorFromEnv(process.env, { fields: [], headers: [] });
-    result = await exportRecording({ store, recordingId, config, logger, redact: (v) => redactor.redactJson(v), onProgress: progress.update });
+    result = await exportRecording({ store, recordingId, config, logger, redact: (v) => redactor.redactContent(v), onProgress: progress.update });
   } finally {
     progress.done();
     store.close();

@@ -146,7 +146,9 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`, ExitCode.Usage);
     throw err;
   }
-  process.stderr.write(`mcptap http: listening on ${tap.url} -> ${upstream.href}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
+  // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
+  const shown = (url: string) => sinks.redactor.redactText(url);
+  process.stderr.write(`mcptap http: listening on ${shown(tap.url)} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
   const open = tap;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
