@@ -66,7 +66,9 @@ export class Redactor {
     // `-` and `_` inside a name match either (`--api-key=v` as `api_key`), and a name may end a
     // longer one after `-` or `_` (`GITHUB_TOKEN=v`, `--auth-token v`; not `progressToken`).
     const flexNames = [...this.fields].map((f) => escapeRe(f).replace(/[-_]/g, '[-_]')).join('|');
-    const name = `(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(?![A-Za-z0-9])`;
+    // A name starts a word, or follows dashes at the start of one (`--auth-token`): never after a
+    // letter, digit, `_` or a word's inner `-`, so each word is tried once (linear in the text).
+    const name = `(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(?![A-Za-z0-9])`;
     this.textFieldRe = new RegExp(`${name}(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token|${MULTI_PART_SCHEMES})\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
     // A command-line flag and its separate value: `--token value`, `-password value` (not `--token --next`).
     this.flagFieldRe = new RegExp(`(^|\\s)(--?)((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(\\s+)(?!-)(?!${TOKEN_PREFIX})("[^"]*"|'[^']*'|\\S+)`, 'gi');
@@ -298,7 +300,7 @@ function mapMembers<T extends object>(value: T, member: (key: string | undefined
 }
 
 /** `scheme://user:password@`: the password (group 2), not one already redacted. */
-const URL_PASSWORD_RE = new RegExp(`(\\b[a-z][a-z0-9+.-]*://[^\\s/:@]*:)(?!${TOKEN_PREFIX})([^\\s@/]+)@`, 'gi');
+const URL_PASSWORD_RE = new RegExp(`((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://[^\\s/:@]*:)(?!${TOKEN_PREFIX})([^\\s@/]+)@`, 'gi');
 
 /**
  * Where the JSON value starting at `text[start]` ends: a string at its closing quote, an object or

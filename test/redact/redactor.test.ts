@@ -183,6 +183,19 @@ describe('Redactor.redactText', () => {
     expect(r.redactText(keep)).toBe(keep);
   });
 
+  it('stays linear on text a server could craft against its patterns (no catastrophic backtracking)', () => {
+    // 200 KB each. With a name allowed to start after any "_" or "-", or a URL scheme after any ".",
+    // each of these took time quadratic in its length: 40 KB of "a_" took 4.7 s, these would take minutes.
+    for (const unit of ['a_', 'a-', 'a.', 'a:']) {
+      const text = unit.repeat(Math.ceil(200_000 / unit.length));
+      expect(r.redactText(text)).toBe(text);
+    }
+    for (const unit of ['x_token=', '"password":', 'cookie:']) {
+      const text = unit.repeat(Math.ceil(200_000 / unit.length));
+      expect(r.redactText(text)).toContain(TOKEN_PREFIX);
+    }
+  });
+
   it('redacts a sensitive member whose value is an object or array in text that does not parse', () => {
     const text = '{"params":{"client_secret":{"k": "OBJ1", "z":"OBJ2"},"token":["ARR1","ARR2"],"note":"kept"';
     const out = r.redactText(text);
