@@ -117,7 +117,8 @@ async function openRecording(): Promise<Recording | undefined | false> {
       logLevel: data.logLevel,
       clockOrigin: data.clockOrigin,
       ...maxLine,
-      ...(data.indexLagMs !== undefined ? { maxLagMs: data.indexLagMs } : {}),
+      // --require-recording must learn at once that recording fails, not after the traffic: no lag.
+      ...(data.sinks.requireRecording ? { maxLagMs: 0 } : data.indexLagMs !== undefined ? { maxLagMs: data.indexLagMs } : {}),
       logger,
       onIndexed: () => rec && spoolWaiting(rec),
       onFatal: (err) => send({ type: 'fatal', message: err.message }),

@@ -61,6 +61,9 @@ export interface AttachedSinks {
   markIncomplete(why: string): void;
 }
 
+/** How long the recording indexer waits for a database another writer holds (ms); under its 30 s stall limit. */
+const INDEXER_BUSY_TIMEOUT_MS = 10_000;
+
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
   const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}) });
   // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
@@ -97,6 +100,9 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
         ...(opts.requireRecording ? { requireRecording: true } : {}),
         ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
         ...(opts.recorderWriter ? { writer: opts.recorderWriter } : {}),
+        // Inline is the recording indexer, a process off the traffic's path: it can wait for
+        // another writer of the same file (several taps recording into one) rather than drop.
+        ...(opts.recorderWriter === 'inline' ? { busyTimeoutMs: INDEXER_BUSY_TIMEOUT_MS } : {}),
       });
     } catch (err) {
       await telemetry?.shutdown();

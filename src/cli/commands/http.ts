@@ -166,5 +166,6 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   process.off('SIGTERM', onSignal);
   const exitCode = fatal ? ExitCode.Failed : ExitCode.Ok;
   for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
-  return exitCode;
+  // The recording may fail while its backlog is indexed, after the traffic: still a failure.
+  return fatal ? ExitCode.Failed : exitCode;
 }

@@ -92,5 +92,6 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   // The server is gone; a host that asks us to stop while the recording is indexed is obeyed at once.
   const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
   for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
-  return exitCode;
+  // The recording may fail while its backlog is indexed, after the server is gone: still a failure.
+  return fatal ? ExitCode.Failed : exitCode;
 }
