@@ -37,7 +37,7 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
     target: validateTarget(r, o.target, ctx.baseDir) ?? { kind: 'http', url: 'http://invalid', headers: {} },
     era: validateEra(r, o),
     sessionChurn: validateSession(r, o.session),
-    timeoutMs: duration(r, o, 'timeout', []) ?? 30_000,
+    timeoutMs: positiveDuration(r, o, 'timeout', []) ?? 30_000,
     seed: r.num(o, 'seed', [], { integer: true }) ?? 1,
     mix: r.oneOf(o, 'mix', [], ['weighted', 'random'] as const) ?? 'weighted',
     driver: r.oneOf(o, 'driver', [], ['auto', 'raw'] as const) ?? 'auto',
@@ -70,6 +70,19 @@ function validateIteration(r: Reader, v: unknown): ScriptedIteration | undefined
   return v as ScriptedIteration;
 }
 
+/** A duration that must be more than 0 (a phase's length, the timeout): 0 would run or wait for nothing. */
+function positiveDuration(r: Reader, o: Record<string, unknown>, key: string, p: Path, required = false): number | undefined {
+  const ms = duration(r, o, key, p, required);
+  return ms === 0 ? r.fail([...p, key], `must be more than 0 (got ${JSON.stringify(o[key])})`) : ms;
+}
+
+/**
+ * The highest arrival rate one process is asked for (per second): far past what one mcptap load
+ * process drives (tens of thousands a second), so a typo (1e12) is refused rather than left to
+ * schedule arrivals until memory runs out. Past it, shard the run (--shard).
+ */
+const MAX_RATE = 1_000_000;
+
 function duration(r: Reader, o: Record<string, unknown>, key: string, p: Path, required = false): number | undefined {
   const v = o[key];
   if (v === undefined) return required ? r.fail(p, `"${key}" is required (e.g. 30s)`) : undefined;
@@ -90,7 +103,7 @@ function validateTarget(r: Reader, v: unknown, baseDir: string): TargetSpec | un
   const pool = r.num(o, 'pool', ['target'], { integer: true, min: 1 }) ?? 1;
   if (o.url !== undefined) {
     const url = r.str(o, 'url', ['target']);
-    if (url && !/^https?:\/\/[^/]+/.test(url)) return r.fail(['target', 'url'], `must be an http:// or https:// URL (got "${url}")`);
+    if (url && (!/^https?:\/\/[^/]+/.test(url) || !URL.canParse(url))) return r.fail(['target', 'url'], `must be an http:// or https:// URL (got "${url}")`);
     const headers = (r.stringMap(o, 'headers', ['target']) ?? {}) as Record<string, string>;
     const t: TargetSpec = { kind: 'http', url: url ?? '', headers };
     const connections = r.num(o, 'connections', ['target'], { integer: true, min: 1 });
@@ -103,6 +116,9 @@ function validateTarget(r: Reader, v: unknown, baseDir: string): TargetSpec | un
 
 function validateCommand(r: Reader, o: Record<string, unknown>, pool: number, baseDir: string): TargetSpec | undefined {
   let argv: string[];
+  if (typeof o.command === 'string' && /["'\\$`|&;<>()]/.test(o.command)) {
+    return r.fail(['target', 'command'], `is split on spaces, not by a shell: quotes and shell syntax do not work there; give a list (command: [sh, -c, "..."]) (got ${JSON.stringify(o.command)})`);
+  }
   if (typeof o.command === 'string' && o.command.trim() !== '') argv = o.command.trim().split(/\s+/);
   else if (Array.isArray(o.command) && o.command.length > 0 && o.command.every((x) => typeof x === 'string')) argv = o.command as string[];
   else return r.fail(['target', 'command'], 'must be a command line string or a list of strings');
@@ -159,7 +175,8 @@ function validatePhase(r: Reader, v: unknown, p: Path, i: number): Phase | undef
 function rate(r: Reader, o: Record<string, unknown>, key: string, p: Path): number | undefined {
   if (o[key] === undefined) return undefined;
   const v = parseRate(o[key]);
-  return v === undefined ? r.fail([...p, key], `must be a rate per second like 100 or "100/s" (got ${JSON.stringify(o[key])})`) : v;
+  if (v === undefined) return r.fail([...p, key], `must be a rate per second like 100 or "100/s" (got ${JSON.stringify(o[key])})`);
+  return v > MAX_RATE ? r.fail([...p, key], `${v}/s is past what one process drives (at most ${MAX_RATE}/s): split the run with --shard`) : v;
 }
 
 function validateOpen(r: Reader, v: unknown, p: Path, name: string): OpenPhase | undefined {
@@ -173,7 +190,7 @@ function validateOpen(r: Reader, v: unknown, p: Path, name: string): OpenPhase |
   const toRate = fixed ?? to ?? from;
   if (fromRate === undefined || toRate === undefined) return r.fail(p, 'needs rate (requests per second) or from/to for a ramp');
   if (fromRate === 0 && toRate === 0) return r.fail(p, 'a rate of 0 sends nothing');
-  const durationMs = duration(r, o, 'duration', p, true);
+  const durationMs = positiveDuration(r, o, 'duration', p, true);
   const maxInFlight = r.num(o, 'maxInFlight', p, { integer: true, min: 1 }) ?? Math.max(100, Math.ceil(Math.max(fromRate, toRate) * 2));
   if (durationMs === undefined) return undefined;
   return { kind: 'open', name, fromRate, toRate, durationMs, maxInFlight };
@@ -184,7 +201,7 @@ function validateClosed(r: Reader, v: unknown, p: Path, name: string): ClosedPha
   if (!o) return undefined;
   const vus = r.num(o, 'vus', p, { integer: true, min: 1, required: true });
   const iterations = r.num(o, 'iterations', p, { integer: true, min: 1 });
-  const durationMs = duration(r, o, 'duration', p);
+  const durationMs = positiveDuration(r, o, 'duration', p);
   if (iterations === undefined && durationMs === undefined) return r.fail(p, 'needs iterations (per virtual user), duration, or both');
   const phase: ClosedPhase = { kind: 'closed', name, vus: vus ?? 1, thinkTime: thinkTime(r, o, p) };
   if (iterations !== undefined) phase.iterations = iterations;

@@ -59,6 +59,12 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
     ['two-calls.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, method: tools/list } ]\n', 4, /two-calls\.yaml:3: steps\[0\]: give one of method, tool, prompt or uri \(got method and tool\)/],
     ['open-template.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "x {{iteration" } } ]\n', 4, /open-template\.yaml:3: .*"x \{\{iteration": a "\{\{" with no closing "\}\}"/],
     ['reversed-int.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "{{random.int(9, 1)}}" } } ]\n', 4, /random\.int\(MIN, MAX\) takes two integers with MIN <= MAX, got 9, 1/],
+    // Found by probing: 1e12/s ran out of memory after 110 s; port 99999 was an internal error (exit 70).
+    ['huge-rate.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1e12, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /huge-rate\.yaml:2: phases\[0\]\.open\.rate: 1000000000000\/s is past what one process drives \(at most 1000000\/s\): split the run with --shard/],
+    ['bad-port.yaml', 'target: { url: "http://127.0.0.1:99999/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /bad-port\.yaml:1: target\.url: must be an http:\/\/ or https:\/\/ URL \(got "http:\/\/127\.0\.0\.1:99999\/mcp"\)/],
+    ['zero-duration.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 5, duration: 0s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-duration\.yaml:2: phases\[0\]\.open\.duration: must be more than 0 \(got "0s"\)/],
+    ['zero-timeout.yaml', 'target: { reference: true }\ntimeout: 0\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-timeout\.yaml:2: timeout: must be more than 0 \(got 0\)/],
+    ['quoted-command.yaml', `target: { command: "sh -c 'exit 3'" }\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`, 4, /quoted-command\.yaml:1: target\.command: is split on spaces, not by a shell/],
     ['no-target.yaml', 'phases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-target\.yaml(:\d+)?: target: is required/],
     ['no-data.yaml', 'target: { reference: true }\ndata: { users: users.csv }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/],
     ['unreachable.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
@@ -194,6 +200,13 @@ thresholds:
     expect(r.overall.counters.transport).toEqual({});
     expect(r.overall.counters.ok).toBe(r.phases[0]!.started);
     expect(r.phases[0]!.completed).toBe(r.phases[0]!.started);
+  });
+
+  it('an unknown --progress mode is a usage error (exit 2), not silently a default', async () => {
+    const r = await mcptap(['load', 'strict.yaml', '--progress', 'bogus'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/option '--progress <mode>' argument 'bogus' is invalid\. Allowed choices are auto, live, lines, none/);
+    expect(r.stdout).toBe('');
   });
 
   it('an unwritable --json or --junit path is refused before the run (exit 2), not found after it', async () => {

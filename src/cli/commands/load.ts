@@ -9,7 +9,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseShard } from '../../load/executors/iteration.js';
 import { parseDurationMs } from '../../load/duration.js';
 import type { LoadResult } from '../../load/load-result.js';
@@ -51,7 +51,7 @@ export function register(program: Command): void {
     .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open) or virtual user (closed); merge the results')
     .option('--raw', 'maximum-throughput mode on autocannon (HTTP, closed phases only)')
     .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
-    .option('--progress <mode>', 'auto | live | lines | none (stderr)', 'auto')
+    .addOption(new Option('--progress <mode>', 'live progress on stderr: live (one line redrawn), lines (a line every interval), none, or auto (live on a terminal, else lines)').choices(['auto', 'live', 'lines', 'none']).default('auto'))
     .option('--progress-interval <duration>', 'period of progress lines when not live (default 5s)')
     .addOption(logLevelOption('warn'))
     .addHelpText(
