@@ -120,6 +120,11 @@ export function frameJson(f: StoredFrame): unknown {
   return { ...f, raw: f.raw.toString('utf8') };
 }
 
+/** JSON form of an exchange: its outcome as listed (`pending` while still in flight), as the text output and `--outcome` say it. */
+export function exchangeJson(e: StoredExchange): unknown {
+  return { ...e, outcome: listedOutcome(e) };
+}
+
 export function exchangeDetailJson(e: StoredExchange, frames: readonly StoredFrame[], anomalies: readonly StoredAnomaly[]): unknown {
-  return { exchange: e, frames: frames.map(frameJson), anomalies };
+  return { exchange: exchangeJson(e), frames: frames.map(frameJson), anomalies };
 }

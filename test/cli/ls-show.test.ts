@@ -91,6 +91,15 @@ describe('mcptap show', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('--json says pending for an exchange still in flight, as the text and --outcome do (it said unanswered)', () => {
+    const pending = JSON.parse(mcptap('show', file, '--outcome', 'pending', '--json').out) as { state: string; outcome: string; rowid: number }[];
+    expect(pending.map((e) => [e.state, e.outcome])).toEqual([['started', 'pending']]);
+    const all = JSON.parse(mcptap('show', file, '--json').out) as { outcome: string }[];
+    expect(all.filter((e) => e.outcome === 'pending')).toHaveLength(1);
+    const one = JSON.parse(mcptap('show', file, '--exchange', `#${pending[0]!.rowid}`, '--json').out) as { exchange: { outcome: string } };
+    expect(one.exchange.outcome).toBe('pending');
+  });
+
   it('--exchange shows one exchange with its frames and anomalies', () => {
     const num = mcptap('show', file, '--exchange', '1');
     expect(num.code).toBe(0);

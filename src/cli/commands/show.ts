@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { OUTCOMES } from '../../model/outcome.js';
-import { exchangeDetailJson, renderAnomalies, renderExchangeDetail, renderExchangeList } from '../../report/exchange-view.js';
+import { exchangeDetailJson, exchangeJson, renderAnomalies, renderExchangeDetail, renderExchangeList } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ListedOutcome } from '../../store/types.js';
 import { ExitCode, McptapError } from '../exit-codes.js';
@@ -62,7 +62,7 @@ function show(store: RecordingStore, file: string, flags: ShowFlags): string {
     ...(flags.target !== undefined ? { target: flags.target } : {}),
     ...(flags.limit !== undefined ? { limit: positiveInt(flags.limit, '--limit') } : {}),
   });
-  return out(exchanges, () => renderExchangeList(exchanges));
+  return out(exchanges.map(exchangeJson), () => renderExchangeList(exchanges));
 }
 
 function showOne(store: RecordingStore, file: string, recordingId: number, ref: string, flags: ShowFlags): string {
