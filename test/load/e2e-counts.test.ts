@@ -118,6 +118,23 @@ steps:
     }
   });
 
+  it('stdio, legacy era declared: a timeout shorter than the server\'s start-up does not fail initialize', async () => {
+    // A node process answers its first request some 300-1000 ms after it starts; initialize is that
+    // request when the era is declared. It was held to the 200 ms and the run refused to start (exit 5).
+    const s = scenario(`
+target: { reference: { transport: stdio } }
+era: legacy
+timeout: 200ms
+phases:
+  - closed: { vus: 1, iterations: 3 }
+steps:
+  - { name: echo, tool: echo, arguments: { text: hi } }
+`);
+    const r = await runLoad(s);
+    expect(r.era).toBe('legacy');
+    expect(r.steps.echo!.counters).toMatchObject({ requests: 3, ok: 3 });
+  });
+
   it('stdio: a late answer to a request that timed out is not counted as a server protocol violation', async () => {
     const s = scenario(`
 target: { reference: { transport: stdio } }

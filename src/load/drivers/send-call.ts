@@ -26,11 +26,11 @@ export async function sendCall(session: McpSession, c: PreparedCall, intendedUs:
 }
 
 /** The `initialize` handshake of a legacy session, recorded as a sample of step `(session)`. */
-export async function openLegacySession(session: McpSession, intendedUs: number, clock: Clock, record: (s: Sample) => void): Promise<boolean> {
+export async function openLegacySession(session: McpSession, intendedUs: number, clock: Clock, record: (s: Sample) => void, timeoutMs?: number): Promise<boolean> {
   const labels = { step: '(session)', method: 'initialize', intendedUs };
   const sentUs = clock.nowUs();
   try {
-    const r = await session.initialize();
+    const r = await session.initialize(timeoutMs !== undefined ? { timeoutMs } : {});
     record(sampleFromResult(labels, r));
   } catch (err) {
     record(sampleFromTransportError(labels, sentUs, clock.nowUs(), toTransportError(err, 'initialize').errorClass));

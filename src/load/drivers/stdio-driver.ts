@@ -74,7 +74,8 @@ export class StdioDriver implements Driver {
         client,
         session: new McpSession(new StdioChannel(client), { era, protocolVersion: version, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds(1000) }),
       }));
-      if (era === 'legacy') await initializeAll(procs, opts);
+      // initialize is the first request of every process but the one detection talked to.
+      if (era === 'legacy') await initializeAll(procs, opts, startupMs);
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
       else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
@@ -117,9 +118,9 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
   });
 }
 
-async function initializeAll(procs: Proc[], opts: StdioDriverOptions): Promise<void> {
+async function initializeAll(procs: Proc[], opts: StdioDriverOptions, startupMs: number): Promise<void> {
   for (const p of procs) {
-    const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s));
+    const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s), startupMs);
     if (!ok) {
       const why = p.client.exitedReason ?? 'the server did not accept initialize';
       throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`, ExitCode.TargetUnavailable);
