@@ -3,7 +3,7 @@
  * recorder wrote from the sample event stream.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,24 @@ describe('mcptap ls', () => {
     const bad = mcptap('show', text);
     expect(bad.code).toBe(4);
     expect(bad.err).toMatch(/^mcptap: .*notes\.txt is not an mcptap recording \(not an SQLite database\)\n$/);
+  });
+
+  // Needs another user to read as (root can write anywhere): setpriv to nobody, as root only.
+  it.skipIf(process.getuid?.() !== 0)('a recording in a directory the reader cannot write: says why it cannot be read, not "not an mcptap recording"', () => {
+    const ro = mkdtempSync(join(tmpdir(), 'mcptap-ro-'));
+    try {
+      chmodSync(ro, 0o755);
+      const copy = join(ro, 'r.db');
+      copyFileSync(file, copy);
+      chmodSync(copy, 0o444);
+      chmodSync(ro, 0o555);
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, MCPTAP, 'ls', copy], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).toBe(4);
+      expect(r.stderr).toBe(`mcptap: cannot read ${copy} where it is: SQLite must create ${copy}-shm beside it and cannot (attempt to write a readonly database); copy the file to a directory you can write\n`);
+    } finally {
+      chmodSync(ro, 0o755);
+      rmSync(ro, { recursive: true, force: true });
+    }
   });
 });
 
