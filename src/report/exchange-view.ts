@@ -34,9 +34,9 @@ export function renderExchangeList(exchanges: readonly StoredExchange[]): string
   if (exchanges.length === 0) return 'no exchanges match\n';
   const rows = exchanges.map((e) => [
     `#${e.rowid}`,
-    formatId(e.id),
-    e.method || '-',
-    e.target ?? '-',
+    cell(formatId(e.id)),
+    cell(e.method || '-'),
+    cell(e.target ?? '-'),
     listedOutcome(e),
     e.errorCode === undefined ? '-' : String(e.errorCode),
     formatUs(e.latencyUs),
@@ -44,6 +44,13 @@ export function renderExchangeList(exchanges: readonly StoredExchange[]): string
     exchangeFlags(e).join(',') || '-',
   ]);
   return `${table(['ROW', 'ID', 'METHOD', 'TARGET', 'OUTCOME', 'CODE', 'LATENCY', 'PROG', 'FLAGS'], rows, [5, 6, 7])}\n`;
+}
+
+/** Longest text of a listed id, method or target: one long value must not widen every row (`--exchange #ROW` shows it whole). */
+const MAX_CELL = 40;
+
+function cell(text: string): string {
+  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 
 function header(e: StoredExchange): string[] {

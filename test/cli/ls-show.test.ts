@@ -102,6 +102,25 @@ describe('mcptap show', () => {
     expect(lines[3]).toMatch(/cancelled +-32800 .*cancelled-by-c2s,response-after-cancel$/);
   });
 
+  it('a long id does not widen every row: the list cuts ids, methods and targets at 40 characters', async () => {
+    const path = join(dir, 'long-id.db');
+    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' }, logger: silentLogger, clock: { nowUs: () => T0 + 1_000_000 } });
+    const s = new EventScript({ seq: 1, exchange: 1 });
+    const longId = 'x'.repeat(5000);
+    const a = s.request(`{"jsonrpc":"2.0","id":"${longId}","method":"tools/call","params":{"name":"echo"}}`, 1, { target: 'echo' });
+    s.respond(a, `{"jsonrpc":"2.0","id":"${longId}","result":{"content":[]}}`, 2, { outcome: 'ok' });
+    const b = s.request('{"jsonrpc":"2.0","id":2,"method":"tools/list"}', 3);
+    s.respond(b, '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}', 4, { outcome: 'ok' });
+    for (const e of s.events) rec.onEvent(e);
+    await rec.close();
+    const lines = mcptap('show', path).out.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(120);
+    expect(lines[1]).toMatch(/^#1 +"x{38}… +tools\/call +echo +ok /);
+    // The whole id is one --exchange #ROW away.
+    expect(mcptap('show', path, '--exchange', '#1').out).toContain(`id "${longId}" (string)`);
+  });
+
   it('filters by outcome and method', () => {
     expect(mcptap('show', file, '--outcome', 'cancelled').out.trimEnd().split('\n')).toHaveLength(2);
     expect(mcptap('show', file, '--method', 'initialize', '--json').out).toMatch(/"method": "initialize"/);
