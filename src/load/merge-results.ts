@@ -1,8 +1,9 @@
 /**
  * Merging results of shards (or of any runs of the same scenario): counters add, histograms add
  * bucket by bucket, phases add by position. Thresholds are judged again on the merged numbers.
- * Refuses to merge what cannot be one run: different scenarios or phase layouts (a run stopped
- * early may have run only the first phases), or the same shard twice. A merge with a stopped run
+ * Refuses to merge what cannot be one run: different scenarios, versions of one (thresholds,
+ * phase durations) or phase layouts (a run stopped early may have run only the first phases), the
+ * same shard twice, or the same result twice. A merge with a stopped run
  * is a stopped run.
  */
 import { ExitCode, McptapError } from '../cli/exit-codes.js';
@@ -30,6 +31,14 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   // A run stopped early may have run only the first phases: its layout is a prefix of the other's.
   const fits = (x: LoadResult, y: LoadResult) => layout(x) === layout(y) || (x.stopped !== undefined && (x.phases.length === 0 || layout(y).startsWith(`${layout(x)},`)));
   if (!fits(a, b) && !fits(b, a)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
+  // Same name, edited scenario: a shard of another version would be summed in silently.
+  const plan = (r: LoadResult) => r.phases.map((p) => `${p.plannedDurationMs ?? ''}`).join(',');
+  const specs = (r: LoadResult) => JSON.stringify(r.thresholdSpecs);
+  const samePlan = plan(a) === plan(b) || a.stopped !== undefined || b.stopped !== undefined;
+  if (specs(a) !== specs(b) || !samePlan) throw bad(`they come from different versions of scenario "${a.scenario}" (${specs(a) !== specs(b) ? 'thresholds' : 'phase durations'} differ)`);
+  if (a !== b && a.startedAt === b.startedAt && a.endedAt === b.endedAt && JSON.stringify(a.shards) === JSON.stringify(b.shards)) {
+    throw bad(`the same result is given twice (started ${a.startedAt})`);
+  }
 }
 
 /**

@@ -234,6 +234,19 @@ thresholds:
     expect(mixed.stderr).toContain('cannot merge these results: they are shards of differently split runs (of 1, of 2)');
   });
 
+  it('merge-results refuses the same result twice, and a shard of an edited version of the scenario (exit 4)', async () => {
+    const twice = await mcptap(['merge-results', 'single.json', 'single.json'], dir);
+    expect(twice.code).toBe(4);
+    expect(twice.stderr).toMatch(/cannot merge these results: the same result is given twice \(started /);
+    // Same name, thresholds edited: its shard 2/2 used to be summed with shard 1/2 of the other version.
+    write('edited.yaml', scenario.replace('"tool_errors < 30%"', '"tool_errors < 31%"'));
+    const edited = await mcptap(['load', 'edited.yaml', '--shard', '2/2', '--progress', 'none', '--json', 'edited.json'], dir);
+    expect(edited.code).toBe(0);
+    const mixed = await mcptap(['merge-results', 'a.json', 'edited.json'], dir);
+    expect(mixed.code).toBe(4);
+    expect(mixed.stderr).toContain('cannot merge these results: they come from different versions of scenario "cli-shards" (thresholds differ)');
+  });
+
   it('merge-results refuses results of different scenarios', async () => {
     const other = JSON.parse(readFileSync(path.join(dir, 'a.json'), 'utf8')) as LoadResult;
     other.scenario = 'something-else';
