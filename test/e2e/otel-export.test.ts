@@ -6,6 +6,8 @@
  * original timestamps. Also: exit 4 for a bad file, exit 5 for an unreachable collector.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,6 +125,25 @@ describe('mcptap export reproduces the live spans', () => {
     expect(r.code).toBe(5);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed: the collector could not be reached or refused the spans \(0 delivered, 7 lost/);
+  });
+
+  it('a collector slower than the batch timeout but within --timeout: delivered, and no "Timeout" said', async () => {
+    // An in-process fake: a collector that answers every export after 1.5 s (no real one is slow on demand).
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 1500));
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      // The batch processor's own timeout (1 s here) was left below --timeout: it said 'Timeout' for an export that succeeded.
+      const r = await runExport([db, '--otlp', url, '--timeout', '5000'], { ...OTLP_JSON, OTEL_BSP_EXPORT_TIMEOUT: '1000' });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toMatch(/timeout/i);
+      expect(r.stdout).toMatch(/exported recording 1: 7 of 8 spans/);
+    } finally {
+      slow.close();
+    }
   });
 
   it('exits 5 when the collector refuses the spans', async () => {

@@ -100,6 +100,9 @@ function exportConfig(flags: ExportFlags): TelemetryConfig {
     const ms = Number(flags.timeout);
     if (!/^\d+$/.test(flags.timeout) || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`, ExitCode.Usage);
     config.traces.otlp = { ...config.traces.otlp!, timeoutMillis: ms };
+    // The batch processor gives up on an export after its own timeout: one shorter than the
+    // exporter's said 'Timeout' for exports that then succeeded.
+    if (config.spanQueue.exportTimeoutMillis < ms) config.spanQueue = { ...config.spanQueue, exportTimeoutMillis: ms };
   }
   // Only OTLP: the environment's console exporter is for live taps.
   config.traces = { otlp: config.traces.otlp! };
