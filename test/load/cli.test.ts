@@ -257,6 +257,24 @@ thresholds:
   });
 });
 
+describe('the raw driver (autocannon) and timeouts', () => {
+  it('a timeout is counted as one, with the time it waited; a timeout under 1 s is refused, not rounded up', async () => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'mcptap-load-raw-'));
+    const body = (timeout: string) => `name: raw-timeouts\ntarget: { reference: true }\ndriver: raw\ntimeout: ${timeout}\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps: [ { name: slow, tool: delay, arguments: { ms: 1500 } } ]\n`;
+    writeFileSync(path.join(d, 'raw.yaml'), body('1s'));
+    const r = await mcptap(['load', 'raw.yaml', '--progress', 'none', '--json', 'r.json'], d);
+    expect(r.code).toBe(0);
+    const result = JSON.parse(readFileSync(path.join(d, 'r.json'), 'utf8')) as LoadResult;
+    // Before: class 'other', latency 0 us.
+    expect(result.overall.counters.transport).toEqual({ timeout: 2 });
+    expect(result.overall.latency.summary.min).toBeGreaterThanOrEqual(990_000); // 1 s, within the histogram's precision
+    writeFileSync(path.join(d, 'short.yaml'), body('200ms'));
+    const short = await mcptap(['load', 'short.yaml', '--progress', 'none'], d);
+    expect(short.code).toBe(4);
+    expect(short.stderr).toContain("the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is 200 ms");
+  });
+});
+
 describe('SSE streams in the summary', () => {
   it('streams of one event (server-everything answers every call as SSE): gaps say none, not "p50 0us"', async () => {
     const everything = await startEverything('streamableHttp');

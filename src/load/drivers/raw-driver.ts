@@ -40,6 +40,8 @@ const ID = '[<id>]';
 
 /** Runs every (closed) phase of the scenario on autocannon. Returns the era used. */
 export async function runRawPhases(s: Scenario, o: RawRunOptions): Promise<'legacy' | 'modern'> {
+  // autocannon's timeout is in seconds, at least 1: a shorter one would be rounded up unseen.
+  if (s.timeoutMs < 1000) throw new McptapError('LOAD_RAW_TIMEOUT', `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`, ExitCode.InvalidInput);
   const channel = new HttpChannel({ url: o.url, headers: o.headers, timeoutMs: s.timeoutMs, clock: o.clock });
   try {
     const session = await openSession(s, channel, o.url);
@@ -115,7 +117,7 @@ async function runPhase(phase: ClosedPhase, requests: RawRequest[], s: Scenario,
     connections,
     requests: reqs as autocannon.Request[],
     idReplacement: true,
-    timeout: Math.ceil(s.timeoutMs / 1000),
+    timeout: s.timeoutMs / 1000,
     ...(phase.iterations !== undefined ? { amount: phase.iterations * connections } : { duration: (phase.durationMs ?? 10_000) / 1000 }),
     ...(phase.rate !== undefined ? { overallRate: Math.max(1, Math.round(phase.rate / o.shard.count)) } : {}),
   }, () => finished());
@@ -135,12 +137,19 @@ async function runPhase(phase: ClosedPhase, requests: RawRequest[], s: Scenario,
     const now = o.clock.nowUs();
     stats.started++;
     stats.completed++;
-    o.metrics.record(sampleFromTransportError({ step: '(raw)', method: '(raw)', intendedUs: now }, now, now, classifyNetworkError(err)));
+    // autocannon says which request failed only for answers: a failure is the run's '(raw)'. A
+    // timeout waited the whole timeout (not 0 us, which pulled the percentiles down).
+    const timedOut = (err as Error | undefined)?.message === AUTOCANNON_TIMEOUT;
+    const sentUs = timedOut ? now - s.timeoutMs * 1000 : now;
+    o.metrics.record(sampleFromTransportError({ step: '(raw)', method: '(raw)', intendedUs: sentUs }, sentUs, now, timedOut ? 'timeout' : classifyNetworkError(err)));
   });
   await done;
   stats.scheduled = phase.iterations !== undefined ? phase.iterations * connections : stats.started;
   stats.endUs = o.clock.nowUs();
 }
+
+/** The error autocannon emits for a request that timed out (lib/run.js). */
+const AUTOCANNON_TIMEOUT = 'request timed out';
 
 /** Classify one answer (JSON or SSE body) like the regular driver does. */
 export function classify(status: number, body: string, headers: Record<string, string>): Omit<CallResult, 'timing'> {
