@@ -153,6 +153,11 @@ export class McpStdioClient {
     if (!this.exitReason) this.child.stdin!.write(JSON.stringify(msg) + '\n');
   }
 
+  /** Signals the process at once (a run stopped while it had not answered yet); its exit fails what is pending. */
+  kill(signal: NodeJS.Signals): void {
+    if (!this.exitReason) this.child.kill(signal);
+  }
+
   /** Close stdin, wait for the exit, then SIGTERM / SIGKILL after `graceMs`. */
   async close(graceMs = 2000): Promise<void> {
     if (!this.exitReason) {

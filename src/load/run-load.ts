@@ -98,9 +98,38 @@ interface PhaseDeps extends RunLoadOptions {
   progress: ProgressTracker;
 }
 
+/** The run was stopped (its signal) while the target was still being checked: nothing ran. */
+export class StoppedBeforeRun extends Error {
+  constructor(readonly reason: unknown) {
+    super(`stopped before the run started (${String(reason)}), while the target was still being checked`);
+    this.name = 'StoppedBeforeRun';
+  }
+}
+
+/**
+ * `connecting`, unless `signal` stops the run first: checking a target that does not answer takes
+ * up to its start-up allowance (30 s), and a Ctrl-C must not wait for it. A driver that connects
+ * after the stop is closed.
+ */
+function untilStopped<T extends { close(): Promise<void> }>(connecting: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return connecting;
+  return new Promise<T>((resolve, reject) => {
+    const onStop = () => {
+      reject(new StoppedBeforeRun(signal.reason));
+      connecting.then((late) => late.close(), () => undefined).catch(() => undefined);
+    };
+    if (signal.aborted) return onStop();
+    signal.addEventListener('abort', onStop, { once: true });
+    connecting.then(
+      (x) => (signal.removeEventListener('abort', onStop), resolve(x)),
+      (err: unknown) => (signal.removeEventListener('abort', onStop), reject(err)),
+    );
+  });
+}
+
 async function runPhases(scenario: Scenario, target: RunningTarget | undefined, d: PhaseDeps): Promise<Ran> {
   const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k) };
-  const driver = d.driverFactory ? await d.driverFactory(sink) : await connectDriver(scenario, target!, d.clock, d.logger, sink);
+  const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
   try {
     const { shard } = d;
     d.logger.info(`load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`);
@@ -130,12 +159,12 @@ async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOption
   return { era, target: t.url, driver: 'raw' };
 }
 
-async function connectDriver(s: Scenario, t: RunningTarget, clock: Clock, logger: Logger, sink: DriverSink): Promise<Driver> {
+async function connectDriver(s: Scenario, t: RunningTarget, clock: Clock, logger: Logger, sink: DriverSink, signal: AbortSignal | undefined): Promise<Driver> {
   const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink };
   if (t.kind === 'http') {
     const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'open' ? p.maxInFlight : p.vus)));
     const connections = t.connections ?? Math.min(1024, Math.max(16, openCap));
     return HttpDriver.connect({ ...common, url: t.url, headers: t.headers, connections, churn: s.sessionChurn });
   }
-  return StdioDriver.start({ ...common, command: t.command, args: t.args, env: t.env, cwd: t.cwd, pool: t.pool, logger });
+  return StdioDriver.start({ ...common, command: t.command, args: t.args, env: t.env, cwd: t.cwd, pool: t.pool, logger, ...(signal ? { signal } : {}) });
 }

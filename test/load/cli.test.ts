@@ -4,7 +4,7 @@
  * Needs `npx tsc -p .` first (the CLI runs from dist/).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -200,6 +200,32 @@ thresholds:
     expect(r.overall.counters.transport).toEqual({});
     expect(r.overall.counters.ok).toBe(r.phases[0]!.started);
     expect(r.phases[0]!.completed).toBe(r.phases[0]!.started);
+  });
+
+  it('Ctrl-C while a silent target is still being checked stops at once (exit 130), not after its 30 s start-up allowance', async () => {
+    // A "server" that never answers: the first request waits up to 30 s for a process to start.
+    write('silent.yaml', `name: silent\ntarget: { command: [${JSON.stringify(process.execPath)}, "-e", "setTimeout(() => {}, 60001)"] }\ntimeout: 1s\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`);
+    const child = spawn(process.execPath, [BIN, 'load', 'silent.yaml', '--progress', 'none', '--json', 'silent.json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGINT');
+    // Bounded well under the 30 s it used to take (it then exited 5, 'no response within 30000 ms').
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000))]);
+    if (code === 'still running after 10 s') child.kill('SIGKILL');
+    expect(code).toBe(130);
+    expect(stderr).toContain('mcptap: stopped before the run started (SIGINT), while the target was still being checked');
+    // The silent server went with the run (it ignores its stdin: it had to be signalled).
+    await new Promise((r) => setTimeout(r, 300));
+    const alive = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('setTimeout(() => {}, 60001)');
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    expect(alive).toEqual([]);
   });
 
   it('an unknown --progress mode is a usage error (exit 2), not silently a default', async () => {

@@ -17,7 +17,7 @@ import type { ProgressSnapshot } from '../../load/progress.js';
 import { renderJunit } from '../../load/report/junit-report.js';
 import { renderProgressLine } from '../../load/report/progress-line.js';
 import { renderSummary } from '../../load/report/text-report.js';
-import { runLoad } from '../../load/run-load.js';
+import { runLoad, StoppedBeforeRun } from '../../load/run-load.js';
 import { loadScenarioFile } from '../../load/scenario-loader.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
@@ -59,7 +59,8 @@ export function register(program: Command): void {
       `
 Exit codes: 0 thresholds passed, 3 a threshold failed, 4 invalid scenario or data file,
 5 target unreachable, 2 bad command line, 130/143 stopped by SIGINT/SIGTERM (in-flight requests
-finish and what ran is reported and written; a second signal quits at once). With --shard,
+finish and what ran is reported and written; a second signal quits at once; stopped while the
+target is still being checked, nothing ran and nothing is written). With --shard,
 thresholds are judged by merge-results (a shard sees part of the run), so a shard does not exit 3.
 
 Examples:
@@ -93,6 +94,11 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   let result: LoadResult;
   try {
     result = await runLoad(scenario, { shard, logger, signal: abort.signal, onProgress: progress.write, progressIntervalMs: progress.intervalMs });
+  } catch (err) {
+    if (!(err instanceof StoppedBeforeRun)) throw err;
+    // Nothing ran, so nothing is written (the target's processes were stopped with the run).
+    process.stderr.write(`mcptap: ${err.message}\n`);
+    return SIGNAL_EXIT[abort.signal.reason as keyof typeof SIGNAL_EXIT] ?? ExitCode.Failed;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -33,6 +33,8 @@ export interface StdioDriverOptions {
   clock: Clock;
   logger: Logger;
   sink: DriverSink;
+  /** The run's stop: while the processes are still being checked, it kills them (they may never answer). */
+  signal?: AbortSignal;
 }
 
 interface Proc {
@@ -60,6 +62,8 @@ export class StdioDriver implements Driver {
     const clients: McpStdioClient[] = [];
     let era: 'legacy' | 'modern' = opts.era === 'modern' ? 'modern' : 'legacy';
     let version = opts.protocolVersion;
+    const stop = () => clients.forEach((c) => c.kill('SIGTERM'));
+    opts.signal?.addEventListener('abort', stop, { once: true });
     try {
       for (let i = 0; i < opts.pool; i++) clients.push(await spawnOne(opts, () => era));
       // A process just started answers its first request after its own start-up: the scenario's
@@ -79,8 +83,10 @@ export class StdioDriver implements Driver {
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
       else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
+      opts.signal?.removeEventListener('abort', stop);
       return new StdioDriver(opts, procs, era);
     } catch (err) {
+      opts.signal?.removeEventListener('abort', stop);
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
         throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`, ExitCode.TargetUnavailable);
