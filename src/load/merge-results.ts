@@ -17,6 +17,7 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
   const first = results[0]!;
   for (const r of results) checkCompatible(first, r);
   checkShards(results);
+  checkDistinct(results);
   let merged = results.reduce((a, b) => mergeTwo(a, b));
   merged = { ...merged, shards: results.flatMap((r) => r.shards).sort((a, b) => a.index - b.index) };
   merged.thresholds = evaluateThresholds(merged, specsOfResult(merged));
@@ -36,8 +37,15 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   const specs = (r: LoadResult) => JSON.stringify(r.thresholdSpecs);
   const samePlan = plan(a) === plan(b) || a.stopped !== undefined || b.stopped !== undefined;
   if (specs(a) !== specs(b) || !samePlan) throw bad(`they come from different versions of scenario "${a.scenario}" (${specs(a) !== specs(b) ? 'thresholds' : 'phase durations'} differ)`);
-  if (a !== b && a.startedAt === b.startedAt && a.endedAt === b.endedAt && JSON.stringify(a.shards) === JSON.stringify(b.shards)) {
-    throw bad(`the same result is given twice (started ${a.startedAt})`);
+}
+
+/** One result given twice would count its run twice: a run is known by its times and shards. */
+function checkDistinct(results: readonly LoadResult[]): void {
+  const seen = new Set<string>();
+  for (const r of results) {
+    const run = `${r.startedAt}|${r.endedAt}|${JSON.stringify(r.shards)}`;
+    if (seen.has(run)) throw new McptapError('MERGE_MISMATCH', `cannot merge these results: the same result is given twice (started ${r.startedAt})`, ExitCode.InvalidInput);
+    seen.add(run);
   }
 }
 
