@@ -101,6 +101,6 @@ export function treeCpuUs(pid: number | undefined): number {
 }
 
 /** Each round's own ratio of a run and their median, for the line under a best-of verdict. */
-export function roundRatios(ratios: number[]): string {
-  return `  each round's own ratio: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`;
+export function roundRatios(ratios: number[], what = 'own ratio'): string {
+  return `  each round's ${what}: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`;
 }

@@ -360,7 +360,7 @@ export async function runOtelBench(): Promise<string> {
       `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
       roundRatios(paired),
       `the floor, decoding and correlating alone (no spans, no metrics): ${(best.get(decode)!.rps / o.rps).toFixed(2)}x of off, ${(best.get(decode)!.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange in the tap; spans + metrics on ${(n.rps / best.get(decode)!.rps).toFixed(2)}x of the floor`,
-      roundRatios(pairedFloor).replace("each round's own ratio", "each round's floor/off ratio"),
+      roundRatios(pairedFloor, 'floor/off ratio'),
       `telemetry CPU in the tap process: ${(n.cpuPerExchangeUs - o.cpuPerExchangeUs).toFixed(1)} us per exchange (on - off); ` +
         `CPU-bound rate ratio implied by it ${(o.cpuPerExchangeUs / n.cpuPerExchangeUs).toFixed(2)}x`,
       ...machineLines(o, n),

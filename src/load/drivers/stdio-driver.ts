@@ -83,15 +83,15 @@ export class StdioDriver implements Driver {
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
       else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
-      opts.signal?.removeEventListener('abort', stop);
       return new StdioDriver(opts, procs, era);
     } catch (err) {
-      opts.signal?.removeEventListener('abort', stop);
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
         throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`, ExitCode.TargetUnavailable);
       }
       throw err;
+    } finally {
+      opts.signal?.removeEventListener('abort', stop);
     }
   }
 
