@@ -37,7 +37,7 @@ export * from './load/index.js';
 export * from './client/index.js';
 export { startHttpTap, DEFAULT_HTTP_TAP_PORT, DEFAULT_HTTP_TAP_HOST, type HttpTap, type HttpTapOptions } from './tap/http-tap.js';
 
-export { McptapError, ExitCode } from './cli/exit-codes.js';
+export { McptapError, ERROR_CODES, isMcptapErrorCode, type McptapErrorCode, type ErrorKind } from './errors.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './util/logger.js';
 export { systemClock, type Clock } from './util/clock.js';
 export { VERSION } from './version.js';

@@ -1,4 +1,6 @@
 /** Exit codes CI can rely on. Documented in the README; never renumber. */
+import { McptapError, type ErrorKind } from '../errors.js';
+
 export const ExitCode = {
   Ok: 0,
   /** The run worked but found what it was asked to find: failed thresholds, replay differences. */
@@ -17,14 +19,14 @@ export const ExitCode = {
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** mcptap's own failures carry a stable code (like undici's `UND_ERR_*`) and an exit code. */
-export class McptapError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly exitCode: ExitCodeValue = ExitCode.Failed,
-  ) {
-    super(message);
-    this.name = 'McptapError';
-  }
+const BY_KIND: Record<ErrorKind, ExitCodeValue> = {
+  usage: ExitCode.Usage,
+  invalid_input: ExitCode.InvalidInput,
+  target_unavailable: ExitCode.TargetUnavailable,
+  failed: ExitCode.Failed,
+};
+
+/** The exit code of one of mcptap's own errors (its code's kind); anything else is a bug of ours. */
+export function exitCodeFor(err: unknown): ExitCodeValue {
+  return err instanceof McptapError ? BY_KIND[err.kind] : ExitCode.Internal;
 }

@@ -3,7 +3,8 @@
  * the library; nothing here is needed to use mcptap as a library (see src/index.ts).
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, McptapError } from './exit-codes.js';
+import { McptapError } from '../errors.js';
+import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { VERSION } from '../version.js';
 import { commandsFor } from './commands/index.js';
 
@@ -45,7 +46,7 @@ try {
     process.exitCode = err.exitCode === 0 ? 0 : ExitCode.Usage;
   } else if (err instanceof McptapError) {
     process.stderr.write(`mcptap: ${err.message}\n`);
-    process.exitCode = err.exitCode;
+    process.exitCode = exitCodeFor(err);
   } else {
     process.stderr.write(`mcptap: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exitCode = ExitCode.Internal;

@@ -4,7 +4,7 @@
  * recording number the file does not hold.
  */
 import { RecordingStore } from '../store/recording-store.js';
-import { ExitCode, McptapError } from './exit-codes.js';
+import { McptapError } from '../errors.js';
 
 export function openRecordingFile(file: string): RecordingStore {
   return RecordingStore.open(file, { create: false });
@@ -14,16 +14,16 @@ export function openRecordingFile(file: string): RecordingStore {
 export function pickRecording(store: RecordingStore, file: string, flag: string | undefined): number {
   if (flag === undefined) {
     const latest = store.latestRecordingId();
-    if (latest === undefined) throw new McptapError('MCPTAP_NO_RECORDING', `${file} holds no recordings`, ExitCode.InvalidInput);
+    if (latest === undefined) throw new McptapError('MCPTAP_NO_RECORDING', `${file} holds no recordings`);
     return latest;
   }
   const id = Number(flag);
   if (!/^\d+$/.test(flag) || !Number.isSafeInteger(id)) {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--recording must be a recording number (see mcptap ls), got ${JSON.stringify(flag)}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', `--recording must be a recording number (see mcptap ls), got ${JSON.stringify(flag)}`);
   }
   if (!store.getRecording(id)) {
     const ids = store.listRecordings().map((r) => r.id);
-    throw new McptapError('MCPTAP_NO_RECORDING', `${file} has no recording ${id} (it has ${ids.length ? ids.join(', ') : 'none'})`, ExitCode.InvalidInput);
+    throw new McptapError('MCPTAP_NO_RECORDING', `${file} has no recording ${id} (it has ${ids.length ? ids.join(', ') : 'none'})`);
   }
   return id;
 }

@@ -10,7 +10,9 @@
  *   response arrives (flagged `responseAfterCancel`), when the grace period passes (`tick`), or at close.
  *   A response arriving after that is an orphan with a `response_after_cancel` anomaly.
  */
-import type { AnomalyKind, TapEvent } from '../model/events.js';
+import type { AnomalyKind, StreamEnd, TapEvent } from '../model/events.js';
+
+export type { StreamEnd } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import type { Direction, Frame, MessageFrame } from '../model/frame.js';
 import { idKey, isRecord, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../model/jsonrpc.js';
@@ -24,13 +26,6 @@ export interface CorrelatorOptions {
   tombstoneLimit?: number;
 }
 
-export interface StreamEnd {
-  timeUs: number;
-  /** `cancelled`: the client closed the stream (2026-07-28 cancellation); `transport_error`: it failed. */
-  outcome: 'cancelled' | 'transport_error';
-  errorClass?: string;
-  httpStatus?: number;
-}
 
 const other = (d: Direction): Direction => (d === 'c2s' ? 's2c' : 'c2s');
 

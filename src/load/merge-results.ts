@@ -6,14 +6,14 @@
  * same shard twice, or the same result twice. A merge with a stopped run
  * is a stopped run.
  */
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError, type McptapErrorCode } from '../errors.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
 import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
 
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
-  if (results.length === 0) throw new McptapError('MERGE_EMPTY', 'nothing to merge: give at least one result file', ExitCode.Usage);
+  if (results.length === 0) throw new McptapError('MERGE_EMPTY', 'nothing to merge: give at least one result file');
   const first = results[0]!;
   for (const r of results) checkCompatible(first, r);
   checkShards(results);
@@ -25,7 +25,7 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
 }
 
 function checkCompatible(a: LoadResult, b: LoadResult): void {
-  const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`, ExitCode.InvalidInput);
+  const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`);
   if (b.format !== RESULT_FORMAT) throw bad(`unknown result format "${String(b.format)}" (expected ${RESULT_FORMAT})`);
   if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
   const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
@@ -44,7 +44,7 @@ function checkDistinct(results: readonly LoadResult[]): void {
   const seen = new Set<string>();
   for (const r of results) {
     const run = `${r.startedAt}|${r.endedAt}|${JSON.stringify(r.shards)}`;
-    if (seen.has(run)) throw new McptapError('MERGE_MISMATCH', `cannot merge these results: the same result is given twice (started ${r.startedAt})`, ExitCode.InvalidInput);
+    if (seen.has(run)) throw new McptapError('MERGE_MISMATCH', `cannot merge these results: the same result is given twice (started ${r.startedAt})`);
     seen.add(run);
   }
 }
@@ -55,7 +55,7 @@ function checkDistinct(results: readonly LoadResult[]): void {
  * other only: whole runs from several machines add up.
  */
 function checkShards(results: readonly LoadResult[]): void {
-  const bad = (code: string, why: string) => new McptapError(code, `cannot merge these results: ${why}`, ExitCode.InvalidInput);
+  const bad = (code: McptapErrorCode, why: string) => new McptapError(code, `cannot merge these results: ${why}`);
   const shards = results.flatMap((r) => r.shards);
   const counts = new Set(shards.map((s) => s.count));
   if (counts.size > 1) throw bad('MERGE_MIXED_SHARDS', `they are shards of differently split runs (${[...counts].map((c) => `of ${c}`).join(', ')})`);

@@ -5,7 +5,7 @@
  * iteration index picks one), without the recorded `_meta` (the run's era supplies its own).
  * Lifecycle traffic (initialize, ping, notifications) is left out: the driver does that itself.
  */
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import { isRecord } from '../model/jsonrpc.js';
 import type { StepSpec } from './scenario.js';
 import type { CompiledTemplate } from './template.js';
@@ -29,7 +29,7 @@ export async function stepsFromRecording(file: string, opts: RecordingMixOptions
   const store = RecordingStore.open(file);
   try {
     const id = opts.recordingId ?? store.latestRecordingId();
-    if (id === undefined) throw new McptapError('LOAD_RECORDING_EMPTY', `the recording ${file} holds no recordings`, ExitCode.InvalidInput);
+    if (id === undefined) throw new McptapError('LOAD_RECORDING_EMPTY', `the recording ${file} holds no recordings`);
     const groups = new Map<string, Group>();
     for (const ex of store.exchanges({ recordingId: id })) {
       if (ex.direction !== 'c2s' || LIFECYCLE.has(ex.method)) continue;
@@ -38,7 +38,7 @@ export async function stepsFromRecording(file: string, opts: RecordingMixOptions
       if (!g) groups.set(key, (g = { method: ex.method, target: ex.target, params: [] }));
       g.params.push(stripMeta((ex.request as { params?: unknown }).params));
     }
-    if (groups.size === 0) throw new McptapError('LOAD_RECORDING_EMPTY', `recording ${id} of ${file} has no client requests to replay`, ExitCode.InvalidInput);
+    if (groups.size === 0) throw new McptapError('LOAD_RECORDING_EMPTY', `recording ${id} of ${file} has no client requests to replay`);
     return [...groups.values()].map(toStep);
   } finally {
     store.close();

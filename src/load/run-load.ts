@@ -17,7 +17,7 @@ import { RealScheduler, type Scheduler } from './executors/scheduler.js';
 import { createIterationRunner } from './iteration-runner.js';
 import { buildResult, type LoadResult, type ResultMeta } from './load-result.js';
 import { runRawPhases, type RawRunOptions } from './drivers/raw-driver.js';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import { LoadMetrics } from './metrics.js';
 import { ProgressTracker, type ProgressSnapshot } from './progress.js';
 import type { Scenario } from './scenario.js';
@@ -154,7 +154,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
 }
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {
-  if (t.kind !== 'http') throw new McptapError('LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target', ExitCode.InvalidInput);
+  if (t.kind !== 'http') throw new McptapError('LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
   const era = await runRawPhases(scenario, { ...o, url: t.url, headers: t.headers });
   return { era, target: t.url, driver: 'raw' };
 }

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import type { Scenario } from './scenario.js';
 import { validateScenario } from './scenario-validate.js';
 import type { Locator, Path } from './validation.js';
@@ -22,7 +22,7 @@ export async function loadScenarioFile(file: string): Promise<Scenario> {
     await readText(abs, source); // same "missing file" message as for YAML
     return validateScenario(await importModule(abs, source), { source, baseDir });
   }
-  throw new McptapError('LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`, ExitCode.InvalidInput);
+  throw new McptapError('LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`);
 }
 
 async function readText(abs: string, source: string): Promise<string> {
@@ -30,7 +30,7 @@ async function readText(abs: string, source: string): Promise<string> {
     return await readFile(abs, 'utf8');
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new McptapError('LOAD_SCENARIO_MISSING', `cannot read the scenario ${source}: ${why}`, ExitCode.InvalidInput);
+    throw new McptapError('LOAD_SCENARIO_MISSING', `cannot read the scenario ${source}: ${why}`);
   }
 }
 
@@ -42,7 +42,7 @@ export function loadYaml(text: string, ctx: { source: string; baseDir: string })
     const e = doc.errors[0]!;
     const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
     const what = e.message.split('\n')[0];
-    throw new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`, ExitCode.InvalidInput);
+    throw new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`);
   }
   return validateScenario(doc.toJS(), { ...ctx, locate: yamlLocator(doc, lc) });
 }
@@ -82,14 +82,14 @@ async function importModule(abs: string, source: string): Promise<unknown> {
     } else mod = (await import(pathToFileURL(abs).href)) as typeof mod;
   } catch (err) {
     const msg = (err as Error)?.message?.split('\n')[0] ?? String(err);
-    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the scenario module failed to load: ${msg}`, ExitCode.InvalidInput);
+    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the scenario module failed to load: ${msg}`);
   }
   let value = mod.default ?? mod.scenario;
   // A .ts file outside an ESM package is compiled to CommonJS: its default export arrives wrapped.
   const wrapped = value as { default?: unknown; target?: unknown } | undefined;
   if (wrapped && typeof wrapped === 'object' && wrapped.default !== undefined && wrapped.target === undefined) value = wrapped.default;
   if (value === undefined) {
-    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the module must \`export default defineScenario({...})\``, ExitCode.InvalidInput);
+    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the module must \`export default defineScenario({...})\``);
   }
   return value;
 }

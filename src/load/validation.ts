@@ -3,7 +3,7 @@
  * path of the field (`phases[1].open.rate`) and whether it is about the key itself (an unknown
  * field) or its value, so the loader can point at the right line of the file.
  */
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 
 export type Path = (string | number)[];
 
@@ -133,5 +133,5 @@ export function scenarioError(source: string, issues: readonly Issue[], locate?:
   });
   const more = issues.length > 10 ? `\n  … and ${issues.length - 10} more` : '';
   const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
-  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${lines.join('\n')}${more}`, ExitCode.InvalidInput);
+  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${lines.join('\n')}${more}`);
 }

@@ -104,3 +104,12 @@ export type TapEvent =
   | ConnectionClosed;
 
 export type TapEventType = TapEvent['type'];
+
+/** How an HTTP response stream ended before all of its requests were answered. */
+export interface StreamEnd {
+  timeUs: number;
+  /** `cancelled`: the client closed the stream (2026-07-28 cancellation); `transport_error`: it failed. */
+  outcome: 'cancelled' | 'transport_error';
+  errorClass?: string;
+  httpStatus?: number;
+}

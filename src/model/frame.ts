@@ -81,3 +81,12 @@ export interface LogFrame extends FrameBase {
 }
 
 export type Frame = MessageFrame | InvalidFrame | LogFrame;
+
+/** Where and when one complete message was seen: what a tap tells the parser along with its bytes. */
+export interface FrameOrigin {
+  connectionId: string;
+  direction: Direction;
+  channel: Channel;
+  timeUs: number;
+  context?: FrameContext;
+}

@@ -3,7 +3,9 @@
  * frames. Pure; never throws: bad input becomes an `invalid` frame.
  */
 import { classifyMessage, type JsonRpcMessage } from '../model/jsonrpc.js';
-import type { Channel, Direction, Frame, FrameContext } from '../model/frame.js';
+import type { Frame, FrameOrigin } from '../model/frame.js';
+
+export type { FrameOrigin } from '../model/frame.js';
 
 /** Hands out frame sequence numbers; one per pipeline so that seq orders all frames of a run. */
 export interface SeqSource {
@@ -15,13 +17,6 @@ export function counter(start = 1): SeqSource {
   return { next: () => n++ };
 }
 
-export interface FrameOrigin {
-  connectionId: string;
-  direction: Direction;
-  channel: Channel;
-  timeUs: number;
-  context?: FrameContext;
-}
 
 const PREVIEW = 200;
 

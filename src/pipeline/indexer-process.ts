@@ -8,7 +8,7 @@
  * grace period must not expire because indexing ran late), the wall clock once caught up, and
  * the tap's close time once closing.
  */
-import { McptapError } from '../cli/exit-codes.js';
+import { toWireError } from '../errors.js';
 import { clockFromOrigin, type Clock } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
 import { lowerProcessPriority } from '../util/thread-priority.js';
@@ -85,8 +85,7 @@ async function openSinks(): Promise<AttachedSinks | undefined> {
   try {
     return await attachSinks(pipeline, { ...data.sinks, logger, onFatal: (err) => send({ type: 'fatal', message: err.message }) });
   } catch (err) {
-    const e = err as Error;
-    send({ type: 'failed', code: e instanceof McptapError ? e.code : 'MCPTAP_INDEXER', message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
+    send({ type: 'failed', ...toWireError(err, 'MCPTAP_INDEXER') });
     return undefined;
   }
 }

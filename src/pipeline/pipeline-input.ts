@@ -5,10 +5,10 @@
  *
  * Every method returns at once and never throws; times are the tap's (µs since the epoch).
  */
-import type { StreamEnd } from '../correlate/correlator.js';
+import type { StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk, Direction } from '../model/frame.js';
-import type { FrameOrigin } from '../parse/frame-parser.js';
+import type { FrameOrigin } from '../model/frame.js';
 import { H_METHOD, H_NAME, H_PROTOCOL_VERSION } from '../protocol/headers.js';
 import type { Clock } from '../util/clock.js';
 

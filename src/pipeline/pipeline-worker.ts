@@ -17,7 +17,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { dirname } from 'node:path';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError, toWireError, type McptapErrorCode } from '../errors.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
@@ -70,8 +70,8 @@ interface Live {
   sinks: AttachedSinks;
 }
 
-const failedStart = (e: Error, code = 'MCPTAP_PIPELINE_WORKER') => {
-  send({ type: 'failed', code: e instanceof McptapError ? e.code : code, message: e.message, exitCode: e instanceof McptapError ? e.exitCode : 1 });
+const failedStart = (e: Error, code: McptapErrorCode = 'MCPTAP_PIPELINE_WORKER') => {
+  send({ type: 'failed', ...toWireError(e, code) });
 };
 
 /** The live telemetry sinks, or undefined when there is no telemetry or `failed` was sent. */
@@ -102,7 +102,7 @@ async function openRecording(): Promise<Recording | undefined | false> {
     logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), ${place.encrypt ? 'encrypted' : 'in clear'}`);
   } catch (err) {
     const where = place.dir !== dirname(path) ? ` (its spool goes to ${place.dir}; MCPTAP_SPOOL_DIR picks another place)` : '';
-    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`, ExitCode.InvalidInput));
+    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`));
     return false;
   }
   try {

@@ -20,7 +20,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { fromWireError, McptapError, type WireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
@@ -51,7 +51,7 @@ export type ToIndexer = IndexerStart | { type: 'spooled'; end: number; pressed?:
 
 export type FromIndexer =
   | { type: 'ready' }
-  | { type: 'failed'; code: string; message: string; exitCode: number }
+  | ({ type: 'failed' } & WireError)
   | { type: 'indexed'; position: number }
   | { type: 'fatal'; message: string }
   | { type: 'closed'; lines: string[] };
@@ -93,7 +93,7 @@ export class RecordingIndexer {
     // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
     // too, and it ignores it: the tap ends the recording in order.
     const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
-    const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`, ExitCode.Failed);
+    const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`);
     const first = await new Promise<FromIndexer>((resolve, reject) => {
       const onError = (err: Error) => reject(failedToStart(err.message));
       const onExit = (code: number | null) => reject(failedToStart(`it exited (code ${code})`));
@@ -108,7 +108,7 @@ export class RecordingIndexer {
     });
     if (first.type === 'failed') {
       child.kill();
-      throw new McptapError(first.code, first.message, first.exitCode as (typeof ExitCode)[keyof typeof ExitCode]);
+      throw fromWireError(first, 'MCPTAP_INDEXER');
     }
     return new RecordingIndexer(child, opts);
   }

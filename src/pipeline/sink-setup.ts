@@ -9,7 +9,7 @@ import type { Logger } from '../util/logger.js';
 import type { SqliteRecorder } from '../sinks/sqlite-recorder.js';
 import { Redactor } from '../redact/redactor.js';
 import { VERSION } from '../version.js';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 import { recordingOtelMeta } from '../telemetry/recording-otel-meta.js';
@@ -106,7 +106,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       });
     } catch (err) {
       await telemetry?.shutdown();
-      throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${opts.record}: ${(err as Error).message}`, ExitCode.InvalidInput);
+      throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${opts.record}: ${(err as Error).message}`);
     }
     pipeline.addSink(recorder);
   }

@@ -17,9 +17,9 @@
  *   to FrameContext and not here fails to compile).
  * - A batch's string table starts empty: batches decode on their own (the spool stores them so).
  */
-import type { StreamEnd } from '../correlate/correlator.js';
+import type { StreamEnd } from '../model/events.js';
 import type { FrameContext } from '../model/frame.js';
-import type { FrameOrigin } from '../parse/frame-parser.js';
+import type { FrameOrigin } from '../model/frame.js';
 import { InterningByteReader, InterningByteWriter } from './interned-bytes.js';
 import { Op, type WireOp } from './worker-wire.js';
 

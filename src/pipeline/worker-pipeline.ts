@@ -16,11 +16,11 @@
  *   goes on untouched.
  */
 import { Worker } from 'node:worker_threads';
-import type { StreamEnd } from '../correlate/correlator.js';
+import type { StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk } from '../model/frame.js';
-import type { FrameOrigin } from '../parse/frame-parser.js';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import type { FrameOrigin } from '../model/frame.js';
+import { fromWireError, McptapError } from '../errors.js';
 import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
@@ -96,7 +96,7 @@ export class WorkerPipeline implements PipelineInput {
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
     const first = await new Promise<FromWorker>((resolve, reject) => {
-      const onError = (err: Error) => reject(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`, ExitCode.Failed));
+      const onError = (err: Error) => reject(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`));
       worker.once('error', onError);
       const onMessage = (m: FromWorker) => {
         if (m.type === 'log') return void process.stderr.write(m.line);
@@ -108,7 +108,7 @@ export class WorkerPipeline implements PipelineInput {
     });
     if (first.type === 'failed') {
       await worker.terminate();
-      throw new McptapError(first.code, first.message, first.exitCode as (typeof ExitCode)[keyof typeof ExitCode]);
+      throw fromWireError(first, 'MCPTAP_PIPELINE_WORKER');
     }
     return new WorkerPipeline(worker, opts, first.type === 'ready' ? first.metricsUrl : undefined);
   }

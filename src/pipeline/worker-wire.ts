@@ -6,10 +6,11 @@
  * the number of chunks. Ops are tuples whose first element is an {@link Op} code; `len` fields say how many of
  * the buffer's next bytes are the op's.
  */
-import type { StreamEnd } from '../correlate/correlator.js';
+import type { WireError } from '../errors.js';
+import type { StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Channel, Direction } from '../model/frame.js';
-import type { FrameOrigin } from '../parse/frame-parser.js';
+import type { FrameOrigin } from '../model/frame.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { LogLevel } from '../util/logger.js';
 import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
@@ -76,7 +77,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'ready'; metricsUrl?: string }
-  | { type: 'failed'; code: string; message: string; exitCode: number }
+  | ({ type: 'failed' } & WireError)
   /** `buffer`: the batch's byte buffer, handed back for reuse once nothing refers to it any more. */
   | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
   | { type: 'fatal'; message: string }

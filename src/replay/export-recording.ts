@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Redact } from '../sinks/otel-content.js';
 import type { RecordingStore } from '../store/recording-store.js';
 import type { RecordingInfo } from '../store/types.js';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import { notDelivered, type SpanExportCounts } from '../telemetry/counting-span-processor.js';
 import { readRecordingOtelMeta } from '../telemetry/recording-otel-meta.js';
 import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
@@ -57,8 +57,8 @@ export interface ExportRecordingResult {
 export async function exportRecording(opts: ExportRecordingOptions): Promise<ExportRecordingResult> {
   const { store, recordingId } = opts;
   const info = store.getRecording(recordingId);
-  if (!info) throw new McptapError('MCPTAP_NO_RECORDING', `no recording ${recordingId}`, ExitCode.InvalidInput);
-  if (!opts.config.traces.otlp && !opts.config.traces.console) throw new McptapError('MCPTAP_BAD_FLAG', 'export needs a span destination (--otlp URL)', ExitCode.Usage);
+  if (!info) throw new McptapError('MCPTAP_NO_RECORDING', `no recording ${recordingId}`);
+  if (!opts.config.traces.otlp && !opts.config.traces.console) throw new McptapError('MCPTAP_BAD_FLAG', 'export needs a span destination (--otlp URL)');
   const meta = readRecordingOtelMeta(info.meta);
   const clock = new ReplayClock(info.startedUs);
   const timeoutMs = opts.config.traces.otlp?.timeoutMillis ?? 10_000;

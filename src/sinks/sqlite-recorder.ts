@@ -14,7 +14,7 @@
  * With `requireRecording`, the first loss calls `onFatal` so the tap can stop instead of letting
  * traffic pass unrecorded.
  */
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import type { TapEvent } from '../model/events.js';
 import { EventBatchEncoder, type SealedBatch } from '../store/event-batch.js';
 import { RecordingStore } from '../store/recording-store.js';
@@ -81,7 +81,7 @@ export class SqliteRecorder implements Sink {
       this.recordingId = store.beginRecording(r ? { ...opts.recording, target: r.redactText(opts.recording.target) } : opts.recording);
     } catch (err) {
       if (ownsStore) store.close();
-      throw new McptapError('MCPTAP_RECORDING_UNWRITABLE', `cannot start a recording in ${opts.path ?? 'the store'}: ${(err as Error).message}`, ExitCode.InvalidInput);
+      throw new McptapError('MCPTAP_RECORDING_UNWRITABLE', `cannot start a recording in ${opts.path ?? 'the store'}: ${(err as Error).message}`);
     }
     const threaded = opts.store === undefined && opts.path !== undefined && (opts.writer ?? 'thread') === 'thread';
     if (threaded) {

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
-import { ExitCode, McptapError } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import type { TapEvent } from '../model/events.js';
 import { parseExchangeRef, type ExchangeLookup, type ExchangeRef } from './exchange-ref.js';
 import { checkIsRecording } from './migrations/file-check.js';
@@ -50,13 +50,13 @@ export class RecordingStore {
   /** Opens (and for `create`, creates) a recording file, validates it and migrates it to the latest schema. */
   static open(path: string, opts: OpenStoreOptions = {}): RecordingStore {
     if (!opts.create && !existsSync(path)) {
-      throw new McptapError('MCPTAP_RECORDING_NOT_FOUND', `no such recording file: ${path}`, ExitCode.InvalidInput);
+      throw new McptapError('MCPTAP_RECORDING_NOT_FOUND', `no such recording file: ${path}`);
     }
     let db: Database;
     try {
       db = new BetterSqlite3(path, { fileMustExist: !opts.create, timeout: opts.busyTimeoutMs ?? (opts.create ? 100 : 2000) });
     } catch (err) {
-      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot open recording ${path}: ${(err as Error).message}`, ExitCode.InvalidInput);
+      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot open recording ${path}: ${(err as Error).message}`);
     }
     try {
       const store = new RecordingStore(db, { create: opts.create, label: path });

@@ -17,8 +17,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
-import type { StreamEnd } from '../correlate/correlator.js';
-import type { FrameOrigin } from '../parse/frame-parser.js';
+import type { StreamEnd } from '../model/events.js';
+import type { FrameOrigin } from '../model/frame.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import { TOKEN_PREFIX, type Redactor } from '../redact/redactor.js';
 import type { Clock } from '../util/clock.js';

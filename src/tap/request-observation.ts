@@ -17,7 +17,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FrameContext } from '../model/frame.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
-import type { StreamEnd } from '../correlate/correlator.js';
+import type { StreamEnd } from '../model/events.js';
 import { SseDecoder, type SseEvent } from '../parse/sse-decoder.js';
 import { H_PROTOCOL_VERSION, H_SESSION_ID } from '../protocol/headers.js';
 import type { HttpObserver } from './http-observer.js';

@@ -17,7 +17,7 @@ import { constants as osConstants } from 'node:os';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { Direction, Channel } from '../model/frame.js';
 import type { Logger } from '../util/logger.js';
-import { McptapError, ExitCode } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
 import { RequestLineRewriter } from './request-line-rewriter.js';
 
@@ -61,7 +61,7 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
   const connectionId = opts.connectionId ?? 'stdio';
-  const cannotStart = (why: string) => new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`, ExitCode.TargetUnavailable);
+  const cannotStart = (why: string) => new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`);
   if (opts.command.trim() === '') throw cannotStart('the command is empty');
   let child: ChildProcess;
   try {

@@ -3,7 +3,7 @@
  * raw client's vocabulary) and the status a proxy gives (504 for timeouts, 502 otherwise).
  */
 import type { ServerResponse } from 'node:http';
-import { classifyNetworkError } from '../client/transport-error.js';
+import { classifyNetworkError } from '../util/network-error.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
 
 export interface UpstreamFailure {

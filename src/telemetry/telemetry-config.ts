@@ -10,7 +10,7 @@
  *   `--metrics HOST:PORT`, which serves a Prometheus scrape endpoint at /metrics.
  * - `OTEL_SDK_DISABLED=true` ignores the environment (flags still apply).
  */
-import { McptapError, ExitCode } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 
 export type OtlpProtocol = 'http/json' | 'http/protobuf';
 
@@ -193,5 +193,5 @@ function positiveInt(text: string | undefined, what: string): number | undefined
 }
 
 function configError(message: string): McptapError {
-  return new McptapError('MCPTAP_TELEMETRY_CONFIG', message, ExitCode.Usage);
+  return new McptapError('MCPTAP_TELEMETRY_CONFIG', message);
 }

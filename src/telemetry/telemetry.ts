@@ -35,7 +35,7 @@ import type { Sink } from '../sinks/sink.js';
 import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
-import { McptapError, ExitCode } from '../cli/exit-codes.js';
+import { McptapError } from '../errors.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
 import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from './direct-tracer.js';
@@ -229,7 +229,7 @@ async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: T
   } catch (err) {
     await provider.shutdown().catch(() => {});
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${m.prometheus.host}:${m.prometheus.port}: cannot listen (${code})`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${m.prometheus.host}:${m.prometheus.port}: cannot listen (${code})`);
   }
 }
 

@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { McptapError, ExitCode } from '../../src/cli/exit-codes.js';
+import { McptapError } from '../../src/errors.js';
+import { ExitCode, exitCodeFor } from '../../src/cli/exit-codes.js';
 import { loadScenarioFile } from '../../src/load/scenario-loader.js';
 import { ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
@@ -13,7 +14,7 @@ function invalid(yaml: string): McptapError {
     scenario(yaml, 'bad.yaml');
   } catch (err) {
     expect(err).toBeInstanceOf(McptapError);
-    expect((err as McptapError).exitCode).toBe(ExitCode.InvalidInput);
+    expect(exitCodeFor(err)).toBe(ExitCode.InvalidInput);
     return err as McptapError;
   }
   throw new Error('expected the scenario to be rejected');

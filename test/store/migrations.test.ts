@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { McptapError } from '../../src/cli/exit-codes.js';
+import { McptapError } from '../../src/errors.js';
 import { APPLICATION_ID, LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, type Migration } from '../../src/store/migrations/index.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';

@@ -1,6 +1,6 @@
 /** resolveTelemetryConfig: OTEL_* variables and flags -> typed config (pure, no IO). */
 import { describe, expect, it } from 'vitest';
-import { McptapError } from '../../src/cli/exit-codes.js';
+import { McptapError } from '../../src/errors.js';
 import { parseHostPort, resolveTelemetryConfig, telemetryEnabled } from '../../src/telemetry/telemetry-config.js';
 
 describe('resolveTelemetryConfig', () => {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { context, metrics, propagation, ProxyTracerProvider, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { McptapError } from '../../src/cli/exit-codes.js';
+import { McptapError } from '../../src/errors.js';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig, type Env, type TelemetryFlags } from '../../src/telemetry/telemetry-config.js';
 import type { Logger } from '../../src/util/logger.js';

@@ -8,7 +8,8 @@ import { redactorFromEnv } from '../../redact/redactor.js';
 import { notDelivered } from '../../telemetry/counting-span-processor.js';
 import { resolveTelemetryConfig, type TelemetryConfig } from '../../telemetry/telemetry-config.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 import { logLevelOption } from '../log-level-option.js';
 
@@ -98,7 +99,7 @@ function exportConfig(flags: ExportFlags): TelemetryConfig {
   );
   if (flags.timeout !== undefined) {
     const ms = Number(flags.timeout);
-    if (!/^\d+$/.test(flags.timeout) || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`, ExitCode.Usage);
+    if (!/^\d+$/.test(flags.timeout) || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`);
     config.traces.otlp = { ...config.traces.otlp!, timeoutMillis: ms };
     // The batch processor gives up on an export after its own timeout: one shorter than the
     // exporter's said 'Timeout' for exports that then succeeded.

@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
 import { closeObeyingSignals, openTapPipeline } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 
@@ -79,17 +80,17 @@ The same signal again cuts the calls still in flight (recorded as tap_closed).`,
 
 function positiveInt(name: string, v: string, allowZero: boolean): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0)) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0)) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`);
   return n;
 }
 
 /** `host:port`, `[v6]:port`, `:port` or `port`. */
 export function parseListen(v: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*))?:?(\d+)$/.exec(v.trim());
-  if (!m) throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  if (!m) throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, got ${JSON.stringify(v)}`);
   const host = m[1] ?? (m[2] || DEFAULT_HTTP_TAP_HOST);
   const port = positiveInt('--listen port', m[3]!, true);
-  if (port > 65535) throw new McptapError('MCPTAP_BAD_FLAG', `--listen port must be 0-65535, got ${port}`, ExitCode.Usage);
+  if (port > 65535) throw new McptapError('MCPTAP_BAD_FLAG', `--listen port must be 0-65535, got ${port}`);
   return { host, port };
 }
 
@@ -99,9 +100,9 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   try {
     upstream = new URL(flags.upstream);
   } catch {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be a URL, got ${JSON.stringify(flags.upstream)}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be a URL, got ${JSON.stringify(flags.upstream)}`);
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`, ExitCode.Usage);
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`);
   const { host, port } = parseListen(flags.listen);
   const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
   const telemetry = telemetryConfigFromOptions(flags);
@@ -143,7 +144,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   } catch (err) {
     await sinks.close();
     const code = (err as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`, ExitCode.Usage);
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
     throw err;
   }
   // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.

@@ -21,7 +21,8 @@ import { runLoad, StoppedBeforeRun } from '../../load/run-load.js';
 import { loadScenarioFile } from '../../load/scenario-loader.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface LoadFlags {
@@ -76,7 +77,7 @@ Examples:
 
 async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   const shard = flags.shard ? parseShard(flags.shard) : undefined;
-  if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard, ExitCode.Usage);
+  if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
   const scenario = await loadScenarioFile(file);
   if (flags.raw) scenario.driver = 'raw';
   checkOutputPaths(flags);
@@ -128,7 +129,7 @@ export function checkOutputPaths(flags: { json?: string; junit?: string }): void
     try {
       accessSync(existsSync(path) ? path : dirname(resolve(path)), constants.W_OK);
     } catch (err) {
-      throw new McptapError('LOAD_BAD_OUTPUT', `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.Usage);
+      throw new McptapError('LOAD_BAD_OUTPUT', `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
   }
 }
@@ -139,7 +140,7 @@ export async function writeOutputs(result: LoadResult, flags: { json?: string; j
     try {
       await writeFile(path, text);
     } catch (err) {
-      throw new McptapError('LOAD_WRITE_FAILED', `${flag} ${path}: cannot write the result (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.InvalidInput);
+      throw new McptapError('LOAD_WRITE_FAILED', `${flag} ${path}: cannot write the result (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
   };
   if (flags.json === '-') {
@@ -155,9 +156,9 @@ export async function writeOutputs(result: LoadResult, flags: { json?: string; j
 /** Shards started by a scheduler (CI matrix, Kubernetes) line up on a shared wall-clock time. */
 async function waitUntil(text: string): Promise<void> {
   const at = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(at)) throw new McptapError('LOAD_BAD_FLAG', `--start-at: not a time: ${text} (use ISO 8601 or epoch ms)`, ExitCode.Usage);
+  if (!Number.isFinite(at)) throw new McptapError('LOAD_BAD_FLAG', `--start-at: not a time: ${text} (use ISO 8601 or epoch ms)`);
   const wait = at - Date.now();
-  if (wait > 3_600_000) throw new McptapError('LOAD_BAD_FLAG', `--start-at ${text} is more than an hour away`, ExitCode.Usage);
+  if (wait > 3_600_000) throw new McptapError('LOAD_BAD_FLAG', `--start-at ${text} is more than an hour away`);
   if (wait > 0) {
     process.stderr.write(`mcptap: waiting ${(wait / 1000).toFixed(1)}s until ${new Date(at).toISOString()}\n`);
     await new Promise((r) => setTimeout(r, wait));
@@ -185,6 +186,6 @@ function progressWriter(flags: LoadFlags): ProgressWriter {
     };
   }
   const every = flags.progressInterval ? parseDurationMs(flags.progressInterval) : 5000;
-  if (every === undefined || every <= 0) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`, ExitCode.Usage);
+  if (every === undefined || every <= 0) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`);
   return { intervalMs: every, write: (p) => process.stderr.write(renderProgressLine(p) + '\n'), end: () => {} };
 }

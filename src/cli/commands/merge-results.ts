@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import type { LoadResult } from '../../load/load-result.js';
 import { mergeResults } from '../../load/merge-results.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { checkOutputPaths, writeOutputs } from './load.js';
 
 export function register(program: Command): void {
@@ -27,7 +28,7 @@ export function register(program: Command): void {
       } catch (err) {
         if (err instanceof McptapError) throw err;
         // Right shape, damaged content (a histogram that does not decode, say).
-        throw new McptapError('MERGE_UNREADABLE', `cannot merge these results: one is damaged (${(err as Error).message})`, ExitCode.InvalidInput);
+        throw new McptapError('MERGE_UNREADABLE', `cannot merge these results: one is damaged (${(err as Error).message})`);
       }
       await writeOutputs(merged, flags);
       process.exitCode = thresholdsPassed(merged.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;
@@ -51,7 +52,7 @@ async function readResult(file: string): Promise<LoadResult> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new McptapError('MERGE_UNREADABLE', `cannot read ${file}: ${(err as Error).message}`, ExitCode.InvalidInput);
+    throw new McptapError('MERGE_UNREADABLE', `cannot read ${file}: ${(err as Error).message}`);
   }
   try {
     const v = JSON.parse(text) as LoadResult;
@@ -60,6 +61,6 @@ async function readResult(file: string): Promise<LoadResult> {
     if (missing.length > 0) throw new Error(`an incomplete mcptap load result (no ${missing.map(([k]) => k).join(', ')})`);
     return v;
   } catch (err) {
-    throw new McptapError('MERGE_UNREADABLE', `${file}: ${(err as Error).message}`, ExitCode.InvalidInput);
+    throw new McptapError('MERGE_UNREADABLE', `${file}: ${(err as Error).message}`);
   }
 }

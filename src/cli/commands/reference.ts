@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { runReferenceStdio, startReferenceHttpServer } from '../../reference/reference-server.js';
 import { parseStallSpec, type StallOptions } from '../../reference/stall-schedule.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface ReferenceFlags {
@@ -68,7 +68,7 @@ Examples:
 
 async function runReference(flags: ReferenceFlags): Promise<void> {
   if (!flags.stdio && flags.http === undefined) {
-    throw new McptapError('MCPTAP_BAD_FLAG', 'reference needs --stdio or --http HOST:PORT', ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', 'reference needs --stdio or --http HOST:PORT');
   }
   const logger = createLogger(flags.logLevel);
   const common = { logger, stall: stallOf(flags.stall), ...(flags.ignoreCancel ? { honorCancel: false } : {}) };
@@ -76,7 +76,7 @@ async function runReference(flags: ReferenceFlags): Promise<void> {
     const handle = await runReferenceStdio(common);
     await handle.closed;
     const failed = handle.ioError();
-    if (failed) throw new McptapError('MCPTAP_REFERENCE_IO', `reference stdio: ${failed}`, ExitCode.Failed);
+    if (failed) throw new McptapError('MCPTAP_REFERENCE_IO', `reference stdio: ${failed}`);
     return;
   }
   const { host, port } = parseHostPort(flags.http ?? '');
@@ -84,7 +84,7 @@ async function runReference(flags: ReferenceFlags): Promise<void> {
   try {
     server = await startReferenceHttpServer({ ...common, host, port });
   } catch (err) {
-    throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
   }
   process.stderr.write(`mcptap reference: listening on ${server.url}\n`);
   await untilSignal();
@@ -95,7 +95,7 @@ function stallOf(spec: string | undefined): StallOptions | undefined {
   if (spec === undefined) return undefined;
   const stall = parseStallSpec(spec);
   if (!stall) {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--stall must be EVERY_MS:FOR_MS with 0 < FOR_MS < EVERY_MS, got ${JSON.stringify(spec)}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', `--stall must be EVERY_MS:FOR_MS with 0 < FOR_MS < EVERY_MS, got ${JSON.stringify(spec)}`);
   }
   return stall;
 }
@@ -105,7 +105,7 @@ export function parseHostPort(spec: string): { host: string; port: number } {
   const m = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(spec.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || !Number.isInteger(port) || port > 65535) {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--http must be HOST:PORT (e.g. 127.0.0.1:3333), got ${JSON.stringify(spec)}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', `--http must be HOST:PORT (e.g. 127.0.0.1:3333), got ${JSON.stringify(spec)}`);
   }
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }

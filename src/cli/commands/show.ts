@@ -8,7 +8,7 @@ import { OUTCOMES } from '../../model/outcome.js';
 import { exchangeDetailJson, exchangeJson, renderAnomalies, renderExchangeDetail, renderExchangeList } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ListedOutcome } from '../../store/types.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { pickRecording, withRecordingFile } from '../recording-file.js';
 import { terminalSafe } from '../../report/format.js';
 
@@ -69,7 +69,7 @@ function showOne(store: RecordingStore, file: string, recordingId: number, ref: 
   const matches = store.exchangesByRef(recordingId, ref);
   const e = matches[0];
   if (!e) {
-    throw new McptapError('MCPTAP_NO_EXCHANGE', `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`, ExitCode.InvalidInput);
+    throw new McptapError('MCPTAP_NO_EXCHANGE', `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`);
   }
   const frames = store.framesOfExchange(recordingId, e.key);
   const anomalies = store.anomalies(recordingId, { exchangeKey: e.key });
@@ -81,6 +81,6 @@ function showOne(store: RecordingStore, file: string, recordingId: number, ref: 
 
 function positiveInt(v: string, flag: string): number {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be a positive integer, got ${JSON.stringify(v)}`, ExitCode.Usage);
+  if (!/^\d+$/.test(v) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
 }

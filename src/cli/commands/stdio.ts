@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
 import { closeObeyingSignals, openTapPipeline, STOP_SIGNALS } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
-import { ExitCode, McptapError } from '../exit-codes.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 
@@ -56,7 +57,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   const logger = createLogger(flags.logLevel);
   const maxLineBytes = Number(flags.maxLineBytes);
   if (!Number.isInteger(maxLineBytes) || maxLineBytes <= 0) {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--max-line-bytes must be a positive integer, got ${JSON.stringify(flags.maxLineBytes)}`, ExitCode.Usage);
+    throw new McptapError('MCPTAP_BAD_FLAG', `--max-line-bytes must be a positive integer, got ${JSON.stringify(flags.maxLineBytes)}`);
   }
   const telemetry = telemetryConfigFromOptions(flags);
   let fatal: Error | undefined;

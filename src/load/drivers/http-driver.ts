@@ -8,7 +8,7 @@
  * `connect()` probes the target first (era detection, or a handshake), so an unreachable target
  * fails before any phase starts, with a clear message.
  */
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { detectEra } from '../../client/detect-era.js';
 import { HttpChannel } from '../../client/mcp-channel.js';
 import { McpSession, numericIds } from '../../client/mcp-session.js';
@@ -100,13 +100,13 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
     const r = await s.initialize();
     if (!s.isInitialized) {
       const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
-      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})`, ExitCode.TargetUnavailable);
+      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})`);
     }
     await s.close();
     return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
   } catch (err) {
     if (err instanceof TransportError) {
-      throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`, ExitCode.TargetUnavailable);
+      throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`);
     }
     throw err;
   }

@@ -9,7 +9,7 @@
  * omission). Use open phases with the regular driver for honest latency.
  */
 import autocannon from 'autocannon';
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 import type { CallResult } from '../../client/call-result.js';
 import { detectEra } from '../../client/detect-era.js';
 import { HttpChannel } from '../../client/mcp-channel.js';
@@ -41,7 +41,7 @@ const ID = '[<id>]';
 /** Runs every (closed) phase of the scenario on autocannon. Returns the era used. */
 export async function runRawPhases(s: Scenario, o: RawRunOptions): Promise<'legacy' | 'modern'> {
   // autocannon's timeout is in seconds, at least 1: a shorter one would be rounded up unseen.
-  if (s.timeoutMs < 1000) throw new McptapError('LOAD_RAW_TIMEOUT', `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`, ExitCode.InvalidInput);
+  if (s.timeoutMs < 1000) throw new McptapError('LOAD_RAW_TIMEOUT', `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`);
   const channel = new HttpChannel({ url: o.url, headers: o.headers, timeoutMs: s.timeoutMs, clock: o.clock });
   try {
     const session = await openSession(s, channel, o.url);
@@ -65,14 +65,14 @@ async function openSession(s: Scenario, channel: HttpChannel, url: string): Prom
     const session = new McpSession(channel, { era: era as 'legacy' | 'modern', protocolVersion: version, timeoutMs: s.timeoutMs });
     if (era === 'legacy') {
       await session.initialize();
-      if (!session.isInitialized) throw new McptapError('LOAD_TARGET_REFUSED', `${url} refused the initialize handshake`, ExitCode.TargetUnavailable);
+      if (!session.isInitialized) throw new McptapError('LOAD_TARGET_REFUSED', `${url} refused the initialize handshake`);
     } else if (s.era === 'modern') {
       // Declared, not detected: one discover still says whether the target can be reached (any answer will do).
       await session.request('server/discover', {});
     }
     return session;
   } catch (err) {
-    if (err instanceof TransportError) throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${url}: ${err.errorClass.replace('_', ' ')}`, ExitCode.TargetUnavailable);
+    if (err instanceof TransportError) throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${url}: ${err.errorClass.replace('_', ' ')}`);
     throw err;
   }
 }

@@ -7,7 +7,7 @@
  * Stray violations (stdout pollution, responses to unknown ids, server requests in the modern
  * era) are counted through the sink.
  */
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { detectEra } from '../../client/detect-era.js';
 import { StdioChannel } from '../../client/mcp-channel.js';
 import { McpSession, numericIds } from '../../client/mcp-session.js';
@@ -87,7 +87,7 @@ export class StdioDriver implements Driver {
     } catch (err) {
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
-        throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`, ExitCode.TargetUnavailable);
+        throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
       }
       throw err;
     } finally {
@@ -129,7 +129,7 @@ async function initializeAll(procs: Proc[], opts: StdioDriverOptions, startupMs:
     const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s), startupMs);
     if (!ok) {
       const why = p.client.exitedReason ?? 'the server did not accept initialize';
-      throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`, ExitCode.TargetUnavailable);
+      throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`);
     }
   }
 }

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { startReferenceHttpServer } from '../../reference/reference-server.js';
 import type { TargetSpec } from '../scenario.js';
 
@@ -86,5 +86,5 @@ async function startReferenceChild(stallArgs: string[]): Promise<RunningTarget> 
 }
 
 function unavailable(why: string): McptapError {
-  return new McptapError('LOAD_REFERENCE_FAILED', `the bundled reference server ${why}`, ExitCode.TargetUnavailable);
+  return new McptapError('LOAD_REFERENCE_FAILED', `the bundled reference server ${why}`);
 }

@@ -4,7 +4,7 @@
  * creating one.
  */
 import type { Database } from 'better-sqlite3';
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 import { APPLICATION_ID, applicationId, schemaVersion } from './migration.js';
 
 /** Refuses files that are not mcptap recordings before anything is written to them. */
@@ -19,15 +19,15 @@ export function checkIsRecording(db: Database, label: string, create: boolean): 
     if (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT' || code === 'SQLITE_CANTOPEN') {
       // A recording is in WAL mode: reading it needs its -shm (and -wal) files beside it, which
       // SQLite creates when they are missing. It is a recording; it cannot be read from there.
-      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot read ${label} where it is: SQLite must create ${label}-shm beside it and cannot (${(err as Error).message}); copy the file to a directory you can write`, ExitCode.InvalidInput);
+      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot read ${label} where it is: SQLite must create ${label}-shm beside it and cannot (${(err as Error).message}); copy the file to a directory you can write`);
     }
     const why = code === 'SQLITE_NOTADB' ? 'not an SQLite database' : (err as Error).message;
-    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (${why})`, ExitCode.InvalidInput);
+    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (${why})`);
   }
   if (appId === APPLICATION_ID) return;
   if (appId === 0 && tables === 0 && schemaVersion(db) === 0) {
     if (create) return;
-    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (empty database)`, ExitCode.InvalidInput);
+    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (empty database)`);
   }
-  throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (a different SQLite database)`, ExitCode.InvalidInput);
+  throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (a different SQLite database)`);
 }

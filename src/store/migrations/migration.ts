@@ -3,7 +3,7 @@
  * `PRAGMA application_id` so that any other SQLite file is recognised as "not a recording".
  */
 import type { Database } from 'better-sqlite3';
-import { ExitCode, McptapError } from '../../cli/exit-codes.js';
+import { McptapError } from '../../errors.js';
 
 /** 'mCTP' in ASCII: marks a SQLite file as an mcptap recording. */
 export const APPLICATION_ID = 0x6d435450;
@@ -41,7 +41,6 @@ export function migrate(db: Database, migrations: readonly Migration[], label = 
     throw new McptapError(
       'MCPTAP_RECORDING_TOO_NEW',
       `${label} has schema version ${from}, written by a newer mcptap (this one reads up to ${latest}); upgrade mcptap`,
-      ExitCode.InvalidInput,
     );
   }
   for (const m of migrations) {
