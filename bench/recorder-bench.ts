@@ -2,9 +2,8 @@
  * Recorder write-path benchmark: CPU time per recorded stdio exchange (a `tools/call` request and
  * its result, 200 B and 10 KB messages) pushed through a real Pipeline into a SqliteRecorder (a
  * Redactor as `mcptap stdio --record` has, a fresh temp file), counted with process.cpuUsage() up
- * to and including the recorder's final flush and close. The figure the recorder is judged by is
- * `inline` (`writer: 'inline'`: everything on one thread); `thread` (the default writer: SQL on a
- * worker thread, counted too) is shown beside it.
+ * to and including the recorder's final flush and close, all on one thread, as the recording
+ * indexer runs it.
  *
  * Measured in the same run, interleaved, so that other load on the machine touches every figure:
  * - the same Pipeline with no sink: the recorder's share is the difference;
@@ -25,8 +24,6 @@ import { RecordingStore } from '../src/store/recording-store.js';
 import { silentLogger } from '../src/util/logger.js';
 import { systemClock } from '../src/util/clock.js';
 import { median, table } from './bench-util.js';
-
-type Writer = 'inline' | 'thread';
 
 /** Exchanges pushed between two turns of the event loop (the recorder's writes run in those turns). */
 const ROUND = 250;
@@ -66,12 +63,11 @@ function cpuUs(since: NodeJS.CpuUsage): number {
 }
 
 /** CPU us per exchange of the pipeline alone (`path` undefined) or with a recorder writing to `path`. */
-async function runPipeline(size: number, count: number, path: string | undefined, writer: Writer = 'inline'): Promise<{ us: number; recorded: number }> {
+async function runPipeline(size: number, count: number, path: string | undefined): Promise<{ us: number; recorded: number }> {
   const m = messages(size);
   const pipeline = new Pipeline({ tickMs: 0, logger: silentLogger });
   const recorder = path === undefined ? undefined : new SqliteRecorder({
     path,
-    writer,
     recording: { transport: 'stdio', target: 'node echo-server.mjs', startedUs: systemClock.nowUs(), mcptapVersion: 'bench' },
     logger: silentLogger,
     clock: systemClock,
@@ -144,35 +140,30 @@ export async function runRecorderBench(opts: { runs?: number; scale?: number } =
   };
   try {
     await runPipeline(200, 2000, fresh()); // warm-up: JIT, statement caches, page cache
-    await runPipeline(200, 2000, fresh(), 'thread');
     runFloor(200, 2000, fresh());
     for (const [size, count] of [[200, 20_000 * scale], [10 * 1024, 5_000 * scale]] as const) {
-      const m: Record<'bare' | Writer | 'floor', number[]> = { bare: [], inline: [], thread: [], floor: [] };
+      const m = { bare: [] as number[], recorder: [] as number[], floor: [] as number[] };
       for (let i = 0; i < runs; i++) {
         m.bare.push((await runPipeline(size, count, undefined)).us);
-        for (const writer of ['inline', 'thread'] as const) {
-          const r = await runPipeline(size, count, fresh(), writer);
-          if (r.recorded !== count) throw new Error(`recorded ${r.recorded} of ${count} exchanges`);
-          m[writer].push(r.us);
-        }
+        const r = await runPipeline(size, count, fresh());
+        if (r.recorded !== count) throw new Error(`recorded ${r.recorded} of ${count} exchanges`);
+        m.recorder.push(r.us);
         m.floor.push(runFloor(size, count, fresh()));
       }
       const b = median(m.bare);
       const f = median(m.floor);
-      for (const writer of ['inline', 'thread'] as const) {
-        const r = median(m[writer]);
-        const range = `${Math.min(...m[writer]).toFixed(0)}..${Math.max(...m[writer]).toFixed(0)}`;
-        rows.push([size === 200 ? '200 B' : '10 KB', writer, String(count), b.toFixed(1), r.toFixed(1), (r - b).toFixed(1), f.toFixed(1), `${((r - b) / f).toFixed(2)}x`, range]);
-      }
+      const r = median(m.recorder);
+      const range = `${Math.min(...m.recorder).toFixed(0)}..${Math.max(...m.recorder).toFixed(0)}`;
+      rows.push([size === 200 ? '200 B' : '10 KB', String(count), b.toFixed(1), r.toFixed(1), (r - b).toFixed(1), f.toFixed(1), `${((r - b) / f).toFixed(2)}x`, range]);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   return [
     `recorder: CPU us per stdio exchange (tools/call + result), median of ${runs} runs, redactor on, whole process (all threads)`,
-    table(['msg', 'writer', 'exchanges', 'pipeline', '+recorder', 'recorder', 'floor', 'vs floor', '+recorder range'], rows),
-    'recorder = (+recorder) - pipeline: what recording adds (encode, redact, SQL, commit; with `thread`, also the hand-over',
-    '  and the writer thread, started per recording). floor = the same bytes as 3 plain rows per exchange into an',
+    table(['msg', 'exchanges', 'pipeline', '+recorder', 'recorder', 'floor', 'vs floor', '+recorder range'], rows),
+    'recorder = (+recorder) - pipeline: what recording adds (encode, redact, SQL, commit).',
+    '  floor = the same bytes as 3 plain rows per exchange into an',
     "  index-free 3-column table, same pragmas, one transaction per 1 250 exchanges (the recorder's 5 000-event batch).",
   ].join('\n');
 }

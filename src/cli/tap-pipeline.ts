@@ -1,75 +1,66 @@
 /**
- * The pipeline a tap command feeds: its sinks (--record, telemetry flags) and the thread they run
- * on. With anything to do downstream, decoding, correlation and the sinks run on a worker thread
- * (WorkerPipeline), so the tap's own thread does nothing but move bytes. In-process instead when
- * `--inject-trace-context` needs the span ids while forwarding, or when MCPTAP_PIPELINE_THREAD=main
- * says so (debugging, profiling). With nothing downstream at all, nothing is decoded.
+ * What the tap commands share at the edge: the pipeline's options resolved once from flags and
+ * MCPTAP_* variables (the library below never reads the environment), and a close that obeys
+ * the host's stop signals.
  */
-import { randomBytes } from 'node:crypto';
-import { Pipeline } from '../pipeline/pipeline.js';
-import { discardingInput, type PipelineInput } from '../pipeline/pipeline-input.js';
-import { attachSinks, type TapSinkOptions } from '../pipeline/sink-setup.js';
-import { REDACT_KEY_ENV, Redactor } from '../redact/redactor.js';
-import { telemetryEnabled } from '../telemetry/telemetry-config.js';
-import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
-import type { Logger, LogLevel } from '../util/logger.js';
-import { systemClock } from '../util/clock.js';
+import { REDACT_KEY_ENV } from '../redact/redactor.js';
+import { recordingOptions, type RecordingOptions } from '../pipeline/recording-options.js';
+import type { TapPipeline, TapPipelineOptions } from '../pipeline/tap-pipeline.js';
+import type { Logger } from '../util/logger.js';
+import { McptapError } from '../errors.js';
 
-export interface TapPipelineOptions extends Omit<TapSinkOptions, 'redactKey' | 'extraDropCounts'> {
-  logLevel: LogLevel;
-  maxLineBytes?: number;
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The tap flags that decide how it records. */
+export interface RecordFlags {
+  record?: string;
+  requireRecording?: boolean;
 }
 
-export interface TapPipeline {
-  readonly input: PipelineInput;
-  /** Makes header tokens in the tap's thread; same key as the recorder's. */
-  readonly redactor: Redactor;
-  /** Present with --inject-trace-context and span export (the pipeline then runs in-process). */
-  readonly minter: TraceContextMinter | undefined;
-  readonly metricsUrl: string | undefined;
-  readonly thread: 'main' | 'worker';
-  /**
-   * Flush and close everything; one line per thing worth telling the user (drops). `incomplete`:
-   * why the recording lacks what it should hold (kept with it, see RecordingEnd).
-   */
-  close(incomplete?: string): Promise<string[]>;
+/**
+ * `--record` and `--require-recording`, with the tuning variables: MCPTAP_SPOOL_BYTES (the spool's
+ * size; a batch larger than the spool is spooled in parts, but a single HTTP message larger than
+ * it is lost), MCPTAP_SPOOL_DIR (where the spool goes), MCPTAP_INDEX_LAG_MS (how long indexing
+ * waits while traffic flows). A variable set to something that is not a positive integer is refused.
+ */
+export function recordingFromFlags(flags: RecordFlags, env: Env = process.env): RecordingOptions | undefined {
+  if (!flags.record) return undefined;
+  const spoolBytes = envInt(env, 'MCPTAP_SPOOL_BYTES', 1);
+  const indexLagMs = envInt(env, 'MCPTAP_INDEX_LAG_MS', 1);
+  const spoolDir = env.MCPTAP_SPOOL_DIR?.trim();
+  return recordingOptions(flags.record, {
+    required: flags.requireRecording === true,
+    ...(spoolBytes !== undefined ? { spoolBytes } : {}),
+    ...(indexLagMs !== undefined ? { indexLagMs } : {}),
+    ...(spoolDir ? { spoolDir } : {}),
+  });
 }
 
-export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipeline> {
-  const envKey = process.env[REDACT_KEY_ENV];
-  const redactKey = envKey ? envKey : randomBytes(32);
-  const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], key: redactKey });
-  const telemetryOn = Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
-  const busy = Boolean(opts.record) || telemetryOn;
-  const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
-  const forced = process.env.MCPTAP_PIPELINE_THREAD;
-  if (busy && !injects && forced !== 'main') {
-    const { WorkerPipeline } = await import('../pipeline/worker-pipeline.js');
-    const { logger, onFatal, logLevel, maxLineBytes, ...sinks } = opts;
-    const wp = await WorkerPipeline.start({
-      sinks: { ...sinks, redactKey, recorderWriter: 'inline' },
-      logger,
-      logLevel,
-      ...recordingTuning(process.env),
-      nice: pipelineNice(process.env.MCPTAP_PIPELINE_NICE, opts.requireRecording === true || !telemetryOn),
-      ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
-      ...(onFatal ? { onFatal } : {}),
-    });
-    if (wp.metricsUrl) logger.warn(`Prometheus metrics at ${wp.metricsUrl}`);
-    return { input: wp, redactor, minter: undefined, metricsUrl: wp.metricsUrl, thread: 'worker', close: (incomplete) => wp.close(incomplete) };
-  }
-  if (!busy) {
-    // Nothing downstream: nothing is decoded (a bare forwarder), unless a debugging override asks.
-    if (forced !== 'main') return { input: discardingInput(systemClock), redactor, minter: undefined, metricsUrl: undefined, thread: 'main', close: async () => [] };
-  }
-  const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
-  const sinks = await attachSinks(pipeline, { ...opts, redactKey });
-  if (sinks.telemetry?.metricsUrl) opts.logger.warn(`Prometheus metrics at ${sinks.telemetry.metricsUrl}`);
-  const close = (incomplete?: string) => {
-    if (incomplete) sinks.markIncomplete(incomplete);
-    return sinks.close();
-  };
-  return { input: pipeline, redactor, minter: sinks.telemetry?.minter, metricsUrl: sinks.telemetry?.metricsUrl, thread: 'main', close };
+/**
+ * The rest of the pipeline's settings from the environment: MCPTAP_REDACT_KEY (equal secrets get
+ * equal tokens across runs), MCPTAP_PIPELINE_THREAD=main (decode and export on the tap's thread,
+ * for profiling), MCPTAP_PIPELINE_NICE (0-19, the worker thread's niceness).
+ */
+export function pipelineTuning(env: Env = process.env): Pick<TapPipelineOptions, 'redactKey' | 'thread' | 'workerNice'> {
+  const key = env[REDACT_KEY_ENV];
+  const given = env.MCPTAP_PIPELINE_THREAD?.trim() || undefined;
+  const thread = given === undefined || isThread(given) ? given : undefined;
+  if (given !== thread) throw new McptapError('MCPTAP_BAD_FLAG', `MCPTAP_PIPELINE_THREAD must be main or worker, got ${JSON.stringify(given)}`);
+  const nice = envInt(env, 'MCPTAP_PIPELINE_NICE', 0, 19);
+  return { ...(key ? { redactKey: key } : {}), ...(thread ? { thread } : {}), ...(nice !== undefined ? { workerNice: nice } : {}) };
+}
+
+function isThread(v: string): v is 'main' | 'worker' {
+  return v === 'main' || v === 'worker';
+}
+
+/** An integer variable within [min, max]; undefined when unset; refused when set to anything else. */
+function envInt(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
 }
 
 /** The signals a tap passes on to its server, and obeys itself once the server is gone. */
@@ -96,34 +87,7 @@ export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger:
   }
 }
 
-/**
- * The worker's niceness. Live telemetry (decoding, spans, metrics) is background work that yields
- * to forwarding (and to the host and the server on the same machine) under CPU contention. A
- * worker that only spools the recording does little per batch and must keep up (the indexer that
- * does the heavy part runs at 19 anyway), as must one under --require-recording: those compete on
- * equal terms. MCPTAP_PIPELINE_NICE (0-19) overrides.
- */
-function pipelineNice(env: string | undefined, mustKeepUp: boolean): number {
-  return envInt(env, 0, 19) ?? (mustKeepUp ? 0 : DEFAULT_PIPELINE_NICE);
-}
-
-const DEFAULT_PIPELINE_NICE = 5;
-
-/**
- * MCPTAP_SPOOL_BYTES: the recording spool's size (default 1 GiB; a batch larger than the spool is
- * spooled in parts, but a single HTTP message larger than the spool is lost: keep it well above the
- * largest message). MCPTAP_SPOOL_DIR: where the spool goes (default: RAM, /dev/shm, when it has room,
- * else beside the recording; spool.ts). MCPTAP_INDEX_LAG_MS: how long indexing waits while traffic
- * flows (default 10 s).
- */
-function recordingTuning(env: NodeJS.ProcessEnv): { spoolBytes?: number; indexLagMs?: number } {
-  const spoolBytes = envInt(env.MCPTAP_SPOOL_BYTES, 1, Number.MAX_SAFE_INTEGER);
-  const indexLagMs = envInt(env.MCPTAP_INDEX_LAG_MS, 1, Number.MAX_SAFE_INTEGER);
-  return { ...(spoolBytes !== undefined ? { spoolBytes } : {}), ...(indexLagMs !== undefined ? { indexLagMs } : {}) };
-}
-
-/** An integer setting from the environment within [min, max]; undefined when unset or not one. */
-function envInt(v: string | undefined, min: number, max: number): number | undefined {
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+/** Says where Prometheus scrapes, unless the user asked for errors only: a notice, not a warning. */
+export function sayMetricsUrl(command: string, pipeline: TapPipeline, logLevel: string): void {
+  if (pipeline.metricsUrl && logLevel !== 'error' && logLevel !== 'silent') process.stderr.write(`mcptap ${command}: Prometheus metrics at ${pipeline.metricsUrl}\n`);
 }

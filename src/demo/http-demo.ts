@@ -5,7 +5,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { startTarget } from '../load/target/target-runtime.js';
-import { openTapPipeline } from '../cli/tap-pipeline.js';
+import { openTapPipeline } from '../pipeline/tap-pipeline.js';
+import { recordingOptions } from '../pipeline/recording-options.js';
 import { startHttpTap } from '../tap/http-tap.js';
 import { loadScenarioFile } from '../load/scenario-loader.js';
 import { runLoad } from '../load/run-load.js';
@@ -34,7 +35,7 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
   // The server runs in its own process, as a real one would; the tap and the load generator share this one.
   const server = await startTarget({ kind: 'reference', transport: 'http', inProcess: false, pool: 1 });
   if (server.kind !== 'http') throw new Error('reference target did not start over HTTP');
-  const sinks = await openTapPipeline({ record: opts.db, transport: 'http', target: server.url, logger, logLevel: 'warn' });
+  const sinks = await openTapPipeline({ recording: recordingOptions(opts.db), transport: 'http', target: server.url, logger, logLevel: 'warn' });
   const tap = await startHttpTap({ upstream: new URL(server.url), port: 0, pipeline: sinks.input, redactor: sinks.redactor, logger });
   write(`mcptap demo: load (${scenario.source ?? scenario.name}) -> mcptap http --record ${opts.db} (${tap.url}) -> reference server (${server.url})\n`);
   const tty = process.stderr.isTTY === true;

@@ -68,7 +68,7 @@ const logger = createLogger(data.logLevel);
 const wall = clockFromOrigin(data.clockOrigin);
 const clock = new ReplayClock(wall);
 const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
-const reader = new SpoolReader(SPOOL_FD, data.key !== undefined ? Buffer.from(data.key, 'hex') : undefined, data.capacity);
+const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;
 let draining = false;
 /** When (performance.now()) the last batch was spooled, and since when some wait unindexed. */

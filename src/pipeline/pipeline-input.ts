@@ -64,3 +64,26 @@ export function discardingInput(clock: Clock): PipelineInput {
   const none = (): void => {};
   return { clock, openConnection: none, pushChunk: none, pushMessage: none, pushRequest: none, endStream: none, anomaly: none, closeConnection: none };
 }
+
+/** Both inputs get every call, `first` first; times left to the input are stamped once, by `first`'s clock, for both. */
+export function teeInput(first: PipelineInput, second: PipelineInput): PipelineInput {
+  const now = () => first.clock.nowUs();
+  return {
+    clock: first.clock,
+    openConnection: (info, timeUs = now()) => (first.openConnection(info, timeUs), second.openConnection(info, timeUs)),
+    pushChunk: (c) => (first.pushChunk(c), second.pushChunk(c)),
+    pushMessage: (o, raw) => (first.pushMessage(o, raw), second.pushMessage(o, raw)),
+    pushRequest: (o, raw, h) => (first.pushRequest(o, raw, h), second.pushRequest(o, raw, h)),
+    endStream: (cid, sid, end) => (first.endStream(cid, sid, end), second.endStream(cid, sid, end)),
+    anomaly: (kind, cid, detail, extra = {}) => {
+      const stamped = { ...extra, timeUs: extra.timeUs ?? now() };
+      first.anomaly(kind, cid, detail, stamped);
+      second.anomaly(kind, cid, detail, stamped);
+    },
+    closeConnection: (cid, close) => {
+      const stamped = { ...close, timeUs: close.timeUs ?? now() };
+      first.closeConnection(cid, stamped);
+      second.closeConnection(cid, stamped);
+    },
+  };
+}

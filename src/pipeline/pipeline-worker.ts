@@ -35,8 +35,6 @@ import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js'
 const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
 /** At close, an indexer that reads nothing for this long while work is left is given up on. */
 const STALLED_MS = 30_000;
-/** The spool's size: how far the indexer may lag behind the traffic before the tap's queue is made to fill (1 GiB). */
-const DEFAULT_SPOOL_BYTES = 2 ** 30;
 
 const port = parentPort;
 if (!port) throw new Error('pipeline-worker.ts runs as a worker thread only');
@@ -48,7 +46,7 @@ const logger = createLogger(data.logLevel, (line) => send({ type: 'log', line })
 const clock = clockFromOrigin(data.clockOrigin);
 const maxLine = data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {};
 /** One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids. */
-const spanIdSeed = SeededSpanIds.randomSeed();
+const spanIdSeed = data.sinks.spanIdSeed ?? SeededSpanIds.randomSeed();
 /** What the tap's side dropped so far (reported with each batch), for the drop metrics. */
 let droppedByTap = 0;
 
@@ -79,10 +77,9 @@ async function openLive(): Promise<Live | undefined | false> {
   if (!data.sinks.telemetry || !telemetryEnabled(data.sinks.telemetry)) return undefined;
   const pipeline = new Pipeline({ clock, logger, ...maxLine });
   try {
-    const { record: _record, ...telemetryOnly } = data.sinks;
     // Console exporters write through the tap's thread too, in order with `closed` (see the 'log' message).
     const writeLine = (line: string) => send({ type: 'log', line: `${line}\n` });
-    const sinks = await attachSinks(pipeline, { ...telemetryOnly, spanIdSeed, logger, writeLine, extraDropCounts: () => [['tap-side-path', droppedByTap]] });
+    const sinks = await attachSinks(pipeline, { ...data.sinks, spanIdSeed, logger, writeLine, extraDropCounts: () => [['tap-side-path', droppedByTap]] });
     return { pipeline, sinks };
   } catch (err) {
     await pipeline.close();
@@ -92,14 +89,15 @@ async function openLive(): Promise<Live | undefined | false> {
 }
 
 async function openRecording(): Promise<Recording | undefined | false> {
-  const path = data.sinks.record;
-  if (!path) return undefined;
+  const opts = data.recording;
+  if (!opts) return undefined;
+  const path = opts.path;
   let spool: SpoolWriter;
-  const capacity = data.spoolBytes ?? DEFAULT_SPOOL_BYTES;
-  const place = spoolPlace(path, capacity);
+  const capacity = opts.spoolBytes;
+  const place = spoolPlace(path, capacity, opts.spoolDir);
   try {
     spool = new SpoolWriter(path, capacity, place);
-    logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), ${place.encrypt ? 'encrypted' : 'in clear'}`);
+    logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), encrypted`);
   } catch (err) {
     const where = place.dir !== dirname(path) ? ` (its spool goes to ${place.dir}; MCPTAP_SPOOL_DIR picks another place)` : '';
     failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`));
@@ -113,12 +111,13 @@ async function openRecording(): Promise<Recording | undefined | false> {
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
-      sinks: { ...recordOnly, spanIdSeed },
+      sinks: { ...recordOnly, record: path, requireRecording: opts.required, lockWaitMs: opts.lockWaitMs, spanIdSeed },
       logLevel: data.logLevel,
       clockOrigin: data.clockOrigin,
       ...maxLine,
       // --require-recording must learn at once that recording fails, not after the traffic: no lag.
-      ...(data.sinks.requireRecording ? { maxLagMs: 0 } : data.indexLagMs !== undefined ? { maxLagMs: data.indexLagMs } : {}),
+      maxLagMs: opts.required ? 0 : opts.indexLagMs,
+      nice: opts.indexerNice,
       logger,
       onIndexed: () => rec && spoolWaiting(rec),
       onFatal: (err) => send({ type: 'fatal', message: err.message }),
@@ -203,7 +202,7 @@ function lost(rec: Recording, bytes: number, err: Error): void {
     rec.failed.said = true;
     logger.error(`${why} (further failures counted, not logged)`);
   }
-  if (data.sinks.requireRecording && !rec.failed.fatalSent) {
+  if (data.recording?.required && !rec.failed.fatalSent) {
     rec.failed.fatalSent = true;
     send({ type: 'fatal', message: why });
   }
@@ -223,7 +222,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
         return;
       }
       const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
-      logger.warn(`still indexing the recording ${data.sinks.record}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`);
+      logger.warn(`still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`);
     }, 1000);
     try {
       const endedUs = clock.nowUs();
@@ -234,7 +233,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
       clearInterval(progress);
       rec.spool.close();
     }
-    if (rec.failed.batches > 0) lines.push(`recording ${data.sinks.record}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`);
+    if (rec.failed.batches > 0) lines.push(`recording ${data.recording?.path}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`);
   }
   lines.push(...(await liveDone));
   return lines;

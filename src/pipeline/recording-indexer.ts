@@ -26,15 +26,18 @@ import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 
+/** What the indexer's recorder is built from (sink-setup.ts). */
+export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
+
 /** The first message to the child: everything it needs (the key never goes through argv or env). */
 export interface IndexerStart {
   type: 'start';
-  /** AES key of the spool, hex; absent when the spool is kept in clear. */
-  key?: string;
+  /** AES key of the spool, hex. */
+  key: string;
   /** The spool's size (it is a ring). */
   capacity: number;
   /** The recorder's settings (telemetry stays live, in the pipeline worker). */
-  sinks: WorkerSinkOptions;
+  sinks: IndexerSinkOptions;
   logLevel: LogLevel;
   clockOrigin: ClockOrigin;
   maxLineBytes?: number;
@@ -59,7 +62,7 @@ export type FromIndexer =
 export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
   /** The spool's descriptor and key (undefined: kept in clear). */
   fd: number;
-  key: Buffer | undefined;
+  key: Buffer;
   logger: Logger;
   /** Scheduling niceness (Linux; default 19: only otherwise idle CPU under contention). */
   nice?: number;
@@ -104,7 +107,7 @@ export class RecordingIndexer {
         child.off('exit', onExit);
         resolve(m);
       });
-      child.send({ type: 'start', ...(key ? { key: key.toString('hex') } : {}), nice: nice ?? 19, ...rest } satisfies IndexerStart);
+      child.send({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest } satisfies IndexerStart);
     });
     if (first.type === 'failed') {
       child.kill();

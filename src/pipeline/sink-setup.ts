@@ -1,6 +1,6 @@
 /**
- * Builds the sinks a tap asked for (--record, telemetry flags) and attaches them to a pipeline,
- * in whichever thread that pipeline runs (see worker-pipeline.ts). Shared by `mcptap stdio`,
+ * Builds sinks and attaches them to a pipeline: the recorder (in the recording indexer process)
+ * and live telemetry (in the pipeline worker, or in the tap's thread). Shared by `mcptap stdio`,
  * `mcptap http` and the demo, so every tap records and exports alike.
  */
 import type { Pipeline } from './pipeline.js';
@@ -9,6 +9,7 @@ import type { Logger } from '../util/logger.js';
 import type { SqliteRecorder } from '../sinks/sqlite-recorder.js';
 import { Redactor } from '../redact/redactor.js';
 import { VERSION } from '../version.js';
+import { RECORDING_DEFAULTS } from './recording-options.js';
 import { McptapError } from '../errors.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
@@ -30,14 +31,14 @@ export interface TapSinkOptions {
    * made in the tap's thread matches one made by the recorder. Random when absent.
    */
   redactKey?: Buffer | string;
-  /** Where the recorder's SQL runs (SqliteRecorderOptions.writer): a pipeline already off the tap's thread writes inline. */
-  recorderWriter?: 'thread' | 'inline';
   /** Drops counted outside the pipeline's sinks (e.g. a worker pipeline's full side path), for the drop metrics. */
   extraDropCounts?: () => Array<[string, number]>;
   /** OpenTelemetry export (spans and metrics); nothing is created when nothing is configured. */
   telemetry?: TelemetryConfig;
   /** Where the console exporters (`OTEL_TRACES_EXPORTER=console`, …) write their lines; default stderr. */
   writeLine?: (line: string) => void;
+  /** How long the recorder's writes wait for another writer of the file (ms; default 10 s). */
+  lockWaitMs?: number;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -45,6 +46,8 @@ export interface TapSinkOptions {
    * on a tap that supports it). Stored in the recording so `mcptap export` knows.
    */
   injectsTraceContext?: boolean;
+  /** The live spans were made elsewhere (another thread) and their context injected: said in the recording. */
+  traceContextInjected?: boolean;
   /**
    * Seed of the span ids (SeededSpanIds), random when absent. Given when the live spans and the
    * recording are made in different threads, so `mcptap export` still reproduces the live ids.
@@ -60,9 +63,6 @@ export interface AttachedSinks {
   /** The recording (if any) may lack traffic: kept with its end, for `mcptap ls`. */
   markIncomplete(why: string): void;
 }
-
-/** How long the recording indexer waits for a database another writer holds (ms); under its 30 s stall limit. */
-const INDEXER_BUSY_TIMEOUT_MS = 10_000;
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
   const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}) });
@@ -92,17 +92,16 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
           target: opts.target,
           startedUs: pipeline.clock.nowUs(),
           mcptapVersion: VERSION,
-          meta: recordingOtelMeta({ spanIdSeed, traceContextInjected: Boolean(opts.injectsTraceContext && telemetry?.minter) }),
+          meta: recordingOtelMeta({ spanIdSeed, traceContextInjected: opts.traceContextInjected ?? Boolean(opts.injectsTraceContext && telemetry?.minter) }),
         },
         logger: opts.logger,
         clock: pipeline.clock,
         redactor,
         ...(opts.requireRecording ? { requireRecording: true } : {}),
         ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
-        ...(opts.recorderWriter ? { writer: opts.recorderWriter } : {}),
-        // Inline is the recording indexer, a process off the traffic's path: it can wait for
-        // another writer of the same file (several taps recording into one) rather than drop.
-        ...(opts.recorderWriter === 'inline' ? { busyTimeoutMs: INDEXER_BUSY_TIMEOUT_MS } : {}),
+        // The recording indexer, a process off the traffic's path: it can wait for another
+        // writer of the same file (several taps recording into one) rather than drop.
+        busyTimeoutMs: opts.lockWaitMs ?? RECORDING_DEFAULTS.lockWaitMs,
       });
     } catch (err) {
       await telemetry?.shutdown();

@@ -13,26 +13,21 @@
  * however long the tap runs.
  *
  * Where it lives ({@link spoolPlace}): in RAM (a tmpfs, `/dev/shm`) when the machine has room for
- * the whole ring there, else on the recording's disk. Growing a file costs the kernel far less on a
- * tmpfs than on ext4 (the bench VMs: 2.0-2.3 GB/s against 0.14-3.8 GB/s into a new file), and that
- * write is most of what recording costs the tap.
+ * the whole ring there, else on the recording's disk (docs/performance.md has the figures).
  *
  * Invariants:
  * - Private and transient: the file is created with a random name and unlinked at once, so only
- *   this process reaches it (threads share its descriptor) and nothing is left behind, however the
- *   process ends.
- * - Never in clear where it can outlive the process: on a disk (or on a tmpfs while swap is on)
- *   every record is AES-256-CTR encrypted under a random key held in memory only, with a random
- *   IV per record. Traffic is spooled before redaction; a secret in it reaches a disk only as
- *   ciphertext, and the key is gone with the process. In RAM with no swap the spool is as private
- *   as the tap's own memory (where the same bytes sit, in the queue to the worker) and is kept in
- *   clear: AES was a third of the recording thread's time there.
- * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV
- *   (zeros in clear)], then opsLen + bytesLen bytes (the ops as wire-codec.ts encodes them, then
- *   the raw bytes), encrypted or not as the whole spool is.
+ *   this process reaches it (its indexer inherits the descriptor) and nothing is left behind,
+ *   however the process ends.
+ * - Never in clear: every record is AES-256-CTR encrypted under a random key held in memory only,
+ *   with a random IV per record. Traffic is spooled before redaction; whatever reaches a disk
+ *   (the spool's own, or swap, turned on at any time in the tap's life) is ciphertext, and the key
+ *   is gone with the process.
+ * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV],
+ *   then opsLen + bytesLen bytes (the ops as wire-codec.ts encodes them, then the raw bytes).
  */
 import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node:crypto';
-import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
@@ -53,10 +48,9 @@ export interface SpoolRecord {
   bytes: Buffer;
 }
 
-/** Where a spool goes and whether it is encrypted ({@link spoolPlace}). */
+/** Where a spool goes ({@link spoolPlace}). */
 export interface SpoolPlace {
   dir: string;
-  encrypt: boolean;
   /** In RAM (a tmpfs or ramfs). */
   inMemory: boolean;
 }
@@ -67,8 +61,6 @@ export interface SpoolProbe {
   fs(dir: string): { type: number; free: number } | undefined;
   /** The memory this process may use (bytes): the machine's, or its cgroup's limit when lower. */
   memory(): number;
-  /** Some swap is on (a tmpfs page can then be written to a disk). */
-  swapOn(): boolean;
 }
 
 const TMPFS_MAGIC = 0x01021994;
@@ -89,26 +81,18 @@ export const systemProbe: SpoolProbe = {
     const limit = process.constrainedMemory?.() ?? 0;
     return limit > 0 ? Math.min(limit, totalmem()) : totalmem();
   },
-  swapOn() {
-    try {
-      // /proc/swaps: a header line, then one line per active swap area.
-      return readFileSync('/proc/swaps', 'utf8').trim().split('\n').length > 1;
-    } catch {
-      return process.platform !== 'linux';
-    }
-  },
 };
 
 /**
- * Where the spool of a recording at `recordingPath` goes: `MCPTAP_SPOOL_DIR` when set; else RAM
+ * Where the spool of a recording at `recordingPath` goes: `chosenDir` when given; else RAM
  * ({@link SHM_DIR}) when it is a tmpfs with room for twice the ring and the ring is at most an
  * eighth of the memory this process may use (a burst may fill it); else beside the recording (the
- * same disk as the recording the user chose). Encrypted unless it is in RAM with no swap on.
+ * same disk as the recording the user chose).
  */
-export function spoolPlace(recordingPath: string, capacity: number, env: NodeJS.ProcessEnv = process.env, probe: SpoolProbe = systemProbe): SpoolPlace {
+export function spoolPlace(recordingPath: string, capacity: number, chosenDir?: string, probe: SpoolProbe = systemProbe): SpoolPlace {
   const inRam = (fs: { type: number } | undefined) => fs !== undefined && (fs.type === TMPFS_MAGIC || fs.type === RAMFS_MAGIC);
-  const place = (dir: string, inMemory: boolean): SpoolPlace => ({ dir, inMemory, encrypt: !inMemory || probe.swapOn() });
-  const chosen = env.MCPTAP_SPOOL_DIR?.trim();
+  const place = (dir: string, inMemory: boolean): SpoolPlace => ({ dir, inMemory });
+  const chosen = chosenDir?.trim();
   if (chosen) return place(chosen, inRam(probe.fs(chosen)));
   const shm = process.platform === 'linux' ? probe.fs(SHM_DIR) : undefined;
   if (inRam(shm) && shm!.free >= 2 * capacity && capacity * 8 <= probe.memory()) return place(SHM_DIR, true);
@@ -118,16 +102,15 @@ export function spoolPlace(recordingPath: string, capacity: number, env: NodeJS.
 export class SpoolWriter {
   /** The descriptor the indexer reads (handed down to its process). */
   readonly fd: number;
-  /** The cipher key; undefined when the spool is kept in clear (see {@link spoolPlace}). */
-  readonly key: Buffer | undefined;
+  /** The cipher key, in memory only (the indexer gets it over its IPC channel). */
+  readonly key: Buffer = randomBytes(32);
   private at = 0;
   private closed = false;
   /** How far into the file anything was written since it was last emptied. */
   private extent = 0;
 
-  /** Creates the spool for the recording at `recordingPath` where `place` says (default: beside it, encrypted), unlinked at once. */
-  constructor(recordingPath: string, readonly capacity: number, place: SpoolPlace = { dir: dirname(recordingPath), encrypt: true, inMemory: false }) {
-    this.key = place.encrypt ? randomBytes(32) : undefined;
+  /** Creates the spool for the recording at `recordingPath` where `place` says (default: beside it), unlinked at once. */
+  constructor(recordingPath: string, readonly capacity: number, place: SpoolPlace = { dir: dirname(recordingPath), inMemory: false }) {
     const path = join(place.dir, `.${basename(recordingPath)}.spool-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.fd = openSync(path, 'wx+', 0o600);
     try {
@@ -161,12 +144,10 @@ export class SpoolWriter {
     header.writeUInt32LE(opsBuf.length, 0);
     header.writeUInt32LE(bytes.length, 4);
     const parts: Buffer[] = [header];
-    if (this.key) {
-      randomBytes(16).copy(header, 8);
-      const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
-      inPieces(cipher, opsBuf, parts);
-      inPieces(cipher, bytes, parts);
-    } else parts.push(opsBuf, bytes);
+    randomBytes(16).copy(header, 8);
+    const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
+    inPieces(cipher, opsBuf, parts);
+    inPieces(cipher, bytes, parts);
     const offset = this.at % this.capacity;
     this.extent = Math.max(this.extent, Math.min(this.capacity, offset + total));
     if (offset + total <= this.capacity) writeAllAt(this.fd, parts, offset);
@@ -208,8 +189,8 @@ export class SpoolReader {
   private at = 0;
   private readonly header = Buffer.alloc(HEADER);
 
-  /** `key`: the writer's; undefined for a spool kept in clear. */
-  constructor(private readonly fd: number, private readonly key: Buffer | Uint8Array | undefined, private readonly capacity: number) {}
+  /** `key`: the writer's. */
+  constructor(private readonly fd: number, private readonly key: Buffer | Uint8Array, private readonly capacity: number) {}
 
   /** Where the next record starts (what has been read so far). */
   get position(): number {
@@ -225,11 +206,9 @@ export class SpoolReader {
     if (this.at + HEADER + opsLen + bytesLen > end) return undefined;
     const body = Buffer.allocUnsafe(opsLen + bytesLen);
     this.readAt(body, this.at + HEADER);
-    if (this.key) {
-      const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8));
-      // In place, a piece at a time (see CIPHER_PIECE): `body` is this record's own buffer.
-      for (const piece of pieces(body)) decipher.update(piece).copy(piece);
-    }
+    const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8));
+    // In place, a piece at a time (see CIPHER_PIECE): `body` is this record's own buffer.
+    for (const piece of pieces(body)) decipher.update(piece).copy(piece);
     this.at += HEADER + opsLen + bytesLen;
     return { ops: body.subarray(0, opsLen), bytes: body.subarray(opsLen) };
   }

@@ -26,6 +26,7 @@ import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
 import { BatchBuffers } from './batch-buffers.js';
+import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
 import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
@@ -38,10 +39,8 @@ export interface WorkerPipelineOptions {
   maxQueueBytes?: number;
   /** Worker thread niceness (Linux; default 0). */
   nice?: number;
-  /** Size of the recording's spool: how far the recording may lag behind the traffic before this side's queue fills (default 1 GiB). */
-  spoolBytes?: number;
-  /** How long the recording indexer waits while traffic flows (ms; default 10 s). */
-  indexLagMs?: number;
+  /** Record (spool, then index into SQLite: pipeline-worker.ts). */
+  recording?: RecordingOptions;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
   /**
@@ -91,8 +90,7 @@ export class WorkerPipeline implements PipelineInput {
       clockOrigin: systemClockOrigin,
       nice: opts.nice ?? 0,
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-      ...(opts.spoolBytes !== undefined ? { spoolBytes: opts.spoolBytes } : {}),
-      ...(opts.indexLagMs !== undefined ? { indexLagMs: opts.indexLagMs } : {}),
+      ...(opts.recording ? { recording: opts.recording } : {}),
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
     const first = await new Promise<FromWorker>((resolve, reject) => {
@@ -120,7 +118,7 @@ export class WorkerPipeline implements PipelineInput {
   ) {
     this.metricsUrl = metricsUrl;
     // Without a recording only telemetry reads request headers, and only trace context.
-    this.ops = new WireOpWriter(opts.sinks.record ? 'all' : 'trace');
+    this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
@@ -206,7 +204,7 @@ export class WorkerPipeline implements PipelineInput {
 
   /** --require-recording: the first input the recording will miss stops the tap. */
   private lostWhileRequired(): void {
-    if (!this.opts.sinks.requireRecording || this.fatalSent) return;
+    if (!this.opts.recording?.required || this.fatalSent) return;
     this.fatalSent = true;
     this.opts.onFatal?.(new Error(this.dead ? `the recording stopped: ${this.dead}` : "the tap's side path is full: traffic would pass unrecorded"));
   }

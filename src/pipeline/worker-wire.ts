@@ -14,6 +14,7 @@ import type { FrameOrigin } from '../model/frame.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { LogLevel } from '../util/logger.js';
 import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
+import type { RecordingOptions } from './recording-options.js';
 import type { TapSinkOptions } from './sink-setup.js';
 
 export const enum Op {
@@ -45,7 +46,8 @@ export type WireOp =
   | [Op.Gap, string, Direction, Channel, Lost];
 
 /** The serialisable part of the sink settings (callbacks and loggers stay in their own thread). */
-export type WorkerSinkOptions = Omit<TapSinkOptions, 'logger' | 'onFatal' | 'extraDropCounts'>;
+/** The sinks' options as they cross to the worker; the recording comes as {@link RecordingOptions}. */
+export type WorkerSinkOptions = Omit<TapSinkOptions, 'logger' | 'onFatal' | 'extraDropCounts' | 'record' | 'requireRecording'>;
 
 export interface PipelineWorkerData {
   sinks: WorkerSinkOptions;
@@ -54,10 +56,7 @@ export interface PipelineWorkerData {
   maxLineBytes?: number;
   /** Scheduling niceness of the worker thread (Linux). */
   nice: number;
-  /** Size of the recording's spool: how far the indexer may lag behind (bytes). */
-  spoolBytes?: number;
-  /** How long the recording indexer waits while traffic flows (ms). */
-  indexLagMs?: number;
+  recording?: RecordingOptions;
 }
 
 export type ToWorker =

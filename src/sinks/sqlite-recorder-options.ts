@@ -14,11 +14,6 @@ export interface SqliteRecorderOptions {
   logger: Logger;
   clock: Clock;
   redactor?: Redactor;
-  /**
-   * Where the SQL runs. `thread` (default with `path`): a worker thread with its own connection.
-   * `inline`: on this thread, in the recorder's timer (always so with an injected `store`).
-   */
-  writer?: 'thread' | 'inline';
   /** Max queued events before dropping (default 100 000). */
   queueLimit?: number;
   /** Max queued frame bytes before dropping (default 256 MiB): frames can be megabytes each. */
@@ -29,14 +24,6 @@ export interface SqliteRecorderOptions {
   batchSize?: number;
   /** Frame bytes that close a batch without waiting for the timer (default 8 MiB). */
   batchBytes?: number;
-  /** Batches handed to the writer thread and not yet committed (default 4). */
-  maxBatchesInFlight?: number;
-  /**
-   * Scheduling niceness of the writer thread (Linux): default 10, so that under CPU contention
-   * forwarding wins and the recorder queues (and past its bounds drops) instead; 0 with
-   * `requireRecording`, where a complete recording matters more than throughput.
-   */
-  writerNice?: number;
   /** How long a write waits for another process's lock on the file (default 100 ms). */
   busyTimeoutMs?: number;
   /** How long `close()` waits for the writer to commit what is queued (default 30 s); the rest counts as dropped. */

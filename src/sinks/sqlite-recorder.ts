@@ -3,11 +3,9 @@
  *
  * Off the forwarding path: `onEvent` encodes the event into the open batch (redaction, row values,
  * raw bytes copied: store/event-batch.ts) within bounded queue limits (events and bytes). A coarse,
- * unref'ed timer or a size limit closes the batch and hands it to a BatchWriter, which writes it in
- * ONE transaction: by default in a writer thread that owns the SQLite connection, so no SQL runs on
- * the thread that forwards bytes; `writer: 'inline'` (always, for an injected `store`) writes on
- * this thread. At most `maxBatchesInFlight` batches are in the writer's hands; closed batches
- * beyond that wait, and count against the queue limits, which drop the newest events.
+ * unref'ed timer or a size limit closes the batch and writes it in ONE transaction on this thread.
+ * A tap never runs this on its own thread: its recorder lives in the recording indexer process
+ * (pipeline/recording-indexer.ts), which reads the traffic back from the spool.
  *
  * Nothing here throws into the pipeline: a full queue drops the newest events; a failed write
  * drops its batch; both are counted, said once, and written into the recording's row at close.
@@ -22,7 +20,6 @@ import type { RecordingEnd } from '../store/types.js';
 import { InlineBatchWriter, type BatchAck, type BatchWriter } from './batch-writer.js';
 import type { Sink } from './sink.js';
 import type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
-import { WorkerBatchWriter } from './worker-batch-writer.js';
 
 export type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
 
@@ -83,18 +80,8 @@ export class SqliteRecorder implements Sink {
       if (ownsStore) store.close();
       throw new McptapError('MCPTAP_RECORDING_UNWRITABLE', `cannot start a recording in ${opts.path ?? 'the store'}: ${(err as Error).message}`);
     }
-    const threaded = opts.store === undefined && opts.path !== undefined && (opts.writer ?? 'thread') === 'thread';
-    if (threaded) {
-      // The thread opens its own connection; this one only made sure the file is writable.
-      store.close();
-      const nice = opts.writerNice ?? (opts.requireRecording ? 0 : 10);
-      this.writer = new WorkerBatchWriter({ path: opts.path!, busyTimeoutMs, nice, ...(opts.maxBatchesInFlight ? { maxInFlight: opts.maxBatchesInFlight } : {}) });
-    } else {
-      this.writer = new InlineBatchWriter(store, ownsStore);
-    }
-    const w = this.writer;
-    const memory = w.allocate && w.release ? { allocate: w.allocate.bind(w), release: w.release.bind(w) } : {};
-    this.encoder = new EventBatchEncoder({ recordingId: this.recordingId, serialise: threaded, ...(r ? { redactor: r } : {}), ...memory });
+    this.writer = new InlineBatchWriter(store, ownsStore);
+    this.encoder = new EventBatchEncoder({ recordingId: this.recordingId, ...(r ? { redactor: r } : {}) });
   }
 
   onEvent(event: TapEvent): void {
@@ -162,8 +149,7 @@ export class SqliteRecorder implements Sink {
     // Gives up on the writer; what it held (and what waited) comes back as failed acks, which count the drops.
     if (timedOut) await this.writer.abort(`recorder writer did not commit within ${ms} ms of close`);
     const end: RecordingEnd = { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite, ...(this.incomplete ? { incomplete: this.incomplete } : {}) };
-    let err = await this.writer.end(this.recordingId, end);
-    if (err && this.writer instanceof WorkerBatchWriter && this.opts.path !== undefined) err = endOnThisThread(this.opts.path, this.recordingId, end);
+    const err = await this.writer.end(this.recordingId, end);
     if (err) {
       this.counts.errors++;
       this.sayOnce('end', `recorder could not write the end of recording ${this.recordingId}: ${err.message}`);
@@ -295,20 +281,5 @@ export class SqliteRecorder implements Sink {
       this.counts.errors++;
       this.opts.logger.error(`recorder onFatal callback threw: ${String(e)}`);
     }
-  }
-}
-
-/** The writer thread could not end the recording (it died or never opened the file): try from here. */
-function endOnThisThread(path: string, recordingId: number, end: RecordingEnd): Error | undefined {
-  try {
-    const store = RecordingStore.open(path, { create: false });
-    try {
-      store.endRecording(recordingId, end);
-    } finally {
-      store.close();
-    }
-    return undefined;
-  } catch (err) {
-    return err as Error;
   }
 }

@@ -15,7 +15,6 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { EncodedBatch } from './event-batch.js';
 import { EXCHANGE_COLS, EXCHANGE_REQUEST_FRAME, EXCHANGE_RESPONSE_FRAME } from './exchange-rows.js';
 import type { Value } from './row-helpers.js';
-import { isPackedRows, unpackRows } from './row-codec.js';
 import { checkRule, enforceBindable, enforceChecks, isRowError, type CheckRule } from './row-checks.js';
 import * as rows from './rows.js';
 import { ShapedInsert } from './shaped-insert.js';
@@ -59,10 +58,10 @@ export class BatchRowsWriter {
   /** Writes every row of `batch`; call inside a transaction. */
   write(batch: EncodedBatch): WriteResult {
     const result: WriteResult = { written: 0, rejected: 0 };
-    const values = isPackedRows(batch.rows) ? unpackRows(batch.rows) : batch.rows;
+    const values = batch.rows;
     const tags = batch.tags;
     this.knownRecording = undefined;
-    const frameIds = this.writeFrames(values, tags, batch.bytes, result);
+    const frameIds = this.writeFrames(values, tags, result);
     // Each table's rows in batch order (the order of rows in different tables does not matter).
     const queued = { x: new Queue(), p: new Queue(), a: new Queue() };
     for (let i = 0; i < tags.length; i++) {
@@ -89,14 +88,11 @@ export class BatchRowsWriter {
   }
 
   /** Inserts the frame rows; returns frame seq -> row id (the exchange rows' references). */
-  private writeFrames(values: Value[][], tags: string, packed: Uint8Array | undefined, result: WriteResult): Map<Value, number> {
-    const bytes = packed && Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+  private writeFrames(values: Value[][], tags: string, result: WriteResult): Map<Value, number> {
     const frames: Value[][] = [];
-    let at = 0;
     for (let i = 0; i < tags.length; i++) {
       if (tags[i] !== 'f') continue;
       const v = values[i]!;
-      if (bytes && typeof v[rows.FRAME_RAW] === 'number') v[rows.FRAME_RAW] = bytes.subarray(at, (at += v[rows.FRAME_RAW] as number));
       if (this.passes(v, FRAME_CHECKS, 1, result)) frames.push(v);
     }
     const ids = this.frames.insert(frames, (_i, err) => this.refuse(result, 1, err));

@@ -1,6 +1,6 @@
 /**
  * Builds batches of row values from recorder events, one event at a time, ready for
- * RecordingStore.writeBatch in this thread or (serialised) in the recorder's writer thread.
+ * RecordingStore.writeBatch.
  *
  * Each event is encoded when it arrives, so a batch holds row values and raw bytes, not the
  * events: the parsed messages a tap produces die young instead of being kept (and copied by the
@@ -14,17 +14,12 @@
  *   frame right before the completion); anything else (an orphan's made-up request, hand-made
  *   events, a batch closed in between) keeps its own copy;
  * - a started event whose completion comes in the same batch becomes one row with it.
- *
- * Serialised form: row values packed into a few typed arrays (row-codec.ts) plus every frame's raw
- * bytes back to back in one transferable buffer (a frame row then holds its byte length where
- * `raw` goes).
  */
 import type { AnomalySeen, ConnectionOpened, TapEvent } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import type { Frame } from '../model/frame.js';
 import type { Redactor } from '../redact/redactor.js';
 import * as x from './exchange-rows.js';
-import { packRows, type PackedRows } from './row-codec.js';
 import type { Value } from './row-helpers.js';
 import * as rows from './rows.js';
 import type { ExchangeState } from './types.js';
@@ -39,10 +34,8 @@ export interface EncodedBatch {
   recordingId: number;
   /** One {@link RowTag} per row. */
   tags: string;
-  /** Values per row in the column order of rows.ts / exchange-rows.ts; packed (row-codec.ts) when serialised. */
-  rows: Value[][] | PackedRows;
-  /** Serialised only: the frames' raw bytes, in the order of the `f` rows. */
-  bytes?: Uint8Array;
+  /** Values per row in the column order of rows.ts / exchange-rows.ts. */
+  rows: Value[][];
 }
 
 export interface SealedBatch {
@@ -54,25 +47,16 @@ export interface SealedBatch {
 export interface EventBatchEncoderOptions {
   recordingId: number;
   redactor?: Redactor;
-  /** Produce the JSON + bytes form for another thread (default: plain arrays, Buffers in place). */
-  serialise?: boolean;
-  /** Memory for the serialised bytes (e.g. recycled buffers); default fresh unpooled memory. */
-  allocate?: (size: number) => Uint8Array;
-  /** Takes back memory from `allocate` that a growing batch no longer uses. */
-  release?: (bytes: Uint8Array) => void;
 }
 
 /** Past this many remembered starts the memory is dropped: completions then carry their request again. */
 const MAX_REMEMBERED_STARTS = 100_000;
 /** Message frames remembered for matching a completion to its response frame (they are adjacent). */
 const RECENT_FRAMES = 8;
-const FIRST_BYTES = 64 * 1024;
 
 export class EventBatchEncoder {
   private values: Value[][] = [];
   private tags: string[] = [];
-  private bytes: Uint8Array | undefined;
-  private used = 0;
   private count = 0;
   /** Exchange key -> index of its started row in this batch (a completion merges into it). */
   private startedAt = new Map<string, number>();
@@ -93,11 +77,6 @@ export class EventBatchEncoder {
   /** Events in the open batch. */
   get size(): number {
     return this.count;
-  }
-
-  /** Raw bytes in the open batch. */
-  get byteSize(): number {
-    return this.used;
   }
 
   /** Encodes one event into the open batch. Throws (a TypeError) on a malformed event, adding nothing. */
@@ -136,17 +115,10 @@ export class EventBatchEncoder {
       if (this.startedEarlier.size >= MAX_REMEMBERED_STARTS) this.startedEarlier.clear();
       this.startedEarlier.add(key);
     }
-    const { recordingId, serialise } = this.opts;
-    const values = this.values;
-    const tags = this.tags.join('');
-    const batch: EncodedBatch = serialise
-      ? { recordingId, tags, rows: packRows(values), bytes: (this.bytes ?? new Uint8Array(0)).subarray(0, this.used) }
-      : { recordingId, tags, rows: values };
+    const batch: EncodedBatch = { recordingId: this.opts.recordingId, tags: this.tags.join(''), rows: this.values };
     const sealed = { batch, events: this.count };
     this.values = [];
     this.tags = [];
-    this.bytes = undefined;
-    this.used = 0;
     this.count = 0;
     this.startedAt = new Map();
     this.starts = [];
@@ -158,7 +130,6 @@ export class EventBatchEncoder {
     const v = rows.frameValues(this.opts.recordingId, ord, f, exchangeKey);
     const raw = v[rows.FRAME_RAW];
     if (!(raw instanceof Uint8Array)) throw new TypeError('frame without raw bytes');
-    if (this.opts.serialise) v[rows.FRAME_RAW] = this.copyIn(raw);
     const p = this.pending;
     if (p && p.seq === original.seq && original.kind === 'message' && original.message === p.message) {
       x.setRequestSource(p.row, { frameSeq: original.seq });
@@ -225,23 +196,6 @@ export class EventBatchEncoder {
   private copyOf(message: unknown): x.MessageSource {
     const r = this.opts.redactor;
     return { json: JSON.stringify((r ? r.redactJson(message) : message) ?? null) };
-  }
-
-  /** Copies a frame's bytes into the batch buffer (growing it); returns their length. */
-  private copyIn(raw: Uint8Array): number {
-    const need = this.used + raw.length;
-    if (!this.bytes || need > this.bytes.length) {
-      const alloc = this.opts.allocate ?? ((n: number) => new Uint8Array(new ArrayBuffer(n)));
-      const grown = alloc(Math.max(need, FIRST_BYTES, (this.bytes?.length ?? 0) * 2));
-      if (this.bytes) {
-        grown.set(this.bytes.subarray(0, this.used));
-        this.opts.release?.(this.bytes);
-      }
-      this.bytes = grown;
-    }
-    this.bytes.set(raw, this.used);
-    this.used = need;
-    return raw.length;
   }
 }
 

@@ -140,7 +140,7 @@ export class RecordingStore {
   }
 
   /**
-   * Writes rows made by an {@link EventBatchEncoder} (in this thread or, serialised, in another) in
+   * Writes rows made by an {@link EventBatchEncoder} in
    * ONE transaction, with the same failure rules as {@link writeEvents} (batch-rows-writer.ts).
    */
   writeBatch(batch: EncodedBatch): WriteResult {

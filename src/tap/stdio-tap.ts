@@ -65,7 +65,7 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   if (opts.command.trim() === '') throw cannotStart('the command is empty');
   let child: ChildProcess;
   try {
-    child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
+    child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}), cwd: opts.cwd });
   } catch (err) {
     // Arguments spawn refuses outright (a NUL byte, say) throw here instead of emitting 'error'.
     throw cannotStart((err as Error).message);

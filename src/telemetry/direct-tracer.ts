@@ -29,32 +29,7 @@ export interface DirectTracerOptions {
   limits: Required<SpanLimits>;
 }
 
-/** OTEL_* variables the SDK's tracer provider reads for sampling and span limits. */
-const SDK_TRACER_ENV = [
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
-  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_LINK_COUNT_LIMIT',
-  'OTEL_SPAN_EVENT_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_PER_EVENT_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_PER_LINK_COUNT_LIMIT',
-];
-
-/**
- * True when the process environment asks the SDK for a sampler or span limits of its own (the SDK
- * reads these from `process.env`): then the SDK's tracer makes the spans, so they are honoured
- * exactly. `parentbased_always_on` is the default and needs nothing.
- */
-export function sdkTracerRequired(env: NodeJS.ProcessEnv = process.env): boolean {
-  return SDK_TRACER_ENV.some((name) => {
-    const value = env[name]?.trim();
-    if (!value) return false;
-    return !(name === 'OTEL_TRACES_SAMPLER' && value === 'parentbased_always_on');
-  });
-}
+export { sdkTracerRequired } from './telemetry-config.js';
 
 /** The limits a BasicTracerProvider resolves from `spanLimits` when no OTEL_* limit is set. */
 export function sdkSpanLimits(given: SpanLimits): Required<SpanLimits> {

@@ -33,6 +33,8 @@ export interface TelemetryConfig {
   injectTraceContext: boolean;
   maxContentLength: number;
   spanQueue: { maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number; exportTimeoutMillis: number };
+  /** The environment asks the SDK for a sampler or span limits: its tracer makes the spans (direct-tracer.ts). */
+  sdkTracer?: boolean;
 }
 
 /** The telemetry flags every tap command shares (see src/cli/telemetry-options.ts). */
@@ -76,6 +78,7 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
     captureContent: flags.captureContent ?? e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === 'true',
     injectTraceContext: flags.injectTraceContext ?? false,
     maxContentLength: 8192,
+    sdkTracer: sdkTracerRequired(e),
     spanQueue: {
       maxQueueSize: positiveInt(e.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
       maxExportBatchSize: positiveInt(e.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512,
@@ -194,4 +197,31 @@ function positiveInt(text: string | undefined, what: string): number | undefined
 
 function configError(message: string): McptapError {
   return new McptapError('MCPTAP_TELEMETRY_CONFIG', message);
+}
+
+/** OTEL_* variables the SDK's tracer provider reads for sampling and span limits. */
+const SDK_TRACER_ENV = [
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_LINK_COUNT_LIMIT',
+  'OTEL_SPAN_EVENT_COUNT_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_PER_EVENT_COUNT_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_PER_LINK_COUNT_LIMIT',
+];
+
+/**
+ * True when the environment asks the SDK for a sampler or span limits of its own (the SDK reads
+ * these from the process environment itself): then the SDK's tracer makes the spans, so they are honoured
+ * exactly. `parentbased_always_on` is the default and needs nothing.
+ */
+export function sdkTracerRequired(env: Readonly<Record<string, string | undefined>>): boolean {
+  return SDK_TRACER_ENV.some((name) => {
+    const value = env[name]?.trim();
+    if (!value) return false;
+    return !(name === 'OTEL_TRACES_SAMPLER' && value === 'parentbased_always_on');
+  });
 }

@@ -38,7 +38,7 @@ import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
-import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from './direct-tracer.js';
+import { DirectTracer, sdkSpanLimits } from './direct-tracer.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
 import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
@@ -188,7 +188,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
   const provider = new BasicTracerProvider({ resource, idGenerator, spanProcessors: processors, spanLimits });
   // The provider stays in charge of flush and shutdown (it calls the same processors).
-  const tracer = sdkTracerRequired()
+  const tracer = config.sdkTracer
     ? provider.getTracer(SCOPE, VERSION)
     : new DirectTracer({ resource, scope: { name: SCOPE, version: VERSION, schemaUrl: undefined }, idGenerator, processors, limits: sdkSpanLimits(spanLimits) });
   return { provider, tracer, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };

@@ -147,7 +147,7 @@ describe('recording through the spool', () => {
     // either (MCPTAP_INDEX_LAG_MS 10 min): only `pressed` can start the indexing.
     const dir = tempDir();
     const db = join(dir, 'rec.db');
-    const spool = new SpoolWriter(db, 1 << 20, { dir, encrypt: false, inMemory: false });
+    const spool = new SpoolWriter(db, 1 << 20, { dir, inMemory: false });
     const ops: WireOp[] = [[Op.Open, { connectionId: 'c1', transport: 'stdio', target: 'test' }, 1]];
     const lines: string[] = [];
     for (let id = 1; id <= 200; id++) {
@@ -160,7 +160,7 @@ describe('recording through the spool', () => {
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
-      sinks: { record: db, transport: 'stdio', target: 'test' },
+      sinks: { record: db, requireRecording: false, transport: 'stdio', target: 'test' },
       logLevel: 'warn',
       clockOrigin: systemClockOrigin,
       maxLagMs: 600_000,

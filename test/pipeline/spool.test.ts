@@ -124,20 +124,22 @@ describe('spool', () => {
     spool.close();
   });
 
-  it('a spool kept in clear (RAM, no swap) reads back byte for byte, with nothing to decrypt', () => {
+  it('a spool in RAM is encrypted as well: swap turned on at any time never sees clear text', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-spool-'));
     dirs.push(dir);
-    const spool = new SpoolWriter(join(dir, 'rec.db'), 1 << 20, { dir, encrypt: false, inMemory: true });
-    expect(spool.key).toBeUndefined();
+    const spool = new SpoolWriter(join(dir, 'rec.db'), 1 << 20, { dir, inMemory: true });
+    expect(spool.key).toHaveLength(32);
     expect(readdirSync(dir)).toEqual([]);
-    const sent = Array.from({ length: 30 }, (_, i) => ({ ops: Buffer.from(`[[${i}]]`), bytes: Buffer.alloc(i * 333, i + 1) }));
+    const secret = Buffer.from('Authorization: Bearer sk-live-0123456789');
+    const sent = Array.from({ length: 30 }, (_, i) => ({ ops: Buffer.from(`[[${i}]]`), bytes: Buffer.concat([secret, Buffer.alloc(i * 333, i + 1)]) }));
     for (const r of sent) expect(spool.append(r.ops, r.bytes, 0)).toBe(true);
     const raw = Buffer.alloc(spool.end);
     readSync(spool.fd, raw, 0, raw.length, 0);
-    // Header (lengths, a zero IV), then the ops and bytes as they were.
-    expect(raw.subarray(8, 24).equals(Buffer.alloc(16))).toBe(true);
-    expect(raw.subarray(24, 24 + sent[0]!.ops.length).toString()).toBe('[[0]]');
-    const reader = new SpoolReader(spool.fd, undefined, spool.capacity);
+    expect(raw.includes(secret)).toBe(false);
+    expect(raw.includes(Buffer.from('[[0]]'))).toBe(false);
+    // Every record has an IV of its own (none left zero).
+    expect(raw.subarray(8, 24).equals(Buffer.alloc(16))).toBe(false);
+    const reader = new SpoolReader(spool.fd, spool.key, spool.capacity);
     const got = [];
     for (let r = reader.next(spool.end); r; r = reader.next(spool.end)) got.push(r);
     expect(got.map((r) => r.ops.toString())).toEqual(sent.map((r) => r.ops.toString()));
@@ -150,36 +152,30 @@ describe('where the spool goes', () => {
   const GiB = 2 ** 30;
   const TMPFS = 0x01021994;
   const EXT4 = 0xef53;
-  /** A machine as the placement sees it: filesystems by directory, memory, swap. */
-  const machine = (over: { shmFree?: number; shmType?: number; memory?: number; swap?: boolean; fs?: Record<string, number> } = {}): SpoolProbe => ({
+  /** A machine as the placement sees it: filesystems by directory, memory. */
+  const machine = (over: { shmFree?: number; shmType?: number; memory?: number; fs?: Record<string, number> } = {}): SpoolProbe => ({
     fs: (dir) => (dir === SHM_DIR ? { type: over.shmType ?? TMPFS, free: over.shmFree ?? 12 * GiB } : over.fs?.[dir] !== undefined ? { type: over.fs[dir]!, free: 100 * GiB } : undefined),
     memory: () => over.memory ?? 24 * GiB,
-    swapOn: () => over.swap ?? false,
   });
   const linux = process.platform === 'linux';
 
-  it.runIf(linux)('RAM, in clear, when a tmpfs has room for twice the ring and the ring is at most an eighth of memory', () => {
-    expect(spoolPlace('/data/rec.db', GiB, {}, machine())).toEqual({ dir: SHM_DIR, inMemory: true, encrypt: false });
-  });
-
-  it.runIf(linux)('RAM but encrypted while swap is on (a tmpfs page can be swapped to a disk)', () => {
-    expect(spoolPlace('/data/rec.db', GiB, {}, machine({ swap: true }))).toEqual({ dir: SHM_DIR, inMemory: true, encrypt: true });
+  it.runIf(linux)('RAM when a tmpfs has room for twice the ring and the ring is at most an eighth of memory', () => {
+    expect(spoolPlace('/data/rec.db', GiB, undefined, machine())).toEqual({ dir: SHM_DIR, inMemory: true });
   });
 
   it.each([
     ['a small /dev/shm (a container default of 64 MiB)', { shmFree: 64 * 2 ** 20 }],
     ['too little memory for the ring (a cgroup limit of 4 GiB)', { memory: 4 * GiB }],
     ['/dev/shm that is not a tmpfs', { shmType: EXT4 }],
-  ])('on disk beside the recording, encrypted, with %s', (_name, over) => {
-    expect(spoolPlace('/data/rec.db', GiB, {}, machine(over))).toEqual({ dir: '/data', inMemory: false, encrypt: true });
+  ])('on disk beside the recording, with %s', (_name, over) => {
+    expect(spoolPlace('/data/rec.db', GiB, undefined, machine(over))).toEqual({ dir: '/data', inMemory: false });
   });
 
-  it('MCPTAP_SPOOL_DIR decides; encrypted unless that directory is in RAM with no swap', () => {
+  it('a chosen directory (MCPTAP_SPOOL_DIR) decides', () => {
     const fs = { '/var/spool/mcptap': EXT4, '/run/mcptap': TMPFS };
-    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/var/spool/mcptap' }, machine({ fs }))).toEqual({ dir: '/var/spool/mcptap', inMemory: false, encrypt: true });
-    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/run/mcptap' }, machine({ fs }))).toEqual({ dir: '/run/mcptap', inMemory: true, encrypt: false });
-    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/run/mcptap' }, machine({ fs, swap: true }))).toEqual({ dir: '/run/mcptap', inMemory: true, encrypt: true });
+    expect(spoolPlace('/data/rec.db', GiB, '/var/spool/mcptap', machine({ fs }))).toEqual({ dir: '/var/spool/mcptap', inMemory: false });
+    expect(spoolPlace('/data/rec.db', GiB, '/run/mcptap', machine({ fs }))).toEqual({ dir: '/run/mcptap', inMemory: true });
     // A directory that cannot be looked at is taken for a disk.
-    expect(spoolPlace('/data/rec.db', GiB, { MCPTAP_SPOOL_DIR: '/nowhere' }, machine({ fs }))).toEqual({ dir: '/nowhere', inMemory: false, encrypt: true });
+    expect(spoolPlace('/data/rec.db', GiB, '/nowhere', machine({ fs }))).toEqual({ dir: '/nowhere', inMemory: false });
   });
 });

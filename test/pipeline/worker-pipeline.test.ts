@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerPipeline } from '../../src/pipeline/worker-pipeline.js';
+import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { silentLogger } from '../../src/util/logger.js';
 
@@ -29,7 +30,8 @@ const tick = () => new Promise<void>((r) => setImmediate(r));
 
 async function start(path: string, maxQueueBytes?: number) {
   return WorkerPipeline.start({
-    sinks: { record: path, transport: 'stdio', target: 'test-server' },
+    sinks: { transport: 'stdio', target: 'test-server' },
+    recording: recordingOptions(path),
     logger: silentLogger,
     logLevel: 'silent',
     ...(maxQueueBytes ? { maxQueueBytes } : {}),
@@ -97,7 +99,9 @@ describe('WorkerPipeline', () => {
     let closed: Promise<unknown> = Promise.resolve();
     const gotFatal = new Promise<void>((resolve) => {
       void WorkerPipeline.start({
-        sinks: { record: path, requireRecording: true, transport: 'stdio', target: 'test-server' },
+        sinks: { transport: 'stdio', target: 'test-server' },
+        // A short wait for the lock: the failure, not the patience, is under test.
+        recording: recordingOptions(path, { required: true, lockWaitMs: 200 }),
         logger: silentLogger,
         logLevel: 'silent',
         onFatal: (err) => {

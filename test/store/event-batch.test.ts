@@ -31,8 +31,8 @@ afterEach(() => {
 });
 
 /** Encodes `events` in batches that close after the given event indexes, and writes them. */
-function write(events: TapEvent[], opts: { serialise?: boolean; closeAfter?: number[] } = {}): void {
-  const enc = new EventBatchEncoder({ recordingId: id, serialise: opts.serialise ?? false });
+function write(events: TapEvent[], opts: { closeAfter?: number[] } = {}): void {
+  const enc = new EventBatchEncoder({ recordingId: id });
   events.forEach((e, i) => {
     enc.add(i + 1, e);
     if (opts.closeAfter?.includes(i)) {
@@ -57,7 +57,7 @@ describe('exchanges store their request and response once', () => {
     push('c2s', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"${'y'.repeat(5000)}"}}}`);
     push('s2c', `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'x'.repeat(5000)}"}]}}`);
     push('s2c', '{"jsonrpc":"2.0","id":99,"result":{}}'); // an orphan: its request is made up
-    write(seen, { serialise: true });
+    write(seen);
     const [ex, orphan] = store.exchanges({ recordingId: id });
     const frames = store.framesOfExchange(id, ex!.key);
     expect(copies(ex!.key)).toEqual({ request_json: '', request_frame_id: frameId(frames[0]!.seq), response_json: null, response_frame_id: frameId(frames[1]!.seq) });
@@ -71,14 +71,14 @@ describe('exchanges store their request and response once', () => {
     expect(bytes.e).toBeLessThan(100);
   });
 
-  it('reads back the same events for any batching, serialised or not', () => {
+  it('reads back the same events for any batching', () => {
     const events = sampleEvents();
-    for (const [serialise, closeAfter] of [[false, []], [true, []], [true, events.map((_, i) => i)], [false, [2, 5, 11, 17]]] as const) {
-      const other = RecordingStore.open(join(dir, `b-${serialise}-${closeAfter.length}.db`), { create: true });
-      const enc = new EventBatchEncoder({ recordingId: other.beginRecording(recording), serialise });
+    for (const closeAfter of [[], events.map((_, i) => i), [2, 5, 11, 17]]) {
+      const other = RecordingStore.open(join(dir, `b-${closeAfter.length}.db`), { create: true });
+      const enc = new EventBatchEncoder({ recordingId: other.beginRecording(recording) });
       events.forEach((e, i) => {
         enc.add(i + 1, e);
-        if ((closeAfter as readonly number[]).includes(i)) other.writeBatch(enc.seal()!.batch);
+        if (closeAfter.includes(i)) other.writeBatch(enc.seal()!.batch);
       });
       const last = enc.seal();
       if (last) other.writeBatch(last.batch);
@@ -121,7 +121,7 @@ describe('exchanges store their request and response once', () => {
   });
 
   it('refuses a malformed event alone, adding nothing to the batch', () => {
-    const enc = new EventBatchEncoder({ recordingId: id, serialise: true });
+    const enc = new EventBatchEncoder({ recordingId: id });
     expect(() => enc.add(1, { type: 'frame' } as TapEvent)).toThrow(TypeError);
     expect(() => enc.add(2, { type: 'nope' } as unknown as TapEvent)).toThrow(/unknown event type/);
     expect(enc.seal()).toBeUndefined();

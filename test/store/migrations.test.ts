@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { APPLICATION_ID, LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, type Migration } from '../../src/store/migrations/index.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
@@ -70,15 +71,17 @@ describe('schema migrations', () => {
     db.close();
     const err = openError(path);
     expect(err.code).toBe('MCPTAP_RECORDING_TOO_NEW');
-    expect(err.exitCode).toBe(4);
+    expect(exitCodeFor(err)).toBe(4);
     expect(err.message).toMatch(/newer mcptap/);
   });
 
   it('says clearly when a file is missing or not a recording (exit code 4)', () => {
-    expect(openError(join(dir, 'missing.db'))).toMatchObject({ code: 'MCPTAP_RECORDING_NOT_FOUND', exitCode: 4 });
+    expect(openError(join(dir, 'missing.db'))).toMatchObject({ code: 'MCPTAP_RECORDING_NOT_FOUND' });
+    expect(exitCodeFor(openError(join(dir, 'missing.db')))).toBe(4);
     const text = join(dir, 'notes.txt');
     writeFileSync(text, 'just some text, definitely not an SQLite database header...'.repeat(3));
-    expect(openError(text)).toMatchObject({ code: 'MCPTAP_NOT_A_RECORDING', exitCode: 4 });
+    expect(openError(text)).toMatchObject({ code: 'MCPTAP_NOT_A_RECORDING' });
+    expect(exitCodeFor(openError(text))).toBe(4);
     expect(openError(text, true).message).toMatch(/not an SQLite database/);
     const other = join(dir, 'other.db');
     const db = new BetterSqlite3(other);
@@ -195,7 +198,7 @@ describe('schema v3 (lean writes)', () => {
     const call = s.request('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}', 3, { target: 'echo', protocolVersion: '2025-06-18' });
     s.respond(call, '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}', 4, { outcome: 'ok' });
     const path = join(dir, 'starts.db');
-    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 't', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 }, writer: 'inline' });
+    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 't', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
     for (const e of s.events) rec.onEvent(e);
     await rec.close();
     const store = RecordingStore.open(path);

@@ -16,7 +16,9 @@ import { Pipeline } from '../../src/pipeline/pipeline.js';
 import { startHttpTap, type HttpTap } from '../../src/tap/http-tap.js';
 import type { TapEvent } from '../../src/model/events.js';
 import type { Exchange } from '../../src/model/exchange.js';
-import { attachSinks } from '../../src/pipeline/sink-setup.js';
+import { openTapPipeline } from '../../src/pipeline/tap-pipeline.js';
+import { recordingOptions } from '../../src/pipeline/recording-options.js';
+import { teeInput } from '../../src/pipeline/pipeline-input.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
@@ -68,8 +70,9 @@ describe('HTTP tap, legacy era, server-everything', () => {
     const events: TapEvent[] = [];
     pipeline.subscribe((e) => events.push(e));
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-http-'));
-    const sinks = await attachSinks(pipeline, { record: join(dir, 'rec.db'), transport: 'http', target: peer.url, logger: silentLogger });
-    const tap: HttpTap = await startHttpTap({ upstream: peer.url, port: 0, pipeline, redactor: sinks.redactor });
+    // The recording takes the tap's one path (worker, spool, indexer); the events come from a pipeline beside it.
+    const sinks = await openTapPipeline({ recording: recordingOptions(join(dir, 'rec.db')), transport: 'http', target: peer.url, logger: silentLogger, logLevel: 'silent' });
+    const tap: HttpTap = await startHttpTap({ upstream: peer.url, port: 0, pipeline: teeInput(sinks.input, pipeline), redactor: sinks.redactor });
     let viaTap: Awaited<ReturnType<typeof converse>>;
     try {
       viaTap = await converse(() => new StreamableHTTPClientTransport(new URL(tap.url)));
@@ -112,6 +115,7 @@ describe('HTTP tap, legacy era, server-everything', () => {
     expect(events.filter((e) => e.type === 'anomaly')).toEqual([]);
     expect(pipeline.errors).toBe(0);
 
+    await pipeline.close();
     await sinks.close();
     const store = RecordingStore.open(join(dir, 'rec.db'));
     try {

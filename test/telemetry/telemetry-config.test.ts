@@ -1,6 +1,7 @@
 /** resolveTelemetryConfig: OTEL_* variables and flags -> typed config (pure, no IO). */
 import { describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { parseHostPort, resolveTelemetryConfig, telemetryEnabled } from '../../src/telemetry/telemetry-config.js';
 
 describe('resolveTelemetryConfig', () => {
@@ -98,7 +99,8 @@ describe('resolveTelemetryConfig', () => {
       }
       throw new Error('expected an error');
     };
-    expect(err(() => resolveTelemetryConfig({ otlp: 'not a url' }, {}))).toMatchObject({ code: 'MCPTAP_TELEMETRY_CONFIG', exitCode: 2 });
+    expect(err(() => resolveTelemetryConfig({ otlp: 'not a url' }, {}))).toMatchObject({ code: 'MCPTAP_TELEMETRY_CONFIG' });
+    expect(exitCodeFor(err(() => resolveTelemetryConfig({ otlp: 'not a url' }, {})))).toBe(2);
     expect(err(() => resolveTelemetryConfig({ otlp: 'ftp://x' }, {})).message).toContain('http');
     expect(err(() => resolveTelemetryConfig({}, { OTEL_TRACES_EXPORTER: 'zipkin' })).message).toContain('zipkin');
     expect(err(() => resolveTelemetryConfig({}, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).message).toContain('grpc');

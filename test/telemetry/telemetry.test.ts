@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { context, metrics, propagation, ProxyTracerProvider, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { McptapError } from '../../src/errors.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig, type Env, type TelemetryFlags } from '../../src/telemetry/telemetry-config.js';
 import type { Logger } from '../../src/util/logger.js';
@@ -196,7 +197,8 @@ describe('createTelemetry', () => {
     try {
       const err = await createTelemetry(config({ metrics: `127.0.0.1:${port}` }, {})).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(McptapError);
-      expect(err).toMatchObject({ code: 'MCPTAP_METRICS_LISTEN', exitCode: 2 });
+      expect(err).toMatchObject({ code: 'MCPTAP_METRICS_LISTEN' });
+    expect(exitCodeFor(err)).toBe(2);
       expect((err as Error).message).toContain('EADDRINUSE');
     } finally {
       await new Promise<void>((r) => blocker.close(() => r()));

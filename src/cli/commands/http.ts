@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
-import { closeObeyingSignals, openTapPipeline } from '../tap-pipeline.js';
+import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -118,14 +119,15 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     logger,
     telemetry,
     redactHeaders: flags.redactHeader,
-    ...(flags.record ? { record: flags.record } : {}),
-    ...(flags.requireRecording ? { requireRecording: true } : {}),
+    ...pipelineTuning(),
+    recording: recordingFromFlags(flags),
     onFatal: (err) => {
       fatal = true;
       logger.error(`recording failed and --require-recording is set; stopping the tap: ${err.message}`);
       stop();
     },
   });
+  sayMetricsUrl('http', sinks, flags.logLevel);
   try {
     tap = await startHttpTap({
       upstream,

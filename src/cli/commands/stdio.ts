@@ -4,7 +4,8 @@
  */
 import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
-import { closeObeyingSignals, openTapPipeline, STOP_SIGNALS } from '../tap-pipeline.js';
+import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -69,8 +70,8 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     logger,
     telemetry,
     injectsTraceContext: true,
-    ...(flags.record ? { record: flags.record } : {}),
-    ...(flags.requireRecording ? { requireRecording: true } : {}),
+    ...pipelineTuning(),
+    recording: recordingFromFlags(flags),
     onFatal: (err) => {
       fatal = err;
       logger.error(`recording failed and --require-recording is set; stopping the server: ${err.message}`);
@@ -78,6 +79,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     },
   });
   let tap: Awaited<ReturnType<typeof startStdioTap>> | undefined;
+  sayMetricsUrl('stdio', sinks, flags.logLevel);
   const minter = sinks.minter;
   if (telemetry.injectTraceContext && !minter) logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
