@@ -44,7 +44,7 @@ export function register(program: Command): void {
         'error, isError and transport errors kept apart.',
     )
     .requiredOption('--upstream <url>', 'the MCP server, e.g. http://127.0.0.1:3001/mcp')
-    .option('--listen <host:port>', `where to listen; binding beyond loopback needs an explicit address`, `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`)
+    .option('--listen <host:port>', `where to listen: HOST:PORT, HOST (port ${DEFAULT_HTTP_TAP_PORT}), PORT (host ${DEFAULT_HTTP_TAP_HOST}) or [IPv6]:PORT; binding beyond loopback needs an explicit address`, `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`)
     .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
     .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails')
     .option('--connect-timeout <ms>', 'upstream TCP connect timeout (then 504)', '10000')
@@ -85,12 +85,19 @@ function positiveInt(name: string, v: string, allowZero: boolean): number {
   return n;
 }
 
-/** `host:port`, `[v6]:port`, `:port` or `port`. */
+/**
+ * `host:port`, `[v6]:port`, `:port`, a bare `port` (host {@link DEFAULT_HTTP_TAP_HOST}) or a bare
+ * `host` / `[v6]` (port {@link DEFAULT_HTTP_TAP_PORT}). An unbracketed IPv6 address is refused: its
+ * last group would read as a port.
+ */
 export function parseListen(v: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*))?:?(\d+)$/.exec(v.trim());
-  if (!m) throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, got ${JSON.stringify(v)}`);
-  const host = m[1] ?? (m[2] || DEFAULT_HTTP_TAP_HOST);
-  const port = positiveInt('--listen port', m[3]!, true);
+  const text = v.trim();
+  // All digits: a port (a host name is never all digits; `717` would be read as 0.0.2.205).
+  const m = /^\d+$/.test(text) ? undefined : /^(?:\[([^\]\s]+)\]|([^:[\]\s]*))(?::(\d+))?$/.exec(text);
+  if (m === null || text === '') throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, HOST, PORT or [IPv6]:PORT, got ${JSON.stringify(v)}`);
+  const host = m?.[1] ?? (m?.[2] || DEFAULT_HTTP_TAP_HOST);
+  const portText = m ? m[3] : text;
+  const port = portText === undefined ? DEFAULT_HTTP_TAP_PORT : positiveInt('--listen port', portText, true);
   if (port > 65535) throw new McptapError('MCPTAP_BAD_FLAG', `--listen port must be 0-65535, got ${port}`);
   return { host, port };
 }
@@ -146,7 +153,8 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   } catch (err) {
     await sinks.close();
     const code = (err as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
+    // ENOTFOUND / EAI_AGAIN: a --listen host name that does not resolve.
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
     throw err;
   }
   // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
