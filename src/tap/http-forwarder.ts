@@ -26,7 +26,7 @@ import type { Clock } from '../util/clock.js';
 import { connectionTokens, isHopByHop } from '../protocol/headers.js';
 import { RequestBodyPump, BodyTooLargeError, type BodyHooks } from './request-body.js';
 import type { RequestObservation } from './request-observation.js';
-import { classifyUpstreamError, sendTapError, TAP_ERROR_CODE } from './upstream-failure.js';
+import { classifyUpstreamError, sendTapError, TAP_ERROR_CODE, type UpstreamHealth } from './upstream-failure.js';
 
 export interface ForwardSettings {
   dispatcher: Dispatcher;
@@ -34,6 +34,8 @@ export interface ForwardSettings {
   responseTimeoutMs: number;
   idleTimeoutMs: number;
   maxBodyBytes: number;
+  /** Told of each upstream failure and answer (says on stderr when the upstream fails, and recovers). */
+  health: UpstreamHealth;
   /** Called once per forward when it is over (for the tap's in-flight set and counters). */
   onDone(f: Forwarder, outcome: 'ok' | 'client_gone' | 'upstream_failed' | 'too_large'): void;
 }
@@ -157,6 +159,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     if (this.done || statusCode < 200) return;
     const t = this.s.clock.nowUs();
     this.controller = controller;
+    this.s.health.answered();
     const out = forwardResponseHeaders(headers);
     // A reason phrase node:http refuses to send (undici decodes bytes past ASCII to U+FFFD) is left out: the status stays.
     if (statusMessage && SENDABLE_REASON.test(statusMessage)) this.res.writeHead(statusCode, statusMessage, out);
@@ -230,6 +233,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
       return;
     }
     const f = classifyUpstreamError(err);
+    this.s.health.failed(f);
     this.fail(err, f.errorClass, f);
   }
 

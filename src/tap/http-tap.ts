@@ -21,7 +21,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { HttpObserver } from './http-observer.js';
 import { Forwarder, type ForwardSettings } from './http-forwarder.js';
 import { ListenerGuard, isLoopbackHost, isWildcardHost } from './listener-guard.js';
-import { sendTapError, TAP_ERROR_CODE } from './upstream-failure.js';
+import { sendTapError, TAP_ERROR_CODE, UpstreamHealth } from './upstream-failure.js';
 
 /** The documented default port (6277 belongs to the MCP Inspector's proxy). */
 export const DEFAULT_HTTP_TAP_PORT = 7077;
@@ -125,9 +125,12 @@ class HttpTapServer implements HttpTap {
     else if (!isLoopbackHost(this.host) && !isWildcardHost(this.host)) this.logger.info(`listening on a non-loopback address (${this.host})`);
     const connectTimeout = opts.connectTimeoutMs ?? 10_000;
     this.pool = new Pool(this.upstream.origin, { connections: null, pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: connectTimeout } });
+    const redactor = opts.redactor ?? new Redactor({ headers: opts.redactHeaders ?? [] });
+    // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
+    const redact = (text: string) => redactor.redactText(text);
     this.observer = new HttpObserver({
       pipeline: this.pipeline,
-      redactor: opts.redactor ?? new Redactor({ headers: opts.redactHeaders ?? [] }),
+      redactor,
       target: this.upstream.href,
       clock: this.clock,
       logger: this.logger,
@@ -141,6 +144,7 @@ class HttpTapServer implements HttpTap {
       responseTimeoutMs: opts.responseTimeoutMs ?? 300_000,
       idleTimeoutMs: opts.idleTimeoutMs ?? 300_000,
       maxBodyBytes: this.maxBodyBytes,
+      health: new UpstreamHealth(redact(this.upstream.href), redact, this.logger),
       onDone: (f, outcome) => {
         this.inFlight.delete(f);
         if (this.inFlight.size === 0) this.endDrain?.();

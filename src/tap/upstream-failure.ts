@@ -5,11 +5,14 @@
 import type { ServerResponse } from 'node:http';
 import { classifyNetworkError } from '../util/network-error.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
+import type { Logger } from '../util/logger.js';
 
 export interface UpstreamFailure {
   errorClass: string;
   status: 502 | 504;
   message: string;
+  /** What failed, without the class: the error's message, or what a timeout waited for. */
+  detail: string;
 }
 
 const TIMEOUT_DETAIL: Record<string, string> = {
@@ -23,7 +26,40 @@ export function classifyUpstreamError(err: unknown): UpstreamFailure {
   const code = (err as { code?: unknown })?.code;
   const detail = (typeof code === 'string' && TIMEOUT_DETAIL[code]) || (err as Error)?.message || String(err);
   const cls = errorClass === 'other' ? 'upstream_error' : errorClass;
-  return { errorClass: cls, status: errorClass === 'timeout' ? 504 : 502, message: `mcptap: upstream ${cls.replace(/_/g, ' ')} (${detail})` };
+  return { errorClass: cls, status: errorClass === 'timeout' ? 504 : 502, message: `mcptap: upstream ${cls.replace(/_/g, ' ')} (${detail})`, detail };
+}
+
+/**
+ * Says on stderr that the upstream fails, once per error class (later failures are counted, not
+ * logged), and, at its first answer after failing, that it answers again and how many requests
+ * failed meanwhile. A later outage is said again: each one is news to whoever watches the tap.
+ */
+export class UpstreamHealth {
+  private failedSince = 0;
+  private readonly said = new Set<string>();
+
+  /** `upstream`: the URL as it may be shown; `redact` cleans error details (they may quote it). */
+  constructor(
+    private readonly upstream: string,
+    private readonly redact: (text: string) => string,
+    private readonly logger: Logger,
+  ) {}
+
+  failed(f: UpstreamFailure): void {
+    this.failedSince++;
+    if (this.said.has(f.errorClass)) return;
+    this.said.add(f.errorClass);
+    this.logger.warn(`upstream ${this.upstream}: ${f.errorClass.replace(/_/g, ' ')}: ${this.redact(f.detail)} (further failures of this kind counted, not logged)`);
+  }
+
+  /** The upstream answered (any status). One comparison per request while it is healthy. */
+  answered(): void {
+    const n = this.failedSince;
+    if (n === 0) return;
+    this.failedSince = 0;
+    this.said.clear();
+    this.logger.warn(`upstream ${this.upstream} answers again after ${n} failed request${n === 1 ? '' : 's'}`);
+  }
 }
 
 /** `http_4xx` / `http_5xx`: the transport class of an HTTP error status with no JSON-RPC answer. */
