@@ -64,7 +64,9 @@ export type AnomalyKind =
   | 'header_mismatch'
   | 'protocol_violation'
   /** Traffic the tap forwarded but could not observe (its side path was full): a gap in the recording. */
-  | 'not_observed';
+  | 'not_observed'
+  /** A request with no JSON-RPC message (a GET stream, a DELETE) failed upstream: no exchange carries its error class. */
+  | 'upstream_failed';
 
 /** Something the protocol does not allow, observed and counted; never an exception. */
 export interface AnomalySeen {

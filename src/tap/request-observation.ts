@@ -167,6 +167,9 @@ export class RequestObservation {
   finish(timeUs: number, how: EndKind): void {
     if (this.finished) return;
     this.finished = true;
+    // No message, so no exchange to end with the error class (a GET stream): the recording needs
+    // it said. A tap that closes cuts its GET streams by design: not a failure of the upstream.
+    if (how.kind === 'failed' && this.bytes === 0 && how.errorClass !== 'tap_closed') this.recordUpstreamFailure(how.errorClass, timeUs);
     if (this.connectionId === undefined) {
       if (this.bytes === 0 || this.bodyEndUs === undefined) return;
       this.useSocketConnection(timeUs);
@@ -190,6 +193,15 @@ export class RequestObservation {
     this.finished = true;
     this.parts = [];
     this.obs.anomaly('invalid_message', this.connectionId ?? this.obs.socketConnection(this.req, timeUs), detail, timeUs);
+  }
+
+  /** A request without a message failed upstream: an anomaly with its method, path (no query: it may hold a token) and error class. */
+  private recordUpstreamFailure(errorClass: string, timeUs: number): void {
+    const url = this.req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const answered = this.status > 0 ? `after a ${this.status} response began` : 'before answering';
+    this.obs.anomaly('upstream_failed', this.connectionId ?? this.obs.socketConnection(this.req, timeUs), `${this.req.method ?? 'GET'} ${path}: upstream ${errorClass} ${answered}`, timeUs);
   }
 
   /** The request's JSON-RPC id, for the tap's own error answers (parses the body; error path only). */
