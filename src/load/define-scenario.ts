@@ -14,7 +14,8 @@
  */
 import type { IterationContext } from './scenario.js';
 
-type Duration = string | number;
+/** With its unit (`'10s'`, `'500ms'`, `'2m'`): a bare number is refused at validation, except 0. */
+type Duration = string | 0;
 type Rate = string | number;
 
 export interface ScenarioInput {

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
-import { parseDurationMs, parseRate } from './duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from './duration.js';
 import type { ClosedPhase, EraChoice, OpenPhase, Phase, Scenario, ScriptedIteration, TargetSpec } from './scenario.js';
 import { validateData, validateSteps, validateThresholds } from './scenario-steps.js';
 import { isObj, Reader, scenarioError, type Locator, type Path } from './validation.js';
@@ -86,8 +86,11 @@ const MAX_RATE = 1_000_000;
 function duration(r: Reader, o: Record<string, unknown>, key: string, p: Path, required = false): number | undefined {
   const v = o[key];
   if (v === undefined) return required ? r.fail(p, `"${key}" is required (e.g. 30s)`) : undefined;
+  // A bare number would be ms to the parser but reads as seconds to many: say what to write instead.
+  const bare = bareDurationNumber(v);
+  if (bare !== undefined) return r.fail([...p, key], bareDurationMessage(bare));
   const ms = parseDurationMs(v);
-  if (ms === undefined) return r.fail([...p, key], `must be a duration like 500ms, 10s or 2m (got ${JSON.stringify(v)})`);
+  if (ms === undefined) return r.fail([...p, key], `must be a duration with a unit like 500ms, 10s or 2m (got ${JSON.stringify(v)})`);
   return ms;
 }
 
@@ -202,13 +205,14 @@ function validateClosed(r: Reader, v: unknown, p: Path, name: string): ClosedPha
   const vus = r.num(o, 'vus', p, { integer: true, min: 1, required: true });
   const iterations = r.num(o, 'iterations', p, { integer: true, min: 1 });
   const durationMs = positiveDuration(r, o, 'duration', p);
-  if (iterations === undefined && durationMs === undefined) return r.fail(p, 'needs iterations (per virtual user), duration, or both');
+  if (o.iterations === undefined && o.duration === undefined) return r.fail(p, 'needs iterations (per virtual user), duration, or both');
   const phase: ClosedPhase = { kind: 'closed', name, vus: vus ?? 1, thinkTime: thinkTime(r, o, p) };
   if (iterations !== undefined) phase.iterations = iterations;
   if (durationMs !== undefined) phase.durationMs = durationMs;
   const cap = rate(r, o, 'rate', p);
   if (cap !== undefined) phase.rate = cap;
-  return phase;
+  // given but invalid (reported above): the rest of the phase is still checked, then dropped
+  return iterations === undefined && durationMs === undefined ? undefined : phase;
 }
 
 function thinkTime(r: Reader, o: Record<string, unknown>, p: Path): ClosedPhase['thinkTime'] {

@@ -63,6 +63,7 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
     ['huge-rate.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1e12, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /huge-rate\.yaml:2: phases\[0\]\.open\.rate: 1000000000000\/s is past what one process drives \(at most 1000000\/s\): split the run with --shard/],
     ['bad-port.yaml', 'target: { url: "http://127.0.0.1:99999/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /bad-port\.yaml:1: target\.url: must be an http:\/\/ or https:\/\/ URL \(got "http:\/\/127\.0\.0\.1:99999\/mcp"\)/],
     ['zero-duration.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 5, duration: 0s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-duration\.yaml:2: phases\[0\]\.open\.duration: must be more than 0 \(got "0s"\)/],
+    ['bare-duration.yaml', 'target: { reference: true }\nphases:\n  - open: { rate: 5, duration: 30 }\nsteps: [ { tool: echo } ]\n', 4, /bare-duration\.yaml:3: phases\[0\]\.open\.duration: 30 has no unit; write 30s or 30ms/],
     ['zero-timeout.yaml', 'target: { reference: true }\ntimeout: 0\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-timeout\.yaml:2: timeout: must be more than 0 \(got 0\)/],
     ['quoted-command.yaml', `target: { command: "sh -c 'exit 3'" }\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`, 4, /quoted-command\.yaml:1: target\.command: is split on spaces, not by a shell/],
     ['no-target.yaml', 'phases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-target\.yaml(:\d+)?: target: is required/],
@@ -87,6 +88,13 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
     } finally {
       web.close();
     }
+  });
+
+  it('a --progress-interval without a unit: exit 2, saying what to write instead', async () => {
+    write('interval.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n');
+    const r = await mcptap(['load', 'interval.yaml', '--progress', 'lines', '--progress-interval', '5'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('mcptap: --progress-interval: 5 has no unit; write 5s or 5ms');
   });
 
   for (const [file, text, code, message] of cases) {

@@ -92,6 +92,31 @@ steps: [ { tool: echo } ]
     expect(invalid(`target: { reference: true }\n${OK_TAIL}thresholds: { "tool:ehco": ["p(99) < 1s"] }\n`).message).toContain('no step calls tool "ehco" (steps call: echo)');
   });
 
+  it('refuses a duration without a unit, at its line, saying what to write instead', () => {
+    const e = invalid(`target: { reference: true }
+timeout: 5000
+phases:
+  - open: { rate: 10, duration: 30 }
+  - closed: { vus: 1, duration: "2", thinkTime: 100 }
+  - closed: { vus: 1, iterations: 1, thinkTime: { min: 50, max: 150ms } }
+steps: [ { tool: echo } ]
+`);
+    expect(e.message).toContain('bad.yaml:2: timeout: 5000 has no unit; write 5000s or 5000ms');
+    expect(e.message).toContain('bad.yaml:4: phases[0].open.duration: 30 has no unit; write 30s or 30ms');
+    expect(e.message).toContain('bad.yaml:5: phases[1].closed.duration: 2 has no unit; write 2s or 2ms');
+    expect(e.message).toContain('bad.yaml:5: phases[1].closed.thinkTime: 100 has no unit; write 100s or 100ms');
+    expect(e.message).toContain('bad.yaml:6: phases[2].closed.thinkTime.min: 50 has no unit; write 50s or 50ms');
+    expect(e.message).toContain('(5 problems)');
+    // a unit on each is accepted; 0 needs none (nothing in any unit)
+    const s = scenario(`target: { reference: true }\ntimeout: 5000ms\nphases:\n  - open: { rate: 10, duration: 30s }\n  - closed: { vus: 1, duration: 2m, thinkTime: 0 }\nsteps: [ { tool: echo } ]\n`);
+    expect(s.timeoutMs).toBe(5000);
+    expect(s.phases[0]).toMatchObject({ kind: 'open', durationMs: 30_000 });
+    expect(s.phases[1]).toMatchObject({ kind: 'closed', durationMs: 120_000, thinkTime: { minMs: 0, maxMs: 0 } });
+    expect(invalid(`target: { reference: true }\nphases: [ { open: { rate: 1, duration: 10 parsecs } } ]\nsteps: [ { tool: echo } ]\n`).message).toContain(
+      'bad.yaml:2: phases[0].open.duration: must be a duration with a unit like 500ms, 10s or 2m (got "10 parsecs")',
+    );
+  });
+
   it('reports invalid YAML with its line', () => {
     expect(invalid('target: { reference: true\nphases: [\n').message).toMatch(/^bad\.yaml:\d+: not valid YAML/);
   });
@@ -103,6 +128,15 @@ describe('scenario files', () => {
       const s = await loadScenarioFile(path.join(ROOT, 'scenarios', f));
       expect(s.phases.length).toBeGreaterThan(0);
     }
+  });
+
+  it('refuses a bare-number duration in a TypeScript scenario as in YAML (no line to name there)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-scn-'));
+    const file = path.join(dir, 'bare.js');
+    writeFileSync(file, `export default { target: { reference: true }, phases: [{ open: { rate: 5, duration: 30 } }], steps: [{ tool: 'echo' }] };\n`);
+    const err = await loadScenarioFile(file).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McptapError);
+    expect((err as McptapError).message).toMatch(/bare\.js: phases\[0\]\.open\.duration: 30 has no unit; write 30s or 30ms/);
   });
 
   it('loads a TypeScript defineScenario module with an iteration function', async () => {

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { parseShard } from '../../load/executors/iteration.js';
-import { parseDurationMs } from '../../load/duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
 import type { LoadResult } from '../../load/load-result.js';
 import type { ProgressSnapshot } from '../../load/progress.js';
 import { renderJunit } from '../../load/report/junit-report.js';
@@ -185,6 +185,8 @@ function progressWriter(flags: LoadFlags): ProgressWriter {
       end: () => drawn && process.stderr.write('\n'),
     };
   }
+  const bare = bareDurationNumber(flags.progressInterval);
+  if (bare !== undefined) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: ${bareDurationMessage(bare)}`);
   const every = flags.progressInterval ? parseDurationMs(flags.progressInterval) : 5000;
   if (every === undefined || every <= 0) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`);
   return { intervalMs: every, write: (p) => process.stderr.write(renderProgressLine(p) + '\n'), end: () => {} };
