@@ -9,7 +9,8 @@
  * - Nothing is created when nothing is configured: `sinks` is empty and `shutdown()` is a no-op.
  * - Exporter failures are counted and reported once on the injected logger (stderr); they never
  *   throw into the caller and nothing here writes to stdout.
- * - `shutdown()` is idempotent and bounded in time: callers invoke it on exit and on SIGINT.
+ * - `shutdown()` is idempotent and bounded in time (close-deadline.ts): callers invoke it on exit and
+ *   on SIGINT; an OTLP endpoint never reached is not waited for (endpoint-reachability.ts).
  *
  * CPU per exchange (the sinks run once per JSON-RPC exchange): spans are made by DirectTracer (the
  * SDK tracer's spans, less work; the SDK tracer when OTEL_TRACES_SAMPLER or a span limit variable
@@ -36,9 +37,11 @@ import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
+import { CloseDeadline } from './close-deadline.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
 import { DirectTracer, sdkSpanLimits } from './direct-tracer.js';
+import { OtlpReachability } from './endpoint-reachability.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
 import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
@@ -57,7 +60,7 @@ export interface TelemetryDeps {
   dropCounts?: DropCounts;
   /** Where the console exporters write. Default: stderr. */
   writeLine?: WriteLine;
-  /** Upper bound on `shutdown()`. Default 5000 ms. */
+  /** Upper bound on `shutdown()`; shorter when every OTLP endpoint refused and none was ever reached. Default 5000 ms. */
   shutdownTimeoutMillis?: number;
   /**
    * Seed of the derived span ids ({@link SeededSpanIds}); a tap stores it in its recording so
@@ -94,15 +97,17 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     return { sinks: [], spanCounts: () => undefined, forceFlush: async () => {}, shutdown: async () => {} };
   }
   const resource = buildResource(config);
-  const traces = buildTraces(config, resource, deps, logger);
+  // The OTLP exporters' sockets say whether their endpoints were ever reached (for the close).
+  const reach = new OtlpReachability();
+  const traces = buildTraces(config, resource, deps, logger, reach);
   let metrics: MetricsParts | undefined;
   try {
-    metrics = await buildMetrics(config, resource, deps, logger);
+    metrics = await buildMetrics(config, resource, deps, logger, reach);
   } catch (err) {
     await traces?.provider.shutdown().catch(() => {});
     throw err;
   }
-  const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000);
+  const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000, reach);
   const { minter, spanSink, metricsSink, sinks } = buildSinks(config, traces, metrics, deps, logger, deadline);
   let stopping: Promise<void> | undefined;
   return {
@@ -166,17 +171,20 @@ interface TraceParts {
   /** The provider's own tracer, or the {@link DirectTracer} making the same spans for less CPU. */
   tracer: Tracer;
   processors: CountingSpanProcessor[];
+  /** The processor of the OTLP exporter, when there is one. */
+  otlp?: CountingSpanProcessor;
   idGenerator: PresetIdGenerator;
   seed: string;
 }
 
-function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): TraceParts | undefined {
+function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): TraceParts | undefined {
   const exporters: SpanExporter[] = [];
   // The OTLP exporter tells its processor what the collector refused: bound once both exist.
   const counted: { otlp?: CountingSpanProcessor } = {};
   const otlp = config.traces.otlp;
   if (otlp) {
-    const opts = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
+    const base = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
+    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'TRACES') };
     exporters.push(otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)));
   }
   if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
@@ -191,7 +199,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   const tracer = config.sdkTracer
     ? provider.getTracer(SCOPE, VERSION)
     : new DirectTracer({ resource, scope: { name: SCOPE, version: VERSION, schemaUrl: undefined }, idGenerator, processors, limits: sdkSpanLimits(spanLimits) });
-  return { provider, tracer, processors, idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
+  return { provider, tracer, processors, ...(counted.otlp ? { otlp: counted.otlp } : {}), idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 
@@ -200,15 +208,18 @@ interface MetricsParts {
   /** The per-exchange histograms' own aggregation, when every reader allows it (see own-histograms.ts). */
   histograms: OwnHistogramsRef;
   pushExporters: CountingMetricExporter[];
+  /** Metrics go to an OTLP endpoint. */
+  otlp?: boolean;
   server?: Server;
   url?: string;
 }
 
-async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger): Promise<MetricsParts | undefined> {
+async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): Promise<MetricsParts | undefined> {
   const m = config.metrics;
   const pushExporters: CountingMetricExporter[] = [];
   if (m.otlp) {
-    const opts = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
+    const base = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
+    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'METRICS') };
     pushExporters.push(new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger));
   }
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
@@ -222,10 +233,11 @@ async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: T
   if (readers.length === 0) return undefined;
   const provider = new MeterProvider({ resource, readers });
   if (ownHistogramsSupported(readers)) histograms.own = new OwnHistograms(readers, { name: SCOPE, version: VERSION, schemaUrl: undefined }, METRIC_ORDER);
-  if (!prometheus || !m.prometheus) return { provider, pushExporters, histograms };
+  const otlp = m.otlp !== undefined;
+  if (!prometheus || !m.prometheus) return { provider, pushExporters, histograms, otlp };
   try {
     const served = await servePrometheus(prometheus, m.prometheus.host, m.prometheus.port);
-    return { provider, pushExporters, histograms, ...served };
+    return { provider, pushExporters, histograms, otlp, ...served };
   } catch (err) {
     await provider.shutdown().catch(() => {});
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
@@ -264,10 +276,15 @@ async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefine
     await Promise.allSettled(sinks.map((s) => s.close()));
     await Promise.allSettled([traces?.provider.shutdown(), metrics?.provider.shutdown()]);
   })();
-  const finished = await deadline.within(work);
-  if (!finished) logger.warn(`otel: shutdown did not finish within ${deadline.ms} ms; unsent telemetry was dropped`);
+  const outcome = await deadline.within(work);
+  if (outcome === 'expired') logger.warn(`otel: shutdown did not finish within ${deadline.ms} ms; unsent telemetry was dropped`);
   const spans = traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined;
-  if (spans && notDelivered(spans) > 0) {
+  if (outcome === 'unreachable') {
+    // Nothing ever reached the endpoint: one line for all of it, instead of the detailed count below.
+    const otlpSpans = traces?.otlp ? notDelivered(traces.otlp.counts()) : undefined;
+    const what = [otlpSpans !== undefined ? `${otlpSpans} spans` : undefined, metrics?.otlp ? 'the metrics' : undefined].filter(Boolean).join(' and ');
+    logger.warn(`otel: ${what} not delivered: ${deadline.gaveUpBecause}; stopped without waiting for it`);
+  } else if (spans && notDelivered(spans) > 0) {
     const pending = spans.queued + spans.sending;
     logger.warn(
       `otel: ${notDelivered(spans)} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports` +
@@ -277,25 +294,6 @@ async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefine
   if (metrics?.server) {
     metrics.server.closeAllConnections();
     await new Promise<void>((resolve) => metrics.server!.close(() => resolve()));
-  }
-}
-
-/**
- * One time limit for closing the telemetry, counted from the first close of any of its parts: the
- * pipeline closes the sinks (each waits for a final flush), then shutdown() stops the providers.
- * An OTLP endpoint that is down makes each export retry for seconds (measured: `mcptap http` took
- * 25 s to exit on SIGTERM with its endpoint gone, under a 5 s limit that covered only the second
- * step); a tap asked to stop must stop. Exports still pending at the deadline are abandoned.
- */
-class CloseDeadline {
-  private expired: Promise<false> | undefined;
-
-  constructor(readonly ms: number) {}
-
-  /** Waits for `work` until the deadline (whose clock starts at the first call); false when the deadline came first. */
-  within(work: Promise<unknown>): Promise<boolean> {
-    this.expired ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), this.ms).unref());
-    return Promise.race([work.then(() => true, () => true), this.expired]);
   }
 }
 

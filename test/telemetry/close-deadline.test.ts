@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
+import { CloseDeadline, type GiveUpSignal } from '../../src/telemetry/close-deadline.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 
@@ -144,5 +145,118 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
     const [lost, delivered] = undelivered(stderr());
     expect(lost).toBeGreaterThanOrEqual(CALLS + 2);
     expect(delivered).toBe(0);
+  });
+});
+
+/** A manual timer: fires what was scheduled when the test says time has passed. */
+function fakeTimer(): { start: (ms: number, fire: () => void) => void; advance(ms: number): void; pending(): number } {
+  let now = 0;
+  const due: { at: number; fire: () => void }[] = [];
+  return {
+    start: (ms, fire) => void due.push({ at: now + ms, fire }),
+    advance(ms) {
+      now += ms;
+      for (const d of due.filter((x) => x.at <= now)) {
+        due.splice(due.indexOf(d), 1);
+        d.fire();
+      }
+    },
+    pending: () => due.length,
+  };
+}
+
+/** Fake give-up source: the test decides when the endpoints are known unreachable. */
+function fakeSignal(): GiveUpSignal & { set(reason: string): void; listeners(): number } {
+  let reason: string | undefined;
+  const listeners = new Set<() => void>();
+  return {
+    reason: () => reason,
+    onChange: (l) => (listeners.add(l), () => listeners.delete(l)),
+    set(r) {
+      reason = r;
+      for (const l of [...listeners]) l();
+    },
+    listeners: () => listeners.size,
+  };
+}
+
+const never = new Promise<void>(() => {});
+const settled = async <T>(p: Promise<T>): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((r) => setImmediate(() => r('pending')))]);
+
+describe('CloseDeadline (fake timer)', () => {
+  it('gives up before the deadline once the endpoints are known unreachable', async () => {
+    const timer = fakeTimer();
+    const signal = fakeSignal();
+    const d = new CloseDeadline(5000, signal, timer.start);
+    const waiting = d.within(never);
+    timer.advance(1000);
+    expect(await settled(waiting)).toBe('pending');
+    signal.set('OTLP endpoint http://127.0.0.1:1 unreachable (connection refused)');
+    expect(await settled(waiting)).toBe('unreachable');
+    expect(d.gaveUpBecause).toBe('OTLP endpoint http://127.0.0.1:1 unreachable (connection refused)');
+    expect(signal.listeners()).toBe(0);
+    // later waits (the providers' shutdown after the sinks' flush) end at once too
+    expect(await settled(d.within(never))).toBe('unreachable');
+  });
+
+  it('gives up at the first wait when the endpoints were already found unreachable', async () => {
+    const timer = fakeTimer();
+    const signal = fakeSignal();
+    signal.set('OTLP endpoint http://127.0.0.1:1 unreachable (connection refused)');
+    expect(await settled(new CloseDeadline(5000, signal, timer.start).within(never))).toBe('unreachable');
+  });
+
+  it('keeps the whole deadline while the endpoints are not known unreachable', async () => {
+    const timer = fakeTimer();
+    const signal = fakeSignal();
+    const d = new CloseDeadline(5000, signal, timer.start);
+    const waiting = d.within(never);
+    timer.advance(4999);
+    expect(await settled(waiting)).toBe('pending');
+    timer.advance(1);
+    expect(await settled(waiting)).toBe('expired');
+    expect(d.gaveUpBecause).toBeUndefined();
+    // the clock started at the first wait: a later one does not get a new 5 s
+    expect(await settled(d.within(never))).toBe('expired');
+    expect(timer.pending()).toBe(0);
+  });
+
+  it('work that finishes first is done, with or without a give-up source', async () => {
+    const timer = fakeTimer();
+    expect(await new CloseDeadline(5000, fakeSignal(), timer.start).within(Promise.resolve())).toBe('done');
+    expect(await new CloseDeadline(5000, undefined, timer.start).within(Promise.reject(new Error('x')))).toBe('done');
+  });
+});
+
+describe('closing the telemetry when nothing listens on the OTLP endpoint', () => {
+  it('mcptap stdio stops without waiting out the deadline, and says once what was not delivered and why', async () => {
+    // A closed loopback port: listened on, then closed.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const otlp = `http://127.0.0.1:${port}`;
+
+    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--otlp', otlp, '--', process.execPath, MCPTAP, 'reference', '--stdio'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...EXPORTS_WAIT },
+    });
+    const stderr = collect(child);
+    const answers = createInterface({ input: child.stdout! });
+    const answered = new Promise<unknown>((resolve) => answers.once('line', (l) => resolve(JSON.parse(l))));
+    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'close-deadline-test', version: '1' } } })}\n`);
+    expect(await answered).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
+
+    const exited = exitOf(child);
+    const closedAt = performance.now();
+    child.stdin!.end();
+    const code = await exited;
+    // Logged, not asserted (no timed assertions): it was the 5 s deadline plus the exit before.
+    console.log(`stdio tap with an unreachable OTLP endpoint exited ${Math.round(performance.now() - closedAt)} ms after stdin closed`);
+    expect(code).toBe(0);
+    const lines = stderr().split('\n').filter((l) => /not delivered/.test(l));
+    // The initialize exchange and the connection's session span; the exporter gave up, the deadline did not end it.
+    expect(lines, stderr()).toEqual([`mcptap warn: otel: 2 spans and the metrics not delivered: OTLP endpoint ${otlp} unreachable (connection refused); stopped without waiting for it`]);
+    expect(stderr()).not.toContain('did not finish within');
   });
 });

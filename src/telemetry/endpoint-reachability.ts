@@ -1,0 +1,126 @@
+/**
+ * Whether the OTLP endpoints were ever reached, seen on the exporters' own sockets: the SDK's
+ * exporters retry a refused connection for seconds and only report the batch's final result, so
+ * this is the one place that knows early that an endpoint is down. Closing the telemetry uses it
+ * (see close-deadline.ts) to stop waiting for exports that cannot be delivered.
+ *
+ * An endpoint counts as unreachable when a connection to it failed and none ever succeeded; one
+ * that was reached once (then went down, or answers with errors) never does.
+ */
+import type { Agent } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { OTLPExporterNodeConfigBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions } from '@opentelemetry/otlp-exporter-base/node-http';
+
+/** What the SDK's node exporters take as `httpAgentOptions` to make their agent. */
+export type AgentFactory = (protocol: string) => Agent | Promise<Agent>;
+
+/** Why a connection attempt failed, in words (`connection refused`). */
+export function describeConnectError(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'EHOSTUNREACH':
+      return 'host unreachable';
+    case 'ENETUNREACH':
+      return 'network unreachable';
+    case 'ETIMEDOUT':
+      return 'connect timed out';
+    default:
+      return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** One endpoint (an origin: scheme, host and port), shared by the exporters that send to it. */
+export class EndpointReachability {
+  private connected = false;
+  private failure: string | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(readonly origin: string) {}
+
+  /** Why it is unreachable (`connection refused`); undefined once reached, or before any attempt failed. */
+  get unreachable(): string | undefined {
+    return this.connected ? undefined : this.failure;
+  }
+
+  connectSucceeded(): void {
+    this.connected = true;
+  }
+
+  connectFailed(err: unknown): void {
+    if (this.connected) return;
+    this.failure = describeConnectError(err);
+    for (const l of [...this.listeners]) l();
+  }
+
+  /** Called after each failed connection to a never-reached endpoint; returns the unsubscribe. */
+  onFailure(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Wraps an agent factory so that every socket its agents open reports here whether it connected. */
+  watch(factory: AgentFactory): AgentFactory {
+    return async (protocol) => {
+      const agent = await factory(protocol);
+      const create = agent.createConnection.bind(agent);
+      agent.createConnection = (options, callback) => {
+        const socket = create(options, callback);
+        if (socket) this.watchSocket(socket);
+        return socket;
+      };
+      return agent;
+    };
+  }
+
+  private watchSocket(socket: Duplex): void {
+    let connected = false;
+    socket.once('connect', () => {
+      connected = true;
+      this.connectSucceeded();
+    });
+    // The request has its own 'error' listener; this one only reads errors before the connect.
+    socket.once('error', (err) => connected || this.connectFailed(err));
+  }
+}
+
+/** The OTLP endpoints in use, each once; the close gives up early when every one is unreachable. */
+export class OtlpReachability {
+  private readonly endpoints = new Map<string, EndpointReachability>();
+
+  /** The agent factory for an exporter to `config.url`: the SDK's own (env TLS files, keep-alive), watched. */
+  agentFactoryFor(config: OTLPExporterNodeConfigBase, signal: 'TRACES' | 'METRICS'): AgentFactory {
+    const path = signal === 'TRACES' ? 'v1/traces' : 'v1/metrics';
+    const base = convertLegacyHttpOptions(config, signal, path, {}).agentFactory as AgentFactory;
+    return this.endpoint(config.url ?? '').watch(base);
+  }
+
+  endpoint(url: string): EndpointReachability {
+    const origin = URL.canParse(url) ? new URL(url).origin : url;
+    let e = this.endpoints.get(origin);
+    if (!e) this.endpoints.set(origin, (e = new EndpointReachability(origin)));
+    return e;
+  }
+
+  /** `OTLP endpoint http://… unreachable (connection refused)` when every endpoint is; else undefined. */
+  reason(): string | undefined {
+    if (this.endpoints.size === 0) return undefined;
+    const parts: string[] = [];
+    for (const e of this.endpoints.values()) {
+      const why = e.unreachable;
+      if (why === undefined) return undefined;
+      parts.push(`${e.origin} unreachable (${why})`);
+    }
+    return `OTLP endpoint${parts.length > 1 ? 's' : ''} ${parts.join(', ')}`;
+  }
+
+  onChange(listener: () => void): () => void {
+    const offs = [...this.endpoints.values()].map((e) => e.onFailure(listener));
+    return () => offs.forEach((off) => off());
+  }
+}
