@@ -6,7 +6,6 @@
  */
 import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
 import { addCounters, emptyCounters, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
-import type { ThresholdOutcome } from './threshold-eval.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
@@ -143,4 +142,15 @@ export function mergeGroups(a: GroupResult | undefined, b: GroupResult | undefin
 export function mergeGroupMaps(a: Record<string, GroupResult>, b: Record<string, GroupResult>): Record<string, GroupResult> {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => x.localeCompare(y));
   return Object.fromEntries(keys.map((k) => [k, mergeGroups(a[k], b[k])]));
+}
+
+/** One threshold judged against a result. */
+export interface ThresholdOutcome {
+  scope: string;
+  expression: string;
+  ok: boolean;
+  /** Observed value in the expression's unit: µs for latencies, a fraction for %, a count, or req/s. */
+  observed: number | null;
+  /** Human-readable observed value (e.g. `312.4ms`, `4.2%`). */
+  observedText: string;
 }

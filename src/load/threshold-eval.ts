@@ -2,19 +2,11 @@
  * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
-import { histogramOf, type GroupResult, type LoadResult } from './load-result.js';
+import { histogramOf, type GroupResult, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum } from './metrics.js';
 import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
 
-export interface ThresholdOutcome {
-  scope: string;
-  expression: string;
-  ok: boolean;
-  /** Observed value in the expression's unit: µs for latencies, a fraction for %, a count, or req/s. */
-  observed: number | null;
-  /** Human-readable observed value (e.g. `312.4ms`, `4.2%`). */
-  observedText: string;
-}
+export type { ThresholdOutcome } from './load-result.js';
 
 export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
   return specs.map((t) => evaluateOne(result, t));

@@ -24,7 +24,7 @@ import { TOKEN_PREFIX, type Redactor } from '../redact/redactor.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { connectionTokens, isHopByHop } from '../protocol/headers.js';
-import { RequestObservation } from './request-observation.js';
+import { RequestObservation, type ObservationHost } from './request-observation.js';
 
 export interface HttpObserverOptions {
   pipeline: PipelineInput;
@@ -49,7 +49,7 @@ interface Session {
   held: string[];
 }
 
-export class HttpObserver {
+export class HttpObserver implements ObservationHost {
   readonly pipeline: PipelineInput;
   readonly clock: Clock;
   readonly maxRecordBytes: number;

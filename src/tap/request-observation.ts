@@ -17,10 +17,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { FrameContext } from '../model/frame.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
-import type { StreamEnd } from '../model/events.js';
 import { SseDecoder, type SseEvent } from '../parse/sse-decoder.js';
 import { H_PROTOCOL_VERSION, H_SESSION_ID } from '../protocol/headers.js';
-import type { HttpObserver } from './http-observer.js';
+import type { AnomalyKind, StreamEnd } from '../model/events.js';
+import type { FrameOrigin } from '../model/frame.js';
+import type { PipelineInput } from '../pipeline/pipeline-input.js';
+import type { Clock } from '../util/clock.js';
 import { httpErrorClass } from './upstream-failure.js';
 
 const enum Body {
@@ -36,6 +38,21 @@ export type EndKind = { kind: 'complete' } | { kind: 'cancelled' } | { kind: 'fa
 const COMPLETE: EndKind = { kind: 'complete' };
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
+
+/** What an observation needs of the tap's connection-level observer (http-observer.ts implements it). */
+export interface ObservationHost {
+  readonly pipeline: PipelineInput;
+  readonly clock: Clock;
+  readonly maxRecordBytes: number;
+  readonly maxRecordResponseBytes: number;
+  useSession(sessionId: string, timeUs: number, req: IncomingMessage): string;
+  socketConnection(req: IncomingMessage, timeUs: number): string;
+  hold(sessionId: string, streamId: string): void;
+  endSession(sessionId: string, reason: string, timeUs: number, end?: StreamEnd): void;
+  pushRequest(origin: FrameOrigin, raw: Buffer, headers: IncomingMessage['headers']): void;
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, timeUs: number): void;
+  contextHeaders(req: IncomingMessage): Record<string, string>;
+}
 
 export class RequestObservation {
   private readonly streamId: string;
@@ -61,7 +78,7 @@ export class RequestObservation {
   private finished = false;
 
   constructor(
-    private readonly obs: HttpObserver,
+    private readonly obs: ObservationHost,
     private readonly req: IncomingMessage,
     n: number,
     readonly startUs: number,

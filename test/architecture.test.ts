@@ -1,0 +1,55 @@
+/**
+ * The layering rules of the codebase (README, Architecture): no import cycles (madge), nothing
+ * outside src/cli imports from it, the taps do not import the load client, and configuration is
+ * read from the environment only at the edge.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import madge from 'madge';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/paths.js';
+
+const SRC = join(ROOT, 'src');
+
+function sources(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+/** Module specifiers a file imports or re-exports (static and dynamic). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+}
+
+const rel = (file: string) => relative(ROOT, file).split('\\').join('/');
+
+describe('architecture', () => {
+  it('has no import cycles', async () => {
+    const graph = await madge(SRC, { fileExtensions: ['ts'], tsConfig: join(ROOT, 'tsconfig.json') });
+    expect(graph.circular()).toEqual([]);
+    // The graph really was built: every layer is in it.
+    expect(Object.keys(graph.obj()).length).toBeGreaterThan(100);
+  });
+
+  it('nothing outside src/cli imports from it', () => {
+    const offenders = sources()
+      .filter((f) => !rel(f).startsWith('src/cli/'))
+      .flatMap((f) => importsOf(f).filter((s) => /(^|\/)cli\//.test(s)).map((s) => `${rel(f)} -> ${s}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the taps do not import the load client', () => {
+    const offenders = sources(join(SRC, 'tap')).flatMap((f) => importsOf(f).filter((s) => /(^|\/)(client|load)\//.test(s)).map((s) => `${rel(f)} -> ${s}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('reads process.env only in src/cli (and where a child inherits the environment)', () => {
+    // A spawned child gets the environment plus the scenario's own variables: Node's API has no other way.
+    const allowed = new Set(['src/client/stdio-client.ts']);
+    const offenders = sources()
+      .filter((f) => !rel(f).startsWith('src/cli/') && !allowed.has(rel(f)))
+      .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')))
+      .map(rel);
+    expect(offenders).toEqual([]);
+  });
+});
