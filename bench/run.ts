@@ -7,6 +7,7 @@ import { runHttpBench } from './http-bench.js';
 import { runLoadBench } from './load-bench.js';
 import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
 import { runRecorderBench } from './recorder-bench.js';
+import { runStartupBench } from './startup-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
@@ -15,6 +16,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   otel: () => runOtelBench(),
   recorder: () => runRecorderBench(),
   'otel-cpu': () => runOtelCpuBench(),
+  startup: () => runStartupBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

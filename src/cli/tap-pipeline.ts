@@ -63,6 +63,15 @@ function envInt(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEG
   return n;
 }
 
+/** `--help` text for the recording's settings, shared by the tap commands. */
+export const RECORDING_HELP = `
+--record spools the traffic (encrypted, in RAM when it has room) and an indexer process writes the
+SQLite file when the CPU allows; the tap ends once the recording is complete. Settings:
+  MCPTAP_SPOOL_BYTES   spool size in bytes, how far indexing may lag before traffic goes unobserved (1 GiB)
+  MCPTAP_SPOOL_DIR     where the spool goes (default /dev/shm when it has room, else beside the recording)
+  MCPTAP_INDEX_LAG_MS  how long indexing waits while traffic flows (10000); --require-recording indexes at once
+  MCPTAP_REDACT_KEY    key of the redaction tokens: set it to compare tokens across recordings`;
+
 /** The signals a tap passes on to its server, and obeys itself once the server is gone. */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -87,7 +96,11 @@ export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger:
   }
 }
 
-/** Says where Prometheus scrapes, unless the user asked for errors only: a notice, not a warning. */
+/** Says where Prometheus scrapes once it does, unless the user asked for errors only: a notice, not a warning. */
 export function sayMetricsUrl(command: string, pipeline: TapPipeline, logLevel: string): void {
-  if (pipeline.metricsUrl && logLevel !== 'error' && logLevel !== 'silent') process.stderr.write(`mcptap ${command}: Prometheus metrics at ${pipeline.metricsUrl}\n`);
+  if (logLevel === 'error' || logLevel === 'silent') return;
+  pipeline.ready.then(
+    ({ metricsUrl }) => metricsUrl && process.stderr.write(`mcptap ${command}: Prometheus metrics at ${metricsUrl}\n`),
+    () => {}, // said by the pipeline
+  );
 }

@@ -42,6 +42,6 @@ export function formatMs(ms: number): string {
   return `${Math.round(ms * 1000)}us`;
 }
 
-export function formatUs(us: number): string {
+export function formatDurationUs(us: number): string {
   return formatMs(us / 1000);
 }

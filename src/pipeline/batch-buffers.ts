@@ -1,5 +1,5 @@
 /**
- * The buffers a {@link WorkerPipeline} fills and posts to its worker, one per batch: the queued
+ * The buffers a {@link PipelineThread} fills and posts to its worker, one per batch: the queued
  * ops' bytes are copied in as they come, while they are still in the CPU's cache (copied at flush
  * time, a few ms and a megabyte later at 10 KB stdio messages, the copy was a tenth of the tap
  * thread's time), then the ops are written after them and the buffer is transferred.

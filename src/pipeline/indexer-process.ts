@@ -46,7 +46,8 @@ const data = await new Promise<IndexerStart>((resolve) => process.once('message'
 lowerProcessPriority(data.nice);
 const maxLagMs = data.maxLagMs ?? 10_000;
 
-class ReplayClock implements Clock {
+/** The tap's time as far as the spool has been read (see the header): a correlator grace period never expires because indexing ran late. */
+class SpoolClock implements Clock {
   private readonly wall: Clock;
   latest = 0;
   caughtUp = true;
@@ -66,7 +67,7 @@ const send = (m: FromIndexer) => {
 };
 const logger = createLogger(data.logLevel);
 const wall = clockFromOrigin(data.clockOrigin);
-const clock = new ReplayClock(wall);
+const clock = new SpoolClock(wall);
 const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
 const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;

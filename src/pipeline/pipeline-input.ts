@@ -1,6 +1,6 @@
 /**
  * The door from a tap into the pipeline: what taps call, and nothing else. Both the in-process
- * {@link Pipeline} and the {@link WorkerPipeline} (which runs the pipeline and its sinks on another
+ * {@link Pipeline} and the {@link PipelineThread} (which runs the pipeline and its sinks on another
  * thread) implement it, so a tap never knows, or waits for, what happens downstream.
  *
  * Every method returns at once and never throws; times are the tap's (µs since the epoch).

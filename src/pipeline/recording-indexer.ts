@@ -5,7 +5,7 @@
  * live recording runs. Under CPU contention it yields to forwarding, to the host and to the
  * server; it catches up when the machine has time, and at the latest when the tap closes. It does
  * not drop: what it has not indexed waits in the spool (bounded by the caller, see
- * pipeline-worker.ts).
+ * pipeline-thread-entry.ts).
  *
  * A process, not a thread: niceness is per thread, and a worker thread's garbage is collected by
  * the V8 helper threads the whole process shares, at the forwarding thread's priority. Measured on
@@ -24,6 +24,7 @@ import { fromWireError, McptapError, type WireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
+import { lowerChildPriority } from '../util/thread-priority.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
@@ -96,6 +97,8 @@ export class RecordingIndexer {
     // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
     // too, and it ignores it: the tap ends the recording in order.
     const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
+    // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
+    if (child.pid !== undefined) lowerChildPriority(child.pid, nice ?? 19);
     const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`);
     const first = await new Promise<FromIndexer>((resolve, reject) => {
       const onError = (err: Error) => reject(failedToStart(err.message));

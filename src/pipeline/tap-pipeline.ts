@@ -1,11 +1,17 @@
 /**
- * The pipeline a tap feeds, with the sinks it asked for. One path records: the tap's ops go to a
- * worker thread (worker-pipeline.ts), which spools them for the recording indexer (a process of its
- * own that writes SQLite). Live telemetry runs in that worker too, or in this thread when the tap
+ * The pipeline a tap feeds, with the sinks it asked for. One path records: the tap's ops go to the
+ * pipeline thread (pipeline-thread.ts), which spools them for the recording indexer (a process of
+ * its own that writes SQLite). Live telemetry runs in that thread too, or in this one when the tap
  * needs the span ids while forwarding (`--inject-trace-context`) or when `thread: 'main'` asks (for
  * profiling); then the tap's input goes to both. With nothing downstream, nothing is decoded.
+ *
+ * No wait at start-up: the pipeline thread's sinks boot beside the traffic (what flows meanwhile
+ * waits in its bounded queue), so a host gets its server's first answer as soon as without mcptap.
+ * What a tap can check in a millisecond (the recording's directory and header, the spool's
+ * directory) fails here, before any traffic; `required` recordings and sinks on this thread wait.
  */
 import { randomBytes } from 'node:crypto';
+import { McptapError } from '../errors.js';
 import { Redactor } from '../redact/redactor.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
@@ -13,11 +19,13 @@ import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
 import { systemClock } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import type { Transport } from '../model/events.js';
-import { Pipeline } from './pipeline.js';
+import type { Pipeline } from './pipeline.js';
 import { discardingInput, teeInput, type PipelineInput } from './pipeline-input.js';
 import type { RecordingOptions } from './recording-options.js';
-import { attachSinks, type AttachedSinks } from './sink-setup.js';
-import type { WorkerPipeline } from './worker-pipeline.js';
+import type { AttachedSinks } from './sink-setup.js';
+import type { PipelineThread } from './pipeline-thread.js';
+import { accessSync, constants } from 'node:fs';
+import { precheckRecordingFile } from '../store/recording-file-precheck.js';
 
 export interface TapPipelineOptions {
   transport: Transport;
@@ -49,7 +57,8 @@ export interface TapPipeline {
   readonly redactor: Redactor;
   /** Present when live spans run in this thread and the tap injects trace context. */
   readonly minter: TraceContextMinter | undefined;
-  readonly metricsUrl: string | undefined;
+  /** Resolves once every sink is up, with the Prometheus scrape URL if one is served; rejects with why they could not start. */
+  readonly ready: Promise<{ metricsUrl?: string }>;
   /**
    * Flushes and closes everything; one line per thing worth telling the user (drops). `incomplete`:
    * why the recording lacks what it should hold (kept with it, see RecordingEnd). Idempotent.
@@ -66,22 +75,25 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const decodeHere = opts.thread === 'main' || (telemetryOn && injects);
   if (!opts.recording && !telemetryOn && !decodeHere) {
     // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
-    return { input: discardingInput(systemClock), redactor, minter: undefined, metricsUrl: undefined, close: async () => [] };
+    return { input: discardingInput(systemClock), redactor, minter: undefined, ready: Promise.resolve({}), close: async () => [] };
   }
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
   const spanIdSeed = SeededSpanIds.randomSeed();
   const common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed, ...redactLists(opts) };
   let here: { pipeline: Pipeline; sinks: AttachedSinks } | undefined;
   if (decodeHere) {
+    // Loaded on demand: most taps decode in the pipeline thread, and start-up pays for every module.
+    const [{ Pipeline }, { attachSinks }] = await Promise.all([import('./pipeline.js'), import('./sink-setup.js')]);
     const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
     const telemetry = telemetryOn ? { telemetry: opts.telemetry!, injectsTraceContext: injects } : {};
     here = { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, logger: opts.logger }) };
   }
-  let worker: WorkerPipeline | undefined;
+  let worker: PipelineThread | undefined;
   if (opts.recording || (telemetryOn && !here)) {
-    const { WorkerPipeline } = await import('./worker-pipeline.js');
+    const { PipelineThread } = await import('./pipeline-thread.js');
     try {
-      worker = await WorkerPipeline.start({
+      if (opts.recording) checkRecordingPlace(opts.recording);
+      worker = PipelineThread.open({
         sinks: {
           ...common,
           ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
@@ -94,20 +106,30 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
         nice: opts.workerNice ?? (opts.recording?.required || !telemetryOn || here ? 0 : DEFAULT_TELEMETRY_NICE),
         ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
         ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+        // A required recording must be known to work before any traffic: it boots at once.
+        ...(opts.recording?.required ? {} : { bootDeadlineMs: BOOT_DEADLINE_MS }),
       });
+      // --require-recording must not let traffic pass before the recording is known to work.
+      if (opts.recording?.required) await worker.ready;
     } catch (err) {
       await here?.sinks.close();
       throw err;
     }
   }
-  const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? worker?.metricsUrl;
+  const thread = worker;
+  const ready = (thread?.ready ?? Promise.resolve()).then(() => {
+    const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? thread?.metricsUrl;
+    return metricsUrl ? { metricsUrl } : {};
+  });
+  // Sinks that cannot start while traffic already flows: said once; the traffic goes on unobserved.
+  ready.catch((err: Error) => opts.logger.error(`${err.message}; traffic is forwarded, but not observed`));
   const input = here && worker ? teeInput(worker, here.pipeline) : (worker ?? here!.pipeline);
   let closing: Promise<string[]> | undefined;
   const close = (incomplete?: string) => {
     closing ??= Promise.all([worker?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
     return closing;
   };
-  return { input, redactor, minter: here?.sinks.telemetry?.minter, metricsUrl, close };
+  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close };
 }
 
 /**
@@ -118,6 +140,24 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
  */
 const DEFAULT_TELEMETRY_NICE = 5;
 
+/**
+ * The pipeline thread boots when the server first answers, or after this long: a host starting a
+ * server waits for its first answer, and the sinks' start-up (a thread, the OpenTelemetry SDK, the
+ * indexer process) would compete with the server's for the CPU (docs/performance.md, start-up).
+ */
+const BOOT_DEADLINE_MS = 2000;
+
 function redactLists(opts: TapPipelineOptions): { redactFields?: string[]; redactHeaders?: string[] } {
   return { ...(opts.redactFields ? { redactFields: opts.redactFields } : {}), ...(opts.redactHeaders ? { redactHeaders: opts.redactHeaders } : {}) };
+}
+
+/** What fails before any traffic: the recording's directory and header, the spool's directory. */
+function checkRecordingPlace(recording: RecordingOptions): void {
+  precheckRecordingFile(recording.path);
+  if (recording.spoolDir === undefined) return;
+  try {
+    accessSync(recording.spoolDir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${recording.path} (its spool goes to ${recording.spoolDir}; MCPTAP_SPOOL_DIR picks another place): ${(err as Error).message}`);
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * What crosses between a {@link WorkerPipeline} (the tap's thread) and its pipeline worker.
+ * What crosses between a {@link PipelineThread} (the tap's thread) and its pipeline worker.
  *
  * A batch is ONE transferred buffer holding every op's bytes back to back, in op order, then the
  * op list encoded by wire-codec.ts: per tick, one postMessage and one copy of the bytes, whatever

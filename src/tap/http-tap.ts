@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { Pipeline } from '../pipeline/pipeline.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import { Redactor } from '../redact/redactor.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -84,7 +84,9 @@ export interface HttpTap {
 }
 
 export async function startHttpTap(opts: HttpTapOptions): Promise<HttpTap> {
-  const tap = new HttpTapServer(opts);
+  // A pipeline of its own only when none is given (the CLI always gives one): loaded on demand.
+  const own = opts.pipeline ? undefined : new (await import('../pipeline/pipeline.js')).Pipeline({ clock: opts.clock ?? systemClock, logger: opts.logger ?? silentLogger });
+  const tap = new HttpTapServer(opts, own);
   await tap.listen();
   return tap;
 }
@@ -111,14 +113,17 @@ class HttpTapServer implements HttpTap {
   /** While draining: ends the drain (the last request finished, the time is up, or a cut was asked for). */
   private endDrain: (() => void) | undefined;
 
-  constructor(private readonly opts: HttpTapOptions) {
+  constructor(
+    private readonly opts: HttpTapOptions,
+    ownPipeline: Pipeline | undefined,
+  ) {
     this.upstream = new URL(opts.upstream);
     if (this.upstream.protocol !== 'http:' && this.upstream.protocol !== 'https:') throw new Error(`upstream must be an http(s) URL, got ${this.upstream.href}`);
     this.host = opts.host ?? DEFAULT_HTTP_TAP_HOST;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger ?? silentLogger;
-    this.ownPipeline = opts.pipeline ? undefined : new Pipeline({ clock: this.clock, logger: this.logger });
-    this.pipeline = opts.pipeline ?? this.ownPipeline!;
+    this.ownPipeline = ownPipeline;
+    this.pipeline = opts.pipeline ?? ownPipeline!;
     this.maxBodyBytes = opts.maxBodyBytes ?? 4 * 1024 * 1024;
     this.guard = new ListenerGuard({ listenHost: this.host, allowedHosts: opts.allowedHosts ?? [], allowedOrigins: opts.allowedOrigins ?? [] });
     if (this.guard.hostCheckOff) this.logger.warn(`listening on ${this.host} without --allowed-host: the Host check (DNS rebinding protection) is off`);

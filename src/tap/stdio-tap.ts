@@ -78,7 +78,6 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
     });
   });
   child.on('error', (err) => logger.warn(`server process error: ${err.message}`));
-  const reaper = opts.reaper === false ? undefined : startReaper(child, logger);
 
   const target = [opts.command, ...opts.args].join(' ');
   pipeline.openConnection({ connectionId, transport: 'stdio', target, ...(child.pid ? { pid: child.pid } : {}) });
@@ -95,10 +94,15 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   }
   forward(child.stdout!, stdout, tap('s2c', 'stdio'), false, (err) => logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`));
   forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
+  // On the next turn: spawning the reaper takes milliseconds the host's first request would wait for.
+  let reaper: ReturnType<typeof startReaper> | undefined;
+  let exited = false;
+  if (opts.reaper !== false) setImmediate(() => !exited && (reaper = startReaper(child, logger)));
 
   // Exit is final only once stdout/stderr have drained: 'close' fires after both streams end.
   const done = new Promise<StdioTapResult>((resolve) => {
     child.once('close', (exitCode, signal) => {
+      exited = true;
       reaper?.release();
       stdin.unpipe?.();
       if (stdin === process.stdin) process.stdin.pause();

@@ -1,5 +1,5 @@
 /**
- * Background threads (the pipeline worker, the recorder's writer) lower their own scheduling
+ * Background threads and processes (the pipeline thread, the recording indexer) lower their scheduling
  * priority: under CPU contention the forwarding thread, the host and the server win, and the
  * background work catches up later (or, past its queue, drops and counts) instead of slowing
  * traffic. Linux schedules threads individually; elsewhere this is a no-op.
@@ -28,5 +28,15 @@ export function lowerProcessPriority(nice: number): void {
     for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), Math.min(19, nice));
   } catch {
     /* not Linux: keep the default priority */
+  }
+}
+
+/** Lowers a child process just spawned (its main thread; the threads it starts inherit it). */
+export function lowerChildPriority(pid: number, nice: number): void {
+  if (nice <= 0) return;
+  try {
+    setPriority(pid, Math.min(19, nice));
+  } catch {
+    /* gone already, or not permitted: it lowers itself when it starts */
   }
 }

@@ -61,6 +61,16 @@ function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = [
 }
 
 /** The tap's indexer child, found through /proc (Linux): children of any of its threads, by command line. */
+/** The tap's indexer process; it boots beside the traffic, so it is waited for (up to 10 s). */
+async function startedIndexerOf(tapPid: number): Promise<number | undefined> {
+  for (let i = 0; i < 500; i++) {
+    const pid = indexerOf(tapPid);
+    if (pid) return pid;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return undefined;
+}
+
 function indexerOf(tapPid: number): number | undefined {
   for (const tid of readdirSync(`/proc/${tapPid}/task`)) {
     for (const kid of readFileSync(`/proc/${tapPid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean)) {
@@ -198,7 +208,7 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const pid = indexerOf(t.child.pid!);
+    const pid = await startedIndexerOf(t.child.pid!);
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');
     await t.burst(200, 8, 30_000);
@@ -213,7 +223,7 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const pid = indexerOf(t.child.pid!);
+    const pid = await startedIndexerOf(t.child.pid!);
     expect(pid).toBeGreaterThan(0);
     t.child.kill('SIGKILL');
     await t.closed;

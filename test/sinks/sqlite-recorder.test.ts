@@ -185,7 +185,7 @@ describe('SqliteRecorder start', () => {
     expect(() => new SqliteRecorder({ path: join(dir, 'no', 'such', 'dir', 'rec.db'), recording, logger: silentLogger, clock })).toThrow(/cannot open recording/);
     const store = RecordingStore.open(join(dir, 'ro.db'), { create: true });
     store.db.pragma('query_only = ON');
-    expect(() => new SqliteRecorder({ store, recording, logger: silentLogger, clock })).toThrow(expect.objectContaining({ code: 'MCPTAP_RECORDING_UNWRITABLE', exitCode: 4 }));
+    expect(() => new SqliteRecorder({ store, recording, logger: silentLogger, clock })).toThrow(expect.objectContaining({ code: 'MCPTAP_RECORDING_UNWRITABLE', kind: 'invalid_input' }));
     expect(store.isOpen).toBe(true);
     store.close();
   });

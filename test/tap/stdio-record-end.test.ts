@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, MCPTAP } from '../helpers/paths.js';
@@ -28,10 +28,30 @@ function childrenOf(pid: number): { pid: number; cmdline: string }[] {
   return out;
 }
 
-/** The first recording once it is closed (ended), polled for at most `ms`. */
+/** The recording's row is in the file: its indexer is up. */
+async function recordingStarted(db: string): Promise<boolean> {
+  if (!existsSync(db)) return false;
+  try {
+    const store = RecordingStore.open(db);
+    try {
+      return store.listRecordings().length > 0;
+    } finally {
+      store.close();
+    }
+  } catch {
+    return false; // being created
+  }
+}
+
+/** The first recording once it is closed (ended), polled for at most `ms` (the indexer may not have created the file yet). */
 async function closedRecording(db: string, ms = 20_000) {
   const until = Date.now() + ms;
   for (;;) {
+    if (!existsSync(db)) {
+      if (Date.now() > until) return undefined;
+      await new Promise((res) => setTimeout(res, 100));
+      continue;
+    }
     const store = RecordingStore.open(db);
     try {
       const r = store.listRecordings()[0];
@@ -80,6 +100,8 @@ describe('a recording the tap does not end in order', () => {
       }),
     );
     // Hold the indexer (as a machine too busy for a niced process would), so that closing waits for it.
+    // It boots beside the traffic: wait until it is up (its recording row exists) before holding it.
+    for (let i = 0; i < 500 && !(await recordingStarted(db)); i++) await new Promise((r) => setTimeout(r, 20));
     const indexer = childrenOf(tap.pid!).find((p) => p.cmdline.includes('indexer-process'));
     expect(indexer, 'the recording indexer process').toBeDefined();
     process.kill(indexer!.pid, 'SIGSTOP');

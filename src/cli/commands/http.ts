@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, RECORDING_HELP, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -69,6 +69,7 @@ Examples:
 Authorization, Cookie, Set-Cookie (and --redact-header names) pass through untouched but are recorded
 only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs). Proxy-Authorization
 is for the tap as a proxy (hop-by-hop): it is not forwarded, nor recorded.
+${RECORDING_HELP}
 
 Stopping (SIGINT/SIGTERM): the tap stops accepting, lets the tool calls in flight finish for up to
 --drain-timeout (a rolling restart does not fail them), then flushes the recording and telemetry and exits 0.

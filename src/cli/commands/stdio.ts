@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, RECORDING_HELP, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -47,7 +47,9 @@ Examples:
 In a host config (Claude Code .mcp.json, VS Code mcp.json, Cursor mcp.json) replace
   "command": "node", "args": ["server.js"]
 with
-  "command": "npx", "args": ["mcptap", "stdio", "--record", "/tmp/tap.db", "--", "node", "server.js"]`,
+  "command": "node", "args": ["/path/to/mcptap/bin/mcptap.js", "stdio", "--record", "/tmp/tap.db", "--", "node", "server.js"]
+(not npx: on SIGTERM from the host, npm's wrapper exits without passing it on and leaves the tap running)
+${RECORDING_HELP}`,
     )
     .action(async (command: string, args: string[], flags: StdioFlags) => {
       process.exitCode = await runStdio(command, args, flags);

@@ -2,7 +2,7 @@
  * The end-of-run summary as text: phases (target vs achieved rate, dropped), a table per scope
  * (latency from the intended start; errors by layer), error codes, SSE timings, thresholds. Pure.
  */
-import { formatUs } from '../duration.js';
+import { formatDurationUs } from '../duration.js';
 import type { GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 
@@ -42,7 +42,7 @@ function fmtRate(x: number): string {
 function groupRow(label: string, g: GroupResult): string[] {
   const c = g.counters;
   const s = g.latency.summary;
-  return [label, String(c.requests), String(c.ok), formatUs(s.p50), formatUs(s.p90), formatUs(s.p99), formatUs(s.max), String(sum(c.transport)), String(httpErrors(c)), String(sum(c.jsonrpc)), String(c.toolErrors), String(sum(c.violations)), c.checks ? `${c.checkFailures}/${c.checks}` : '-'];
+  return [label, String(c.requests), String(c.ok), formatDurationUs(s.p50), formatDurationUs(s.p90), formatDurationUs(s.p99), formatDurationUs(s.max), String(sum(c.transport)), String(httpErrors(c)), String(sum(c.jsonrpc)), String(c.toolErrors), String(sum(c.violations)), c.checks ? `${c.checkFailures}/${c.checks}` : '-'];
 }
 
 function renderGroups(r: LoadResult): string[] {
@@ -68,7 +68,7 @@ function renderCodes(g: GroupResult): string[] {
 
 function renderSse(g: GroupResult): string[] {
   if (!g.sse || g.sse.final.summary.count === 0) return [];
-  const f = (x: { summary: { p50: number; p99: number } }) => `p50 ${formatUs(x.summary.p50)} p99 ${formatUs(x.summary.p99)}`;
+  const f = (x: { summary: { p50: number; p99: number } }) => `p50 ${formatDurationUs(x.summary.p50)} p99 ${formatDurationUs(x.summary.p99)}`;
   // A stream of one event (the response alone) has no gap: "p50 0us" would read as instant gaps.
   const gaps = g.sse.gap.summary.count === 0 ? 'none (one event per stream)' : `${f(g.sse.gap)} (${g.sse.gap.summary.count})`;
   return [`sse (${g.sse.final.summary.count} streams): first event ${f(g.sse.first_event)}; gaps ${gaps}; final response ${f(g.sse.final)}`];

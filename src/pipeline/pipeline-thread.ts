@@ -30,7 +30,7 @@ import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
 import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
-export interface WorkerPipelineOptions {
+export interface PipelineThreadOptions {
   sinks: WorkerSinkOptions;
   logger: Logger;
   logLevel: LogLevel;
@@ -39,10 +39,16 @@ export interface WorkerPipelineOptions {
   maxQueueBytes?: number;
   /** Worker thread niceness (Linux; default 0). */
   nice?: number;
-  /** Record (spool, then index into SQLite: pipeline-worker.ts). */
+  /** Record (spool, then index into SQLite: pipeline-thread-entry.ts). */
   recording?: RecordingOptions;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
+  /**
+   * Boot the thread when the server first answers (its first bytes to the client) or after this many
+   * ms, whichever comes first, instead of at once: a host starting its servers gets the first answer
+   * without the sinks' start-up competing for the CPU. What flows meanwhile waits in the bounded queue.
+   */
+  bootDeadlineMs?: number;
   /**
    * How long ops wait to be posted (ms; default 5). Posting wakes the worker: once per request at
    * low rates would cost both threads a context switch each time, for nothing the user can see
@@ -57,10 +63,17 @@ const FLUSH_BYTES = 4 * 1024 * 1024;
 const OP_OVERHEAD = 64;
 const NL = 0x0a;
 
-export class WorkerPipeline implements PipelineInput {
+export class PipelineThread implements PipelineInput {
   readonly clock: Clock = systemClock;
-  /** The Prometheus scrape URL, when the worker serves one. */
-  readonly metricsUrl: string | undefined;
+  /** The worker thread, once booted. */
+  private worker: Worker | undefined;
+  private bootTimer: NodeJS.Timeout | undefined;
+  private bootImmediate = false;
+  /** The Prometheus scrape URL, once the thread serves one (see `ready`). */
+  metricsUrl: string | undefined;
+  /** Resolves once the sinks are open; rejects (MCPTAP_*) when they cannot be. */
+  readonly ready: Promise<void>;
+  private readonly settleReady: { resolve: () => void; reject: (err: McptapError) => void };
   /** The queued ops, encoded as they come (wire-codec.ts). */
   private readonly ops: WireOpWriter;
   private opCount = 0;
@@ -80,10 +93,56 @@ export class WorkerPipeline implements PipelineInput {
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
   private gotClosed = false;
+  /** The thread answered `ready` or `failed` (or died first). */
+  private started = false;
   private fatalSent = false;
 
-  /** Starts the worker and waits until its sinks are open (a recording that cannot be opened fails here). */
-  static async start(opts: WorkerPipelineOptions): Promise<WorkerPipeline> {
+  /** Starts the thread and waits until its sinks are open: a recording that cannot be opened fails here. */
+  static async start(opts: PipelineThreadOptions): Promise<PipelineThread> {
+    const thread = PipelineThread.open(opts);
+    await thread.ready;
+    return thread;
+  }
+
+  /**
+   * Starts the thread and returns at once: what the tap hands over meanwhile waits in the bounded
+   * queue (and in the thread's port) until the sinks are up. Sinks that fail to open are said once,
+   * as the thread's death; `ready` rejects with the reason.
+   */
+  static open(opts: PipelineThreadOptions): PipelineThread {
+    const thread = new PipelineThread(opts);
+    if (opts.bootDeadlineMs === undefined) thread.boot();
+    else {
+      thread.bootTimer = setTimeout(() => thread.boot(), opts.bootDeadlineMs);
+      thread.bootTimer.unref();
+    }
+    return thread;
+  }
+
+  private constructor(private readonly opts: PipelineThreadOptions) {
+    let settle: { resolve: () => void; reject: (err: McptapError) => void } | undefined;
+    this.ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    // Nobody may wait for it (a tap that does not): a failure is said through die() all the same.
+    this.ready.catch(() => {});
+    this.settleReady = settle!;
+    // Without a recording only telemetry reads request headers, and only trace context.
+    this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
+    this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
+    this.flushDelayMs = opts.flushDelayMs ?? 5;
+  }
+
+  /** The server answered: boot once the answer is on its way (not inside the tap's forwarding turn). */
+  private bootSoon(): void {
+    if (this.bootImmediate) return;
+    this.bootImmediate = true;
+    setImmediate(() => this.boot());
+  }
+
+  /** Starts the thread (once): at once, at the server's first answer, or at the boot deadline. */
+  private boot(): void {
+    if (this.worker || this.dead) return;
+    clearTimeout(this.bootTimer);
+    const opts = this.opts;
     const data: PipelineWorkerData = {
       sinks: opts.sinks,
       logLevel: opts.logLevel,
@@ -92,41 +151,19 @@ export class WorkerPipeline implements PipelineInput {
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
       ...(opts.recording ? { recording: opts.recording } : {}),
     };
-    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-worker', 'dist/src/pipeline/pipeline-worker.js'), { workerData: data, stdout: false, stderr: false });
-    const first = await new Promise<FromWorker>((resolve, reject) => {
-      const onError = (err: Error) => reject(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`));
-      worker.once('error', onError);
-      const onMessage = (m: FromWorker) => {
-        if (m.type === 'log') return void process.stderr.write(m.line);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        resolve(m);
-      };
-      worker.on('message', onMessage);
-    });
-    if (first.type === 'failed') {
-      await worker.terminate();
-      throw fromWireError(first, 'MCPTAP_PIPELINE_WORKER');
-    }
-    return new WorkerPipeline(worker, opts, first.type === 'ready' ? first.metricsUrl : undefined);
-  }
-
-  private constructor(
-    private readonly worker: Worker,
-    private readonly opts: WorkerPipelineOptions,
-    metricsUrl: string | undefined,
-  ) {
-    this.metricsUrl = metricsUrl;
-    // Without a recording only telemetry reads request headers, and only trace context.
-    this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
-    this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
-    this.flushDelayMs = opts.flushDelayMs ?? 5;
+    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js'), { workerData: data, stdout: false, stderr: false });
+    this.worker = worker;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
-    worker.on('error', (err) => this.die(`pipeline thread failed: ${err.message}`));
-    worker.on('exit', (code) => {
-      if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
+    worker.on('error', (err) => {
+      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`));
+      else this.die(`pipeline thread failed: ${err.message}`);
     });
-    worker.unref();
+    worker.on('exit', (code) => {
+      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `the pipeline thread exited (code ${code}) before its sinks were open`));
+      else if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
+    });
+    // Referenced until the sinks are up (a caller may be waiting for `ready`); then only while batches are in flight.
+    this.flush();
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------
@@ -136,6 +173,7 @@ export class WorkerPipeline implements PipelineInput {
   }
 
   pushChunk(c: Chunk): void {
+    if (c.direction === 's2c' && c.channel !== 'stderr' && !this.worker) this.bootSoon();
     if (!this.room(c.bytes.length)) {
       const key = streamKey(c);
       const l = this.lost.get(key);
@@ -156,6 +194,7 @@ export class WorkerPipeline implements PipelineInput {
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
+    if (origin.direction === 's2c' && !this.worker) this.bootSoon();
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
   }
 
@@ -186,10 +225,11 @@ export class WorkerPipeline implements PipelineInput {
    */
   close(incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
+      this.boot();
       this.flush();
       this.closedWith = resolve;
       if (this.dead) return resolve(this.lossLines());
-      this.worker.ref();
+      this.worker!.ref();
       this.post({ type: 'close', ...(incomplete ? { incomplete } : {}) });
     });
     return this.closing;
@@ -267,7 +307,9 @@ export class WorkerPipeline implements PipelineInput {
       clearTimeout(this.scheduled);
       this.scheduled = undefined;
     }
-    if (this.opCount === 0 || this.dead) return;
+    const worker = this.worker;
+    // Not booted yet: the batch grows (within the queue's bound) until it is.
+    if (this.opCount === 0 || this.dead || !worker) return;
     // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
     // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
     const at = this.batch.length;
@@ -279,26 +321,33 @@ export class WorkerPipeline implements PipelineInput {
     this.opCount = 0;
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
-    if (this.inFlight.size === 1) this.worker.ref();
+    if (this.inFlight.size === 1) worker.ref();
     this.post(msg, [msg.bytes]);
   }
 
   private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
     try {
-      this.worker.postMessage(msg, transfer);
+      this.worker!.postMessage(msg, transfer);
     } catch (err) {
       this.die(`cannot reach the pipeline thread: ${(err as Error).message}`);
     }
   }
 
   private onMessage(m: FromWorker): void {
-    if (m.type === 'log') {
+    if (m.type === 'ready') {
+      this.started = true;
+      this.metricsUrl = m.metricsUrl;
+      if (this.inFlight.size === 0 && !this.closedWith) this.worker!.unref();
+      this.settleReady.resolve();
+    } else if (m.type === 'failed') {
+      this.failStart(fromWireError(m, 'MCPTAP_PIPELINE_WORKER'));
+    } else if (m.type === 'log') {
       process.stderr.write(m.line);
     } else if (m.type === 'ack') {
       if (m.buffer) this.batch.handedBack(m.buffer);
       this.inFlightBytes -= this.inFlight.get(m.seq) ?? 0;
       this.inFlight.delete(m.seq);
-      if (this.inFlight.size === 0 && !this.closedWith) this.worker.unref();
+      if (this.inFlight.size === 0 && !this.closedWith && this.started) this.worker!.unref();
     } else if (m.type === 'fatal') {
       this.opts.onFatal?.(new Error(m.message));
     } else if (m.type === 'closed') {
@@ -307,14 +356,23 @@ export class WorkerPipeline implements PipelineInput {
       // All that matters is done: the recording is complete, and telemetry was flushed or its close
       // deadline passed. Exports the deadline abandoned (an OTLP endpoint that is down retries for
       // seconds) must not keep the process alive.
-      void this.worker.terminate();
+      void this.worker?.terminate();
     }
   }
 
-  private die(why: string): void {
+  /** The sinks could not be opened: `ready` rejects, and whoever waits for it says why (this thread says nothing). */
+  private failStart(err: McptapError): void {
+    if (this.dead) return;
+    this.started = true;
+    this.die(err.message, false);
+    this.settleReady.reject(err);
+    void this.worker?.terminate();
+  }
+
+  private die(why: string, say = true): void {
     if (this.dead) return;
     this.dead = why;
-    this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
+    if (say) this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
     this.ops.reset();
     this.opCount = 0;
     this.batch.drop();

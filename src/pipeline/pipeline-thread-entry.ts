@@ -1,5 +1,5 @@
 /**
- * Entry of the pipeline worker thread (see worker-pipeline.ts). Per batch of the tap's ops:
+ * Entry of the pipeline worker thread (see pipeline-thread.ts). Per batch of the tap's ops:
  * - with a recording, the batch is appended to the spool (spool.ts) and the recording indexer
  *   (recording-indexer.ts, a thread at the lowest priority) builds the recording from it when the
  *   CPU allows: recording costs the busy machine one cipher pass and one write per batch;
@@ -37,7 +37,7 @@ const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
 const STALLED_MS = 30_000;
 
 const port = parentPort;
-if (!port) throw new Error('pipeline-worker.ts runs as a worker thread only');
+if (!port) throw new Error('pipeline-thread-entry.ts runs as a worker thread only');
 const data = workerData as PipelineWorkerData;
 lowerThreadPriority(data.nice);
 

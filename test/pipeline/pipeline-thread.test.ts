@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkerPipeline } from '../../src/pipeline/worker-pipeline.js';
+import { PipelineThread } from '../../src/pipeline/pipeline-thread.js';
 import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -29,7 +29,7 @@ const answer = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result"
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 async function start(path: string, maxQueueBytes?: number) {
-  return WorkerPipeline.start({
+  return PipelineThread.start({
     sinks: { transport: 'stdio', target: 'test-server' },
     recording: recordingOptions(path),
     logger: silentLogger,
@@ -48,7 +48,7 @@ function read(path: string) {
   }
 }
 
-describe('WorkerPipeline', () => {
+describe('PipelineThread', () => {
   it('records what the tap saw, split anywhere, in order, once the worker is closed', async () => {
     const path = tempDb();
     const wp = await start(path);
@@ -98,7 +98,7 @@ describe('WorkerPipeline', () => {
     let fatal: Error | undefined;
     let closed: Promise<unknown> = Promise.resolve();
     const gotFatal = new Promise<void>((resolve) => {
-      void WorkerPipeline.start({
+      void PipelineThread.start({
         sinks: { transport: 'stdio', target: 'test-server' },
         // A short wait for the lock: the failure, not the patience, is under test.
         recording: recordingOptions(path, { required: true, lockWaitMs: 200 }),

@@ -1,0 +1,141 @@
+/**
+ * Start-up: how long a host waits for the first answer of a server it starts through mcptap, against
+ * a bare byte-forwarding shim spawning the same server. Hosts start every configured server at
+ * launch, so this is time every user pays. Each run spawns the wrapper, writes one request at once
+ * and times the first answer line on stdout; modes run interleaved, round by round, and each mode's
+ * figure is the median of its runs. The HTTP tap: time from its start until it answers its first
+ * proxied request (retried every 5 ms until the listener is up), against a bare node HTTP proxy.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { BENCH_FIXTURES, MCPTAP, median, stopChild, table } from './bench-util.js';
+
+const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n';
+/** Runs per mode; at least 5 (the target is judged on the median). */
+const RUNS = Math.max(5, Number(process.env.MCPTAP_BENCH_STARTUP_RUNS ?? 7));
+
+interface StdioMode {
+  name: string;
+  args(dir: string, otlp: string): string[];
+}
+
+const ECHO = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
+
+const STDIO_MODES: StdioMode[] = [
+  { name: 'bare shim', args: () => [join(BENCH_FIXTURES, 'bare-shim.mjs'), ...ECHO] },
+  { name: 'mcptap stdio', args: () => [MCPTAP, 'stdio', '--', ...ECHO] },
+  { name: '--record', args: (dir) => [MCPTAP, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--', ...ECHO] },
+  { name: '--otlp', args: (_dir, otlp) => [MCPTAP, 'stdio', '--otlp', otlp, '--', ...ECHO] },
+  { name: '--record --otlp', args: (dir, otlp) => [MCPTAP, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--otlp', otlp, '--', ...ECHO] },
+];
+
+/** Spawn to first answer line, in ms; the child is then closed (stdin ended) and waited for. */
+async function firstAnswerMs(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.write(REQUEST);
+  const ms = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within 30 s: ${args.join(' ')}`)), 30_000);
+    child.stdout.once('data', () => {
+      clearTimeout(timer);
+      resolve(performance.now() - t0);
+    });
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before answering: ${args.join(' ')}`)));
+  });
+  child.stdout.resume();
+  child.stdin.end();
+  await new Promise((r) => child.once('exit', r));
+  return ms;
+}
+
+/** A stand-in OTLP/HTTP endpoint: answers every request 200 with an empty body. */
+async function fakeOtlp(): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer: createHttp } = await import('node:http');
+  const server = createHttp((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function freePort(): Promise<number> {
+  const s: Server = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/**
+ * Start to first proxied answer, in ms: the request is retried every 5 ms until the listener answers.
+ * `args` gets a free port to listen on; a wrapper that picks its own prints `{"url": ...}` instead.
+ */
+async function firstProxiedMs(args: (port: number) => string[], upstream: string, env: Record<string, string> = {}): Promise<number> {
+  let port = await freePort();
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(process.execPath, args(port), { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
+  child.stdout!.on('data', (d: Buffer) => {
+    const m = /"url":"http:\/\/127\.0\.0\.1:(\d+)/.exec(d.toString());
+    if (m) port = Number(m[1]);
+  });
+  try {
+    for (const end = t0 + 30_000; performance.now() < end; ) {
+      try {
+        const res = await request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: REQUEST });
+        await res.body.text();
+        if (res.statusCode < 500) return performance.now() - t0;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`no proxied answer within 30 s (upstream ${upstream})`);
+  } finally {
+    await stopChild(child, 'SIGTERM');
+  }
+}
+
+export async function runStartupBench(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-startup-'));
+  const otlp = await fakeOtlp();
+  const upstreamProc = spawn(process.execPath, [join(BENCH_FIXTURES, 'http-echo-server.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    const upstream = await new Promise<string>((resolve, reject) => {
+      upstreamProc.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { url: string }).url));
+      upstreamProc.once('exit', () => reject(new Error('the HTTP echo server did not start')));
+    });
+    const times = new Map<string, number[]>();
+    const add = (name: string, ms: number) => times.set(name, [...(times.get(name) ?? []), ms]);
+    // One warm-up round (page cache, JIT of node itself), not counted.
+    for (const m of STDIO_MODES) await firstAnswerMs(m.args(dir, otlp.url));
+    for (let round = 0; round < RUNS; round++) {
+      for (const m of STDIO_MODES) add(m.name, await firstAnswerMs(m.args(dir, otlp.url)));
+      add('http: bare proxy', await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, { UPSTREAM: upstream }));
+      add('http: mcptap http --record', await firstProxiedMs((port) => [MCPTAP, 'http', '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--record', join(dir, `h${round}.db`)], upstream));
+    }
+    const base = median(times.get('bare shim')!);
+    const httpBase = median(times.get('http: bare proxy')!);
+    const rows = [...times].map(([name, v]) => {
+      const m = median(v);
+      const ref = name.startsWith('http:') ? httpBase : base;
+      const added = m - ref;
+      const isBase = name === 'bare shim' || name === 'http: bare proxy';
+      return [name, m.toFixed(0), `${Math.min(...v).toFixed(0)}..${Math.max(...v).toFixed(0)}`, isBase ? '-' : `${added >= 0 ? '+' : ''}${added.toFixed(0)}`, isBase ? '' : added <= 60 ? 'met' : 'NOT met'];
+    });
+    return [
+      `start-up: ms from spawn to the first answer (stdio) or first proxied answer (http), median of ${RUNS} interleaved runs; target: at most 60 ms added`,
+      table(['mode', 'median ms', 'range', 'added ms', '<= 60 ms'], rows),
+    ].join('\n');
+  } finally {
+    await stopChild(upstreamProc, 'SIGTERM');
+    await otlp.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
