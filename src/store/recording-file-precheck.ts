@@ -1,23 +1,18 @@
 /**
  * What a tap can tell of its recording file in a millisecond, before it starts the traffic: its
- * directory is there and writable, and an existing file is an mcptap recording this mcptap can
- * write (the SQLite header: magic, `application_id`, `user_version`). The full check runs where the
- * recording is opened (the indexer); this one keeps the common mistakes failing before any traffic
- * without waiting for SQLite to load.
+ * directory is there and writable, and an existing file is writable and not something other than
+ * SQLite. The full check (an mcptap recording, a schema this mcptap reads) runs where the recording
+ * is opened, in the indexer: the rest of the header cannot be trusted from outside SQLite (another
+ * tap may be creating the file this instant, and a WAL file may hold newer pages than the header).
  */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { McptapError } from '../errors.js';
-import { LATEST_SCHEMA_VERSION } from './migrations/index.js';
-import { APPLICATION_ID } from './migrations/migration.js';
 
 const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
-/** Offsets in the SQLite database header (sqlite.org/fileformat.html). */
-const USER_VERSION_AT = 60;
-const APPLICATION_ID_AT = 68;
-const HEADER_BYTES = 100;
+const HEADER_BYTES = MAGIC.length;
 
-/** Throws the McptapError the full check would throw, for what the header and the directory tell. */
+/** Throws the McptapError the full check would throw, for what the directory and the file's first bytes tell. */
 export function precheckRecordingFile(path: string): void {
   const dir = dirname(path);
   try {
@@ -35,16 +30,9 @@ export function precheckRecordingFile(path: string): void {
     if (err instanceof McptapError) throw err;
     throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}: ${(err as Error).message}`);
   }
-  if (header.length === 0) return; // an empty file becomes a recording
-  if (header.length < HEADER_BYTES || !header.subarray(0, MAGIC.length).equals(MAGIC)) {
-    throw new McptapError('MCPTAP_NOT_A_RECORDING', `${path} is not an mcptap recording (not an SQLite database)`);
-  }
-  const appId = header.readUInt32BE(APPLICATION_ID_AT);
-  if (appId !== APPLICATION_ID && appId !== 0) throw new McptapError('MCPTAP_NOT_A_RECORDING', `${path} is not an mcptap recording (a different SQLite database)`);
-  const version = header.readUInt32BE(USER_VERSION_AT);
-  if (version > LATEST_SCHEMA_VERSION) {
-    throw new McptapError('MCPTAP_RECORDING_TOO_NEW', `${path} has schema version ${version}, written by a newer mcptap (this one reads up to ${LATEST_SCHEMA_VERSION}); upgrade mcptap`);
-  }
+  // Empty, or being created by another writer (zeros not yet written over): left to the full check.
+  if (header.length < MAGIC.length || header.every((b) => b === 0)) return;
+  if (!header.equals(MAGIC)) throw new McptapError('MCPTAP_NOT_A_RECORDING', `${path} is not an mcptap recording (not an SQLite database)`);
 }
 
 function readHeader(path: string): Buffer {

@@ -24,7 +24,11 @@ afterEach(() => {
 });
 
 function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = []) {
-  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, ...tapArgs, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(
+    process.execPath,
+    [MCPTAP, 'stdio', '--record', db, ...tapArgs, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  );
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b));
   let buf = '';
@@ -41,7 +45,9 @@ function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = [
     }
   });
   const call = (id: number) =>
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `burst ${id}` }, _meta: modernMeta() } }) + '\n');
+    child.stdin.write(
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `burst ${id}` }, _meta: modernMeta() } }) + '\n',
+    );
   /** Sends `n` calls with `window` in flight; resolves when all are answered (bounded by `ms`). */
   const burst = (n: number, window: number, ms: number) =>
     new Promise<void>((resolve, reject) => {
@@ -61,14 +67,29 @@ function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = [
 }
 
 /** The tap's indexer child, found through /proc (Linux): children of any of its threads, by command line. */
-/** The tap's indexer process; it boots beside the traffic, so it is waited for (up to 10 s). */
-async function startedIndexerOf(tapPid: number): Promise<number | undefined> {
+/** The tap's indexer process once it has opened the recording: it boots beside the traffic, so it is waited for (up to 10 s). */
+async function startedIndexerOf(tapPid: number, db: string): Promise<number | undefined> {
   for (let i = 0; i < 500; i++) {
     const pid = indexerOf(tapPid);
-    if (pid) return pid;
+    if (pid && recordingStarted(db)) return pid;
     await new Promise((r) => setTimeout(r, 20));
   }
   return undefined;
+}
+
+/** The recording's row is in the file (its indexer is up); false while the file is missing or being created. */
+function recordingStarted(db: string): boolean {
+  if (!existsSync(db)) return false;
+  try {
+    const store = RecordingStore.open(db);
+    try {
+      return store.listRecordings().length > 0;
+    } finally {
+      store.close();
+    }
+  } catch {
+    return false;
+  }
 }
 
 function indexerOf(tapPid: number): number | undefined {
@@ -134,6 +155,7 @@ describe('recording through the spool', () => {
     const t = tap(db);
     await t.burst(500, 32, 30_000);
     const indexed = () => {
+      if (!recordingStarted(db)) return 0; // its indexer is still starting
       const store = RecordingStore.open(db);
       try {
         return store.exchanges({ recordingId: store.listRecordings()[0]!.id }).filter((e) => e.method === 'tools/call').length;
@@ -162,7 +184,10 @@ describe('recording through the spool', () => {
     const lines: string[] = [];
     for (let id = 1; id <= 200; id++) {
       lines.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo"}}\n`, `{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}\n`);
-      ops.push([Op.Chunk, 'c1', 'c2s', 'stdio', 10 + id, Buffer.byteLength(lines.at(-2)!)], [Op.Chunk, 'c1', 's2c', 'stdio', 11 + id, Buffer.byteLength(lines.at(-1)!)]);
+      ops.push(
+        [Op.Chunk, 'c1', 'c2s', 'stdio', 10 + id, Buffer.byteLength(lines.at(-2)!)],
+        [Op.Chunk, 'c1', 's2c', 'stdio', 11 + id, Buffer.byteLength(lines.at(-1)!)],
+      );
     }
     expect(spool.append(encodeWireOps(ops), Buffer.from(lines.join('')), 0)).toBe(true);
     let indexed = 0;
@@ -179,7 +204,7 @@ describe('recording through the spool', () => {
     });
     /** Says "spooled" every 20 ms for `ms` or until all is indexed; how far indexing got. */
     const flowing = async (ms: number, pressed: boolean) => {
-      for (const t0 = performance.now(); performance.now() - t0 < ms && indexed < spool.end; ) {
+      for (const t0 = performance.now(); performance.now() - t0 < ms && indexed < spool.end;) {
         indexer.spooled(spool.end, pressed);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -208,7 +233,7 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const pid = await startedIndexerOf(t.child.pid!);
+    const pid = await startedIndexerOf(t.child.pid!, join(dir, 'rec.db'));
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');
     await t.burst(200, 8, 30_000);
@@ -223,7 +248,7 @@ describe('recording through the spool', () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
-    const pid = await startedIndexerOf(t.child.pid!);
+    const pid = await startedIndexerOf(t.child.pid!, join(dir, 'rec.db'));
     expect(pid).toBeGreaterThan(0);
     t.child.kill('SIGKILL');
     await t.closed;

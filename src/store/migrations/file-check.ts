@@ -12,14 +12,21 @@ export function checkIsRecording(db: Database, label: string, create: boolean): 
   let appId: number;
   let tables: number;
   try {
-    appId = applicationId(db);
-    tables = (db.prepare("SELECT count(*) n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    // One read transaction: another tap creating the same file commits its tables and its
+    // application_id together, and two separate reads could see the tables without the id.
+    [appId, tables] = db.transaction(() => [
+      applicationId(db),
+      (db.prepare("SELECT count(*) n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n,
+    ])();
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT' || code === 'SQLITE_CANTOPEN') {
       // A recording is in WAL mode: reading it needs its -shm (and -wal) files beside it, which
       // SQLite creates when they are missing. It is a recording; it cannot be read from there.
-      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot read ${label} where it is: SQLite must create ${label}-shm beside it and cannot (${(err as Error).message}); copy the file to a directory you can write`);
+      throw new McptapError(
+        'MCPTAP_RECORDING_UNREADABLE',
+        `cannot read ${label} where it is: SQLite must create ${label}-shm beside it and cannot (${(err as Error).message}); copy the file to a directory you can write`,
+      );
     }
     const why = code === 'SQLITE_NOTADB' ? 'not an SQLite database' : (err as Error).message;
     throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (${why})`);
