@@ -71,7 +71,12 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
   });
 }
 
-const lastLine = (text: string) => text.trim().split('\n').filter((l) => l.trim() !== '').pop() ?? '(no output)';
+const lastLine = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .pop() ?? '(no output)';
 
 /** The artillery executable, installing it into the temp directory when needed; or why not. */
 export async function findArtillery(log: (line: string) => void): Promise<{ bin: string } | { skipped: string }> {

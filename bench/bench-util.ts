@@ -28,7 +28,11 @@ export const ECHO_CALL_BODY = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'tools/call',
-  params: { name: 'echo', arguments: { text: 'hello' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+  params: {
+    name: 'echo',
+    arguments: { text: 'hello' },
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+  },
 });
 
 /** The headers a 2026-07-28 client sends with {@link ECHO_CALL_BODY}. */

@@ -71,7 +71,9 @@ async function nodeFixture(name: string, file: string, env: Record<string, strin
 }
 
 async function mcptap(upstream: string, dir: string): Promise<Target> {
-  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', join(dir, 'bench-http.db')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', join(dir, 'bench-http.db')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (b: Buffer) => {
@@ -123,7 +125,10 @@ http {
   const child = spawn(bin, ['-p', prefix, '-c', confPath], { stdio: ['ignore', 'ignore', 'inherit'] });
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}${up.pathname}`, { method: 'POST', headers: HEADERS, body: BODY }).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}${up.pathname}`, { method: 'POST', headers: HEADERS, body: BODY }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -149,7 +154,15 @@ async function oneConnection(t: Target): Promise<{ rps: number; p50: number; p99
 }
 
 async function saturation(t: Target): Promise<{ rps: number; errors: number; sent: number }> {
-  const r = await autocannon({ url: t.url, method: 'POST', headers: HEADERS, body: BODY, connections: SATURATION_CONNECTIONS, pipelining: 1, duration: SATURATION_SECONDS });
+  const r = await autocannon({
+    url: t.url,
+    method: 'POST',
+    headers: HEADERS,
+    body: BODY,
+    connections: SATURATION_CONNECTIONS,
+    pipelining: 1,
+    duration: SATURATION_SECONDS,
+  });
   return { rps: r.requests.average, errors: r.errors + r.non2xx + r.timeouts, sent: r.requests.sent };
 }
 
@@ -252,13 +265,20 @@ async function sseTiming(): Promise<string> {
   const frames = new Map<string, number[]>();
   const done = new Map<unknown, Exchange>();
   pipeline.subscribe((e) => {
-    if (e.type === 'frame' && e.frame.channel === 'sse' && e.exchangeKey) (frames.get(e.exchangeKey) ?? frames.set(e.exchangeKey, []).get(e.exchangeKey)!).push(e.frame.timeUs);
+    if (e.type === 'frame' && e.frame.channel === 'sse' && e.exchangeKey)
+      (frames.get(e.exchangeKey) ?? frames.set(e.exchangeKey, []).get(e.exchangeKey)!).push(e.frame.timeUs);
     if (e.type === 'exchange-completed') done.set(e.exchange.id, e.exchange);
   });
   const tap = await startHttpTap({ upstream, port: 0, pipeline, clock: monotonic });
   try {
     await ask({ cmd: 'stream', url: tap.url, streams: 1, events: 5, interval: 5 });
-    const r = await ask<{ ids: number[]; sent: Record<number, number[]>; recv: Record<number, number[]> }>({ cmd: 'stream', url: tap.url, streams: 3, events: 40, interval: 50 });
+    const r = await ask<{ ids: number[]; sent: Record<number, number[]>; recv: Record<number, number[]> }>({
+      cmd: 'stream',
+      url: tap.url,
+      streams: 3,
+      events: 40,
+      interval: 50,
+    });
     const diffs: number[] = [];
     let inOrder = true;
     for (const id of r.ids) {

@@ -121,14 +121,26 @@ class ServerProbe {
 
   async start(): Promise<void> {
     this.points = [await this.read()];
-    this.timer = setInterval(() => void this.read().then((p) => this.points.push(p), () => undefined), POLL_MS);
+    this.timer = setInterval(
+      () =>
+        void this.read().then(
+          (p) => this.points.push(p),
+          () => undefined,
+        ),
+      POLL_MS,
+    );
   }
 
   async stop(): Promise<{ rps: number; served: ServerStats }> {
     clearInterval(this.timer);
     const last = await this.read();
     const first = this.points[0]!;
-    const served = { requests: last.requests - first.requests, badJson: last.badJson - first.badJson, missingMcpHeaders: last.missingMcpHeaders - first.missingMcpHeaders, timeMs: last.timeMs - first.timeMs };
+    const served = {
+      requests: last.requests - first.requests,
+      badJson: last.badJson - first.badJson,
+      missingMcpHeaders: last.missingMcpHeaders - first.missingMcpHeaders,
+      timeMs: last.timeMs - first.timeMs,
+    };
     return { rps: steadyRate([...this.points, last]), served };
   }
 }
@@ -150,7 +162,14 @@ async function runAutocannon(url: string, req: ReturnType<typeof benchRequest>, 
   const r = await autocannon({ url, method: 'POST', headers: req.headers, body: req.body, connections: CONNECTIONS, pipelining: 1, duration: seconds });
   const cpu = process.cpuUsage(c0);
   const n = r.requests.total;
-  return { ownRps: n / r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, cpuUs: (cpu.user + cpu.system) / n, requests: n, errors: r.errors + r.timeouts + r.non2xx };
+  return {
+    ownRps: n / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    cpuUs: (cpu.user + cpu.system) / n,
+    requests: n,
+    errors: r.errors + r.timeouts + r.non2xx,
+  };
 }
 
 async function runMcptap(url: string, seconds: number): Promise<Omit<Measured, 'rps'>> {
@@ -188,7 +207,8 @@ async function measure(b: BenchRun, tool: Tool, go: () => Promise<Omit<Measured,
   const r = await go();
   const { rps, served } = await b.probe.stop();
   if (typeof r === 'string') return r;
-  if (served.badJson > 0 || served.missingMcpHeaders > 0) b.notes.push(`${tool}: the server saw ${served.badJson} bad JSON bodies and ${served.missingMcpHeaders} requests without the MCP headers`);
+  if (served.badJson > 0 || served.missingMcpHeaders > 0)
+    b.notes.push(`${tool}: the server saw ${served.badJson} bad JSON bodies and ${served.missingMcpHeaders} requests without the MCP headers`);
   (b.perRound.get(tool) ?? b.perRound.set(tool, []).get(tool)!).push(rps);
   const prev = b.best.get(tool);
   if (!prev || !(rps <= prev.rps)) b.best.set(tool, { ...r, rps });
@@ -204,7 +224,15 @@ export async function runLoadBench(): Promise<string> {
   const log = (l: string) => process.stderr.write(`load bench: ${l}\n`);
   const { url, child } = await startServer();
   const stats = new Client(new URL(url).origin);
-  const b: BenchRun = { url, req: benchRequest(), probe: new ServerProbe(stats), dir: mkdtempSync(join(tmpdir(), 'mcptap-load-bench-')), notes: [], best: new Map(), perRound: new Map() };
+  const b: BenchRun = {
+    url,
+    req: benchRequest(),
+    probe: new ServerProbe(stats),
+    dir: mkdtempSync(join(tmpdir(), 'mcptap-load-bench-')),
+    notes: [],
+    best: new Map(),
+    perRound: new Map(),
+  };
   try {
     const art = await findArtillery(log);
     let artillerySkipped = 'skipped' in art ? art.skipped : undefined;
@@ -234,7 +262,18 @@ function render(b: BenchRun, artillerySkipped: string | undefined): string {
   const acRounds = b.perRound.get('autocannon') ?? [];
   const perRound = (b.perRound.get('mcptap') ?? []).map((r, i) => `${(r / acRounds[i]!).toFixed(2)}x`).join(' ');
   const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
-  const row = (name: string, runs: string, m: Measured): string[] => [name, runs, f(m.rps), `${(m.rps / ac.rps).toFixed(2)}x`, f(m.ownRps), f(m.p50Ms, 2), f(m.p99Ms, 2), f(m.cpuUs, 1), String(m.requests), String(m.errors)];
+  const row = (name: string, runs: string, m: Measured): string[] => [
+    name,
+    runs,
+    f(m.rps),
+    `${(m.rps / ac.rps).toFixed(2)}x`,
+    f(m.ownRps),
+    f(m.p50Ms, 2),
+    f(m.p99Ms, 2),
+    f(m.cpuUs, 1),
+    String(m.requests),
+    String(m.errors),
+  ];
   const rows = [row('autocannon', 'in process', ac), row('mcptap (HTTP driver)', 'in process', tap)];
   const artName = `Artillery ${ARTILLERY_VERSION}`;
   const artRuns = `child, ${Math.max(1, cpus().length - 1)} worker(s)`;

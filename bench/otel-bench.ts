@@ -162,7 +162,15 @@ async function saturate(p: Proc, others: Others): Promise<Round> {
   const cpu = cpuUs(p.child.pid) - cpu0;
   const n = Math.max(1, r.requests.total);
   const machine = { tap: cpu / n, upstream: (cpuUs(others.upstream) - up0) / n, load: (load.user + load.system) / n, otlp: (cpuUs(others.otlp) - otlp0) / n };
-  return { rps: r.requests.average, requests: r.requests.total, sent: r.requests.sent, errors: r.errors + r.non2xx + r.timeouts, cpuPerExchangeUs: cpu / n, drainMs, machine };
+  return {
+    rps: r.requests.average,
+    requests: r.requests.total,
+    sent: r.requests.sent,
+    errors: r.errors + r.non2xx + r.timeouts,
+    cpuPerExchangeUs: cpu / n,
+    drainMs,
+    machine,
+  };
 }
 
 /** What the in-process measurement turns on: nothing, spans only, metrics only, or both. */
@@ -178,7 +186,9 @@ export interface InProcessResult {
 /** The flags and OTEL_* environment that turn on `mode`, exporting to `otlpUrl`. */
 function telemetryFor(mode: TelemetryMode, otlpUrl: string, protocol: string | undefined) {
   // The batch span processor's OTEL_BSP_* settings pass through from the bench's own environment.
-  const env: Record<string, string> = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OTEL_BSP_') && e[1] !== undefined));
+  const env: Record<string, string> = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OTEL_BSP_') && e[1] !== undefined),
+  );
   if (protocol) env.OTEL_EXPORTER_OTLP_PROTOCOL = protocol;
   if (mode === 'spans') env.OTEL_METRICS_EXPORTER = 'none';
   if (mode === 'metrics') env.OTEL_TRACES_EXPORTER = 'none';
@@ -198,18 +208,28 @@ const BURST_EXCHANGES = 6_000;
  * OTLP, metrics to OTLP and a Prometheus endpoint that is not scraped): `exchanges` synthetic HTTP
  * `tools/call` exchanges, process.cpuUsage() including the final flush and export.
  */
-export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchanges = IN_PROCESS_EXCHANGES, protocol?: string, burst?: number): Promise<InProcessResult> {
+export async function inProcessCpu(
+  mode: TelemetryMode,
+  otlpUrl: string,
+  exchanges = IN_PROCESS_EXCHANGES,
+  protocol?: string,
+  burst?: number,
+): Promise<InProcessResult> {
   const telemetry = mode === 'off' ? undefined : await createTelemetry(telemetryFor(mode, otlpUrl, protocol));
   const pipeline = new Pipeline({ tickMs: 0 });
   for (const s of telemetry?.sinks ?? []) pipeline.addSink(s);
   const req = (id: number) => Buffer.from(BODY.replace('"id":1', `"id":${id}`));
-  const res = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello"}],"isError":false,"resultType":"complete"}}`);
+  const res = (id: number) =>
+    Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello"}],"isError":false,"resultType":"complete"}}`);
   const cpu0 = process.cpuUsage();
   pipeline.openConnection({ connectionId: 'bench', transport: 'http', target: 'http://127.0.0.1:9/mcp' });
   for (let i = 1; i <= exchanges; i++) {
     const t = pipeline.clock.nowUs();
     pipeline.pushMessage({ connectionId: 'bench', direction: 'c2s', channel: 'http-body', timeUs: t, context: { streamId: `s${i}` } }, req(i));
-    pipeline.pushMessage({ connectionId: 'bench', direction: 's2c', channel: 'http-body', timeUs: t + 150, context: { streamId: `s${i}`, httpStatus: 200 } }, res(i));
+    pipeline.pushMessage(
+      { connectionId: 'bench', direction: 's2c', channel: 'http-body', timeUs: t + 150, context: { streamId: `s${i}`, httpStatus: 200 } },
+      res(i),
+    );
     // Let the batch exporter run as it would in a live tap (it works between events). A tap's
     // pauses between batches let its exporter keep up; this loop has none, so past half a queue it
     // waits (idle, not CPU) rather than have spans dropped, which would make telemetry look cheap.
@@ -226,14 +246,21 @@ export async function inProcessCpu(mode: TelemetryMode, otlpUrl: string, exchang
   await telemetry?.shutdown();
   const used = process.cpuUsage(cpu0);
   const counts = telemetry?.spanCounts();
-  return { cpuUs: (used.user + used.system) / exchanges, spansExported: counts?.exported ?? 0, spansDropped: (counts?.droppedQueueFull ?? 0) + (counts?.droppedExportFailed ?? 0) };
+  return {
+    cpuUs: (used.user + used.system) / exchanges,
+    spansExported: counts?.exported ?? 0,
+    spansDropped: (counts?.droppedQueueFull ?? 0) + (counts?.droppedExportFailed ?? 0),
+  };
 }
 
 /**
  * `otel-cpu`: only the in-process measurement, every mode, interleaved rounds (CPU time, not wall
  * time: other work on the machine moves it less). Per mode the median and the lowest round.
  */
-export async function runOtelCpuBench(exchanges = Number(process.env.MCPTAP_BENCH_EXCHANGES) || IN_PROCESS_EXCHANGES, rounds = Number(process.env.MCPTAP_BENCH_ROUNDS) || 5): Promise<string> {
+export async function runOtelCpuBench(
+  exchanges = Number(process.env.MCPTAP_BENCH_EXCHANGES) || IN_PROCESS_EXCHANGES,
+  rounds = Number(process.env.MCPTAP_BENCH_ROUNDS) || 5,
+): Promise<string> {
   // The endpoint's CPU is not the pipeline's: a process of its own, tallied (and emptied) after every run.
   const sink = await countingOtlpProcess();
   try {
@@ -293,8 +320,15 @@ function completeness(spans: SpanTally, on: Pick<Round, 'requests' | 'sent'>): s
 function machineLines(off: Round, on: Round): string[] {
   const parts = ['tap', 'upstream', 'load', 'otlp'] as const;
   const sum = (r: Round) => parts.reduce((a, k) => a + r.machine[k], 0);
-  const row = (label: string, r: Round) => `  ${label}: ${sum(r).toFixed(1)} = ` + parts.map((k) => `${k === 'load' ? 'autocannon' : k === 'otlp' ? 'OTLP endpoint' : k} ${r.machine[k].toFixed(1)}`).join(' + ');
-  return ['CPU us per request, every process (best-rate round of each):', row('off', off), row('on ', on), `  on - off: ${(sum(on) - sum(off)).toFixed(1)}; CPU-bound rate ratio implied by it ${(sum(off) / sum(on)).toFixed(2)}x`];
+  const row = (label: string, r: Round) =>
+    `  ${label}: ${sum(r).toFixed(1)} = ` +
+    parts.map((k) => `${k === 'load' ? 'autocannon' : k === 'otlp' ? 'OTLP endpoint' : k} ${r.machine[k].toFixed(1)}`).join(' + ');
+  return [
+    'CPU us per request, every process (best-rate round of each):',
+    row('off', off),
+    row('on ', on),
+    `  on - off: ${(sum(on) - sum(off)).toFixed(1)}; CPU-bound rate ratio implied by it ${(sum(off) / sum(on)).toFixed(2)}x`,
+  ];
 }
 
 export async function runOtelBench(): Promise<string> {
@@ -308,9 +342,16 @@ export async function runOtelBench(): Promise<string> {
     procs.push(off);
     // The floor of any span per exchange: the tap decodes and correlates every message (on its own
     // thread, no worker hand-over) and has nowhere to send the result: no spans, no metrics.
-    const decode = await spawnUntil('decode only (floor)', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0'], listening, 'stderr', { MCPTAP_PIPELINE_THREAD: 'main' });
+    const decode = await spawnUntil('decode only (floor)', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0'], listening, 'stderr', {
+      MCPTAP_PIPELINE_THREAD: 'main',
+    });
     procs.push(decode);
-    const on = await spawnUntil('spans + metrics on', [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--otlp', otlp.url, '--metrics', '127.0.0.1:0'], listening, 'stderr');
+    const on = await spawnUntil(
+      'spans + metrics on',
+      [MCPTAP, 'http', '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--otlp', otlp.url, '--metrics', '127.0.0.1:0'],
+      listening,
+      'stderr',
+    );
     procs.push(on);
     await warmUp(off);
     await warmUp(decode);
@@ -328,7 +369,20 @@ export async function runOtelBench(): Promise<string> {
         const prev = best.get(p);
         // Best of the rounds for each figure on its own: highest rate, lowest CPU per exchange (the
         // machine's breakdown is the best-rate round's).
-        best.set(p, prev ? { rps: Math.max(prev.rps, r.rps), requests: prev.requests + r.requests, sent: prev.sent + r.sent, errors: prev.errors + r.errors, cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs), drainMs: Math.max(prev.drainMs, r.drainMs), machine: r.rps > prev.rps ? r.machine : prev.machine } : r);
+        best.set(
+          p,
+          prev
+            ? {
+                rps: Math.max(prev.rps, r.rps),
+                requests: prev.requests + r.requests,
+                sent: prev.sent + r.sent,
+                errors: prev.errors + r.errors,
+                cpuPerExchangeUs: Math.min(prev.cpuPerExchangeUs, r.cpuPerExchangeUs),
+                drainMs: Math.max(prev.drainMs, r.drainMs),
+                machine: r.rps > prev.rps ? r.machine : prev.machine,
+              }
+            : r,
+        );
       }
       paired.push(rates.get(on)! / rates.get(off)!);
       pairedFloor.push(rates.get(decode)! / rates.get(off)!);
@@ -354,7 +408,15 @@ export async function runOtelBench(): Promise<string> {
         ['tap', 'mode', 'req/s', 'vs off', 'errors', 'tap CPU us/exchange', 'longest drain (ms)'],
         [off, decode, on].map((p) => {
           const r = best.get(p)!;
-          return ['mcptap http', p.name, r.rps.toFixed(0), `${(r.rps / o.rps).toFixed(2)}x`, String(r.errors), r.cpuPerExchangeUs.toFixed(1), r.drainMs.toFixed(0)];
+          return [
+            'mcptap http',
+            p.name,
+            r.rps.toFixed(0),
+            `${(r.rps / o.rps).toFixed(2)}x`,
+            String(r.errors),
+            r.cpuPerExchangeUs.toFixed(1),
+            r.drainMs.toFixed(0),
+          ];
         }),
       ),
       `rate ratio on/off ${ratio.toFixed(2)}x (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
@@ -367,8 +429,10 @@ export async function runOtelBench(): Promise<string> {
       `in process, ${IN_PROCESS_EXCHANGES} exchanges through the pipeline: ${inOff.toFixed(1)} us/exchange without sinks, ${inOn.toFixed(1)} with spans + metrics (incl. export) -> telemetry ${(inOn - inOff).toFixed(1)} us per exchange`,
       `in process, in bursts of ${BURST} exchanges every ${BURST_PAUSE_MS} ms as a tap delivers them (${BURST_EXCHANGES} exchanges): ${burstOff.toFixed(1)} us/exchange without sinks, ${burstOn.toFixed(1)} with -> telemetry ${(burstOn - burstOff).toFixed(1)} us per exchange`,
       completeness(tapSpans, { requests: n.requests + warm.requests, sent: n.sent + warm.sent }),
-      `in process: the endpoint received ${inSpans} exchange spans for ${IN_PROCESS_EXCHANGES} exchanges` + (inSpans === IN_PROCESS_EXCHANGES && inBoth.spansDropped === 0 ? ' (complete)' : ` (INCOMPLETE: ${inBoth.spansDropped} dropped)`),
-      `OTLP endpoint (a process of its own) received ${received.requests} exports, ${(received.bytes / 1e6).toFixed(1)} MB` + (received.spans.undecoded > 0 ? `, ${received.spans.undecoded} trace exports it could not decode` : ''),
+      `in process: the endpoint received ${inSpans} exchange spans for ${IN_PROCESS_EXCHANGES} exchanges` +
+        (inSpans === IN_PROCESS_EXCHANGES && inBoth.spansDropped === 0 ? ' (complete)' : ` (INCOMPLETE: ${inBoth.spansDropped} dropped)`),
+      `OTLP endpoint (a process of its own) received ${received.requests} exports, ${(received.bytes / 1e6).toFixed(1)} MB` +
+        (received.spans.undecoded > 0 ? `, ${received.spans.undecoded} trace exports it could not decode` : ''),
       ...on.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `tap said: ${l}`),
     ].join('\n');
   } finally {

@@ -66,19 +66,22 @@ function cpuUs(since: NodeJS.CpuUsage): number {
 async function runPipeline(size: number, count: number, path: string | undefined): Promise<{ us: number; recorded: number }> {
   const m = messages(size);
   const pipeline = new Pipeline({ tickMs: 0, logger: silentLogger });
-  const recorder = path === undefined ? undefined : new SqliteRecorder({
-    path,
-    recording: { transport: 'stdio', target: 'node echo-server.mjs', startedUs: systemClock.nowUs(), mcptapVersion: 'bench' },
-    logger: silentLogger,
-    clock: systemClock,
-    redactor: new Redactor({ key: 'bench' }),
-  });
+  const recorder =
+    path === undefined
+      ? undefined
+      : new SqliteRecorder({
+          path,
+          recording: { transport: 'stdio', target: 'node echo-server.mjs', startedUs: systemClock.nowUs(), mcptapVersion: 'bench' },
+          logger: silentLogger,
+          clock: systemClock,
+          redactor: new Redactor({ key: 'bench' }),
+        });
   if (recorder) pipeline.addSink(recorder);
   const push = (direction: 'c2s' | 's2c', bytes: Buffer) =>
     pipeline.pushChunk({ connectionId: 'c1', direction, channel: 'stdio', bytes, timeUs: systemClock.nowUs() });
   const start = process.cpuUsage();
   pipeline.openConnection({ connectionId: 'c1', transport: 'stdio', target: 'node echo-server.mjs', pid: 1 });
-  for (let id = 1; id <= count; ) {
+  for (let id = 1; id <= count;) {
     for (const end = Math.min(count, id + ROUND - 1); id <= end; id++) {
       push('c2s', m.request(id));
       push('s2c', m.response(id));
@@ -141,7 +144,10 @@ export async function runRecorderBench(opts: { runs?: number; scale?: number } =
   try {
     await runPipeline(200, 2000, fresh()); // warm-up: JIT, statement caches, page cache
     runFloor(200, 2000, fresh());
-    for (const [size, count] of [[200, 20_000 * scale], [10 * 1024, 5_000 * scale]] as const) {
+    for (const [size, count] of [
+      [200, 20_000 * scale],
+      [10 * 1024, 5_000 * scale],
+    ] as const) {
       const m = { bare: [] as number[], recorder: [] as number[], floor: [] as number[] };
       for (let i = 0; i < runs; i++) {
         m.bare.push((await runPipeline(size, count, undefined)).us);
@@ -154,7 +160,16 @@ export async function runRecorderBench(opts: { runs?: number; scale?: number } =
       const f = median(m.floor);
       const r = median(m.recorder);
       const range = `${Math.min(...m.recorder).toFixed(0)}..${Math.max(...m.recorder).toFixed(0)}`;
-      rows.push([size === 200 ? '200 B' : '10 KB', String(count), b.toFixed(1), r.toFixed(1), (r - b).toFixed(1), f.toFixed(1), `${((r - b) / f).toFixed(2)}x`, range]);
+      rows.push([
+        size === 200 ? '200 B' : '10 KB',
+        String(count),
+        b.toFixed(1),
+        r.toFixed(1),
+        (r - b).toFixed(1),
+        f.toFixed(1),
+        `${((r - b) / f).toFixed(2)}x`,
+        range,
+      ]);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

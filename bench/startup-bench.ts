@@ -85,9 +85,13 @@ async function firstProxiedMs(args: (port: number) => string[], upstream: string
     if (m) port = Number(m[1]);
   });
   try {
-    for (const end = t0 + 30_000; performance.now() < end; ) {
+    for (const end = t0 + 30_000; performance.now() < end;) {
       try {
-        const res = await request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: REQUEST });
+        const res = await request(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: REQUEST,
+        });
         await res.body.text();
         if (res.statusCode < 500) return performance.now() - t0;
       } catch {
@@ -117,7 +121,13 @@ export async function runStartupBench(): Promise<string> {
     for (let round = 0; round < RUNS; round++) {
       for (const m of STDIO_MODES) add(m.name, await firstAnswerMs(m.args(dir, otlp.url)));
       add('http: bare proxy', await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, { UPSTREAM: upstream }));
-      add('http: mcptap http --record', await firstProxiedMs((port) => [MCPTAP, 'http', '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--record', join(dir, `h${round}.db`)], upstream));
+      add(
+        'http: mcptap http --record',
+        await firstProxiedMs(
+          (port) => [MCPTAP, 'http', '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--record', join(dir, `h${round}.db`)],
+          upstream,
+        ),
+      );
     }
     const base = median(times.get('bare shim')!);
     const httpBase = median(times.get('http: bare proxy')!);
@@ -126,7 +136,13 @@ export async function runStartupBench(): Promise<string> {
       const ref = name.startsWith('http:') ? httpBase : base;
       const added = m - ref;
       const isBase = name === 'bare shim' || name === 'http: bare proxy';
-      return [name, m.toFixed(0), `${Math.min(...v).toFixed(0)}..${Math.max(...v).toFixed(0)}`, isBase ? '-' : `${added >= 0 ? '+' : ''}${added.toFixed(0)}`, isBase ? '' : added <= 60 ? 'met' : 'NOT met'];
+      return [
+        name,
+        m.toFixed(0),
+        `${Math.min(...v).toFixed(0)}..${Math.max(...v).toFixed(0)}`,
+        isBase ? '-' : `${added >= 0 ? '+' : ''}${added.toFixed(0)}`,
+        isBase ? '' : added <= 60 ? 'met' : 'NOT met',
+      ];
     });
     return [
       `start-up: ms from spawn to the first answer (stdio) or first proxied answer (http), median of ${RUNS} interleaved runs; target: at most 60 ms added`,
@@ -138,4 +154,3 @@ export async function runStartupBench(): Promise<string> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-

@@ -36,7 +36,7 @@ type Mode = 'direct' | 'bare shim' | 'tee shim' | 'mcptap' | 'mcptap --record';
 const MODES: Mode[] = ['direct', 'bare shim', 'tee shim', 'mcptap', 'mcptap --record'];
 
 interface Peer {
-  child: ChildProcessByStdio<import("node:stream").Writable, import("node:stream").Readable, import("node:stream").Readable>;
+  child: ChildProcessByStdio<import('node:stream').Writable, import('node:stream').Readable, import('node:stream').Readable>;
   request(id: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -44,11 +44,15 @@ interface Peer {
 function startPeer(mode: Mode, payload: number, dir: string): Peer {
   const server = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
   const argv =
-    mode === 'direct' ? server
-    : mode === 'bare shim' ? [process.execPath, join(BENCH_FIXTURES, 'bare-shim.mjs'), ...server]
-    : mode === 'tee shim' ? [process.execPath, join(BENCH_FIXTURES, 'tee-shim.mjs'), ...server]
-    : mode === 'mcptap' ? [process.execPath, MCPTAP, 'stdio', '--', ...server]
-    : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
+    mode === 'direct'
+      ? server
+      : mode === 'bare shim'
+        ? [process.execPath, join(BENCH_FIXTURES, 'bare-shim.mjs'), ...server]
+        : mode === 'tee shim'
+          ? [process.execPath, join(BENCH_FIXTURES, 'tee-shim.mjs'), ...server]
+          : mode === 'mcptap'
+            ? [process.execPath, MCPTAP, 'stdio', '--', ...server]
+            : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
   const spool = mode === 'mcptap --record' && !process.env.MCPTAP_SPOOL_BYTES ? { MCPTAP_SPOOL_BYTES: String(BENCH_SPOOL_BYTES) } : {};
   const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload), ...spool }, stdio: ['pipe', 'pipe', 'pipe'] });
   // The tap's stderr passes through, but for its once-a-second progress while the recording is
@@ -79,7 +83,11 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
         child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"t":"${body}"}}}\n`);
       });
     },
-    close: () => new Promise<void>((r) => { child.once('close', () => r()); child.stdin.end(); }),
+    close: () =>
+      new Promise<void>((r) => {
+        child.once('close', () => r());
+        child.stdin.end();
+      }),
   };
 }
 
@@ -116,7 +124,15 @@ async function measure(mode: Mode, payload: number, dir: string, seconds: number
   const closeStart = performance.now();
   await peer.close();
   const closeMs = performance.now() - closeStart;
-  return { rate, cpuUs, p50: median(rtts), p99: percentile(rtts, 99), sent: id, closeMs, kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined };
+  return {
+    rate,
+    cpuUs,
+    p50: median(rtts),
+    p99: percentile(rtts, 99),
+    sent: id,
+    closeMs,
+    kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined,
+  };
 }
 
 /** What the recording kept: a rate bought by dropping most of the recording would be no win. */
@@ -149,7 +165,9 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
           const m = await measure(mode, payload, dir, seconds, 32);
           rates[mode] = m.rate;
           const best = r[mode];
-          r[mode] = best ? { ...m, rate: Math.max(best.rate, m.rate), cpuUs: Math.min(best.cpuUs, m.cpuUs), p50: Math.min(best.p50, m.p50), p99: Math.min(best.p99, m.p99) } : m;
+          r[mode] = best
+            ? { ...m, rate: Math.max(best.rate, m.rate), cpuUs: Math.min(best.cpuUs, m.cpuUs), p50: Math.min(best.p50, m.p50), p99: Math.min(best.p99, m.p99) }
+            : m;
         }
         paired.push(rates['mcptap --record']! / rates['bare shim']!);
       }
@@ -158,17 +176,34 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       const tap = r['mcptap --record']!;
       for (const mode of MODES) {
         const m = r[mode]!;
-        rows.push([`${payload} B`, mode, m.rate.toFixed(0), (m.rate / bare.rate).toFixed(2) + 'x', m.p50.toFixed(0), (m.p50 - bare.p50).toFixed(0), m.p99.toFixed(0), m.cpuUs.toFixed(1)]);
+        rows.push([
+          `${payload} B`,
+          mode,
+          m.rate.toFixed(0),
+          (m.rate / bare.rate).toFixed(2) + 'x',
+          m.p50.toFixed(0),
+          (m.p50 - bare.p50).toFixed(0),
+          m.p99.toFixed(0),
+          m.cpuUs.toFixed(1),
+        ]);
       }
       const ratio = tap.rate / bare.rate;
       const added = tap.p50 - bare.p50;
-      verdicts.push(`${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`);
+      verdicts.push(
+        `${payload} B: rate ratio ${ratio.toFixed(2)}x (target >= 0.80x: ${ratio >= 0.8 ? 'met' : 'NOT met'}); added median RTT ${added.toFixed(0)} us (target <= 50 us: ${added <= 50 ? 'met' : 'NOT met'})`,
+      );
       verdicts.push(roundRatios(paired));
-      verdicts.push(`  CPU per exchange, every process: bare shim ${bare.cpuUs.toFixed(1)} us, --record ${tap.cpuUs.toFixed(1)} us (+${(tap.cpuUs - bare.cpuUs).toFixed(1)}); CPU-bound rate ratio implied ${(bare.cpuUs / tap.cpuUs).toFixed(2)}x`);
-      verdicts.push(`  the floor, a shim that only keeps a copy of the bytes in RAM: tee shim ${(tee.rate / bare.rate).toFixed(2)}x the bare shim's rate, CPU ${tee.cpuUs.toFixed(1)} us (+${(tee.cpuUs - bare.cpuUs).toFixed(1)}); --record ${(tap.rate / tee.rate).toFixed(2)}x the tee shim's rate`);
+      verdicts.push(
+        `  CPU per exchange, every process: bare shim ${bare.cpuUs.toFixed(1)} us, --record ${tap.cpuUs.toFixed(1)} us (+${(tap.cpuUs - bare.cpuUs).toFixed(1)}); CPU-bound rate ratio implied ${(bare.cpuUs / tap.cpuUs).toFixed(2)}x`,
+      );
+      verdicts.push(
+        `  the floor, a shim that only keeps a copy of the bytes in RAM: tee shim ${(tee.rate / bare.rate).toFixed(2)}x the bare shim's rate, CPU ${tee.cpuUs.toFixed(1)} us (+${(tee.cpuUs - bare.cpuUs).toFixed(1)}); --record ${(tap.rate / tee.rate).toFixed(2)}x the tee shim's rate`,
+      );
       if (tap.kept) {
         const gaps = tap.kept.notObserved > 0 ? `, ${tap.kept.notObserved} not_observed gaps: NOT ALL RECORDED, the tap's side path was full` : '';
-        verdicts.push(`  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`);
+        verdicts.push(
+          `  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`,
+        );
       }
     }
   } finally {

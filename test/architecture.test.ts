@@ -12,7 +12,9 @@ import { ROOT } from './helpers/paths.js';
 const SRC = join(ROOT, 'src');
 
 function sources(dir = SRC): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Module specifiers a file imports or re-exports (static and dynamic). */
@@ -34,12 +36,20 @@ describe('architecture', () => {
   it('nothing outside src/cli imports from it', () => {
     const offenders = sources()
       .filter((f) => !rel(f).startsWith('src/cli/'))
-      .flatMap((f) => importsOf(f).filter((s) => /(^|\/)cli\//.test(s)).map((s) => `${rel(f)} -> ${s}`));
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((s) => /(^|\/)cli\//.test(s))
+          .map((s) => `${rel(f)} -> ${s}`),
+      );
     expect(offenders).toEqual([]);
   });
 
   it('the taps do not import the load client', () => {
-    const offenders = sources(join(SRC, 'tap')).flatMap((f) => importsOf(f).filter((s) => /(^|\/)(client|load)\//.test(s)).map((s) => `${rel(f)} -> ${s}`));
+    const offenders = sources(join(SRC, 'tap')).flatMap((f) =>
+      importsOf(f)
+        .filter((s) => /(^|\/)(client|load)\//.test(s))
+        .map((s) => `${rel(f)} -> ${s}`),
+    );
     expect(offenders).toEqual([]);
   });
 

@@ -59,7 +59,8 @@ function envInt(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEG
   const v = env[name];
   if (v === undefined || v.trim() === '') return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
   return n;
 }
 

@@ -7,14 +7,7 @@ import type { JsonRpcMessage, JsonRpcResponse } from '../model/jsonrpc.js';
 
 /** Protocol violations the client can see on its own (counted by the load engine, never thrown). */
 export type ViolationKind =
-  | 'bad_json'
-  | 'not_jsonrpc'
-  | 'no_response'
-  | 'id_mismatch'
-  | 'bad_content_type'
-  | 'stdout_pollution'
-  | 'orphan_response'
-  | 'server_request';
+  'bad_json' | 'not_jsonrpc' | 'no_response' | 'id_mismatch' | 'bad_content_type' | 'stdout_pollution' | 'orphan_response' | 'server_request';
 
 export interface CallTiming {
   /** Just before the request was handed to the socket or pipe (µs since the epoch). */

@@ -60,8 +60,7 @@ export class McpHttpClient {
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.headers = { ...BASE_HEADERS, ...(opts.headers ?? {}) };
     this.ownsDispatcher = !opts.dispatcher;
-    this.dispatcher =
-      opts.dispatcher ?? new Pool(this.url.origin, { connections: opts.connections ?? 64, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.dispatcher = opts.dispatcher ?? new Pool(this.url.origin, { connections: opts.connections ?? 64, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
   /** POST one message (or exact raw bytes) and read the whole answer. */
@@ -73,7 +72,11 @@ export class McpHttpClient {
     // timeouts restart with every byte (a stream of progress events never times out) and run on
     // coarse timers (a 200 ms timeout fired after 500-850 ms).
     const deadline = AbortSignal.timeout(timeout);
-    const ex = new PostExchange(new BodyReader(this.clock, expectId, opts.onMessage), this.clock, opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline);
+    const ex = new PostExchange(
+      new BodyReader(this.clock, expectId, opts.onMessage),
+      this.clock,
+      opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline,
+    );
     const sentUs = this.clock.nowUs();
     try {
       const request = {

@@ -3,12 +3,7 @@
  * headers (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`, `Mcp-Session-Id`). Pure functions.
  */
 import { isRecord } from '../model/jsonrpc.js';
-import {
-  META_CLIENT_CAPABILITIES,
-  META_CLIENT_INFO,
-  META_PROTOCOL_VERSION,
-  MODERN_PROTOCOL_VERSION,
-} from '../protocol/mcp.js';
+import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
 import { encodeHeaderValue } from '../protocol/headers.js';
 
 export interface ClientInfo {
@@ -88,10 +83,7 @@ export function mcpHeaders(method: string, params: unknown, ctx: HeaderContext):
  * Apply per-request header overrides: a string replaces (or adds) the header, `null` removes it.
  * Names compare case-insensitively; this is how a scenario sends a deliberately wrong header.
  */
-export function applyHeaderOverrides(
-  base: Record<string, string>,
-  overrides: Readonly<Record<string, string | null>> | undefined,
-): Record<string, string> {
+export function applyHeaderOverrides(base: Record<string, string>, overrides: Readonly<Record<string, string | null>> | undefined): Record<string, string> {
   if (!overrides) return base;
   const out = { ...base };
   for (const [name, value] of Object.entries(overrides)) {

@@ -99,9 +99,7 @@ export class McpStdioClient {
     });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
-      child.once('error', (err) =>
-        reject(new TransportError('child_exit', `cannot start ${opts.command}: ${(err as Error).message}`, { cause: err })),
-      );
+      child.once('error', (err) => reject(new TransportError('child_exit', `cannot start ${opts.command}: ${(err as Error).message}`, { cause: err })));
     });
     return new McpStdioClient(child, opts);
   }

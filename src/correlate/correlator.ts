@@ -26,7 +26,6 @@ export interface CorrelatorOptions {
   tombstoneLimit?: number;
 }
 
-
 const other = (d: Direction): Direction => (d === 'c2s' ? 's2c' : 'c2s');
 
 export class Correlator {
@@ -83,10 +82,13 @@ export class Correlator {
     out.push({ type: 'frame', frame });
     if (frame.kind === 'invalid') {
       const kind: AnomalyKind =
-        frame.reason === 'truncated_at_eof' ? 'truncated_at_eof'
-        : frame.reason === 'too_long' ? 'line_too_long'
-        : frame.channel === 'stdio' && frame.direction === 's2c' && frame.reason === 'not_json' ? 'stdout_pollution'
-        : 'invalid_message';
+        frame.reason === 'truncated_at_eof'
+          ? 'truncated_at_eof'
+          : frame.reason === 'too_long'
+            ? 'line_too_long'
+            : frame.channel === 'stdio' && frame.direction === 's2c' && frame.reason === 'not_json'
+              ? 'stdout_pollution'
+              : 'invalid_message';
       this.anomaly(out, kind, frame, frame.detail);
     }
     return out;
@@ -184,7 +186,8 @@ export class Correlator {
       out.push({ type: 'frame', frame, exchangeKey: orphan.key });
       out.push({ type: 'exchange-orphaned', exchange: orphan });
       const cancelledKey = pk ? this.tombstones.get(pk) : undefined;
-      if (cancelledKey) this.anomaly(out, 'response_after_cancel', frame, `response to cancelled request ${cancelledKey} arrived after the grace period`, cancelledKey);
+      if (cancelledKey)
+        this.anomaly(out, 'response_after_cancel', frame, `response to cancelled request ${cancelledKey} arrived after the grace period`, cancelledKey);
       else this.anomaly(out, 'orphan_response', frame, `response id ${JSON.stringify(res.id)} matches no request in flight`, orphan.key);
       return;
     }
@@ -192,7 +195,8 @@ export class Correlator {
     // A response that came as an SSE event is one of its stream's events (the last).
     this.noteStreamEvent(frame, ex);
     finishWithResponse(ex, frame);
-    if (ex.responseAfterCancel) this.anomaly(out, 'response_after_cancel', frame, `response to ${ex.method} id ${JSON.stringify(ex.id)} after it was cancelled`, ex.key);
+    if (ex.responseAfterCancel)
+      this.anomaly(out, 'response_after_cancel', frame, `response to ${ex.method} id ${JSON.stringify(ex.id)} after it was cancelled`, ex.key);
     this.learnFromResult(ex);
     this.complete(pk, ex, out);
   }
@@ -207,7 +211,12 @@ export class Correlator {
         exchangeKey = this.progressTokens.get(`${frame.connectionId}|${other(frame.direction)}|${idKey(token)}`);
         const ex = exchangeKey ? this.pendingByKey(exchangeKey) : undefined;
         if (ex && typeof params.progress === 'number') {
-          const point = { timeUs: frame.timeUs, progress: params.progress, ...(typeof params.total === 'number' ? { total: params.total } : {}), ...(typeof params.message === 'string' ? { message: params.message } : {}) };
+          const point = {
+            timeUs: frame.timeUs,
+            progress: params.progress,
+            ...(typeof params.total === 'number' ? { total: params.total } : {}),
+            ...(typeof params.message === 'string' ? { message: params.message } : {}),
+          };
           ex.progress.push(point);
           out.push({ type: 'frame', frame, exchangeKey });
           out.push({ type: 'exchange-progress', exchangeKey: ex.key, progress: point });
@@ -290,6 +299,15 @@ export class Correlator {
   }
 
   private anomaly(out: TapEvent[], kind: AnomalyKind, frame: Frame, detail: string, exchangeKey?: string): void {
-    out.push({ type: 'anomaly', kind, connectionId: frame.connectionId, direction: frame.direction, timeUs: frame.timeUs, detail, frameSeq: frame.seq, ...(exchangeKey ? { exchangeKey } : {}) });
+    out.push({
+      type: 'anomaly',
+      kind,
+      connectionId: frame.connectionId,
+      direction: frame.direction,
+      timeUs: frame.timeUs,
+      detail,
+      frameSeq: frame.seq,
+      ...(exchangeKey ? { exchangeKey } : {}),
+    });
   }
 }

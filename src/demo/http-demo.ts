@@ -46,7 +46,9 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
       {
         logger,
         progressIntervalMs: tty ? 250 : 2000,
-        ...(opts.progress !== false ? { onProgress: (p) => process.stderr.write(tty ? `\r\x1b[K${renderProgressLine(p)}` : `${renderProgressLine(p)}\n`) } : {}),
+        ...(opts.progress !== false
+          ? { onProgress: (p) => process.stderr.write(tty ? `\r\x1b[K${renderProgressLine(p)}` : `${renderProgressLine(p)}\n`) }
+          : {}),
       },
     );
     if (tty && opts.progress !== false) process.stderr.write('\n');

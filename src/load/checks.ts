@@ -38,7 +38,10 @@ function passes(c: CheckSpec, rec: CallRecord): boolean {
 /** `result.content.0.text` or `result.content[0].text`. */
 export function dig(v: unknown, path: string): unknown {
   let cur = v;
-  for (const key of path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean)) {
+  for (const key of path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter(Boolean)) {
     if (Array.isArray(cur)) cur = cur[Number(key)];
     else if (isRecord(cur)) cur = cur[key];
     else return undefined;

@@ -3,7 +3,19 @@ export { runLoad, type RunLoadOptions } from './run-load.js';
 export { loadScenarioFile, loadYaml } from './scenario-loader.js';
 export { validateScenario, type ValidateContext } from './scenario-validate.js';
 export { defineScenario, type ScenarioInput } from './define-scenario.js';
-export type { Scenario, Phase, OpenPhase, ClosedPhase, StepSpec, TargetSpec, CheckSpec, DataSpec, IterationContext, CallOptions, EraChoice } from './scenario.js';
+export type {
+  Scenario,
+  Phase,
+  OpenPhase,
+  ClosedPhase,
+  StepSpec,
+  TargetSpec,
+  CheckSpec,
+  DataSpec,
+  IterationContext,
+  CallOptions,
+  EraChoice,
+} from './scenario.js';
 export { mergeResults } from './merge-results.js';
 export { RESULT_FORMAT, histogramOf, type LoadResult, type GroupResult, type EncodedHistogram, type ShardId } from './load-result.js';
 export { evaluateThresholds, thresholdsPassed, specsOfResult, type ThresholdOutcome } from './threshold-eval.js';

@@ -30,13 +30,15 @@ function checkCompatible(a: LoadResult, b: LoadResult): void {
   if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
   const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
   // A run stopped early may have run only the first phases: its layout is a prefix of the other's.
-  const fits = (x: LoadResult, y: LoadResult) => layout(x) === layout(y) || (x.stopped !== undefined && (x.phases.length === 0 || layout(y).startsWith(`${layout(x)},`)));
+  const fits = (x: LoadResult, y: LoadResult) =>
+    layout(x) === layout(y) || (x.stopped !== undefined && (x.phases.length === 0 || layout(y).startsWith(`${layout(x)},`)));
   if (!fits(a, b) && !fits(b, a)) throw bad(`their phases differ (${layout(a)} vs ${layout(b)})`);
   // Same name, edited scenario: a shard of another version would be summed in silently.
   const plan = (r: LoadResult) => r.phases.map((p) => `${p.plannedDurationMs ?? ''}`).join(',');
   const specs = (r: LoadResult) => JSON.stringify(r.thresholdSpecs);
   const samePlan = plan(a) === plan(b) || a.stopped !== undefined || b.stopped !== undefined;
-  if (specs(a) !== specs(b) || !samePlan) throw bad(`they come from different versions of scenario "${a.scenario}" (${specs(a) !== specs(b) ? 'thresholds' : 'phase durations'} differ)`);
+  if (specs(a) !== specs(b) || !samePlan)
+    throw bad(`they come from different versions of scenario "${a.scenario}" (${specs(a) !== specs(b) ? 'thresholds' : 'phase durations'} differ)`);
 }
 
 /** One result given twice would count its run twice: a run is known by its times and shards. */
@@ -67,7 +69,11 @@ function checkShards(results: readonly LoadResult[]): void {
     seen.add(s.index);
   }
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seen.has(i));
-  if (missing.length > 0) throw bad('MERGE_MISSING_SHARD', `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing`);
+  if (missing.length > 0)
+    throw bad(
+      'MERGE_MISSING_SHARD',
+      `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
+    );
 }
 
 function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {

@@ -61,7 +61,14 @@ export class ProgressTracker {
       started,
       dropped: m.phases.reduce((a, p) => a + p.dropped, 0),
       requests: c.requests,
-      errors: { transport: sum(c.transport), http: httpErrors(c), jsonrpc: sum(c.jsonrpc), tool: c.toolErrors, violations: sum(c.violations), checks: c.checkFailures },
+      errors: {
+        transport: sum(c.transport),
+        http: httpErrors(c),
+        jsonrpc: sum(c.jsonrpc),
+        tool: c.toolErrors,
+        violations: sum(c.violations),
+        checks: c.checkFailures,
+      },
     };
     if (this.phase?.kind === 'open') {
       const f = Math.min(1, (now - this.phaseStartUs) / 1000 / this.phase.durationMs);

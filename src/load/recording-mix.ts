@@ -53,7 +53,14 @@ function stripMeta(p: unknown): Record<string, unknown> | undefined {
 
 function toStep(g: Group): StepSpec {
   const params: CompiledTemplate = { isStatic: g.params.length === 1, render: (ctx) => g.params[ctx.iteration % g.params.length] };
-  const step: StepSpec = { name: g.target ? `${g.method} ${g.target}` : g.method, weight: g.params.length, method: g.method, params, progress: false, checks: [] };
+  const step: StepSpec = {
+    name: g.target ? `${g.method} ${g.target}` : g.method,
+    weight: g.params.length,
+    method: g.method,
+    params,
+    progress: false,
+    checks: [],
+  };
   if (g.target !== undefined) step.target = g.target;
   return step;
 }

@@ -116,7 +116,12 @@ function untilStopped<T extends { close(): Promise<void> }>(connecting: Promise<
   return new Promise<T>((resolve, reject) => {
     const onStop = () => {
       reject(new StoppedBeforeRun(signal.reason));
-      connecting.then((late) => late.close(), () => undefined).catch(() => undefined);
+      connecting
+        .then(
+          (late) => late.close(),
+          () => undefined,
+        )
+        .catch(() => undefined);
     };
     if (signal.aborted) return onStop();
     signal.addEventListener('abort', onStop, { once: true });
@@ -132,7 +137,9 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
   const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
   try {
     const { shard } = d;
-    d.logger.info(`load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`);
+    d.logger.info(
+      `load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`,
+    );
     const pool = new LanePool((id) => driver.newLane(id));
     const mix = scenario.steps.length > 0 ? new StepMix(scenario.steps, scenario.mix) : undefined;
     const run = createIterationRunner({ scenario, pool, mix, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord });

@@ -73,7 +73,15 @@ export function sampleFromTransportError(labels: SampleLabels, sentUs: number, e
  * here, because `{...labels, more}` costs ~15 µs on Node 20's V8 (a slow clone-then-define path),
  * about a tenth of a whole HTTP request.
  */
-function baseSample(l: SampleLabels, sentUs: number, endUs: number, outcome: SampleOutcome, isError: boolean, violations: readonly string[], sse: boolean): Sample {
+function baseSample(
+  l: SampleLabels,
+  sentUs: number,
+  endUs: number,
+  outcome: SampleOutcome,
+  isError: boolean,
+  violations: readonly string[],
+  sse: boolean,
+): Sample {
   const s: Sample = { step: l.step, method: l.method, intendedUs: l.intendedUs, sentUs, endUs, outcome, isError, violations, sse, checks: 0, checkFailures: 0 };
   if (l.tool !== undefined) s.tool = l.tool;
   return s;

@@ -186,5 +186,6 @@ function checkScope(r: Reader, scope: ThresholdScope, steps: readonly StepSpec[]
     const tools = steps.filter((s) => s.method === 'tools/call' && s.target).map((s) => s.target);
     r.fail(p, `no step calls tool "${scope.name}"${tools.length ? ` (steps call: ${[...new Set(tools)].join(', ')})` : ''}`, true);
   }
-  if (scope.kind === 'step' && !steps.some((s) => s.name === scope.name)) r.fail(p, `no step is named "${scope.name}" (steps: ${steps.map((s) => s.name).join(', ')})`, true);
+  if (scope.kind === 'step' && !steps.some((s) => s.name === scope.name))
+    r.fail(p, `no step is named "${scope.name}" (steps: ${steps.map((s) => s.name).join(', ')})`, true);
 }

@@ -19,7 +19,23 @@ export interface ValidateContext {
   locate?: Locator;
 }
 
-const TOP = ['name', 'target', 'era', 'protocolVersion', 'session', 'timeout', 'seed', 'mix', 'driver', 'data', 'phases', 'steps', 'thresholds', 'from', 'iteration'];
+const TOP = [
+  'name',
+  'target',
+  'era',
+  'protocolVersion',
+  'session',
+  'timeout',
+  'seed',
+  'mix',
+  'driver',
+  'data',
+  'phases',
+  'steps',
+  'thresholds',
+  'from',
+  'iteration',
+];
 
 export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   const r = new Reader();
@@ -102,7 +118,8 @@ function validateTarget(r: Reader, v: unknown, baseDir: string): TargetSpec | un
   const o = r.obj(v, ['target'], TARGET);
   if (!o) return undefined;
   const kinds = ['url', 'command', 'reference'].filter((k) => o[k] !== undefined);
-  if (kinds.length !== 1) return r.fail(['target'], kinds.length === 0 ? 'needs one of url, command or reference' : `has ${kinds.join(' and ')}: give exactly one`);
+  if (kinds.length !== 1)
+    return r.fail(['target'], kinds.length === 0 ? 'needs one of url, command or reference' : `has ${kinds.join(' and ')}: give exactly one`);
   const pool = r.num(o, 'pool', ['target'], { integer: true, min: 1 }) ?? 1;
   if (o.url !== undefined) {
     const url = r.str(o, 'url', ['target']);
@@ -120,12 +137,20 @@ function validateTarget(r: Reader, v: unknown, baseDir: string): TargetSpec | un
 function validateCommand(r: Reader, o: Record<string, unknown>, pool: number, baseDir: string): TargetSpec | undefined {
   let argv: string[];
   if (typeof o.command === 'string' && /["'\\$`|&;<>()]/.test(o.command)) {
-    return r.fail(['target', 'command'], `is split on spaces, not by a shell: quotes and shell syntax do not work there; give a list (command: [sh, -c, "..."]) (got ${JSON.stringify(o.command)})`);
+    return r.fail(
+      ['target', 'command'],
+      `is split on spaces, not by a shell: quotes and shell syntax do not work there; give a list (command: [sh, -c, "..."]) (got ${JSON.stringify(o.command)})`,
+    );
   }
   if (typeof o.command === 'string' && o.command.trim() !== '') argv = o.command.trim().split(/\s+/);
   else if (Array.isArray(o.command) && o.command.length > 0 && o.command.every((x) => typeof x === 'string')) argv = o.command as string[];
   else return r.fail(['target', 'command'], 'must be a command line string or a list of strings');
-  const extra = o.args === undefined ? [] : Array.isArray(o.args) && o.args.every((x) => typeof x === 'string') ? (o.args as string[]) : (r.fail(['target', 'args'], 'must be a list of strings') ?? []);
+  const extra =
+    o.args === undefined
+      ? []
+      : Array.isArray(o.args) && o.args.every((x) => typeof x === 'string')
+        ? (o.args as string[])
+        : (r.fail(['target', 'args'], 'must be a list of strings') ?? []);
   const env = (r.stringMap(o, 'env', ['target']) ?? {}) as Record<string, string>;
   const cwd = r.str(o, 'cwd', ['target']);
   const t: TargetSpec = { kind: 'stdio', command: argv[0]!, args: [...argv.slice(1), ...extra], env, pool };
@@ -138,7 +163,12 @@ function validateReference(r: Reader, v: unknown, pool: number): TargetSpec | un
   const o = r.obj(v, ['target', 'reference'], ['transport', 'stall', 'inProcess']);
   if (!o) return undefined;
   const p: Path = ['target', 'reference'];
-  const t: TargetSpec = { kind: 'reference', transport: r.oneOf(o, 'transport', p, ['http', 'stdio'] as const) ?? 'http', inProcess: r.bool(o, 'inProcess', p) ?? false, pool };
+  const t: TargetSpec = {
+    kind: 'reference',
+    transport: r.oneOf(o, 'transport', p, ['http', 'stdio'] as const) ?? 'http',
+    inProcess: r.bool(o, 'inProcess', p) ?? false,
+    pool,
+  };
   if (o.stall !== undefined) {
     const st = o.stall;
     const m = typeof st === 'string' ? /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(st) : null;
@@ -231,11 +261,19 @@ function thinkTime(r: Reader, o: Record<string, unknown>, p: Path): ClosedPhase[
 
 function crossChecks(r: Reader, s: Scenario): void {
   if (s.driver === 'raw') {
-    if (s.target.kind === 'stdio' || (s.target.kind === 'reference' && s.target.transport === 'stdio')) r.fail(['driver'], 'raw (autocannon) works over HTTP only');
-    s.phases.forEach((ph, i) => ph.kind === 'open' && r.fail(['phases', i, 'open'], 'the raw driver runs closed phases only (autocannon is a closed-model tool)'));
+    if (s.target.kind === 'stdio' || (s.target.kind === 'reference' && s.target.transport === 'stdio'))
+      r.fail(['driver'], 'raw (autocannon) works over HTTP only');
+    s.phases.forEach(
+      (ph, i) => ph.kind === 'open' && r.fail(['phases', i, 'open'], 'the raw driver runs closed phases only (autocannon is a closed-model tool)'),
+    );
     if (s.iteration) r.fail(['driver'], 'raw mode sends prebuilt requests; it cannot run an iteration function');
   } else {
-    s.phases.forEach((ph, i) => ph.kind === 'closed' && ph.rate !== undefined && r.fail(['phases', i, 'closed', 'rate'], 'a rate cap on a closed phase needs driver: raw (use an open phase for a fixed rate)'));
+    s.phases.forEach(
+      (ph, i) =>
+        ph.kind === 'closed' &&
+        ph.rate !== undefined &&
+        r.fail(['phases', i, 'closed', 'rate'], 'a rate cap on a closed phase needs driver: raw (use an open phase for a fixed rate)'),
+    );
   }
   const stdio = s.target.kind === 'stdio' || (s.target.kind === 'reference' && s.target.transport === 'stdio');
   if (stdio && s.sessionChurn > 0) r.fail(['session', 'churn'], 'session churn needs an HTTP target (a stdio process is one session)');

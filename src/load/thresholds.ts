@@ -12,11 +12,7 @@
  *              a bare number compares the count.
  *   rate:      iterations started per second of planned phase time, e.g. `rate >= 1900` (run scope only)
  */
-export type ThresholdScope =
-  | { kind: 'all' }
-  | { kind: 'method'; name: string }
-  | { kind: 'tool'; name: string }
-  | { kind: 'step'; name: string };
+export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };
 
 export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';
 

@@ -54,7 +54,11 @@ export class Reader {
     const v = o[key];
     if (v === undefined) return opts.required ? this.fail(path, `"${key}" is required`) : undefined;
     const ok = typeof v === 'number' && Number.isFinite(v) && (!opts.integer || Number.isInteger(v)) && v >= (opts.min ?? -Infinity);
-    if (!ok) return this.fail([...path, key], `must be ${opts.integer ? 'an integer' : 'a number'}${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${show(v)})`);
+    if (!ok)
+      return this.fail(
+        [...path, key],
+        `must be ${opts.integer ? 'an integer' : 'a number'}${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${show(v)})`,
+      );
     return v as number;
   }
 
@@ -103,7 +107,7 @@ export function nearest(k: string, allowed: readonly string[]): string | undefin
   let bestD = 3;
   for (const a of allowed) {
     const d = editDistance(k.toLowerCase(), a.toLowerCase());
-    if (d < bestD) (best = a), (bestD = d);
+    if (d < bestD) ((best = a), (bestD = d));
   }
   return best;
 }

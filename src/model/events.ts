@@ -96,14 +96,7 @@ export interface ConnectionClosed {
 }
 
 export type TapEvent =
-  | FrameSeen
-  | ExchangeStarted
-  | ExchangeCompleted
-  | ExchangeProgress
-  | ExchangeOrphaned
-  | AnomalySeen
-  | ConnectionOpened
-  | ConnectionClosed;
+  FrameSeen | ExchangeStarted | ExchangeCompleted | ExchangeProgress | ExchangeOrphaned | AnomalySeen | ConnectionOpened | ConnectionClosed;
 
 export type TapEventType = TapEvent['type'];
 

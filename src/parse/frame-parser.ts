@@ -17,7 +17,6 @@ export function counter(start = 1): SeqSource {
   return { next: () => n++ };
 }
 
-
 const PREVIEW = 200;
 
 export function preview(raw: Buffer): string {

@@ -133,7 +133,18 @@ export class NdjsonDecoder {
     if (isBlank(line)) return [];
     if (this.channel === 'stderr') {
       // stderr is free-form log output: one log frame per line, never parsed as JSON.
-      return [{ seq: this.opts.seq.next(), connectionId: this.opts.connectionId, direction: this.opts.direction, channel: this.channel, timeUs, raw: line, kind: 'log', text: line.toString('utf8') }];
+      return [
+        {
+          seq: this.opts.seq.next(),
+          connectionId: this.opts.connectionId,
+          direction: this.opts.direction,
+          channel: this.channel,
+          timeUs,
+          raw: line,
+          kind: 'log',
+          text: line.toString('utf8'),
+        },
+      ];
     }
     return parseMessageBytes(
       line,

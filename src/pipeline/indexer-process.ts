@@ -183,4 +183,3 @@ async function finish(endedUs: number): Promise<void> {
   if (process.connected) process.disconnect();
   else process.exit(0);
 }
-

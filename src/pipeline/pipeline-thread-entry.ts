@@ -160,12 +160,16 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
         // Rare (a spool set smaller than a burst's batch): the batch is spooled in parts that fit.
         if (m.length + m.opsLength > rec.spool.maxRecordBytes) {
           const parts = splitWireBatch(decodeWireOps(ops), bytes, Math.max(1, rec.spool.maxRecordBytes >>> 1));
-          parts.forEach((p, i) => rec.waiting.push({ seq: m.seq, ops: encodeWireOps(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }));
+          parts.forEach((p, i) =>
+            rec.waiting.push({ seq: m.seq, ops: encodeWireOps(p.ops), bytes: p.bytes, ...(i < parts.length - 1 ? { part: true as const } : {}) }),
+          );
         } else rec.waiting.push({ seq: m.seq, ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
     } else if (m.type === 'close') {
-      void closeAll(l, rec, m.incomplete).then((lines) => send({ type: 'closed', lines })).finally(() => port!.close());
+      void closeAll(l, rec, m.incomplete)
+        .then((lines) => send({ type: 'closed', lines }))
+        .finally(() => port!.close());
     }
   }
 }
@@ -222,7 +226,9 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
         return;
       }
       const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
-      logger.warn(`still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`);
+      logger.warn(
+        `still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`,
+      );
     }, 1000);
     try {
       const endedUs = clock.nowUs();
@@ -233,7 +239,10 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
       clearInterval(progress);
       rec.spool.close();
     }
-    if (rec.failed.batches > 0) lines.push(`recording ${data.recording?.path}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`);
+    if (rec.failed.batches > 0)
+      lines.push(
+        `recording ${data.recording?.path}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`,
+      );
   }
   lines.push(...(await liveDone));
   return lines;

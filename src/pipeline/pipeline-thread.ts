@@ -151,7 +151,11 @@ export class PipelineThread implements PipelineInput {
       ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
       ...(opts.recording ? { recording: opts.recording } : {}),
     };
-    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js'), { workerData: data, stdout: false, stderr: false });
+    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js'), {
+      workerData: data,
+      stdout: false,
+      stderr: false,
+    });
     this.worker = worker;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (err) => {
@@ -182,7 +186,16 @@ export class PipelineThread implements PipelineInput {
         l.bytes += c.bytes.length;
         l.chunks++;
         l.endedAtNewline = c.bytes.length > 0 ? endedAtNewline : l.endedAtNewline;
-      } else this.lost.set(key, { connectionId: c.connectionId, direction: c.direction, channel: c.channel, bytes: c.bytes.length, chunks: 1, endedAtNewline, timeUs: c.timeUs });
+      } else
+        this.lost.set(key, {
+          connectionId: c.connectionId,
+          direction: c.direction,
+          channel: c.channel,
+          bytes: c.bytes.length,
+          chunks: 1,
+          endedAtNewline,
+          timeUs: c.timeUs,
+        });
       this.dropped.chunks++;
       this.dropped.bytes += c.bytes.length;
       this.lostWhileRequired();
@@ -254,7 +267,10 @@ export class PipelineThread implements PipelineInput {
     const l = this.lost.get(key);
     if (!l) return;
     this.lost.delete(key);
-    this.queue([Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }], undefined);
+    this.queue(
+      [Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }],
+      undefined,
+    );
   }
 
   /** Message bodies are dropped whole; the next one accepted on the connection first reports the loss. */
@@ -317,7 +333,14 @@ export class PipelineThread implements PipelineInput {
     const opsLength = this.ops.take(buf, at);
     const seq = ++this.seq;
     const cost = at + this.opCount * OP_OVERHEAD;
-    const msg: ToWorker = { type: 'batch', seq, bytes: buf.buffer as ArrayBuffer, length: at, opsLength, droppedTotal: this.dropped.chunks + this.dropped.messages };
+    const msg: ToWorker = {
+      type: 'batch',
+      seq,
+      bytes: buf.buffer as ArrayBuffer,
+      length: at,
+      opsLength,
+      droppedTotal: this.dropped.chunks + this.dropped.messages,
+    };
     this.opCount = 0;
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
@@ -382,7 +405,9 @@ export class PipelineThread implements PipelineInput {
   private lossLines(): string[] {
     const d = this.dropped;
     if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
-    return [`the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`];
+    return [
+      `the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`,
+    ];
   }
 }
 

@@ -150,7 +150,12 @@ export class Pipeline implements PipelineInput {
   gap(connectionId: string, direction: Direction, channel: Channel, lost: { bytes: number; chunks: number; endedAtNewline: boolean; timeUs: number }): void {
     this.guard(() => {
       this.decoders.get(`${connectionId}|${direction}|${channel}`)?.gap(lost.endedAtNewline);
-      this.anomaly('not_observed', connectionId, `${lost.bytes} bytes (${lost.chunks} chunks) of ${channel} forwarded but not observed: the tap's side path was full`, { direction, timeUs: lost.timeUs });
+      this.anomaly(
+        'not_observed',
+        connectionId,
+        `${lost.bytes} bytes (${lost.chunks} chunks) of ${channel} forwarded but not observed: the tap's side path was full`,
+        { direction, timeUs: lost.timeUs },
+      );
     });
   }
 
@@ -162,7 +167,15 @@ export class Pipeline implements PipelineInput {
   /** A protocol violation found by a tap (e.g. HTTP header checks). */
   anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
     this.guard(() =>
-      this.emit({ type: 'anomaly', kind, connectionId, detail, timeUs: extra.timeUs ?? this.clock.nowUs(), ...(extra.direction ? { direction: extra.direction } : {}), ...(extra.exchangeKey ? { exchangeKey: extra.exchangeKey } : {}) }),
+      this.emit({
+        type: 'anomaly',
+        kind,
+        connectionId,
+        detail,
+        timeUs: extra.timeUs ?? this.clock.nowUs(),
+        ...(extra.direction ? { direction: extra.direction } : {}),
+        ...(extra.exchangeKey ? { exchangeKey: extra.exchangeKey } : {}),
+      }),
     );
   }
 
@@ -176,7 +189,14 @@ export class Pipeline implements PipelineInput {
         this.decoders.delete(key);
       }
       this.emitAll(this.correlator.close(connectionId, timeUs, close.errorClass));
-      this.emit({ type: 'connection-closed', timeUs, connectionId, reason: close.reason, ...(close.exitCode !== undefined ? { exitCode: close.exitCode } : {}), ...(close.signal !== undefined ? { signal: close.signal } : {}) });
+      this.emit({
+        type: 'connection-closed',
+        timeUs,
+        connectionId,
+        reason: close.reason,
+        ...(close.exitCode !== undefined ? { exitCode: close.exitCode } : {}),
+        ...(close.signal !== undefined ? { signal: close.signal } : {}),
+      });
     });
   }
 

@@ -51,7 +51,8 @@ export interface IndexerStart {
  * `spooled.pressed`: batches wait in the tap for room in the spool. Waiting for a lull then only
  * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
  */
-export type ToIndexer = IndexerStart | { type: 'spooled'; end: number; pressed?: boolean } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
+export type ToIndexer =
+  IndexerStart | { type: 'spooled'; end: number; pressed?: boolean } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
   | { type: 'ready' }
@@ -119,7 +120,10 @@ export class RecordingIndexer {
     return new RecordingIndexer(child, opts);
   }
 
-  private constructor(private readonly child: ChildProcess, private readonly opts: RecordingIndexerOptions) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly opts: RecordingIndexerOptions,
+  ) {
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));

@@ -65,7 +65,11 @@ export interface AttachedSinks {
 }
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
-  const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}) });
+  const redactor = new Redactor({
+    fields: opts.redactFields ?? [],
+    headers: opts.redactHeaders ?? [],
+    ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}),
+  });
   // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
   const spanIdSeed = opts.spanIdSeed ?? SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
@@ -122,7 +126,8 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       const lines: string[] = [];
       if (recorder) {
         const s = recorder.stats();
-        if (s.dropped > 0) lines.push(`recording ${opts.record}: ${s.dropped} events could not be recorded (${s.droppedQueue} queue full, ${s.droppedWrite} write failures)`);
+        if (s.dropped > 0)
+          lines.push(`recording ${opts.record}: ${s.dropped} events could not be recorded (${s.droppedQueue} queue full, ${s.droppedWrite} write failures)`);
       }
       return lines;
     },

@@ -110,7 +110,11 @@ export class SpoolWriter {
   private extent = 0;
 
   /** Creates the spool for the recording at `recordingPath` where `place` says (default: beside it), unlinked at once. */
-  constructor(recordingPath: string, readonly capacity: number, place: SpoolPlace = { dir: dirname(recordingPath), inMemory: false }) {
+  constructor(
+    recordingPath: string,
+    readonly capacity: number,
+    place: SpoolPlace = { dir: dirname(recordingPath), inMemory: false },
+  ) {
     const path = join(place.dir, `.${basename(recordingPath)}.spool-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.fd = openSync(path, 'wx+', 0o600);
     try {
@@ -190,7 +194,11 @@ export class SpoolReader {
   private readonly header = Buffer.alloc(HEADER);
 
   /** `key`: the writer's. */
-  constructor(private readonly fd: number, private readonly key: Buffer | Uint8Array, private readonly capacity: number) {}
+  constructor(
+    private readonly fd: number,
+    private readonly key: Buffer | Uint8Array,
+    private readonly capacity: number,
+  ) {}
 
   /** Where the next record starts (what has been read so far). */
   get position(): number {

@@ -158,6 +158,9 @@ function checkRecordingPlace(recording: RecordingOptions): void {
   try {
     accessSync(recording.spoolDir, constants.W_OK | constants.X_OK);
   } catch (err) {
-    throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${recording.path} (its spool goes to ${recording.spoolDir}; MCPTAP_SPOOL_DIR picks another place): ${(err as Error).message}`);
+    throw new McptapError(
+      'MCPTAP_RECORD_OPEN',
+      `cannot record to ${recording.path} (its spool goes to ${recording.spoolDir}; MCPTAP_SPOOL_DIR picks another place): ${(err as Error).message}`,
+    );
   }
 }

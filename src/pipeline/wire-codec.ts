@@ -203,7 +203,12 @@ class WireOpReader extends InterningByteReader {
   }
 
   private origin(): FrameOrigin {
-    const o: FrameOrigin = { connectionId: this.str(), direction: this.str() as FrameOrigin['direction'], channel: this.str() as FrameOrigin['channel'], timeUs: this.f64() };
+    const o: FrameOrigin = {
+      connectionId: this.str(),
+      direction: this.str() as FrameOrigin['direction'],
+      channel: this.str() as FrameOrigin['channel'],
+      timeUs: this.f64(),
+    };
     const mask = this.u16();
     if ((mask & HAS_CONTEXT) === 0) return o;
     const c: FrameContext = {};

@@ -22,7 +22,19 @@ export const SENSITIVE_HEADERS: readonly string[] = ['authorization', 'cookie', 
  * `expect` (answered by node:http itself). A proxy never forwards these; it also drops every header
  * named in `Connection`.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'expect',
+]);
 
 /** Whether a header must not be forwarded (given the lower-cased names listed in `Connection`). */
 export function isHopByHop(name: string, connectionListed?: ReadonlySet<string>): boolean {
@@ -68,7 +80,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Decode a header value; a malformed sentinel (bad base64, invalid UTF-8) is reported, not thrown. */
 export function decodeHeaderValue(raw: string): DecodedHeader {
   const v = raw.trim();
-  if (!(v.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length && v.slice(0, SENTINEL_PREFIX.length).toLowerCase() === SENTINEL_PREFIX && v.endsWith(SENTINEL_SUFFIX))) {
+  if (!(
+    v.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length &&
+    v.slice(0, SENTINEL_PREFIX.length).toLowerCase() === SENTINEL_PREFIX &&
+    v.endsWith(SENTINEL_SUFFIX)
+  )) {
     return { ok: true, value: v, encoded: false };
   }
   const body = v.slice(SENTINEL_PREFIX.length, v.length - SENTINEL_SUFFIX.length);
@@ -119,8 +135,15 @@ export function checkRequestHeaders(headers: HeaderBag, msg: JsonRpcMessage): He
   const metaVersion = metaProtocolVersion(msg);
   const modern = metaVersion !== undefined;
   const hv = one(headers, H_PROTOCOL_VERSION)?.trim();
-  if (modern && hv === undefined) out.push({ header: 'MCP-Protocol-Version', bodyValue: metaVersion, detail: `MCP-Protocol-Version missing; _meta says ${metaVersion}` });
-  else if (modern && hv !== metaVersion) out.push({ header: 'MCP-Protocol-Version', headerValue: hv, bodyValue: metaVersion, detail: `MCP-Protocol-Version ${JSON.stringify(hv)} != _meta version ${JSON.stringify(metaVersion)}` });
+  if (modern && hv === undefined)
+    out.push({ header: 'MCP-Protocol-Version', bodyValue: metaVersion, detail: `MCP-Protocol-Version missing; _meta says ${metaVersion}` });
+  else if (modern && hv !== metaVersion)
+    out.push({
+      header: 'MCP-Protocol-Version',
+      headerValue: hv,
+      bodyValue: metaVersion,
+      detail: `MCP-Protocol-Version ${JSON.stringify(hv)} != _meta version ${JSON.stringify(metaVersion)}`,
+    });
   compareDecoded(out, headers, H_METHOD, 'Mcp-Method', method, modern && isRequest);
   const field = Object.hasOwn(NAME_SOURCE, method) ? NAME_SOURCE[method] : undefined;
   if (field !== undefined) {
@@ -130,7 +153,15 @@ export function checkRequestHeaders(headers: HeaderBag, msg: JsonRpcMessage): He
   return out;
 }
 
-function compareDecoded(out: HeaderMismatch[], headers: HeaderBag, name: string, label: string, bodyValue: string, required: boolean, bodyLabel = 'method'): void {
+function compareDecoded(
+  out: HeaderMismatch[],
+  headers: HeaderBag,
+  name: string,
+  label: string,
+  bodyValue: string,
+  required: boolean,
+  bodyLabel = 'method',
+): void {
   const raw = one(headers, name);
   if (raw === undefined) {
     if (required) out.push({ header: label, bodyValue: bodyValue, detail: `${label} missing; ${bodyLabel} is ${JSON.stringify(bodyValue)}` });
@@ -138,7 +169,13 @@ function compareDecoded(out: HeaderMismatch[], headers: HeaderBag, name: string,
   }
   const d = decodeHeaderValue(raw);
   if (!d.ok) out.push({ header: label, headerValue: raw, bodyValue: bodyValue, detail: `${label}: ${d.reason}` });
-  else if (d.value !== bodyValue) out.push({ header: label, headerValue: d.value, bodyValue: bodyValue, detail: `${label} ${JSON.stringify(d.value)} != ${bodyLabel} ${JSON.stringify(bodyValue)}` });
+  else if (d.value !== bodyValue)
+    out.push({
+      header: label,
+      headerValue: d.value,
+      bodyValue: bodyValue,
+      detail: `${label} ${JSON.stringify(d.value)} != ${bodyLabel} ${JSON.stringify(bodyValue)}`,
+    });
 }
 
 /** `true` for a parsed JSON value that looks like a request or notification (has a string method). */

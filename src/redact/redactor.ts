@@ -12,7 +12,15 @@ import { createHmac, randomBytes } from 'node:crypto';
 export const TOKEN_PREFIX = 'redacted:hmac-sha256:';
 export const DEFAULT_REDACTED_HEADERS: readonly string[] = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'x-api-key'];
 export const DEFAULT_REDACTED_FIELDS: readonly string[] = [
-  'password', 'secret', 'api_key', 'apikey', 'access_token', 'refresh_token', 'client_secret', 'authorization', 'token',
+  'password',
+  'secret',
+  'api_key',
+  'apikey',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+  'authorization',
+  'token',
 ];
 export const REDACT_KEY_ENV = 'MCPTAP_REDACT_KEY';
 /** Authorization schemes whose credentials are several parameters, all redacted (`Digest username="u", response="..."`). */
@@ -69,15 +77,24 @@ export class Redactor {
     // A name starts a word, or follows dashes at the start of one (`--auth-token`): never after a
     // letter, digit, `_` or a word's inner `-`, so each word is tried once (linear in the text).
     const name = `(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(?![A-Za-z0-9])`;
-    this.textFieldRe = new RegExp(`${name}(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token|${MULTI_PART_SCHEMES})\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`, 'gi');
+    this.textFieldRe = new RegExp(
+      `${name}(\\s*[=:]\\s*)(?!(?:(?:bearer|basic|token|${MULTI_PART_SCHEMES})\\s+)?${TOKEN_PREFIX})(?:(bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"']+)`,
+      'gi',
+    );
     // A command-line flag and its separate value: `--token value`, `-password value` (not `--token --next`).
     this.flagFieldRe = new RegExp(`(^|\\s)(--?)((?:[A-Za-z0-9]+[-_])*(?:${flexNames}))(\\s+)(?!-)(?!${TOKEN_PREFIX})("[^"]*"|'[^']*'|\\S+)`, 'gi');
     // A sensitive header written out as a line (`Cookie: a=1; b=2`): its whole value, to the end of
     // the line. Authorization keeps its scheme (below); a one-word scheme's credential is taken above.
-    const lineHeaders = [...this.headers].filter((h) => !/^(proxy-)?authorization$/.test(h)).map(escapeRe).join('|');
+    const lineHeaders = [...this.headers]
+      .filter((h) => !/^(proxy-)?authorization$/.test(h))
+      .map(escapeRe)
+      .join('|');
     this.headerLineRe = new RegExp(`(?<![A-Za-z0-9-])(${lineHeaders})(\\s*:\\s*)(?!\\s*${TOKEN_PREFIX})([^\\r\\n]+)`, 'gi');
     // Authorization schemes whose credentials are several parameters (Digest: username, response, ...).
-    this.authSchemeRe = new RegExp(`(?<![A-Za-z0-9-])((?:proxy-)?authorization\\s*:\\s*)(${MULTI_PART_SCHEMES})(\\s+)(?!\\s*${TOKEN_PREFIX})([^\\r\\n]+)`, 'gi');
+    this.authSchemeRe = new RegExp(
+      `(?<![A-Za-z0-9-])((?:proxy-)?authorization\\s*:\\s*)(${MULTI_PART_SCHEMES})(\\s+)(?!\\s*${TOKEN_PREFIX})([^\\r\\n]+)`,
+      'gi',
+    );
   }
 
   /** The token that stands for `secret`. */
@@ -161,9 +178,14 @@ export class Redactor {
     let out = this.redactJsonMembers(text);
     out = out.replace(this.headerLineRe, (_m, name: string, sep: string, v: string) => `${name}${sep}${this.token(v.trim())}`);
     out = out.replace(this.authSchemeRe, (_m, head: string, scheme: string, gap: string, v: string) => `${head}${scheme}${gap}${this.token(v.trim())}`);
-    out = out.replace(this.textFieldRe, (_m, name: string, sep: string, scheme: string | undefined, v: string) =>
-      `${name}${sep}${scheme ? `${scheme} ` : ''}${this.token(unquote(v))}`);
-    out = out.replace(this.flagFieldRe, (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`);
+    out = out.replace(
+      this.textFieldRe,
+      (_m, name: string, sep: string, scheme: string | undefined, v: string) => `${name}${sep}${scheme ? `${scheme} ` : ''}${this.token(unquote(v))}`,
+    );
+    out = out.replace(
+      this.flagFieldRe,
+      (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`,
+    );
     return out.replace(URL_PASSWORD_RE, (_m, head: string, password: string) => `${head}${this.token(password)}@`);
   }
 

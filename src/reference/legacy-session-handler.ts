@@ -12,12 +12,7 @@
  * (the oldest is closed to make room), so a load test that never DELETEs cannot exhaust memory.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  WebStandardStreamableHTTPServerTransport,
-  type McpServerFactory,
-  type McpServer,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { WebStandardStreamableHTTPServerTransport, type McpServerFactory, type McpServer, type Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../util/logger.js';
 
 interface Session {

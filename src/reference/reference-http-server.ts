@@ -12,12 +12,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import {
-  localhostHostValidation,
-  localhostOriginValidation,
-  toNodeHandler,
-  type NodeServerResponseLike,
-} from '@modelcontextprotocol/node';
+import { localhostHostValidation, localhostOriginValidation, toNodeHandler, type NodeServerResponseLike } from '@modelcontextprotocol/node';
 import { LegacySessionHandler } from './legacy-session-handler.js';
 import { createReferenceServerFactory } from './reference-mcp-server.js';
 import { resolveReference, type ReferenceServerOptions } from './reference-options.js';

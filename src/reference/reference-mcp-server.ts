@@ -27,14 +27,7 @@ import { isRecord } from '../model/jsonrpc.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
 import type { Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
-import {
-  REFERENCE_TOOLS,
-  ToolInputError,
-  honorsCancel,
-  isReferenceTool,
-  runReferenceTool,
-  type ToolRunContext,
-} from './reference-tools.js';
+import { REFERENCE_TOOLS, ToolInputError, honorsCancel, isReferenceTool, runReferenceTool, type ToolRunContext } from './reference-tools.js';
 import type { StallOptions } from './stall-schedule.js';
 
 export const REFERENCE_SERVER_NAME = 'mcptap-reference';

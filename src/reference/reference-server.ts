@@ -12,11 +12,7 @@
  * - stall-schedule.ts, stalled-response.ts  the stall option
  */
 export { runReferenceStdio, type ReferenceStdioOptions, type ReferenceStdioHandle } from './reference-stdio.js';
-export {
-  startReferenceHttpServer,
-  type ReferenceHttpServerOptions,
-  type ReferenceHttpServer,
-} from './reference-http-server.js';
+export { startReferenceHttpServer, type ReferenceHttpServerOptions, type ReferenceHttpServer } from './reference-http-server.js';
 export type { ReferenceServerOptions } from './reference-options.js';
 export {
   REFERENCE_SERVER_NAME,

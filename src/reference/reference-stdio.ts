@@ -39,7 +39,11 @@ class ReferenceStdioTransport extends StdioServerTransport {
   private markClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => (this.markClosed = resolve));
 
-  constructor(stdin: Readable, stdout: Writable, private readonly schedule: StallSchedule | undefined) {
+  constructor(
+    stdin: Readable,
+    stdout: Writable,
+    private readonly schedule: StallSchedule | undefined,
+  ) {
     super(stdin, stdout);
   }
 

@@ -44,15 +44,11 @@ export const REFERENCE_TOOLS: readonly Tool[] = [
     ms: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
     honorCancel: HONOR_CANCEL,
   }),
-  tool(
-    'progress',
-    'Sends notifications/progress every `intervalMs` for `steps` steps (when the request has a progressToken), then answers.',
-    {
-      steps: { type: 'integer', minimum: 0, maximum: MAX_PROGRESS_STEPS },
-      intervalMs: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
-      honorCancel: HONOR_CANCEL,
-    },
-  ),
+  tool('progress', 'Sends notifications/progress every `intervalMs` for `steps` steps (when the request has a progressToken), then answers.', {
+    steps: { type: 'integer', minimum: 0, maximum: MAX_PROGRESS_STEPS },
+    intervalMs: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
+    honorCancel: HONOR_CANCEL,
+  }),
   tool('fail', 'Answers with a tool error (isError: true).', { message: { type: 'string' } }),
   tool('rpc-error', 'Answers with a JSON-RPC error response; the caller picks code, message and data.', {
     code: { type: 'integer', description: 'JSON-RPC error code (default -32603).' },

@@ -47,8 +47,7 @@ export function stallDelayMs(opts: StallOptions, elapsedMs: number): number {
 }
 
 export function validateStall(opts: StallOptions): void {
-  const ok =
-    Number.isFinite(opts.everyMs) && Number.isFinite(opts.forMs) && opts.forMs > 0 && opts.everyMs > opts.forMs;
+  const ok = Number.isFinite(opts.everyMs) && Number.isFinite(opts.forMs) && opts.forMs > 0 && opts.everyMs > opts.forMs;
   if (!ok) throw new RangeError(`stall needs 0 < forMs < everyMs, got everyMs=${opts.everyMs} forMs=${opts.forMs}`);
 }
 

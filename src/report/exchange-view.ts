@@ -63,8 +63,10 @@ function header(e: StoredExchange): string[] {
   ];
   if (e.errorCode !== undefined || e.errorMessage !== undefined) lines.push(`  error ${e.errorCode ?? ''} ${e.errorMessage ?? ''}`.trimEnd());
   if (e.cancel) {
-    lines.push(`  cancelled by ${e.cancel.by} at ${formatOffset(e.cancel.timeUs, e.startUs)}${e.cancel.reason ? ` (${e.cancel.reason})` : ''}` +
-      `${e.responseAfterCancel ? '  response arrived after cancel' : ''}`);
+    lines.push(
+      `  cancelled by ${e.cancel.by} at ${formatOffset(e.cancel.timeUs, e.startUs)}${e.cancel.reason ? ` (${e.cancel.reason})` : ''}` +
+        `${e.responseAfterCancel ? '  response arrived after cancel' : ''}`,
+    );
   }
   const t = e.transport;
   if (t) {
@@ -100,7 +102,11 @@ function frameSummary(f: StoredFrame): string {
 
 export function renderFrame(f: StoredFrame, originUs: number, opts: DetailOptions = {}): string {
   const ctx = f.context;
-  const extra = [ctx?.httpStatus !== undefined ? `http ${ctx.httpStatus}` : '', ctx?.sseEventId ? `sse id ${ctx.sseEventId}` : '', ctx?.streamId ? `stream ${ctx.streamId}` : '']
+  const extra = [
+    ctx?.httpStatus !== undefined ? `http ${ctx.httpStatus}` : '',
+    ctx?.sseEventId ? `sse id ${ctx.sseEventId}` : '',
+    ctx?.streamId ? `stream ${ctx.streamId}` : '',
+  ]
     .filter(Boolean)
     .join('  ');
   const head = `${formatOffset(f.timeUs, originUs)}  ${f.direction}  ${f.channel}  seq ${f.seq}  ${frameSummary(f)}${extra ? `  ${extra}` : ''}`;
@@ -111,7 +117,14 @@ export function renderFrame(f: StoredFrame, originUs: number, opts: DetailOption
 export function renderAnomalies(anomalies: readonly StoredAnomaly[], originUs?: number): string {
   if (anomalies.length === 0) return 'no anomalies\n';
   const origin = originUs ?? anomalies[0]!.timeUs;
-  const rows = anomalies.map((a) => [formatOffset(a.timeUs, origin), a.kind, a.connectionId, a.direction ?? '-', a.frameSeq === undefined ? '-' : String(a.frameSeq), a.detail]);
+  const rows = anomalies.map((a) => [
+    formatOffset(a.timeUs, origin),
+    a.kind,
+    a.connectionId,
+    a.direction ?? '-',
+    a.frameSeq === undefined ? '-' : String(a.frameSeq),
+    a.detail,
+  ]);
   return `${table(['AT', 'KIND', 'CONNECTION', 'DIR', 'SEQ', 'DETAIL'], rows)}\n`;
 }
 

@@ -33,7 +33,10 @@ export interface BatchWriter {
 export class InlineBatchWriter implements BatchWriter {
   readonly full = false;
 
-  constructor(private readonly store: RecordingStore, private readonly ownsStore: boolean) {}
+  constructor(
+    private readonly store: RecordingStore,
+    private readonly ownsStore: boolean,
+  ) {}
 
   write(batch: EncodedBatch, done: (ack: BatchAck) => void): void {
     let ack: BatchAck;

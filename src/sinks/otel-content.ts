@@ -4,11 +4,7 @@
  * truncated after; a value the redactor fails on is left out, never exported unredacted.
  */
 import type { Attributes } from '@opentelemetry/api';
-import {
-  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
-  ATTR_GEN_AI_TOOL_CALL_RESULT,
-  ATTR_MCP_RESOURCE_URI,
-} from '@opentelemetry/semantic-conventions/incubating';
+import { ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_MCP_RESOURCE_URI } from '@opentelemetry/semantic-conventions/incubating';
 import type { Exchange } from '../model/exchange.js';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { paramsOf } from '../protocol/mcp.js';

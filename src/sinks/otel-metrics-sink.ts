@@ -18,7 +18,15 @@ import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transpo
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
-import { connectionAttributes, errorTypeOf, lowCardinalityTarget, MCPTAP_ATTR, networkTransportOf, putErrorAttributes, putTargetAttributes } from './otel-attributes.js';
+import {
+  connectionAttributes,
+  errorTypeOf,
+  lowCardinalityTarget,
+  MCPTAP_ATTR,
+  networkTransportOf,
+  putErrorAttributes,
+  putTargetAttributes,
+} from './otel-attributes.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { TupleMap } from '../telemetry/tuple-map.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
@@ -85,14 +93,30 @@ export const METRIC_ORDER: readonly string[] = [
 function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }): Instruments {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {
-    operationDuration: histograms.create(METRIC_MCP_CLIENT_OPERATION_DURATION, { ...seconds, description: 'Duration of an MCP request as seen by the tap (request to response).' }),
-    sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, { ...seconds, description: 'Duration of an MCP connection (stdio process or HTTP session).' }),
+    operationDuration: histograms.create(METRIC_MCP_CLIENT_OPERATION_DURATION, {
+      ...seconds,
+      description: 'Duration of an MCP request as seen by the tap (request to response).',
+    }),
+    sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, {
+      ...seconds,
+      description: 'Duration of an MCP connection (stdio process or HTTP session).',
+    }),
     exchanges: meter.createObservableCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
-    timeToFirstEvent: histograms.create(MCPTAP_METRIC.sseTimeToFirstEvent, { ...seconds, description: 'Time from request to the first SSE event of its response stream.' }),
-    eventsPerStream: histograms.create(MCPTAP_METRIC.sseEventsPerStream, { unit: '{event}', description: 'SSE events per response stream.', advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS } }),
+    timeToFirstEvent: histograms.create(MCPTAP_METRIC.sseTimeToFirstEvent, {
+      ...seconds,
+      description: 'Time from request to the first SSE event of its response stream.',
+    }),
+    eventsPerStream: histograms.create(MCPTAP_METRIC.sseEventsPerStream, {
+      unit: '{event}',
+      description: 'SSE events per response stream.',
+      advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS },
+    }),
     inFlight: meter.createObservableUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
     violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
-    dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, { unit: '{item}', description: 'Work items sinks dropped (full queues, failed exports).' }),
+    dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, {
+      unit: '{item}',
+      description: 'Work items sinks dropped (full queues, failed exports).',
+    }),
   };
 }
 
@@ -172,7 +196,10 @@ export class OtelMetricsSink implements Sink {
         case 'exchange-completed':
           return this.completeExchange(event.exchange);
         case 'exchange-orphaned':
-          return void this.exchangeCounts.entry(`\u0000${this.transportOf(event.exchange.connectionId)}\u0000orphan_response`, () => ({ [MCPTAP_ATTR.outcome]: 'orphan_response', ...this.transportAttr(event.exchange.connectionId) })).n++;
+          return void this.exchangeCounts.entry(`\u0000${this.transportOf(event.exchange.connectionId)}\u0000orphan_response`, () => ({
+            [MCPTAP_ATTR.outcome]: 'orphan_response',
+            ...this.transportAttr(event.exchange.connectionId),
+          })).n++;
         case 'anomaly':
           return this.countViolation(event);
         default:
@@ -232,7 +259,11 @@ export class OtelMetricsSink implements Sink {
     const transport = this.transportOf(ex.connectionId);
     const count =
       this.inFlightEntries.get(ex.method, transport) ??
-      this.inFlightEntries.set(this.inFlightCounts.entry(`${ex.method}\u0000${transport}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) })), ex.method, transport);
+      this.inFlightEntries.set(
+        this.inFlightCounts.entry(`${ex.method}\u0000${transport}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId) })),
+        ex.method,
+        transport,
+      );
     count.n++;
     this.inFlight.set(ex.key, count);
   }
@@ -248,7 +279,16 @@ export class OtelMetricsSink implements Sink {
     const transport = conn?.transport ?? '';
     const counted =
       this.exchangeEntries.get(ex.method, transport, ex.outcome) ??
-      this.exchangeEntries.set(this.exchangeCounts.entry(`${ex.method}\u0000${transport}\u0000${ex.outcome}`, () => ({ [ATTR_MCP_METHOD_NAME]: ex.method, ...this.transportAttr(ex.connectionId), [MCPTAP_ATTR.outcome]: ex.outcome })), ex.method, transport, ex.outcome);
+      this.exchangeEntries.set(
+        this.exchangeCounts.entry(`${ex.method}\u0000${transport}\u0000${ex.outcome}`, () => ({
+          [ATTR_MCP_METHOD_NAME]: ex.method,
+          ...this.transportAttr(ex.connectionId),
+          [MCPTAP_ATTR.outcome]: ex.outcome,
+        })),
+        ex.method,
+        transport,
+        ex.outcome,
+      );
     counted.n++;
     if (ex.endUs !== undefined) this.inst.operationDuration.record(Math.max(0, ex.endUs - ex.startUs) / 1e6, this.operationAttrs(ex, conn));
     this.recordSse(ex);

@@ -41,7 +41,8 @@ export function addExchangeEvents(span: Span, ex: Exchange): void {
   // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response (the
   // HTTP tap notes it on every body), which the span's end time already says.
   const t = ex.transport;
-  if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined)) span.addEvent(MCPTAP_EVENT.sseStreamEnd, {}, usToHrTime(t.streamEndUs));
+  if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined))
+    span.addEvent(MCPTAP_EVENT.sseStreamEnd, {}, usToHrTime(t.streamEndUs));
   if (ex.cancel) {
     const attrs: Attributes = { [MCPTAP_EVENT.cancelBy]: ex.cancel.by };
     if (ex.cancel.reason !== undefined) attrs[MCPTAP_EVENT.cancelReason] = ex.cancel.reason;

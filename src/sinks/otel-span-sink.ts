@@ -114,7 +114,8 @@ export class OtelSpanSink implements Sink {
           return this.closeConnection(event);
         case 'exchange-started':
           // Past the bound (or on a repeated start) the span is made at completion instead.
-          if (this.inFlight.size < this.maxInFlight && !this.inFlight.has(event.exchange.key)) this.inFlight.set(event.exchange.key, this.startExchange(event.exchange));
+          if (this.inFlight.size < this.maxInFlight && !this.inFlight.has(event.exchange.key))
+            this.inFlight.set(event.exchange.key, this.startExchange(event.exchange));
           return;
         case 'exchange-completed':
           return this.completeExchange(event.exchange);
@@ -181,7 +182,13 @@ export class OtelSpanSink implements Sink {
     this.connections.get(info.connectionId)?.span?.end(usToHrTime(e.timeUs));
     // Frozen: a tracer that copies links (the SDK's) copies it, DirectTracer may keep it as it is.
     const sessionLinks = this.opts.linkToSession !== false ? [Object.freeze({ context: span.spanContext(), attributes: SESSION_LINK_ATTRS })] : undefined;
-    this.connections.set(info.connectionId, { info, attrs: connAttrs, span, ...(sessionLinks ? { sessionLinks } : {}), ...(info.sessionId ? { sessionId: info.sessionId } : {}) });
+    this.connections.set(info.connectionId, {
+      info,
+      attrs: connAttrs,
+      span,
+      ...(sessionLinks ? { sessionLinks } : {}),
+      ...(info.sessionId ? { sessionId: info.sessionId } : {}),
+    });
   }
 
   private closeConnection(e: ConnectionClosed): void {
@@ -205,7 +212,8 @@ export class OtelSpanSink implements Sink {
     const options = { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links };
     // The attributes object is new and not used again: DirectTracer may keep it instead of copying.
     const tracer = this.tracer;
-    const start = tracer instanceof DirectTracer ? () => tracer.startSpanAdopting(spanNameOf(ex), options, ctx) : () => tracer.startSpan(spanNameOf(ex), options, ctx);
+    const start =
+      tracer instanceof DirectTracer ? () => tracer.startSpanAdopting(spanNameOf(ex), options, ctx) : () => tracer.startSpan(spanNameOf(ex), options, ctx);
     return this.withIds(minted?.spanContext ?? this.opts.spanIds?.exchange(ex.key), start);
   }
 

@@ -134,7 +134,15 @@ export class SqliteRecorder implements Sink {
 
   stats(): RecorderStats {
     const c = this.counts;
-    return { events: c.events, dropped: c.droppedQueue + c.droppedWrite, errors: c.errors, written: c.written, droppedQueue: c.droppedQueue, droppedWrite: c.droppedWrite, transactions: c.transactions };
+    return {
+      events: c.events,
+      dropped: c.droppedQueue + c.droppedWrite,
+      errors: c.errors,
+      written: c.written,
+      droppedQueue: c.droppedQueue,
+      droppedWrite: c.droppedWrite,
+      transactions: c.transactions,
+    };
   }
 
   private async finish(): Promise<void> {
@@ -148,7 +156,12 @@ export class SqliteRecorder implements Sink {
     clearTimeout(timer);
     // Gives up on the writer; what it held (and what waited) comes back as failed acks, which count the drops.
     if (timedOut) await this.writer.abort(`recorder writer did not commit within ${ms} ms of close`);
-    const end: RecordingEnd = { endedUs: this.opts.clock.nowUs(), droppedQueue: this.counts.droppedQueue, droppedWrite: this.counts.droppedWrite, ...(this.incomplete ? { incomplete: this.incomplete } : {}) };
+    const end: RecordingEnd = {
+      endedUs: this.opts.clock.nowUs(),
+      droppedQueue: this.counts.droppedQueue,
+      droppedWrite: this.counts.droppedWrite,
+      ...(this.incomplete ? { incomplete: this.incomplete } : {}),
+    };
     const err = await this.writer.end(this.recordingId, end);
     if (err) {
       this.counts.errors++;

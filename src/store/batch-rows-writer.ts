@@ -19,7 +19,14 @@ import { checkRule, enforceBindable, enforceChecks, isRowError, type CheckRule }
 import * as rows from './rows.js';
 import { ShapedInsert } from './shaped-insert.js';
 import {
-  ANOMALY_OMITTABLE, EXCHANGE_LITERALS, EXCHANGE_OMITTABLE, FRAME_LITERALS, FRAME_OMITTABLE, PROGRESS_OMITTABLE, SQL, exchangeUpsertClause,
+  ANOMALY_OMITTABLE,
+  EXCHANGE_LITERALS,
+  EXCHANGE_OMITTABLE,
+  FRAME_LITERALS,
+  FRAME_OMITTABLE,
+  PROGRESS_OMITTABLE,
+  SQL,
+  exchangeUpsertClause,
 } from './statements.js';
 import type { WriteResult } from './types.js';
 
@@ -46,7 +53,12 @@ export class BatchRowsWriter {
   constructor(private readonly db: Database) {
     this.frames = new ShapedInsert(db, { table: 'frames', cols: rows.FRAME_COLS, omittable: FRAME_OMITTABLE, literals: FRAME_LITERALS, learn: LEARNED });
     this.exchanges = new ShapedInsert(db, {
-      table: 'exchanges', cols: EXCHANGE_COLS, omittable: EXCHANGE_OMITTABLE, literals: EXCHANGE_LITERALS, learn: LEARNED, upsert: exchangeUpsertClause(),
+      table: 'exchanges',
+      cols: EXCHANGE_COLS,
+      omittable: EXCHANGE_OMITTABLE,
+      literals: EXCHANGE_LITERALS,
+      learn: LEARNED,
+      upsert: exchangeUpsertClause(),
       // A row with its start is the exchange's first; one without updates the row its start made.
       alone: (v) => v[STARTED_ORD] === null,
     });
@@ -80,7 +92,11 @@ export class BatchRowsWriter {
         if (this.passes(v, [], 1, result)) this.tryRow(result, 1, () => (stmt ? stmt.run(v) : rejectTag(tag)));
       }
     }
-    for (const [table, q] of [[this.exchanges, queued.x], [this.progress, queued.p], [this.anomalies, queued.a]] as const) {
+    for (const [table, q] of [
+      [this.exchanges, queued.x],
+      [this.progress, queued.p],
+      [this.anomalies, queued.a],
+    ] as const) {
       const ids = table.insert(q.rows, (i, err) => this.refuse(result, q.events[i]!, err));
       ids.forEach((id, i) => id !== undefined && (result.written += q.events[i]!));
     }

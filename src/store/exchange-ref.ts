@@ -10,11 +10,7 @@
 import type { Direction } from '../model/frame.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
 
-export type ExchangeRef =
-  | string
-  | { key: string }
-  | { rowid: number }
-  | { id: JsonRpcId; connectionId?: string; direction?: Direction };
+export type ExchangeRef = string | { key: string } | { rowid: number } | { id: JsonRpcId; connectionId?: string; direction?: Direction };
 
 /** Candidate lookups in the order they are tried; the first that matches anything wins. */
 export type ExchangeLookup = { key: string } | { rowid: number } | { id: JsonRpcId; connectionId?: string; direction?: Direction };

@@ -23,7 +23,7 @@ export function* mergeByOrd(sources: readonly OrdSource[]): Generator<TapEvent> 
         const h = heads[i]!;
         if (h.done) continue;
         const ord = h.value[sources[i]!.ord] as number;
-        if (best < 0 || ord < bestOrd) (best = i), (bestOrd = ord);
+        if (best < 0 || ord < bestOrd) ((best = i), (bestOrd = ord));
       }
       if (best < 0) return;
       const row = heads[best]!.value as Row;

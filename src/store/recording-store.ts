@@ -22,8 +22,19 @@ import * as rows from './rows.js';
 import { SQL } from './statements.js';
 import { addOutcome, summariseMethods, type ExchangeFact } from './summary.js';
 import type {
-  ExchangeFilter, ListedOutcome, NewRecording, OrderedEvent, RecordingEnd, RecordingInfo, RecordingListing,
-  RecordingSummary, StoredAnomaly, StoredConnection, StoredExchange, StoredFrame, WriteResult,
+  ExchangeFilter,
+  ListedOutcome,
+  NewRecording,
+  OrderedEvent,
+  RecordingEnd,
+  RecordingInfo,
+  RecordingListing,
+  RecordingSummary,
+  StoredAnomaly,
+  StoredConnection,
+  StoredExchange,
+  StoredFrame,
+  WriteResult,
 } from './types.js';
 
 export interface OpenStoreOptions {
@@ -69,7 +80,10 @@ export class RecordingStore {
   }
 
   /** Takes an open connection (injected for tests and embedding); validates and migrates it. */
-  constructor(readonly db: Database, opts: { create?: boolean; label?: string } = {}) {
+  constructor(
+    readonly db: Database,
+    opts: { create?: boolean; label?: string } = {},
+  ) {
     const label = opts.label ?? 'database';
     checkIsRecording(db, label, opts.create ?? false);
     if (opts.create) {
@@ -113,7 +127,13 @@ export class RecordingStore {
   }
 
   endRecording(recordingId: number, end: RecordingEnd): void {
-    this.stmt(SQL.endRecording).run({ id: recordingId, ended_us: end.endedUs, dropped_queue: end.droppedQueue, dropped_write: end.droppedWrite, incomplete: end.incomplete ?? null });
+    this.stmt(SQL.endRecording).run({
+      id: recordingId,
+      ended_us: end.endedUs,
+      dropped_queue: end.droppedQueue,
+      dropped_write: end.droppedWrite,
+      incomplete: end.incomplete ?? null,
+    });
   }
 
   /**
@@ -153,8 +173,14 @@ export class RecordingStore {
   // ---- read side --------------------------------------------------------------------------
 
   listRecordings(): RecordingListing[] {
-    const outcomes = this.stmt(`SELECT recording_id r, ${SQL.listedOutcome} o, count(*) n FROM exchanges GROUP BY 1, 2`).all() as { r: number; o: ListedOutcome; n: number }[];
-    const anomalies = new Map((this.stmt('SELECT recording_id r, count(*) n FROM anomalies GROUP BY 1').all() as { r: number; n: number }[]).map((a) => [a.r, a.n]));
+    const outcomes = this.stmt(`SELECT recording_id r, ${SQL.listedOutcome} o, count(*) n FROM exchanges GROUP BY 1, 2`).all() as {
+      r: number;
+      o: ListedOutcome;
+      n: number;
+    }[];
+    const anomalies = new Map(
+      (this.stmt('SELECT recording_id r, count(*) n FROM anomalies GROUP BY 1').all() as { r: number; n: number }[]).map((a) => [a.r, a.n]),
+    );
     return (this.stmt('SELECT * FROM recordings ORDER BY id').all() as rows.Row[]).map((r) => {
       const info = rows.toRecordingInfo(r);
       const listing: RecordingListing = { ...info, exchanges: 0, outcomes: {}, anomalies: anomalies.get(info.id) ?? 0 };
@@ -178,7 +204,9 @@ export class RecordingStore {
   }
 
   connections(recordingId: number): StoredConnection[] {
-    return (this.stmt('SELECT * FROM connections WHERE recording_id = ? ORDER BY opened_us, connection_id').all(recordingId) as rows.Row[]).map(rows.rowToConnection);
+    return (this.stmt('SELECT * FROM connections WHERE recording_id = ? ORDER BY opened_us, connection_id').all(recordingId) as rows.Row[]).map(
+      rows.rowToConnection,
+    );
   }
 
   /** Exchanges in start order. `outcome: 'pending'` selects exchanges still in flight at the end. */
@@ -187,7 +215,14 @@ export class RecordingStore {
     const sql = `${SQL.exchangeSelect} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)
       AND (@t IS NULL OR e.target = @t) AND (@o IS NULL OR ${SQL.listedOutcomeE} = @o)
       ORDER BY e.recording_id, e.start_us, e.id LIMIT @limit OFFSET @offset`;
-    const p = { r: filter.recordingId ?? null, m: filter.method ?? null, t: filter.target ?? null, o: filter.outcome ?? null, limit: filter.limit ?? -1, offset: filter.offset ?? 0 };
+    const p = {
+      r: filter.recordingId ?? null,
+      m: filter.method ?? null,
+      t: filter.target ?? null,
+      o: filter.outcome ?? null,
+      limit: filter.limit ?? -1,
+      offset: filter.offset ?? 0,
+    };
     return (this.stmt(sql).all(p) as rows.Row[]).map(exchangeRows.rowToExchange);
   }
 
@@ -210,9 +245,10 @@ export class RecordingStore {
     else if ('rowid' in l) found = this.stmt(`${SQL.exchangeSelect} WHERE e.recording_id = ? AND e.id = ?`).all(recordingId, l.rowid) as rows.Row[];
     else {
       const text = typeof l.id === 'string' ? l.id : String(l.id);
-      found = this.stmt(`${SQL.exchangeById} WHERE e.recording_id = @r AND e.id_text = @t AND e.id_type = @ty
-        AND (@c IS NULL OR e.connection_id = @c) AND (@d IS NULL OR e.direction = @d) ORDER BY e.start_us, e.id`)
-        .all({ r: recordingId, t: text, ty: typeof l.id === 'string' ? 'string' : 'number', c: l.connectionId ?? null, d: l.direction ?? null }) as rows.Row[];
+      found = this.stmt(
+        `${SQL.exchangeById} WHERE e.recording_id = @r AND e.id_text = @t AND e.id_type = @ty
+        AND (@c IS NULL OR e.connection_id = @c) AND (@d IS NULL OR e.direction = @d) ORDER BY e.start_us, e.id`,
+      ).all({ r: recordingId, t: text, ty: typeof l.id === 'string' ? 'string' : 'number', c: l.connectionId ?? null, d: l.direction ?? null }) as rows.Row[];
     }
     return found.map(exchangeRows.rowToExchange);
   }
@@ -229,18 +265,27 @@ export class RecordingStore {
 
   anomalies(recordingId: number, opts: { exchangeKey?: string } = {}): StoredAnomaly[] {
     // Two statements, not one with `@k IS NULL OR ...`: that one walks all the recording's anomalies for one exchange's.
-    const found = opts.exchangeKey === undefined || opts.exchangeKey === null
-      ? this.stmt('SELECT * FROM anomalies WHERE recording_id = ? ORDER BY ord').all(recordingId)
-      : this.stmt('SELECT * FROM anomalies INDEXED BY anomalies_exchange WHERE recording_id = ? AND exchange_key = ? ORDER BY ord').all(recordingId, opts.exchangeKey);
+    const found =
+      opts.exchangeKey === undefined || opts.exchangeKey === null
+        ? this.stmt('SELECT * FROM anomalies WHERE recording_id = ? ORDER BY ord').all(recordingId)
+        : this.stmt('SELECT * FROM anomalies INDEXED BY anomalies_exchange WHERE recording_id = ? AND exchange_key = ? ORDER BY ord').all(
+            recordingId,
+            opts.exchangeKey,
+          );
     return (found as rows.Row[]).map(rows.rowToAnomaly);
   }
 
   summary(recordingId: number): RecordingSummary {
     const count = (table: string) => (this.stmt(`SELECT count(*) n FROM ${table} WHERE recording_id = ?`).get(recordingId) as { n: number }).n;
-    const facts = this.stmt(`SELECT method, ${SQL.listedOutcome} outcome, latency_us latencyUs FROM exchanges WHERE recording_id = ?`).all(recordingId) as ExchangeFact[];
+    const facts = this.stmt(`SELECT method, ${SQL.listedOutcome} outcome, latency_us latencyUs FROM exchanges WHERE recording_id = ?`).all(
+      recordingId,
+    ) as ExchangeFact[];
     const outcomes = {};
     for (const f of facts) addOutcome(outcomes, f.outcome);
-    const kinds = this.stmt('SELECT kind, count(*) n FROM anomalies WHERE recording_id = ? GROUP BY kind ORDER BY kind').all(recordingId) as { kind: string; n: number }[];
+    const kinds = this.stmt('SELECT kind, count(*) n FROM anomalies WHERE recording_id = ? GROUP BY kind ORDER BY kind').all(recordingId) as {
+      kind: string;
+      n: number;
+    }[];
     return {
       recordingId,
       frames: count('frames'),
@@ -262,7 +307,11 @@ export class RecordingStore {
     const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as Iterator<rows.Row>;
     const sources: OrdSource[] = [
       { rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: rows.frameEvent },
-      { rows: cursor(SQL.startedByOrd), ord: 'started_ord', toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }) },
+      {
+        rows: cursor(SQL.startedByOrd),
+        ord: 'started_ord',
+        toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }),
+      },
       { rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: exchangeRows.completionEvent },
       { rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress },
       { rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent },

@@ -16,9 +16,28 @@ export type { Row } from './row-helpers.js';
 
 /** Column order of `frames` rows as written; {@link frameValues} returns values in this order. */
 export const FRAME_COLS = [
-  'recording_id', 'ord', 'seq', 'connection_id', 'direction', 'channel', 'time_us', 'raw', 'kind', 'invalid_reason',
-  'detail', 'message_kind', 'method', 'id_text', 'id_type', 'exchange_key', 'http_status', 'sse_event_id',
-  'stream_id', 'context_json', 'batch_index', 'batch_size',
+  'recording_id',
+  'ord',
+  'seq',
+  'connection_id',
+  'direction',
+  'channel',
+  'time_us',
+  'raw',
+  'kind',
+  'invalid_reason',
+  'detail',
+  'message_kind',
+  'method',
+  'id_text',
+  'id_type',
+  'exchange_key',
+  'http_status',
+  'sse_event_id',
+  'stream_id',
+  'context_json',
+  'batch_index',
+  'batch_size',
 ] as const;
 /** Positions in {@link FRAME_COLS} that the batch writer reads or replaces. */
 export const FRAME_SEQ = 2;
@@ -33,12 +52,26 @@ export function frameValues(recordingId: number, ord: number, frame: Frame, exch
   const idType = typeof id === 'string' ? 'string' : typeof id === 'number' ? 'number' : id === null && msg ? 'null' : null;
   const batch = frame.kind === 'message' ? frame.batch : undefined;
   return [
-    recordingId, ord, frame.seq, frame.connectionId, frame.direction, frame.channel, frame.timeUs, frame.raw, frame.kind,
+    recordingId,
+    ord,
+    frame.seq,
+    frame.connectionId,
+    frame.direction,
+    frame.channel,
+    frame.timeUs,
+    frame.raw,
+    frame.kind,
     frame.kind === 'invalid' ? frame.reason : null,
     frame.kind === 'invalid' ? frame.detail : null,
     frame.kind === 'message' ? frame.messageKind : null,
     msg && typeof msg.method === 'string' ? msg.method : null,
-    idText, idType, n(exchangeKey), n(c?.httpStatus), n(c?.sseEventId), n(c?.streamId), json(c),
+    idText,
+    idType,
+    n(exchangeKey),
+    n(c?.httpStatus),
+    n(c?.sseEventId),
+    n(c?.streamId),
+    json(c),
     batch ? batch.index : null,
     batch ? batch.size : null,
   ];

@@ -83,7 +83,10 @@ export class ShapedInsert {
   /** The connection's total_changes() as of the last chunk, or -1: to be read (another statement ran). */
   private changes = -1;
 
-  constructor(private readonly db: Database, private readonly spec: ShapedTable) {
+  constructor(
+    private readonly db: Database,
+    private readonly spec: ShapedTable,
+  ) {
     this.columns = spec.cols.map((c) => columnCodes(c, spec));
     // A shape's key is a number with one digit (of radix `radix`) per column: it must stay exact.
     if (this.columns.reduce((p, c) => p * c.radix, 1) > Number.MAX_SAFE_INTEGER) throw new Error(`too many shapes for ${spec.table}`);
@@ -101,7 +104,7 @@ export class ShapedInsert {
     // Each row's shape; null for a row that goes through the upsert alone.
     const shapes = rows.map((v) => (alone?.(v) ? null : this.shapeOf(v)));
     this.changes = -1;
-    for (let from = 0; from < rows.length; ) {
+    for (let from = 0; from < rows.length;) {
       const chunk = this.chunkAt(shapes, from);
       if (chunk) from += this.runChunk(chunk.stmt, rows, from, chunk.shapes, ids, refused);
       else {

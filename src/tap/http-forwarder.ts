@@ -154,7 +154,12 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     if (this.done) controller.abort(new ClientGoneError('client went away'));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage?: string): void {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusMessage?: string,
+  ): void {
     // 1xx (100 Continue, 103 Early Hints) is informational: the final response follows. Not relayed.
     if (this.done || statusCode < 200) return;
     const t = this.s.clock.nowUs();
@@ -252,7 +257,13 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     const answer = () => {
       try {
         this.obs?.finish(this.s.clock.nowUs(), { kind: 'failed', errorClass });
-        sendTapError(this.res, errorClass === 'tap_closed' ? 503 : f.status, TAP_ERROR_CODE.upstream, errorClass === 'tap_closed' ? 'mcptap: shutting down' : f.message, this.obs?.requestId() ?? null);
+        sendTapError(
+          this.res,
+          errorClass === 'tap_closed' ? 503 : f.status,
+          TAP_ERROR_CODE.upstream,
+          errorClass === 'tap_closed' ? 'mcptap: shutting down' : f.message,
+          this.obs?.requestId() ?? null,
+        );
       } catch {
         // The answer could not be written: the client must not wait for it.
         this.res.destroy();

@@ -85,7 +85,9 @@ export interface HttpTap {
 
 export async function startHttpTap(opts: HttpTapOptions): Promise<HttpTap> {
   // A pipeline of its own only when none is given (the CLI always gives one): loaded on demand.
-  const own = opts.pipeline ? undefined : new (await import('../pipeline/pipeline.js')).Pipeline({ clock: opts.clock ?? systemClock, logger: opts.logger ?? silentLogger });
+  const own = opts.pipeline
+    ? undefined
+    : new (await import('../pipeline/pipeline.js')).Pipeline({ clock: opts.clock ?? systemClock, logger: opts.logger ?? silentLogger });
   const tap = new HttpTapServer(opts, own);
   await tap.listen();
   return tap;
@@ -118,7 +120,8 @@ class HttpTapServer implements HttpTap {
     ownPipeline: Pipeline | undefined,
   ) {
     this.upstream = new URL(opts.upstream);
-    if (this.upstream.protocol !== 'http:' && this.upstream.protocol !== 'https:') throw new Error(`upstream must be an http(s) URL, got ${this.upstream.href}`);
+    if (this.upstream.protocol !== 'http:' && this.upstream.protocol !== 'https:')
+      throw new Error(`upstream must be an http(s) URL, got ${this.upstream.href}`);
     this.host = opts.host ?? DEFAULT_HTTP_TAP_HOST;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger ?? silentLogger;

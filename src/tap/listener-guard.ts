@@ -82,7 +82,8 @@ export class ListenerGuard {
     if (!this.hostCheckOff && host !== this.lastHostOk) {
       if (host === undefined) return { ok: false, detail: 'missing Host header' };
       const h = host.trim().toLowerCase();
-      if (!this.hostExact.has(h) && !this.hostNames.has(hostnameOf(h))) return { ok: false, detail: `Host ${JSON.stringify(host)} is not allowed (see --allowed-host)` };
+      if (!this.hostExact.has(h) && !this.hostNames.has(hostnameOf(h)))
+        return { ok: false, detail: `Host ${JSON.stringify(host)} is not allowed (see --allowed-host)` };
       this.lastHostOk = host;
     }
     if (origin === undefined) return OK;

@@ -136,7 +136,13 @@ export class RequestObservation {
     this.status = status;
     this.headersUs = timeUs;
     const ct = one(headers['content-type']) ?? '';
-    this.body = ct.startsWith('text/event-stream') ? Body.Sse : ct.startsWith('application/json') ? Body.Json : status === 202 || status === 204 ? Body.None : Body.Other;
+    this.body = ct.startsWith('text/event-stream')
+      ? Body.Sse
+      : ct.startsWith('application/json')
+        ? Body.Json
+        : status === 202 || status === 204
+          ? Body.None
+          : Body.Other;
     if (this.body === Body.Sse) this.sse = new SseDecoder();
     // A plain body answers the POSTed message; bodies of GET/DELETE/OPTIONS carry no exchange.
     else if (this.body !== Body.None && this.req.method === 'POST') this.respParts = [];
@@ -164,7 +170,12 @@ export class RequestObservation {
       if (this.respBytes + chunk.length > this.obs.maxRecordResponseBytes) {
         this.respParts = undefined;
         const t = timeUs ?? this.obs.clock.nowUs();
-        this.obs.anomaly('invalid_message', this.connectionId ?? this.obs.socketConnection(this.req, t), `response body over ${this.obs.maxRecordResponseBytes} bytes: forwarded, not recorded`, t);
+        this.obs.anomaly(
+          'invalid_message',
+          this.connectionId ?? this.obs.socketConnection(this.req, t),
+          `response body over ${this.obs.maxRecordResponseBytes} bytes: forwarded, not recorded`,
+          t,
+        );
         return;
       }
       this.respParts.push(chunk);
@@ -198,7 +209,8 @@ export class RequestObservation {
     if (how.kind === 'cancelled') end = { outcome: 'cancelled', timeUs, ...(status ? { httpStatus: status } : {}) };
     else if (how.kind === 'failed') end = { outcome: 'transport_error', errorClass: how.errorClass, timeUs, ...(status ? { httpStatus: status } : {}) };
     else if (this.status >= 400) end = { outcome: 'transport_error', errorClass: httpErrorClass(this.status), httpStatus: this.status, timeUs };
-    else if (this.sessionId !== undefined && (this.legacyPost || (this.resumable && this.legacyStreamOf === undefined))) this.obs.hold(this.sessionId, this.streamId);
+    else if (this.sessionId !== undefined && (this.legacyPost || (this.resumable && this.legacyStreamOf === undefined)))
+      this.obs.hold(this.sessionId, this.streamId);
     else end = { outcome: 'transport_error', errorClass: 'stream_ended_without_response', httpStatus: this.status, timeUs };
     if (end) this.obs.pipeline.endStream(cid, this.streamId, end);
     this.endSessionIfOver(timeUs, end);
@@ -218,7 +230,12 @@ export class RequestObservation {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const answered = this.status > 0 ? `after a ${this.status} response began` : 'before answering';
-    this.obs.anomaly('upstream_failed', this.connectionId ?? this.obs.socketConnection(this.req, timeUs), `${this.req.method ?? 'GET'} ${path}: upstream ${errorClass} ${answered}`, timeUs);
+    this.obs.anomaly(
+      'upstream_failed',
+      this.connectionId ?? this.obs.socketConnection(this.req, timeUs),
+      `${this.req.method ?? 'GET'} ${path}: upstream ${errorClass} ${answered}`,
+      timeUs,
+    );
   }
 
   /** The request's JSON-RPC id, for the tap's own error answers (parses the body; error path only). */

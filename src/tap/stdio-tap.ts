@@ -92,7 +92,9 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   } else {
     forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
   }
-  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false, (err) => logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`));
+  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false, (err) =>
+    logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`),
+  );
   forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
   // On the next turn: spawning the reaper takes milliseconds the host's first request would wait for.
   let reaper: ReturnType<typeof startReaper> | undefined;

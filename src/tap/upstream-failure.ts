@@ -49,7 +49,9 @@ export class UpstreamHealth {
     this.failedSince++;
     if (this.said.has(f.errorClass)) return;
     this.said.add(f.errorClass);
-    this.logger.warn(`upstream ${this.upstream}: ${f.errorClass.replace(/_/g, ' ')}: ${this.redact(f.detail)} (further failures of this kind counted, not logged)`);
+    this.logger.warn(
+      `upstream ${this.upstream}: ${f.errorClass.replace(/_/g, ' ')}: ${this.redact(f.detail)} (further failures of this kind counted, not logged)`,
+    );
   }
 
   /** The upstream answered (any status). One comparison per request while it is healthy. */

@@ -57,6 +57,12 @@ export class CloseDeadline {
       if (this.giveUp) off = this.giveUp.onChange(check);
       check();
     });
-    return Promise.race([work.then(() => 'done' as const, () => 'done' as const), this.ended]);
+    return Promise.race([
+      work.then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
+      this.ended,
+    ]);
   }
 }

@@ -3,7 +3,14 @@
  * lost) and report the first failure once on the injected logger. Never throws.
  */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { AggregationTemporality, AggregationType, type AggregationOption, type InstrumentType, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  AggregationType,
+  type AggregationOption,
+  type InstrumentType,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import { silentLogger, type Logger } from '../util/logger.js';
 
 export class CountingMetricExporter implements PushMetricExporter {

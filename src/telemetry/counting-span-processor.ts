@@ -35,7 +35,14 @@ export interface SpanExportCounts {
   rejectedByCollector: number;
 }
 
-export const NO_SPAN_COUNTS: Readonly<SpanExportCounts> = Object.freeze({ exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0, rejectedByCollector: 0 });
+export const NO_SPAN_COUNTS: Readonly<SpanExportCounts> = Object.freeze({
+  exported: 0,
+  droppedQueueFull: 0,
+  droppedExportFailed: 0,
+  queued: 0,
+  sending: 0,
+  rejectedByCollector: 0,
+});
 
 /** Spans that did not reach the endpoint (yet): refused, failed, or still queued or being sent, or refused by the collector. */
 export function notDelivered(c: SpanExportCounts): number {
@@ -94,7 +101,8 @@ export class CountingSpanProcessor implements SpanProcessor {
 
   /** The collector answered an export with a partial success: `n` of its spans were refused. */
   collectorRejected(n: number, message: string): void {
-    if (this.c.rejectedByCollector === 0) this.logger.warn(`otel: the collector refused ${n} spans of an export${message ? ` (${message})` : ''}; further refusals counted, not logged`);
+    if (this.c.rejectedByCollector === 0)
+      this.logger.warn(`otel: the collector refused ${n} spans of an export${message ? ` (${message})` : ''}; further refusals counted, not logged`);
     this.c.rejectedByCollector += n;
     // batchDone() counts the whole batch as exported.
     this.c.exported -= n;
@@ -112,7 +120,8 @@ export class CountingSpanProcessor implements SpanProcessor {
       this.c.exported += n;
       return;
     }
-    if (this.c.droppedExportFailed === 0) this.logger.warn(`otel: span export failed (${result.error?.message ?? 'unknown error'}); further failures counted, not logged`);
+    if (this.c.droppedExportFailed === 0)
+      this.logger.warn(`otel: span export failed (${result.error?.message ?? 'unknown error'}); further failures counted, not logged`);
     this.c.droppedExportFailed += n;
   }
 }

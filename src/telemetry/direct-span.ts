@@ -16,8 +16,29 @@
  * than at construction when the start time was an HrTime; equal links and empty arrays may be
  * shared between spans (a ReadableSpan is read, never written, by processors and exporters).
  */
-import { SpanStatusCode, type Attributes, type AttributeValue, type Context, type Exception, type HrTime, type Link, type SpanContext, type SpanKind, type SpanStatus, type TimeInput } from '@opentelemetry/api';
-import { addHrTimes, hrTime, hrTimeDuration, isTimeInput, isTimeInputHrTime, millisToHrTime, otperformance, type InstrumentationScope } from '@opentelemetry/core';
+import {
+  SpanStatusCode,
+  type Attributes,
+  type AttributeValue,
+  type Context,
+  type Exception,
+  type HrTime,
+  type Link,
+  type SpanContext,
+  type SpanKind,
+  type SpanStatus,
+  type TimeInput,
+} from '@opentelemetry/api';
+import {
+  addHrTimes,
+  hrTime,
+  hrTimeDuration,
+  isTimeInput,
+  isTimeInputHrTime,
+  millisToHrTime,
+  otperformance,
+  type InstrumentationScope,
+} from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { Span, SpanLimits, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_STACKTRACE, ATTR_EXCEPTION_TYPE } from '@opentelemetry/semantic-conventions';

@@ -13,7 +13,17 @@
  * Span processors are called as the provider's MultiSpanProcessor calls them (in order), so the
  * provider keeps its role for flush and shutdown.
  */
-import { context as apiContext, INVALID_SPAN_CONTEXT, SpanKind, trace, TraceFlags, type Context, type Span as ApiSpan, type SpanOptions, type Tracer } from '@opentelemetry/api';
+import {
+  context as apiContext,
+  INVALID_SPAN_CONTEXT,
+  SpanKind,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span as ApiSpan,
+  type SpanOptions,
+  type Tracer,
+} from '@opentelemetry/api';
 import { isTracingSuppressed, type InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { IdGenerator, ReadableSpan, Span, SpanLimits, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -95,7 +105,7 @@ export class DirectTracer implements Tracer {
   startActiveSpan<F extends (span: ApiSpan) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {
     const fn = rest[rest.length - 1] as (span: ApiSpan) => ReturnType<F>;
     const options = (rest.length >= 2 ? rest[0] : undefined) as SpanOptions | undefined;
-    const parentCtx = (rest.length >= 3 ? rest[1] : undefined) as Context | undefined ?? apiContext.active();
+    const parentCtx = ((rest.length >= 3 ? rest[1] : undefined) as Context | undefined) ?? apiContext.active();
     const span = this.startSpan(name, options, parentCtx);
     return apiContext.with(trace.setSpan(parentCtx, span), fn, undefined, span);
   }

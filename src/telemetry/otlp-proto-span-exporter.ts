@@ -39,5 +39,7 @@ function spanSerializer(serializer: OtlpSpanSerializer, onRejected: OnRejected |
 
 export function createOtlpProtoSpanExporter(config: OTLPExporterNodeConfigBase, onRejected?: OnRejected): SpanExporter {
   const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, spanSerializer(new OtlpSpanSerializer(), onRejected), COMPONENT_TYPE, TraceExporterMetricsHelper, undefined));
+  return new OTLPExporterBase(
+    createOtlpHttpExportDelegate(options, spanSerializer(new OtlpSpanSerializer(), onRejected), COMPONENT_TYPE, TraceExporterMetricsHelper, undefined),
+  );
 }

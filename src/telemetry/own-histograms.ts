@@ -22,7 +22,18 @@
 import type { Attributes, Histogram, HrTime, MetricAdvice, MetricOptions } from '@opentelemetry/api';
 import { ValueType } from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
-import { AggregationTemporality, AggregationType, DataPointType, InstrumentType, type CollectionResult, type HistogramMetricData, type IMetricReader, type MetricData, type MetricDescriptor, type ScopeMetrics } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  AggregationType,
+  DataPointType,
+  InstrumentType,
+  type CollectionResult,
+  type HistogramMetricData,
+  type IMetricReader,
+  type MetricData,
+  type MetricDescriptor,
+  type ScopeMetrics,
+} from '@opentelemetry/sdk-metrics';
 
 /** True when every reader aggregates histograms the default way (what OwnHistograms reproduces). */
 export function ownHistogramsSupported(readers: readonly IMetricReader[]): boolean {
@@ -67,7 +78,14 @@ export class OwnHistogram implements Histogram {
 
   constructor(name: string, options: MetricOptions, readers: readonly IMetricReader[]) {
     const advice: MetricAdvice = options.advice ?? {};
-    this.descriptor = { name, type: InstrumentType.HISTOGRAM, description: options.description ?? '', unit: options.unit ?? '', valueType: options.valueType ?? ValueType.DOUBLE, advice };
+    this.descriptor = {
+      name,
+      type: InstrumentType.HISTOGRAM,
+      description: options.description ?? '',
+      unit: options.unit ?? '',
+      valueType: options.valueType ?? ValueType.DOUBLE,
+      advice,
+    };
     // The SDK's default aggregation: the advice's boundaries, sorted, without infinities.
     const sorted = [...(advice.explicitBucketBoundaries ?? [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000])].sort((a, b) => a - b);
     this.boundaries = sorted.filter((b) => b !== Infinity && b !== -Infinity);
@@ -135,7 +153,13 @@ export class OwnHistogram implements Histogram {
         attributes: series.attrs,
         startTime: acc.startTime,
         endTime: time,
-        value: { min: hasMinMax ? acc.min : undefined, max: hasMinMax ? acc.max : undefined, sum: acc.sum, buckets: { boundaries: this.boundaries, counts: acc.counts }, count: acc.count },
+        value: {
+          min: hasMinMax ? acc.min : undefined,
+          max: hasMinMax ? acc.max : undefined,
+          sum: acc.sum,
+          buckets: { boundaries: this.boundaries, counts: acc.counts },
+          count: acc.count,
+        },
       });
     }
     return { descriptor: this.descriptor, aggregationTemporality: temporality, dataPointType: DataPointType.HISTOGRAM, dataPoints };

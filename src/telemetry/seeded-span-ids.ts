@@ -53,7 +53,9 @@ function idsOf(digest: string): SpanIds {
  * about half of a createHash object. A namespace import, because older Node 20 lacks the export.
  */
 const sha256Hex: (text: string) => string =
-  typeof nodeCrypto.hash === 'function' ? (text) => nodeCrypto.hash('sha256', text, 'hex') : (text) => nodeCrypto.createHash('sha256').update(text).digest('hex');
+  typeof nodeCrypto.hash === 'function'
+    ? (text) => nodeCrypto.hash('sha256', text, 'hex')
+    : (text) => nodeCrypto.createHash('sha256').update(text).digest('hex');
 
 /** An all-zero id is invalid in W3C trace context (odds 2^-64, but the invariant is cheap). */
 function nonZero(hex: string): string {

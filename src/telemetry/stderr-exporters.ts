@@ -55,7 +55,14 @@ export class StderrMetricExporter implements PushMetricExporter {
     try {
       for (const scope of metrics.scopeMetrics) {
         for (const m of scope.metrics) {
-          this.write(JSON.stringify({ otel: 'metric', name: m.descriptor.name, unit: m.descriptor.unit, dataPoints: m.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value })) }));
+          this.write(
+            JSON.stringify({
+              otel: 'metric',
+              name: m.descriptor.name,
+              unit: m.descriptor.unit,
+              dataPoints: m.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value })),
+            }),
+          );
         }
       }
       resultCallback({ code: ExportResultCode.SUCCESS });

@@ -112,14 +112,19 @@ function wantsOtlp(list: string[] | undefined, flags: TelemetryFlags, e: Env, si
 
 function otlpTarget(flags: TelemetryFlags, e: Env, signal: 'TRACES' | 'METRICS', path: string): OtlpTarget {
   const signalUrl = flags.otlp === undefined ? e[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] : undefined;
-  const url = signalUrl ? httpUrl(signalUrl, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`).toString() : signalPath(flags.otlp ?? e.OTEL_EXPORTER_OTLP_ENDPOINT ?? DEFAULT_OTLP_BASE, path);
+  const url = signalUrl
+    ? httpUrl(signalUrl, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`).toString()
+    : signalPath(flags.otlp ?? e.OTEL_EXPORTER_OTLP_ENDPOINT ?? DEFAULT_OTLP_BASE, path);
   const signalProtocol = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
   const protocolVar = e[signalProtocol] !== undefined ? signalProtocol : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = e[protocolVar] ?? 'http/protobuf';
   if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
     throw configError(`${protocolVar}=${protocol} is not supported; use http/protobuf or http/json`);
   }
-  const headers = { ...parseKeyValues(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'), ...parseKeyValues(e[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`], `OTEL_EXPORTER_OTLP_${signal}_HEADERS`) };
+  const headers = {
+    ...parseKeyValues(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'),
+    ...parseKeyValues(e[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`], `OTEL_EXPORTER_OTLP_${signal}_HEADERS`),
+  };
   const signalTimeout = `OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`;
   const timeoutMillis = positiveInt(e[signalTimeout], signalTimeout) ?? positiveInt(e.OTEL_EXPORTER_OTLP_TIMEOUT, 'OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000;
   return { url, protocol, headers, timeoutMillis };
@@ -135,7 +140,12 @@ function signalPath(base: string, path: string): string {
 function prometheusOf(flags: TelemetryFlags, e: Env, list: string[] | undefined): { prometheus?: { host: string; port: number } } {
   if (flags.metrics !== undefined) return { prometheus: parseHostPort(flags.metrics) };
   if (!list?.includes('prometheus') || list.includes('none')) return {};
-  return { prometheus: { host: e.OTEL_EXPORTER_PROMETHEUS_HOST ?? 'localhost', port: portOf(e.OTEL_EXPORTER_PROMETHEUS_PORT ?? '9464', 'OTEL_EXPORTER_PROMETHEUS_PORT') } };
+  return {
+    prometheus: {
+      host: e.OTEL_EXPORTER_PROMETHEUS_HOST ?? 'localhost',
+      port: portOf(e.OTEL_EXPORTER_PROMETHEUS_PORT ?? '9464', 'OTEL_EXPORTER_PROMETHEUS_PORT'),
+    },
+  };
 }
 
 /** `HOST:PORT`, `[v6]:PORT`, `:PORT` or `PORT` (host defaults to 127.0.0.1; port 0 picks a free one). */
@@ -164,7 +174,10 @@ function httpUrl(text: string, what: string): URL {
 
 function exporterList(text: string | undefined, what: string, allowed: string[]): string[] | undefined {
   if (text === undefined || text.trim() === '') return undefined;
-  const list = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   const bad = list.find((x) => !allowed.includes(x));
   if (bad) throw configError(`${what}=${text}: unsupported exporter ${JSON.stringify(bad)} (supported: ${allowed.join(', ')})`);
   return list;

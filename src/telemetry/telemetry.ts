@@ -125,7 +125,14 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
   };
 }
 
-function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, metrics: MetricsParts | undefined, deps: TelemetryDeps, logger: Logger, deadline: CloseDeadline) {
+function buildSinks(
+  config: TelemetryConfig,
+  traces: TraceParts | undefined,
+  metrics: MetricsParts | undefined,
+  deps: TelemetryDeps,
+  logger: Logger,
+  deadline: CloseDeadline,
+) {
   const closeWithin = (flush: Promise<void>) => deadline.within(flush);
   const minter = traces && config.injectTraceContext ? new TraceContextMinter() : undefined;
   const spanSink = traces
@@ -162,7 +169,11 @@ function buildSinks(config: TelemetryConfig, traces: TraceParts | undefined, met
 
 function buildResource(config: TelemetryConfig): Resource {
   return defaultResource().merge(
-    resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: config.resourceAttributes[ATTR_SERVICE_VERSION] ?? VERSION }),
+    resourceFromAttributes({
+      ...config.resourceAttributes,
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      [ATTR_SERVICE_VERSION]: config.resourceAttributes[ATTR_SERVICE_VERSION] ?? VERSION,
+    }),
   );
 }
 
@@ -185,7 +196,9 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   if (otlp) {
     const base = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
     const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'TRACES') };
-    exporters.push(otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)));
+    exporters.push(
+      otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)),
+    );
   }
   if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
   if (exporters.length === 0) return undefined;
@@ -198,10 +211,15 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   // The provider stays in charge of flush and shutdown (it calls the same processors).
   const tracer = config.sdkTracer
     ? provider.getTracer(SCOPE, VERSION)
-    : new DirectTracer({ resource, scope: { name: SCOPE, version: VERSION, schemaUrl: undefined }, idGenerator, processors, limits: sdkSpanLimits(spanLimits) });
+    : new DirectTracer({
+        resource,
+        scope: { name: SCOPE, version: VERSION, schemaUrl: undefined },
+        idGenerator,
+        processors,
+        limits: sdkSpanLimits(spanLimits),
+      });
   return { provider, tracer, processors, ...(counted.otlp ? { otlp: counted.otlp } : {}), idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
-
 
 interface MetricsParts {
   provider: MeterProvider;
@@ -214,19 +232,30 @@ interface MetricsParts {
   url?: string;
 }
 
-async function buildMetrics(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): Promise<MetricsParts | undefined> {
+async function buildMetrics(
+  config: TelemetryConfig,
+  resource: Resource,
+  deps: TelemetryDeps,
+  logger: Logger,
+  reach: OtlpReachability,
+): Promise<MetricsParts | undefined> {
   const m = config.metrics;
   const pushExporters: CountingMetricExporter[] = [];
   if (m.otlp) {
     const base = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
     const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'METRICS') };
-    pushExporters.push(new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger));
+    pushExporters.push(
+      new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger),
+    );
   }
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
   const histograms: OwnHistogramsRef = {};
   const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
     const interval = m.intervalMillis;
-    return new OwnHistogramPeriodicReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) }, histograms);
+    return new OwnHistogramPeriodicReader(
+      { exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) },
+      histograms,
+    );
   });
   let prometheus: PrometheusExporter | undefined;
   if (m.prometheus) readers.push((prometheus = new OwnHistogramPrometheusExporter({ preventServerStart: true }, histograms)));
@@ -271,7 +300,13 @@ async function servePrometheus(exporter: PrometheusExporter, host: string, port:
   return { server, url: `http://${shownHost}:${addr.port}/metrics` };
 }
 
-async function shutdownAll(sinks: readonly Sink[], traces: TraceParts | undefined, metrics: MetricsParts | undefined, deadline: CloseDeadline, logger: Logger): Promise<void> {
+async function shutdownAll(
+  sinks: readonly Sink[],
+  traces: TraceParts | undefined,
+  metrics: MetricsParts | undefined,
+  deadline: CloseDeadline,
+  logger: Logger,
+): Promise<void> {
   const work = (async () => {
     await Promise.allSettled(sinks.map((s) => s.close()));
     await Promise.allSettled([traces?.provider.shutdown(), metrics?.provider.shutdown()]);

@@ -2,14 +2,7 @@
  * Network failures in a stable vocabulary, shared by the client (what a call's transport error was)
  * and the HTTP tap (why the upstream failed). Pure: looks only at the error's code, name and causes.
  */
-export type TransportErrorClass =
-  | 'connection_refused'
-  | 'connection_reset'
-  | 'timeout'
-  | 'aborted'
-  | 'dns'
-  | 'child_exit'
-  | 'other';
+export type TransportErrorClass = 'connection_refused' | 'connection_reset' | 'timeout' | 'aborted' | 'dns' | 'child_exit' | 'other';
 
 export const TRANSPORT_ERROR_CLASSES: readonly TransportErrorClass[] = [
   'connection_refused',
@@ -51,4 +44,3 @@ export function classifyNetworkError(err: unknown): TransportErrorClass {
   }
   return 'other';
 }
-

@@ -26,7 +26,8 @@ export function threadEntry(moduleUrl: string, name: string, distPath: string): 
 function builtAfterSources(built: string, srcDir: string): boolean {
   const newerThanAll = (dir: string, ms: number): boolean =>
     readdirSync(dir, { withFileTypes: true }).every((d) =>
-      d.isDirectory() ? newerThanAll(join(dir, d.name), ms) : !d.name.endsWith('.ts') || statSync(join(dir, d.name)).mtimeMs <= ms);
+      d.isDirectory() ? newerThanAll(join(dir, d.name), ms) : !d.name.endsWith('.ts') || statSync(join(dir, d.name)).mtimeMs <= ms,
+    );
   try {
     return newerThanAll(srcDir, statSync(built).mtimeMs);
   } catch {

@@ -53,7 +53,9 @@ describe('mcptap ls', () => {
   it('--json gives the listing and summary', () => {
     const r = mcptap('ls', file, '--json');
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.out) as { recordings: { id: number; exchanges: number; durationUs: number; summary: { methods: { method: string; p99Us?: number }[] } }[] };
+    const j = JSON.parse(r.out) as {
+      recordings: { id: number; exchanges: number; durationUs: number; summary: { methods: { method: string; p99Us?: number }[] } }[];
+    };
     expect(j.recordings).toHaveLength(1);
     expect(j.recordings[0]).toMatchObject({ id: 1, exchanges: 8, durationUs: 2_000_000 });
     expect(j.recordings[0]!.summary.methods.find((m) => m.method === 'initialize')?.p99Us).toBe(2000);
@@ -80,9 +82,14 @@ describe('mcptap ls', () => {
       copyFileSync(file, copy);
       chmodSync(copy, 0o444);
       chmodSync(ro, 0o555);
-      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, MCPTAP, 'ls', copy], { encoding: 'utf8', timeout: 20_000 });
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, MCPTAP, 'ls', copy], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       expect(r.status).toBe(4);
-      expect(r.stderr).toBe(`mcptap: cannot read ${copy} where it is: SQLite must create ${copy}-shm beside it and cannot (attempt to write a readonly database); copy the file to a directory you can write\n`);
+      expect(r.stderr).toBe(
+        `mcptap: cannot read ${copy} where it is: SQLite must create ${copy}-shm beside it and cannot (attempt to write a readonly database); copy the file to a directory you can write\n`,
+      );
     } finally {
       chmodSync(ro, 0o755);
       rmSync(ro, { recursive: true, force: true });
@@ -104,7 +111,12 @@ describe('mcptap show', () => {
 
   it('a long id does not widen every row: the list cuts ids, methods and targets at 40 characters', async () => {
     const path = join(dir, 'long-id.db');
-    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' }, logger: silentLogger, clock: { nowUs: () => T0 + 1_000_000 } });
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 + 1_000_000 },
+    });
     const s = new EventScript({ seq: 1, exchange: 1 });
     const longId = 'x'.repeat(5000);
     const a = s.request(`{"jsonrpc":"2.0","id":"${longId}","method":"tools/call","params":{"name":"echo"}}`, 1, { target: 'echo' });
@@ -188,7 +200,11 @@ describe('terminal safety', () => {
     s.respond(ex, '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', 20, { outcome: 'ok' });
     for (const e of s.events) rec.onEvent(e);
     await rec.close();
-    for (const args of [['ls', path], ['show', path], ['show', path, '--exchange', '1']]) {
+    for (const args of [
+      ['ls', path],
+      ['show', path],
+      ['show', path, '--exchange', '1'],
+    ]) {
       const r = mcptap(...args);
       expect(r.code, args.join(' ')).toBe(0);
       expect(r.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);

@@ -32,6 +32,7 @@ describe('telemetry options', () => {
 
   it('lists the flags and the OTEL variables in --help', () => {
     const help = addTelemetryOptions(new Command('tap')).helpInformation() + '';
-    for (const f of ['--otlp <url>', '--metrics <host:port>', '--service-name <name>', '--capture-content', '--inject-trace-context']) expect(help).toContain(f);
+    for (const f of ['--otlp <url>', '--metrics <host:port>', '--service-name <name>', '--capture-content', '--inject-trace-context'])
+      expect(help).toContain(f);
   });
 });

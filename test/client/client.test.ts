@@ -73,7 +73,11 @@ describe('HTTP, 2026-07-28 (SDK createMcpHandler)', () => {
     const ch = new HttpChannel({ url: peer.url });
     const s = new McpSession(ch, { era: 'modern' });
     const seen: string[] = [];
-    const r = await s.request('tools/call', { name: 'progress', arguments: { steps: 3 }, _meta: { progressToken: 7 } }, { onMessage: (m) => seen.push('method' in m ? m.method : 'response') });
+    const r = await s.request(
+      'tools/call',
+      { name: 'progress', arguments: { steps: 3 }, _meta: { progressToken: 7 } },
+      { onMessage: (m) => seen.push('method' in m ? m.method : 'response') },
+    );
     expect(r.contentType).toBe('sse');
     expect(seen).toEqual(['notifications/progress', 'notifications/progress', 'notifications/progress', 'response']);
     expect(r.messages).toHaveLength(3);
@@ -142,8 +146,17 @@ rl.on('line', (l) => {
 
   it('a timeout is a deadline of its own: the reference server answering 60 ms after a 30 ms timeout is too late', async () => {
     const violations: string[] = [];
-    const client = await McpStdioClient.spawn({ command: process.execPath, args: [MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], onViolation: (k) => violations.push(k) });
-    const delay = (id: number, ms: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/call', params: { name: 'delay', arguments: { ms, honorCancel: false }, _meta: modernMeta() } });
+    const client = await McpStdioClient.spawn({
+      command: process.execPath,
+      args: [MCPTAP, 'reference', '--stdio', '--log-level', 'warn'],
+      onViolation: (k) => violations.push(k),
+    });
+    const delay = (id: number, ms: number) => ({
+      jsonrpc: '2.0' as const,
+      id,
+      method: 'tools/call',
+      params: { name: 'delay', arguments: { ms, honorCancel: false }, _meta: modernMeta() },
+    });
     try {
       // The process is up and answering before anything is timed.
       expect((await client.request(delay(1, 0))).response).toMatchObject({ id: 1, result: {} });

@@ -13,7 +13,13 @@ function harness(opts = {}) {
   let t = 1_000_000;
   const send = (direction: Direction, msg: unknown, context?: FrameContext, conn = 'k') => {
     t += 1000;
-    const origin = { connectionId: conn, direction, channel: context?.streamId ? ('sse' as const) : ('stdio' as const), timeUs: t, ...(context ? { context } : {}) };
+    const origin = {
+      connectionId: conn,
+      direction,
+      channel: context?.streamId ? ('sse' as const) : ('stdio' as const),
+      timeUs: t,
+      ...(context ? { context } : {}),
+    };
     for (const f of parseMessageBytes(Buffer.from(JSON.stringify(msg)), origin, seq)) c.push(f, events);
   };
   const completed = () => events.filter((e) => e.type === 'exchange-completed').map((e) => (e as { exchange: Exchange }).exchange);
@@ -70,7 +76,10 @@ describe('Correlator', () => {
     h.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'other', progress: 1 } });
     h.send('s2c', ok(5, { content: [] }));
     const [ex] = h.completed();
-    expect(ex!.progress.map((p) => [p.progress, p.total, p.message])).toEqual([[1, 2, undefined], [2, 2, 'done']]);
+    expect(ex!.progress.map((p) => [p.progress, p.total, p.message])).toEqual([
+      [1, 2, undefined],
+      [2, 2, 'done'],
+    ]);
     expect(h.events.filter((e) => e.type === 'exchange-progress')).toHaveLength(2);
     expect(h.anomalies()).toEqual(['unknown_progress_token']);
   });
@@ -114,8 +123,14 @@ describe('Correlator', () => {
   it("a null-id error on a request's own stream (an HTTP error body) answers that request; elsewhere it stays an orphan", () => {
     const h = harness();
     h.send('c2s', req(10, 'tools/list'), { streamId: 'post-1' });
-    h.send('s2c', { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } }, { streamId: 'post-1', httpStatus: 400 });
-    expect(h.completed().map((e) => [e.id, e.method, e.outcome, e.errorCode, e.transport?.httpStatus])).toEqual([[10, 'tools/list', 'jsonrpc_error', -32000, 400]]);
+    h.send(
+      's2c',
+      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } },
+      { streamId: 'post-1', httpStatus: 400 },
+    );
+    expect(h.completed().map((e) => [e.id, e.method, e.outcome, e.errorCode, e.transport?.httpStatus])).toEqual([
+      [10, 'tools/list', 'jsonrpc_error', -32000, 400],
+    ]);
     expect(h.anomalies()).toEqual([]);
     // On stdio (no stream) a null id names no request.
     h.send('c2s', req(11, 'ping'));

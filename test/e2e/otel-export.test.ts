@@ -72,7 +72,9 @@ describe('mcptap export reproduces the live spans', () => {
   it('exits 0 and says what it sent', () => {
     expect(exportRun.stderr).toBe('');
     expect(exportRun.code).toBe(0);
-    expect(exportRun.stdout).toMatch(/exported recording 1: 7 of 8 spans \(7 exchanges, 1 sessions\) to http:\/\/127\.0\.0\.1:\d+\/v1\/traces; span ids as exported live; 1 not exported, as live: their caller's trace context says not sampled/);
+    expect(exportRun.stdout).toMatch(
+      /exported recording 1: 7 of 8 spans \(7 exchanges, 1 sessions\) to http:\/\/127\.0\.0\.1:\d+\/v1\/traces; span ids as exported live; 1 not exported, as live: their caller's trace context says not sampled/,
+    );
   });
 
   it('exports exactly the live spans: same ids, parents, names, attributes, events, status, times', () => {
@@ -91,7 +93,9 @@ describe('mcptap export reproduces the live spans', () => {
     }
     // Original times: the session began before the export was even started.
     expect(Number(start / 1_000_000n)).toBeLessThan(Date.now() - 100);
-    expect(exported.spans.find((s) => s.name === 'tools/call trigger-long-running-operation')!.events.filter((e) => e.name === 'mcptap.progress')).toHaveLength(3);
+    expect(exported.spans.find((s) => s.name === 'tools/call trigger-long-running-operation')!.events.filter((e) => e.name === 'mcptap.progress')).toHaveLength(
+      3,
+    );
   });
 
   it('gives the same ids when the same recording is exported twice', async () => {
@@ -124,7 +128,9 @@ describe('mcptap export reproduces the live spans', () => {
     const r = await runExport([db, '--otlp', `http://127.0.0.1:${port}`, '--timeout', '800']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed: the collector could not be reached or refused the spans \(0 delivered, 7 lost/);
+    expect(r.stderr).toMatch(
+      /export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed: the collector could not be reached or refused the spans \(0 delivered, 7 lost/,
+    );
   });
 
   it('a collector slower than the batch timeout but within --timeout: delivered, and no "Timeout" said', async () => {

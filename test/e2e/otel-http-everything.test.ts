@@ -35,7 +35,9 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
     try {
       const client = new Client({ name: 'mcptap-otel-http-e2e', version: '1.0.0' });
       // Every POST carries an HTTP traceparent: the tap links it (the MCP parent comes from _meta).
-      const transport = new StreamableHTTPClientTransport(new URL(tap.url), { requestInit: { headers: { traceparent: `00-${HEADER_TRACE}-${HEADER_SPAN}-01` } } });
+      const transport = new StreamableHTTPClientTransport(new URL(tap.url), {
+        requestInit: { headers: { traceparent: `00-${HEADER_TRACE}-${HEADER_SPAN}-01` } },
+      });
       await client.connect(transport);
       sessionId = transport.sessionId;
       await everythingCallSet(client, progress);
@@ -63,7 +65,15 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
 
   it('exports exactly one CLIENT span per exchange and one session span', () => {
     expect(tapStderr).not.toContain('[stdout]');
-    for (const name of ['initialize', 'tools/list', 'tools/call echo', 'tools/call trigger-long-running-operation', 'tools/call get-sum', 'no/such-method', 'mcp.session']) {
+    for (const name of [
+      'initialize',
+      'tools/list',
+      'tools/call echo',
+      'tools/call trigger-long-running-operation',
+      'tools/call get-sum',
+      'no/such-method',
+      'mcp.session',
+    ]) {
       expect(named(name), name).toHaveLength(1);
     }
     expect(spans).toHaveLength(7);
@@ -92,7 +102,12 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
     const echo = named('tools/call echo')[0]!;
     expect(echo.traceId).toBe(CALLER_TRACE);
     expect(echo.parentSpanId).toBe(CALLER_SPAN);
-    expect(echo.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'gen_ai.operation.name': 'execute_tool', 'mcptap.outcome': 'ok' });
+    expect(echo.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.operation.name': 'execute_tool',
+      'mcptap.outcome': 'ok',
+    });
     expect(echo.status.code).toBe(0);
   });
 
@@ -120,10 +135,30 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
 
   it('labels the semconv metrics with the same attributes', () => {
     const samples = parseProm(prometheus);
-    const conn = { network_transport: 'tcp', network_protocol_name: 'http', network_protocol_version: '1.1', server_address: '127.0.0.1', server_port: String(peer.port) };
-    expect(findSamples(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', gen_ai_operation_name: 'execute_tool' })[0]?.value).toBe(1);
+    const conn = {
+      network_transport: 'tcp',
+      network_protocol_name: 'http',
+      network_protocol_version: '1.1',
+      server_address: '127.0.0.1',
+      server_port: String(peer.port),
+    };
+    expect(
+      findSamples(samples, 'mcp_client_operation_duration_count', {
+        ...conn,
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'echo',
+        gen_ai_operation_name: 'execute_tool',
+      })[0]?.value,
+    ).toBe(1);
     expect(findSamples(samples, 'mcp_client_operation_duration_count', { ...conn, gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value).toBe(1);
-    expect(findSamples(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'no/such-method', error_type: '-32601', rpc_response_status_code: '-32601' })[0]?.value).toBe(1);
+    expect(
+      findSamples(samples, 'mcp_client_operation_duration_count', {
+        ...conn,
+        mcp_method_name: 'no/such-method',
+        error_type: '-32601',
+        rpc_response_status_code: '-32601',
+      })[0]?.value,
+    ).toBe(1);
     expect(findSamples(samples, 'mcp_client_session_duration_count', conn)[0]?.value).toBe(1);
   });
 });

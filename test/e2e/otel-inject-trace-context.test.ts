@@ -36,8 +36,14 @@ describe('--inject-trace-context on the stdio tap', () => {
 
   beforeAll(async () => {
     live = await startOtlpReceiver();
-    const tapped = await connectThroughTap(['--record', db, '--otlp', live.url, '--inject-trace-context'], [process.execPath, join(FIXTURES, 'meta-echo-server.mjs')], OTLP_JSON);
-    metaWithCaller = received(await tapped.client.callTool({ name: 'show-meta', arguments: {}, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } }));
+    const tapped = await connectThroughTap(
+      ['--record', db, '--otlp', live.url, '--inject-trace-context'],
+      [process.execPath, join(FIXTURES, 'meta-echo-server.mjs')],
+      OTLP_JSON,
+    );
+    metaWithCaller = received(
+      await tapped.client.callTool({ name: 'show-meta', arguments: {}, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } }),
+    );
     metaPlain = received(await tapped.client.callTool({ name: 'show-meta', arguments: {} }));
     await tapped.client.listTools();
     await tapped.close();

@@ -60,12 +60,25 @@ describe('OTel sinks on the stdio tap with server-everything', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    const telemetry = await createTelemetry(resolveTelemetryConfig({ otlp: receiver.url, metrics: '127.0.0.1:0' }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '60000' }));
+    const telemetry = await createTelemetry(
+      resolveTelemetryConfig(
+        { otlp: receiver.url, metrics: '127.0.0.1:0' },
+        { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '60000' },
+      ),
+    );
     const pipeline = new Pipeline();
     for (const s of telemetry.sinks) pipeline.addSink(s);
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const tap = await startStdioTap({ command: EVERYTHING, args: ['stdio'], pipeline, logger: { debug() {}, info() {}, warn() {}, error() {} }, stdin, stdout, stderr: new PassThrough().resume() });
+    const tap = await startStdioTap({
+      command: EVERYTHING,
+      args: ['stdio'],
+      pipeline,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      stdin,
+      stdout,
+      stderr: new PassThrough().resume(),
+    });
     const client = new Client({ name: 'mcptap-otel-e2e', version: '1.0.0' });
     await client.connect(new StreamTransport(stdin, stdout));
     await everythingCallSet(client, progress);
@@ -119,7 +132,10 @@ describe('OTel sinks on the stdio tap with server-everything', () => {
 
   it('exposes the operation-duration histogram to Prometheus with semconv labels', () => {
     const samples = parseProm(prometheus);
-    expect(findSamples(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', network_transport: 'pipe' })[0]?.value).toBe(1);
+    expect(
+      findSamples(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', network_transport: 'pipe' })[0]
+        ?.value,
+    ).toBe(1);
     expect(findSamples(samples, 'mcp_client_operation_duration_count', { gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value).toBe(1);
     expect(findSamples(samples, 'mcptap_exchanges_total', { mcptap_outcome: 'jsonrpc_error', mcp_method_name: 'no/such-method' })[0]?.value).toBe(1);
     expect(findSamples(samples, 'mcp_client_session_duration_count', { network_transport: 'pipe' })[0]?.value).toBe(1);

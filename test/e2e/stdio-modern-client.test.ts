@@ -21,7 +21,10 @@ async function runCalls(command: string, args: string[]) {
       version: client.getNegotiatedProtocolVersion(),
       tools: await client.listTools(),
       echo: await client.callTool({ name: 'echo', arguments: { text: 'modern ✓' } }),
-      progress: await client.callTool({ name: 'progress', arguments: { steps: 3, intervalMs: 10 } }, { onprogress: (p: { progress: number }) => progress.push(p.progress) }),
+      progress: await client.callTool(
+        { name: 'progress', arguments: { steps: 3, intervalMs: 10 } },
+        { onprogress: (p: { progress: number }) => progress.push(p.progress) },
+      ),
       progressSeen: progress,
       fail: await client.callTool({ name: 'fail', arguments: { message: 'expected' } }),
       rpcError: await client.callTool({ name: 'rpc-error', arguments: { code: -32099 } }).then(

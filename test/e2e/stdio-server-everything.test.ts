@@ -87,7 +87,11 @@ describe('stdio tap with server-everything and the SDK 1.x client', () => {
       expect(row('tools/call', 'get-tiny-image')[0]?.outcome).toBe('ok');
       const long = row('tools/call', 'trigger-long-running-operation')[0]!;
       expect([long.outcome, long.progress.length]).toEqual(['ok', 4]);
-      expect(row('tools/call', 'get-sum').map((e) => e.outcome).sort()).toEqual(['ok', 'tool_error']);
+      expect(
+        row('tools/call', 'get-sum')
+          .map((e) => e.outcome)
+          .sort(),
+      ).toEqual(['ok', 'tool_error']);
       const unknown = row('no/such-method')[0]!;
       expect([unknown.outcome, unknown.errorCode]).toEqual(['jsonrpc_error', -32601]);
       expect(ex.every((e) => e.era === 'legacy')).toBe(true);

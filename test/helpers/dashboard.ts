@@ -73,7 +73,11 @@ export function allInstrumentsEvents(): TapEvent[] {
   s.close(2500);
   const h = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 0);
   h.request(1, 'tools/call', { name: 'op', arguments: {}, _meta: { progressToken: 't' } }, 0, { channel: 'http-body', context: { streamId: 'x' } });
-  for (let i = 1; i <= 3; i++) h.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, { channel: 'sse', context: { streamId: 'x' } });
+  for (let i = 1; i <= 3; i++)
+    h.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, {
+      channel: 'sse',
+      context: { streamId: 'x' },
+    });
   h.result(1, { content: [] }, 400, { channel: 'sse', context: { streamId: 'x', httpStatus: 200 } });
   h.request(2, 'tools/list', {}, 500, { channel: 'http-body', context: { streamId: 'y' } });
   return [...s.events, ...h.events];

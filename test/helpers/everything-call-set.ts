@@ -13,7 +13,9 @@ export const CALLER_SPAN = 'b7ad6b7169203331';
 export async function everythingCallSet(client: Client, progress: number[]): Promise<void> {
   await client.listTools();
   await client.callTool({ name: 'echo', arguments: { message: 'hi' }, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
-  await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
+  await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, CallToolResultSchema, {
+    onprogress: (p) => progress.push(p.progress),
+  });
   await client.callTool({ name: 'get-sum', arguments: { a: 'not a number' } });
   await client.request({ method: 'no/such-method', params: {} }, EmptyResultSchema).catch(() => undefined);
 }

@@ -14,7 +14,10 @@ export interface HttpTapCli {
 }
 
 export function startHttpTapCli(upstream: string, flags: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<HttpTapCli> {
-  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', ...flags], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   let err = '';
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));

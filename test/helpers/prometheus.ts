@@ -71,21 +71,33 @@ export async function startPrometheus(jobs: Record<string, string[]>): Promise<R
   writeFileSync(config, scrapeConfig(jobs));
   const port = await unusedPort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    PROMETHEUS,
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   child.stderr!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-4000)));
   const stop = () => stopChild(child).finally(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    await waitUntil(async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.ok === true, 15_000, () => `prometheus did not become ready: ${log}`);
+    await waitUntil(
+      async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.ok === true,
+      15_000,
+      () => `prometheus did not become ready: ${log}`,
+    );
   } catch (err) {
     await stop();
     throw err;
   }
   const query = async (expr: string): Promise<PromSample[]> => {
     const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-    const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] } };
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+    };
     if (body.status !== 'success') throw new Error(`PromQL ${expr}: ${body.error ?? res.status}`);
     if (body.data!.resultType !== 'vector') throw new Error(`PromQL ${expr}: expected a vector, got ${body.data!.resultType}`);
     return body.data!.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
@@ -95,7 +107,11 @@ export async function startPrometheus(jobs: Record<string, string[]>): Promise<R
     query,
     async waitFor(expr, ok, timeoutMs = 10_000) {
       let last: PromSample[] = [];
-      await waitUntil(async () => ok((last = await query(expr))), timeoutMs, () => `${expr} never satisfied the condition; last result ${JSON.stringify(last)}`);
+      await waitUntil(
+        async () => ok((last = await query(expr))),
+        timeoutMs,
+        () => `${expr} never satisfied the condition; last result ${JSON.stringify(last)}`,
+      );
       return last;
     },
     stop,

@@ -54,26 +54,106 @@ beforeAll(() => {
 
 describe('bad scenarios: a clear message, the right exit code, no stack trace', () => {
   const cases: [string, string, number, RegExp][] = [
-    ['unknown-field.yaml', 'target: { reference: true }\nphases:\n  - open: { rate: 1, duraton: 1s }\nsteps: [ { tool: echo } ]\n', 4, /unknown-field\.yaml:3: phases\[0\]\.open\.duraton: unknown field \(did you mean "duration"\?\)/],
-    ['bad-threshold.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\nthresholds: [ "p(99) < soon" ]\n', 4, /bad-threshold\.yaml:4: thresholds\[0\]: cannot parse threshold "p\(99\) < soon"/],
-    ['two-calls.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, method: tools/list } ]\n', 4, /two-calls\.yaml:3: steps\[0\]: give one of method, tool, prompt or uri \(got method and tool\)/],
-    ['open-template.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "x {{iteration" } } ]\n', 4, /open-template\.yaml:3: .*"x \{\{iteration": a "\{\{" with no closing "\}\}"/],
-    ['reversed-int.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "{{random.int(9, 1)}}" } } ]\n', 4, /random\.int\(MIN, MAX\) takes two integers with MIN <= MAX, got 9, 1/],
+    [
+      'unknown-field.yaml',
+      'target: { reference: true }\nphases:\n  - open: { rate: 1, duraton: 1s }\nsteps: [ { tool: echo } ]\n',
+      4,
+      /unknown-field\.yaml:3: phases\[0\]\.open\.duraton: unknown field \(did you mean "duration"\?\)/,
+    ],
+    [
+      'bad-threshold.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\nthresholds: [ "p(99) < soon" ]\n',
+      4,
+      /bad-threshold\.yaml:4: thresholds\[0\]: cannot parse threshold "p\(99\) < soon"/,
+    ],
+    [
+      'two-calls.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, method: tools/list } ]\n',
+      4,
+      /two-calls\.yaml:3: steps\[0\]: give one of method, tool, prompt or uri \(got method and tool\)/,
+    ],
+    [
+      'open-template.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "x {{iteration" } } ]\n',
+      4,
+      /open-template\.yaml:3: .*"x \{\{iteration": a "\{\{" with no closing "\}\}"/,
+    ],
+    [
+      'reversed-int.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo, arguments: { text: "{{random.int(9, 1)}}" } } ]\n',
+      4,
+      /random\.int\(MIN, MAX\) takes two integers with MIN <= MAX, got 9, 1/,
+    ],
     // Found by probing: 1e12/s ran out of memory after 110 s; port 99999 was an internal error (exit 70).
-    ['huge-rate.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 1e12, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /huge-rate\.yaml:2: phases\[0\]\.open\.rate: 1000000000000\/s is past what one process drives \(at most 1000000\/s\): split the run with --shard/],
-    ['bad-port.yaml', 'target: { url: "http://127.0.0.1:99999/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /bad-port\.yaml:1: target\.url: must be an http:\/\/ or https:\/\/ URL \(got "http:\/\/127\.0\.0\.1:99999\/mcp"\)/],
-    ['zero-duration.yaml', 'target: { reference: true }\nphases: [ { open: { rate: 5, duration: 0s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-duration\.yaml:2: phases\[0\]\.open\.duration: must be more than 0 \(got "0s"\)/],
-    ['bare-duration.yaml', 'target: { reference: true }\nphases:\n  - open: { rate: 5, duration: 30 }\nsteps: [ { tool: echo } ]\n', 4, /bare-duration\.yaml:3: phases\[0\]\.open\.duration: 30 has no unit; write 30s or 30ms/],
-    ['zero-timeout.yaml', 'target: { reference: true }\ntimeout: 0\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /zero-timeout\.yaml:2: timeout: must be more than 0 \(got 0\)/],
-    ['quoted-command.yaml', `target: { command: "sh -c 'exit 3'" }\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`, 4, /quoted-command\.yaml:1: target\.command: is split on spaces, not by a shell/],
+    [
+      'huge-rate.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 1e12, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      4,
+      /huge-rate\.yaml:2: phases\[0\]\.open\.rate: 1000000000000\/s is past what one process drives \(at most 1000000\/s\): split the run with --shard/,
+    ],
+    [
+      'bad-port.yaml',
+      'target: { url: "http://127.0.0.1:99999/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      4,
+      /bad-port\.yaml:1: target\.url: must be an http:\/\/ or https:\/\/ URL \(got "http:\/\/127\.0\.0\.1:99999\/mcp"\)/,
+    ],
+    [
+      'zero-duration.yaml',
+      'target: { reference: true }\nphases: [ { open: { rate: 5, duration: 0s } } ]\nsteps: [ { tool: echo } ]\n',
+      4,
+      /zero-duration\.yaml:2: phases\[0\]\.open\.duration: must be more than 0 \(got "0s"\)/,
+    ],
+    [
+      'bare-duration.yaml',
+      'target: { reference: true }\nphases:\n  - open: { rate: 5, duration: 30 }\nsteps: [ { tool: echo } ]\n',
+      4,
+      /bare-duration\.yaml:3: phases\[0\]\.open\.duration: 30 has no unit; write 30s or 30ms/,
+    ],
+    [
+      'zero-timeout.yaml',
+      'target: { reference: true }\ntimeout: 0\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      4,
+      /zero-timeout\.yaml:2: timeout: must be more than 0 \(got 0\)/,
+    ],
+    [
+      'quoted-command.yaml',
+      `target: { command: "sh -c 'exit 3'" }\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`,
+      4,
+      /quoted-command\.yaml:1: target\.command: is split on spaces, not by a shell/,
+    ],
     ['no-target.yaml', 'phases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-target\.yaml(:\d+)?: target: is required/],
-    ['no-data.yaml', 'target: { reference: true }\ndata: { users: users.csv }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 4, /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/],
-    ['unreachable.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+    [
+      'no-data.yaml',
+      'target: { reference: true }\ndata: { users: users.csv }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      4,
+      /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/,
+    ],
+    [
+      'unreachable.yaml',
+      'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      5,
+      /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/,
+    ],
     // With the era declared nothing is detected, but the target is still probed: every request failing at the transport would exit 0.
-    ['unreachable-modern.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
-    ['unreachable-modern-raw.yaml', 'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\ndriver: raw\nphases: [ { closed: { vus: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n', 5, /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/],
+    [
+      'unreachable-modern.yaml',
+      'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      5,
+      /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/,
+    ],
+    [
+      'unreachable-modern-raw.yaml',
+      'target: { url: "http://127.0.0.1:9/mcp" }\nera: 2026-07-28\ndriver: raw\nphases: [ { closed: { vus: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
+      5,
+      /cannot reach the target http:\/\/127\.0\.0\.1:9\/mcp: connection refused/,
+    ],
     // A stdio server that exits at once, era declared: said once (exit 5), not a child_exit per request.
-    ['dead-stdio-modern.yaml', `target: { command: ${JSON.stringify(process.execPath)}, args: ["-e", "process.exit(3)"] }\nera: 2026-07-28\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`, 5, /cannot use the stdio target ".*": server process exited \(code 3\)/],
+    [
+      'dead-stdio-modern.yaml',
+      `target: { command: ${JSON.stringify(process.execPath)}, args: ["-e", "process.exit(3)"] }\nera: 2026-07-28\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`,
+      5,
+      /cannot use the stdio target ".*": server process exited \(code 3\)/,
+    ],
   ];
   it('a URL that is no MCP endpoint (404 to everything), era detected: exit 5, as with a declared legacy era', async () => {
     // An ordinary web server, not an MCP server: what a wrong path reaches.
@@ -134,7 +214,7 @@ thresholds:
     expect(xml).toContain('<failure message="observed 25.00%"');
   });
 
-  it('two shards run in parallel, merged, give the single run\'s counts exactly', async () => {
+  it("two shards run in parallel, merged, give the single run's counts exactly", async () => {
     write('shards.yaml', scenario);
     const [single, a, b] = await Promise.all([
       mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'single.json'], dir),
@@ -162,7 +242,11 @@ thresholds:
   it('SIGTERM stops the run: in-flight requests finish, what ran is reported and written, and it exits 143, never 0', async () => {
     write('long.yaml', scenario.replace('rate: 60, duration: 1s', 'rate: 20, duration: 60s'));
     // Shard 2 of 2, so that it merges below with shard 1 of the full run.
-    const child = spawn(process.execPath, [BIN, 'load', 'long.yaml', '--shard', '2/2', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'load', 'long.yaml', '--shard', '2/2', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'long.json', '--junit', 'long.xml'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
     const run = underWay(child);
@@ -183,7 +267,9 @@ thresholds:
     expect(p!.scheduled).toBeLessThan(1200);
     expect(p!.completed).toBe(p!.started);
     expect(r.overall.counters.requests).toBe(p!.started);
-    expect(readFileSync(path.join(dir, 'long.xml'), 'utf8')).toContain('<error message="stopped early (SIGTERM): the figures and thresholds cover only what ran" type="stopped">');
+    expect(readFileSync(path.join(dir, 'long.xml'), 'utf8')).toContain(
+      '<error message="stopped early (SIGTERM): the figures and thresholds cover only what ran" type="stopped">',
+    );
 
     // Merged with a shard that ran everything, the result is still a stopped one, with every phase.
     write('full.json', readFileSync(path.join(dir, 'a.json')));
@@ -195,9 +281,16 @@ thresholds:
   });
 
   it('Ctrl-C at a terminal (SIGINT to the whole process group) lets the calls in flight finish: the bundled server is not in that group', async () => {
-    write('ctrl-c.yaml', 'name: ctrl-c\ntarget: { reference: true }\nera: 2026-07-28\nphases: [ { open: { rate: 20, duration: 60s } } ]\nsteps: [ { tool: delay, arguments: { ms: 300 } } ]\n');
+    write(
+      'ctrl-c.yaml',
+      'name: ctrl-c\ntarget: { reference: true }\nera: 2026-07-28\nphases: [ { open: { rate: 20, duration: 60s } } ]\nsteps: [ { tool: delay, arguments: { ms: 300 } } ]\n',
+    );
     // A group of its own, as a shell gives a foreground job; the signal goes to every process in it.
-    const child = spawn(process.execPath, [BIN, 'load', 'ctrl-c.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'ctrl-c.json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [BIN, 'load', 'ctrl-c.yaml', '--progress', 'lines', '--progress-interval', '500ms', '--json', 'ctrl-c.json'], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     const run = underWay(child);
     await run.started;
     process.kill(-child.pid!, 'SIGINT');
@@ -212,8 +305,14 @@ thresholds:
 
   it('Ctrl-C while a silent target is still being checked stops at once (exit 130), not after its 30 s start-up allowance', async () => {
     // A "server" that never answers: the first request waits up to 30 s for a process to start.
-    write('silent.yaml', `name: silent\ntarget: { command: [${JSON.stringify(process.execPath)}, "-e", "setTimeout(() => {}, 60001)"] }\ntimeout: 1s\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`);
-    const child = spawn(process.execPath, [BIN, 'load', 'silent.yaml', '--progress', 'none', '--json', 'silent.json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    write(
+      'silent.yaml',
+      `name: silent\ntarget: { command: [${JSON.stringify(process.execPath)}, "-e", "setTimeout(() => {}, 60001)"] }\ntimeout: 1s\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`,
+    );
+    const child = spawn(process.execPath, [BIN, 'load', 'silent.yaml', '--progress', 'none', '--json', 'silent.json'], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -226,13 +325,15 @@ thresholds:
     expect(stderr).toContain('mcptap: stopped before the run started (SIGINT), while the target was still being checked');
     // The silent server went with the run (it ignores its stdin: it had to be signalled).
     await new Promise((r) => setTimeout(r, 300));
-    const alive = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('setTimeout(() => {}, 60001)');
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
+    const alive = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('setTimeout(() => {}, 60001)');
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
     expect(alive).toEqual([]);
   });
 
@@ -256,7 +357,9 @@ thresholds:
     write('damaged.json', JSON.stringify({ format: 'mcptap-load-result/1', scenario: 'shard' }));
     const r = await mcptap(['merge-results', 'damaged.json', 'a.json'], dir);
     expect(r.code).toBe(4);
-    expect(r.stderr.trim()).toBe('mcptap: damaged.json: an incomplete mcptap load result (no shards, phases, thresholdSpecs, scheduleLag, overall, methods, tools, steps)');
+    expect(r.stderr.trim()).toBe(
+      'mcptap: damaged.json: an incomplete mcptap load result (no shards, phases, thresholdSpecs, scheduleLag, overall, methods, tools, steps)',
+    );
   });
 
   it('merge-results refuses an incomplete or mixed set of shards (exit 4)', async () => {
@@ -294,7 +397,8 @@ thresholds:
 describe('the raw driver (autocannon) and timeouts', () => {
   it('a timeout is counted as one, with the time it waited; a timeout under 1 s is refused, not rounded up', async () => {
     const d = mkdtempSync(path.join(os.tmpdir(), 'mcptap-load-raw-'));
-    const body = (timeout: string) => `name: raw-timeouts\ntarget: { reference: true }\ndriver: raw\ntimeout: ${timeout}\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps: [ { name: slow, tool: delay, arguments: { ms: 1500 } } ]\n`;
+    const body = (timeout: string) =>
+      `name: raw-timeouts\ntarget: { reference: true }\ndriver: raw\ntimeout: ${timeout}\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps: [ { name: slow, tool: delay, arguments: { ms: 1500 } } ]\n`;
     writeFileSync(path.join(d, 'raw.yaml'), body('1s'));
     const r = await mcptap(['load', 'raw.yaml', '--progress', 'none', '--json', 'r.json'], d);
     expect(r.code).toBe(0);
@@ -315,7 +419,10 @@ describe('SSE streams in the summary', () => {
     try {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-load-sse-'));
       const file = path.join(dir, 'sse.yaml');
-      writeFileSync(file, `name: sse\ntarget: { url: ${JSON.stringify(everything.url)} }\nera: legacy\nphases: [ { closed: { vus: 2, iterations: 6 } } ]\nsteps: [ { tool: echo, arguments: { message: hi } } ]\n`);
+      writeFileSync(
+        file,
+        `name: sse\ntarget: { url: ${JSON.stringify(everything.url)} }\nera: legacy\nphases: [ { closed: { vus: 2, iterations: 6 } } ]\nsteps: [ { tool: echo, arguments: { message: hi } } ]\n`,
+      );
       const r = await mcptap(['load', file, '--progress', 'none', '--json', path.join(dir, 'r.json')], dir);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);

@@ -118,7 +118,7 @@ steps:
     }
   });
 
-  it('stdio, legacy era declared: a timeout shorter than the server\'s start-up does not fail initialize', async () => {
+  it("stdio, legacy era declared: a timeout shorter than the server's start-up does not fail initialize", async () => {
     // A node process answers its first request some 300-1000 ms after it starts; initialize is that
     // request when the era is declared. It was held to the 200 ms and the run refused to start (exit 5).
     const s = scenario(`

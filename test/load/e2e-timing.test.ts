@@ -33,12 +33,14 @@ describe('coordinated omission against the stalling reference server', () => {
   beforeAll(async () => {
     target = (await startTarget({ kind: 'reference', transport: 'http', inProcess: false, pool: 1, stall: STALL })) as typeof target;
     // Warm the server up (JIT, lazy imports) so the measured run sees its steady service time.
-    await runLoad(scenario(`
+    await runLoad(
+      scenario(`
 target: { url: "${target.url}" }
 era: 2026-07-28
 phases: [ { closed: { vus: 4, iterations: 50 } } ]
 steps: [ { tool: delay, arguments: { ms: 0 } } ]
-`));
+`),
+    );
   });
   afterAll(async () => {
     await target?.close();

@@ -50,7 +50,7 @@ describe('open executor schedule', () => {
     expect(r.phases[0]!.endUs - START).toBeGreaterThanOrEqual(3_000_000); // its last request ended past the next phase's start
   });
 
-  it('a closed phase ended by its duration schedules only what it started: it cannot dilute an open phase\'s drops', async () => {
+  it("a closed phase ended by its duration schedules only what it started: it cannot dilute an open phase's drops", async () => {
     const s = scenario(base('  - open: { rate: 50, duration: 2s, maxInFlight: 2 }\n  - closed: { vus: 1, duration: 1s, iterations: 100000 }'));
     const r = await simulate(s, { serviceUs: () => 200_000 });
     const [open, closed] = r.phases;

@@ -13,7 +13,10 @@ import { EVERYTHING_BIN, ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 
 async function recordTraffic(db: string): Promise<void> {
-  const client = await McpStdioClient.spawn({ command: process.execPath, args: [path.join(ROOT, 'bin/mcptap.js'), 'stdio', '--record', db, '--', EVERYTHING_BIN, 'stdio'] });
+  const client = await McpStdioClient.spawn({
+    command: process.execPath,
+    args: [path.join(ROOT, 'bin/mcptap.js'), 'stdio', '--record', db, '--', EVERYTHING_BIN, 'stdio'],
+  });
   const s = new McpSession(new StdioChannel(client), { era: 'legacy' });
   await s.initialize();
   for (let i = 0; i < 6; i++) await s.request('tools/call', { name: 'echo', arguments: { message: `m${i}` } });

@@ -55,8 +55,16 @@ thresholds:
       ['tools/list', 'tools/list', 1],
       ['server/discover', 'server/discover', 1],
     ]);
-    expect(s.thresholds.map((t) => `${t.scope.kind}:${t.expression}`)).toEqual(['all:p(99) < 300ms', 'all:tool_errors < 5%', 'tool:p95 < 1s', 'method:jsonrpc(-32020) == 0']);
-    expect(s.data.map((d) => [d.name, d.format, d.order])).toEqual([['users', 'csv', 'sequential'], ['q', 'jsonl', 'random']]);
+    expect(s.thresholds.map((t) => `${t.scope.kind}:${t.expression}`)).toEqual([
+      'all:p(99) < 300ms',
+      'all:tool_errors < 5%',
+      'tool:p95 < 1s',
+      'method:jsonrpc(-32020) == 0',
+    ]);
+    expect(s.data.map((d) => [d.name, d.format, d.order])).toEqual([
+      ['users', 'csv', 'sequential'],
+      ['q', 'jsonl', 'random'],
+    ]);
   });
 
   it('names file, line and field for an unknown field, with a suggestion', () => {
@@ -81,7 +89,9 @@ steps: [ { tool: echo } ]
     expect(invalid(OK_TAIL).message).toContain('target: is required');
     const d = invalid(`target: { reference: true }\ndata: { users: nope.csv }\n${OK_TAIL}`);
     expect(d.message).toMatch(/bad\.yaml:2: data\.users: data file .*nope\.csv does not exist/);
-    const t = invalid(`target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps:\n  - tool: echo\n    arguments: { text: "{{data.x.y}} {{random.dice(3)}}" }\n`);
+    const t = invalid(
+      `target: { reference: true }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps:\n  - tool: echo\n    arguments: { text: "{{data.x.y}} {{random.dice(3)}}" }\n`,
+    );
     expect(t.message).toContain('bad.yaml:5: steps[0].arguments.text: {{data.x.y}}: unknown data set "x"');
     expect(t.message).toContain('unknown generator random.dice');
   });
@@ -89,7 +99,9 @@ steps: [ { tool: echo } ]
   it('rejects contradictions: open phases on the raw driver, churn on stdio, scopes naming nothing', () => {
     expect(invalid(`target: { reference: true }\ndriver: raw\n${OK_TAIL}`).message).toContain('the raw driver runs closed phases only');
     expect(invalid(`target: { command: "node x.js" }\nsession: { churn: 5 }\n${OK_TAIL}`).message).toContain('session churn needs an HTTP target');
-    expect(invalid(`target: { reference: true }\n${OK_TAIL}thresholds: { "tool:ehco": ["p(99) < 1s"] }\n`).message).toContain('no step calls tool "ehco" (steps call: echo)');
+    expect(invalid(`target: { reference: true }\n${OK_TAIL}thresholds: { "tool:ehco": ["p(99) < 1s"] }\n`).message).toContain(
+      'no step calls tool "ehco" (steps call: echo)',
+    );
   });
 
   it('refuses a duration without a unit, at its line, saying what to write instead', () => {
@@ -108,7 +120,9 @@ steps: [ { tool: echo } ]
     expect(e.message).toContain('bad.yaml:6: phases[2].closed.thinkTime.min: 50 has no unit; write 50s or 50ms');
     expect(e.message).toContain('(5 problems)');
     // a unit on each is accepted; 0 needs none (nothing in any unit)
-    const s = scenario(`target: { reference: true }\ntimeout: 5000ms\nphases:\n  - open: { rate: 10, duration: 30s }\n  - closed: { vus: 1, duration: 2m, thinkTime: 0 }\nsteps: [ { tool: echo } ]\n`);
+    const s = scenario(
+      `target: { reference: true }\ntimeout: 5000ms\nphases:\n  - open: { rate: 10, duration: 30s }\n  - closed: { vus: 1, duration: 2m, thinkTime: 0 }\nsteps: [ { tool: echo } ]\n`,
+    );
     expect(s.timeoutMs).toBe(5000);
     expect(s.phases[0]).toMatchObject({ kind: 'open', durationMs: 30_000 });
     expect(s.phases[1]).toMatchObject({ kind: 'closed', durationMs: 120_000, thinkTime: { minMs: 0, maxMs: 0 } });

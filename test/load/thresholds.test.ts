@@ -8,7 +8,11 @@ import type { LoadResult } from '../../src/load/load-result.js';
 
 describe('threshold expressions', () => {
   it('parses latencies with units, counters as counts or shares, coded counters and rate', () => {
-    expect(parseThreshold('p(99) < 300ms')).toMatchObject({ metric: { kind: 'latency', series: 'latency', stat: 'p', percentile: 99 }, op: '<', value: 300_000 });
+    expect(parseThreshold('p(99) < 300ms')).toMatchObject({
+      metric: { kind: 'latency', series: 'latency', stat: 'p', percentile: 99 },
+      op: '<',
+      value: 300_000,
+    });
     expect(parseThreshold('p99.9<=1.5s')).toMatchObject({ metric: { percentile: 99.9 }, op: '<=', value: 1_500_000 });
     expect(parseThreshold('first_event.p(95) < 50')).toMatchObject({ metric: { series: 'first_event' }, value: 50_000 });
     expect(parseThreshold('tool_errors < 5%')).toMatchObject({ metric: { kind: 'counter', counter: 'tool_errors' }, value: 0.05, percent: true });
@@ -33,7 +37,18 @@ describe('templates', () => {
 
   it('keeps the type of a whole-string expression and interpolates otherwise', () => {
     const issues: TemplateIssue[] = [];
-    const t = compileTemplate({ a: '{{random.int(1, 10)}}', b: 'it {{iteration}} vu {{vu}}', c: ['{{data.u.name}}', 5], d: '{{data.u.n | number}}', e: '{{data.u.nested}}', f: '{{ random.pick(x, "y, z") }}' }, new Set(['u']), issues);
+    const t = compileTemplate(
+      {
+        a: '{{random.int(1, 10)}}',
+        b: 'it {{iteration}} vu {{vu}}',
+        c: ['{{data.u.name}}', 5],
+        d: '{{data.u.n | number}}',
+        e: '{{data.u.nested}}',
+        f: '{{ random.pick(x, "y, z") }}',
+      },
+      new Set(['u']),
+      issues,
+    );
     expect(issues).toEqual([]);
     expect(t.isStatic).toBe(false);
     expect(t.render(ctx)).toEqual({ a: 6, b: 'it 7 vu 3', c: ['ada', 5], d: 42, e: { a: 1 }, f: 'y, z' });
@@ -70,7 +85,13 @@ describe('data and mix', () => {
 
 describe('JUnit report', () => {
   it('stays well-formed XML whatever a name holds: control characters become U+FFFD, markup is escaped', () => {
-    const result = { scenario: 'demo\u0001<x>', shards: [{ index: 1, count: 1 }], wallMs: 1000, startedAt: '2026-12-01T00:00:00.000Z', thresholds: [{ scope: 'step:a&b', expression: 'p(99) < 3ms', ok: false, observedText: '5ms \u001b[31m' }] } as unknown as LoadResult;
+    const result = {
+      scenario: 'demo\u0001<x>',
+      shards: [{ index: 1, count: 1 }],
+      wallMs: 1000,
+      startedAt: '2026-12-01T00:00:00.000Z',
+      thresholds: [{ scope: 'step:a&b', expression: 'p(99) < 3ms', ok: false, observedText: '5ms \u001b[31m' }],
+    } as unknown as LoadResult;
     const xml = renderJunit(result);
     expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
     expect(xml).toContain('mcptap.load.demo\ufffd&lt;x&gt;.step:a&amp;b');

@@ -3,8 +3,7 @@ import { NdjsonDecoder } from '../../src/parse/ndjson-decoder.js';
 import { counter } from '../../src/parse/frame-parser.js';
 import type { Frame } from '../../src/model/frame.js';
 
-const dec = (maxLineBytes?: number) =>
-  new NdjsonDecoder({ connectionId: 'c', direction: 's2c', seq: counter(), ...(maxLineBytes ? { maxLineBytes } : {}) });
+const dec = (maxLineBytes?: number) => new NdjsonDecoder({ connectionId: 'c', direction: 's2c', seq: counter(), ...(maxLineBytes ? { maxLineBytes } : {}) });
 
 function feed(d: NdjsonDecoder, chunks: Buffer[]): Frame[] {
   const out: Frame[] = [];
@@ -50,7 +49,12 @@ describe('NdjsonDecoder', () => {
   });
 
   it('accepts CRLF, skips blank lines and empty chunks', () => {
-    const frames = feed(dec(), [Buffer.alloc(0), Buffer.from('{"jsonrpc":"2.0","method":"a"}\r\n\r\n  \n'), Buffer.alloc(0), Buffer.from('{"jsonrpc":"2.0","method":"b"}\r\n')]);
+    const frames = feed(dec(), [
+      Buffer.alloc(0),
+      Buffer.from('{"jsonrpc":"2.0","method":"a"}\r\n\r\n  \n'),
+      Buffer.alloc(0),
+      Buffer.from('{"jsonrpc":"2.0","method":"b"}\r\n'),
+    ]);
     expect(frames.map((f) => f.kind)).toEqual(['message', 'message']);
     expect(frames[0]!.raw.toString()).toBe('{"jsonrpc":"2.0","method":"a"}');
   });
@@ -67,11 +71,9 @@ describe('NdjsonDecoder', () => {
 
   it('splits batches into one frame per element', () => {
     const frames = feed(dec(), [Buffer.from('[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]\n[]\n')]);
-    expect(frames.map((f) => (f.kind === 'message' ? `${f.messageKind}:${f.batch?.index}/${f.batch?.size}` : f.kind === 'invalid' ? f.reason : f.kind))).toEqual([
-      'request:0/2',
-      'notification:1/2',
-      'empty_batch',
-    ]);
+    expect(
+      frames.map((f) => (f.kind === 'message' ? `${f.messageKind}:${f.batch?.index}/${f.batch?.size}` : f.kind === 'invalid' ? f.reason : f.kind)),
+    ).toEqual(['request:0/2', 'notification:1/2', 'empty_batch']);
   });
 
   it('skips lines over the limit as one too_long frame and resumes at the next newline', () => {

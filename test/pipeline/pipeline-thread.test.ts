@@ -24,7 +24,8 @@ function tempDb(): string {
   return join(dir, 'rec.db');
 }
 
-const line = (id: number, pad = 0) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"t":"${'x'.repeat(pad)}"}}}\n`);
+const line = (id: number, pad = 0) =>
+  Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"t":"${'x'.repeat(pad)}"}}}\n`);
 const answer = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}\n`);
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -52,7 +53,8 @@ describe('PipelineThread', () => {
   it('records what the tap saw, split anywhere, in order, once the worker is closed', async () => {
     const path = tempDb();
     const wp = await start(path);
-    const c = (direction: 'c2s' | 's2c', bytes: Buffer) => wp.pushChunk({ connectionId: 'stdio', direction, channel: 'stdio', bytes, timeUs: wp.clock.nowUs() });
+    const c = (direction: 'c2s' | 's2c', bytes: Buffer) =>
+      wp.pushChunk({ connectionId: 'stdio', direction, channel: 'stdio', bytes, timeUs: wp.clock.nowUs() });
     wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
     for (let id = 1; id <= 50; id++) {
       const req = line(id);
@@ -90,10 +92,12 @@ describe('PipelineThread', () => {
     const r = read(path);
     expect(r.exchanges.map((e) => e.id)).toEqual([1, 2, 4]);
     expect(r.frames.filter((f) => f.kind === 'invalid')).toEqual([]);
-    expect(r.anomalies.map((a) => [a.kind, a.detail])).toEqual([['not_observed', expect.stringMatching(/^200 bytes \(2 chunks\) of stdio forwarded but not observed/)]]);
+    expect(r.anomalies.map((a) => [a.kind, a.detail])).toEqual([
+      ['not_observed', expect.stringMatching(/^200 bytes \(2 chunks\) of stdio forwarded but not observed/)],
+    ]);
   });
 
-  it('with requireRecording, a write the worker cannot make reaches onFatal on the tap\'s thread', async () => {
+  it("with requireRecording, a write the worker cannot make reaches onFatal on the tap's thread", async () => {
     const path = tempDb();
     let fatal: Error | undefined;
     let closed: Promise<unknown> = Promise.resolve();

@@ -16,9 +16,15 @@ function run(body: unknown, headers: Record<string, string>): string[] {
   const seen: TapEvent[] = [];
   p.subscribe((e) => seen.push(e));
   p.openConnection({ connectionId: 'h', transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 1);
-  p.pushRequest({ connectionId: 'h', direction: 'c2s', channel: 'http-body', timeUs: 10, context: { streamId: 's1' } }, Buffer.from(JSON.stringify(body)), headers);
+  p.pushRequest(
+    { connectionId: 'h', direction: 'c2s', channel: 'http-body', timeUs: 10, context: { streamId: 's1' } },
+    Buffer.from(JSON.stringify(body)),
+    headers,
+  );
   expect(p.errors).toBe(0);
-  return seen.slice(1).map((e) => (e.type === 'anomaly' ? `anomaly ${e.kind} ${e.exchangeKey} ${e.detail}` : e.type === 'frame' ? `frame ${e.exchangeKey}` : `${e.type}`));
+  return seen
+    .slice(1)
+    .map((e) => (e.type === 'anomaly' ? `anomaly ${e.kind} ${e.exchangeKey} ${e.detail}` : e.type === 'frame' ? `frame ${e.exchangeKey}` : `${e.type}`));
 }
 
 describe('Pipeline.pushRequest header checks', () => {
@@ -27,7 +33,11 @@ describe('Pipeline.pushRequest header checks', () => {
   });
 
   it('a single message that disagrees: the anomaly follows its events and names its exchange', () => {
-    expect(run(call(1, 'add'), HEADERS)).toEqual(['exchange-started', 'frame h/c2s/1', 'anomaly header_mismatch h/c2s/1 tools/call id 1: Mcp-Name "echo" != params.name "add"']);
+    expect(run(call(1, 'add'), HEADERS)).toEqual([
+      'exchange-started',
+      'frame h/c2s/1',
+      'anomaly header_mismatch h/c2s/1 tools/call id 1: Mcp-Name "echo" != params.name "add"',
+    ]);
   });
 
   it('a batch: every message is checked, after the events of the whole batch', () => {

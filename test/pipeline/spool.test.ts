@@ -25,7 +25,10 @@ function spoolIn(capacity = 1 << 20): { dir: string; spool: SpoolWriter } {
 describe('spool', () => {
   it('reads back every record in order, and none before it is complete', () => {
     const { spool } = spoolIn();
-    const sent = Array.from({ length: 200 }, (_, i) => ({ ops: Buffer.from(JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, i * 7]])), bytes: Buffer.alloc(i * 7, i % 251) }));
+    const sent = Array.from({ length: 200 }, (_, i) => ({
+      ops: Buffer.from(JSON.stringify([[1, 'stdio', 'c2s', 'stdio', i, i * 7]])),
+      bytes: Buffer.alloc(i * 7, i % 251),
+    }));
     const ends: number[] = [];
     for (const r of sent) {
       expect(spool.append(r.ops, r.bytes, 0)).toBe(true);
@@ -106,7 +109,7 @@ describe('spool', () => {
     spool.close();
   });
 
-  it('encrypts a large record piece by piece as one keystream (no piece reuses another\'s)', () => {
+  it("encrypts a large record piece by piece as one keystream (no piece reuses another's)", () => {
     const { spool } = spoolIn(4 << 20);
     // Lengths off every block and piece boundary, ops and bytes each spanning several 64 KiB pieces.
     const ops = Buffer.alloc(70_001, 0x61);
@@ -154,7 +157,12 @@ describe('where the spool goes', () => {
   const EXT4 = 0xef53;
   /** A machine as the placement sees it: filesystems by directory, memory. */
   const machine = (over: { shmFree?: number; shmType?: number; memory?: number; fs?: Record<string, number> } = {}): SpoolProbe => ({
-    fs: (dir) => (dir === SHM_DIR ? { type: over.shmType ?? TMPFS, free: over.shmFree ?? 12 * GiB } : over.fs?.[dir] !== undefined ? { type: over.fs[dir]!, free: 100 * GiB } : undefined),
+    fs: (dir) =>
+      dir === SHM_DIR
+        ? { type: over.shmType ?? TMPFS, free: over.shmFree ?? 12 * GiB }
+        : over.fs?.[dir] !== undefined
+          ? { type: over.fs[dir]!, free: 100 * GiB }
+          : undefined,
     memory: () => over.memory ?? 24 * GiB,
   });
   const linux = process.platform === 'linux';

@@ -18,14 +18,24 @@ const fullContext = {
   headerProtocolVersion: '2026-07-28',
   responseHeadersUs: 1_796_130_903_004_394,
   streamEndUs: 1_796_130_903_004_413,
-  headers: { host: '127.0.0.1:1', authorization: 'mcptap-token:abc', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'k=v' },
+  headers: {
+    host: '127.0.0.1:1',
+    authorization: 'mcptap-token:abc',
+    traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    tracestate: 'k=v',
+  },
 };
 
 const sample: WireOp[] = [
   [Op.Open, { connectionId: 'http:conn-1', transport: 'http', target: 'http://127.0.0.1:9/mcp' } as never, 1],
   [Op.Chunk, 'stdio', 'c2s', 'stdio', 1_796_130_902_996_742, 213],
   [Op.Chunk, 'stdio', 's2c', 'stderr', 2.5, 0],
-  [Op.Request, { connectionId: 'http:conn-1', direction: 'c2s', channel: 'http-body', timeUs: 3, context: fullContext }, 213, { 'mcp-method': 'tools/call', 'mcp-name': ['a', 'b'] }],
+  [
+    Op.Request,
+    { connectionId: 'http:conn-1', direction: 'c2s', channel: 'http-body', timeUs: 3, context: fullContext },
+    213,
+    { 'mcp-method': 'tools/call', 'mcp-name': ['a', 'b'] },
+  ],
   [Op.Message, { connectionId: 'http:conn-1', direction: 's2c', channel: 'sse', timeUs: 4, context: { streamId: '17', sseEventId: '1' } }, 140],
   [Op.Message, { connectionId: 'http:conn-1', direction: 's2c', channel: 'http-body', timeUs: 5 }, 10],
   [Op.Message, { connectionId: 'http:conn-1', direction: 's2c', channel: 'http-body', timeUs: 5, context: {} }, 10],
@@ -47,12 +57,19 @@ describe('wire codec', () => {
     expect(decodeWireOps(encodeWireOps(many))).toEqual(viaJson(many));
   });
 
-  it("keeps only trace-context headers for a pipeline that records nothing, and drops an empty set", () => {
+  it('keeps only trace-context headers for a pipeline that records nothing, and drops an empty set', () => {
     const [req] = decodeWireOps(encodeWireOps([sample[3]!], 'trace')) as [[Op.Request, { context: Record<string, unknown> }, number, unknown]];
     expect(req[1].context.headers).toEqual({ traceparent: fullContext.headers.traceparent, tracestate: 'k=v' });
     expect(req[1].context.streamId).toBe('17');
-    const noTrace: WireOp = [Op.Request, { connectionId: 'c', direction: 'c2s', channel: 'http-body', timeUs: 1, context: { streamId: '1', headers: { host: 'h' } } }, 0, {}];
-    expect(decodeWireOps(encodeWireOps([noTrace], 'trace'))).toEqual([[Op.Request, { connectionId: 'c', direction: 'c2s', channel: 'http-body', timeUs: 1, context: { streamId: '1' } }, 0, {}]]);
+    const noTrace: WireOp = [
+      Op.Request,
+      { connectionId: 'c', direction: 'c2s', channel: 'http-body', timeUs: 1, context: { streamId: '1', headers: { host: 'h' } } },
+      0,
+      {},
+    ];
+    expect(decodeWireOps(encodeWireOps([noTrace], 'trace'))).toEqual([
+      [Op.Request, { connectionId: 'c', direction: 'c2s', channel: 'http-body', timeUs: 1, context: { streamId: '1' } }, 0, {}],
+    ]);
   });
 
   it('starts each batch with an empty string table, so batches decode on their own', () => {

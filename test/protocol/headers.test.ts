@@ -3,7 +3,12 @@ import { checkRequestHeaders, connectionTokens, decodeHeaderValue, encodeHeaderV
 import type { JsonRpcMessage } from '../../src/model/jsonrpc.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const call = (name: string, extra: Record<string, unknown> = {}): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: META, ...extra } });
+const call = (name: string, extra: Record<string, unknown> = {}): JsonRpcMessage => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: {}, _meta: META, ...extra },
+});
 
 describe('header value encoding (=?base64?…?=)', () => {
   it('leaves plain printable ASCII alone and wraps everything else', () => {
@@ -20,7 +25,10 @@ describe('header value encoding (=?base64?…?=)', () => {
   it('reports malformed sentinels instead of throwing', () => {
     expect(decodeHeaderValue('=?base64?not base64!?=').ok).toBe(false);
     expect(decodeHeaderValue('=?base64?abc?=').ok).toBe(false); // length not a multiple of 4
-    expect(decodeHeaderValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`)).toMatchObject({ ok: false, reason: expect.stringMatching(/UTF-8/) });
+    expect(decodeHeaderValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/UTF-8/),
+    });
     expect(decodeHeaderValue('=?BASE64?w6k=?=')).toEqual({ ok: true, value: 'é', encoded: true });
     expect(decodeHeaderValue('  plain  ')).toEqual({ ok: true, value: 'plain', encoded: false });
   });
@@ -60,7 +68,8 @@ describe('hop-by-hop headers', () => {
   it('knows the fixed set and the names listed in Connection', () => {
     const listed = connectionTokens('keep-alive, X-Hop, close');
     expect([...(listed ?? [])]).toEqual(['x-hop']);
-    for (const h of ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'x-hop']) expect(isHopByHop(h, listed)).toBe(true);
+    for (const h of ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'x-hop'])
+      expect(isHopByHop(h, listed)).toBe(true);
     for (const h of ['authorization', 'mcp-session-id', 'last-event-id', 'cookie', 'content-type']) expect(isHopByHop(h, listed)).toBe(false);
     expect(connectionTokens(undefined)).toBeUndefined();
   });

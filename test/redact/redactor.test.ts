@@ -112,7 +112,12 @@ describe('Redactor.redactRaw', () => {
   });
 
   it('redacts batches and keys after long string values', () => {
-    const raw = Buffer.from(JSON.stringify([{ id: 1, text: 'x'.repeat(100_000) + '"quoted"' }, { id: 2, Token: 'abc' }]));
+    const raw = Buffer.from(
+      JSON.stringify([
+        { id: 1, text: 'x'.repeat(100_000) + '"quoted"' },
+        { id: 2, Token: 'abc' },
+      ]),
+    );
     expect(JSON.parse(r.redactRaw(raw).toString())[1]).toEqual({ id: 2, Token: r.token('abc') });
   });
 
@@ -209,7 +214,9 @@ describe('Redactor.redactText', () => {
     const cmd = 'node server.js --token SECRET1 -password "two words" --api-key SECRET3 --api_key=SECRET4 --verbose --token --stdio';
     const out = r.redactText(cmd);
     expect(out).not.toMatch(/SECRET|two words/);
-    expect(out).toBe(`node server.js --token ${r.token('SECRET1')} -password ${r.token('two words')} --api-key ${r.token('SECRET3')} --api_key=${r.token('SECRET4')} --verbose --token --stdio`);
+    expect(out).toBe(
+      `node server.js --token ${r.token('SECRET1')} -password ${r.token('two words')} --api-key ${r.token('SECRET3')} --api_key=${r.token('SECRET4')} --verbose --token --stdio`,
+    );
     expect(r.redactText(out)).toBe(out); // idempotent
     // Prose is not a flag: only a dashed name takes the next word.
     expect(r.redactText('the token expired; password reset sent')).toBe('the token expired; password reset sent');

@@ -36,10 +36,30 @@ describe('secrets, end to end', () => {
       'echo "Authorization: Digest username=\\"u\\", response=\\"DIGEST_RESP\\"" >&2',
       `exec "${process.execPath}" "${MCPTAP}" reference --stdio --log-level warn`,
     ].join('; ');
-    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--capture-content', '--otlp', receiver.url, '--', 'sh', '-c', script, 'sh', '--auth-token', 'ARG_AUTH', 'https://user:URL_PASS@example.com/x'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        MCPTAP,
+        'stdio',
+        '--record',
+        db,
+        '--capture-content',
+        '--otlp',
+        receiver.url,
+        '--',
+        'sh',
+        '-c',
+        script,
+        'sh',
+        '--auth-token',
+        'ARG_AUTH',
+        'https://user:URL_PASS@example.com/x',
+      ],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' },
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (b: Buffer) => (out += b));
@@ -57,7 +77,8 @@ describe('secrets, end to end', () => {
         child.stdout.on('data', check);
         check();
       });
-    const call = (id: number, name: string, args: object) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta() } }) + '\n');
+    const call = (id: number, name: string, args: object) =>
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta() } }) + '\n');
     try {
       call(1, 'rpc-error', { code: -32099, message: 'denied: api_key=ERR_KEY' });
       await answered(1);
@@ -69,7 +90,10 @@ describe('secrets, end to end', () => {
       expect(out).toContain('DEBUG password=POLLUTED_PW token: POLLUTED_TOK');
       expect(out).toContain('api_key=ERR_KEY');
       const spans = JSON.stringify(await receiver.waitForSpans(3), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
-      const stored = [db, `${db}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('');
+      const stored = [db, `${db}-wal`]
+        .filter(existsSync)
+        .map((f) => readFileSync(f).toString('latin1'))
+        .join('');
       expect(stored).toContain('redacted:hmac-sha256:');
       expect(spans).toContain('redacted:hmac-sha256:');
       for (const secret of SECRETS) {
@@ -92,7 +116,10 @@ describe('secrets, end to end', () => {
     upstream.search = '?token=QUERY_TOK&page=2';
     const tap = await startHttpTapCli(upstream.href, ['--log-level', 'silent']);
     try {
-      const line = tap.stderr().split('\n').find((l) => l.includes('listening on'))!;
+      const line = tap
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('listening on'))!;
       expect(line).not.toMatch(/URL_PASS|QUERY_TOK/);
       expect(line).toMatch(/-> http:\/\/user:redacted:hmac-sha256:[0-9a-f]{16}@127\.0\.0\.1:\d+\/mcp\?token=redacted:hmac-sha256:[0-9a-f]{16}&page=2/);
     } finally {

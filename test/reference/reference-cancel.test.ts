@@ -41,7 +41,11 @@ describe('reference server cancellation (raw stdio)', () => {
     peer.send({ id: 1, method: 'server/discover', params: { _meta: modernMeta() } });
     expect((await peer.response(1)).result).toMatchObject({ supportedVersions: ['2026-07-28'] });
 
-    peer.send({ id: 2, method: 'tools/call', params: { name: 'progress', arguments: { steps: 3, intervalMs: 100 }, _meta: modernMeta({ progressToken: 'p2' }) } });
+    peer.send({
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'progress', arguments: { steps: 3, intervalMs: 100 }, _meta: modernMeta({ progressToken: 'p2' }) },
+    });
     peer.send({ id: 3, method: 'tools/call', params: { name: 'delay', arguments: { ms: 300, honorCancel: true }, _meta: modernMeta() } });
     await peer.waitFor((m) => m.method === 'notifications/progress');
     peer.send({ method: 'notifications/cancelled', params: { requestId: 2, _meta: modernMeta() } });

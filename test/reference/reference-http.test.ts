@@ -85,7 +85,12 @@ describe('reference HTTP server, legacy era (SDK 1.x client)', () => {
     const init = await fetch(server.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
     });
     const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
     await init.text();
@@ -110,7 +115,11 @@ describe('reference HTTP server, legacy era (SDK 1.x client)', () => {
         },
         body: JSON.stringify({ jsonrpc: '2.0', ...body }),
       });
-    const init = await post({ id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    const init = await post({
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
     const sid = init.headers.get('mcp-session-id')!;
     await init.text();
     await post({ method: 'notifications/initialized' }, sid);
@@ -201,7 +210,10 @@ describe('reference HTTP server, 2026-07-28 era (SDK 2.x client)', () => {
     const logged = createLogger('debug', (l) => lines.push(l));
     const own = await startReferenceHttpServer({ port: 0, logger: logged });
     try {
-      for (const [id, honorCancel] of [['h', true], ['n', false]] as const) {
+      for (const [id, honorCancel] of [
+        ['h', true],
+        ['n', false],
+      ] as const) {
         const ac = new AbortController();
         const res = await fetch(own.url, {
           method: 'POST',

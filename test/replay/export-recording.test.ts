@@ -32,7 +32,10 @@ afterEach(async () => {
 function record(events: TapEvent[], meta?: Record<string, unknown>): { store: RecordingStore; id: number } {
   const store = RecordingStore.open(join(dir, 'r.db'), { create: true });
   const id = store.beginRecording({ transport: 'stdio', target: 'node server.mjs', startedUs: us(0), mcptapVersion: 'test', ...(meta ? { meta } : {}) });
-  store.writeEvents(id, events.map((event, i) => ({ ord: i + 1, event })));
+  store.writeEvents(
+    id,
+    events.map((event, i) => ({ ord: i + 1, event })),
+  );
   return { store, id };
 }
 

@@ -18,12 +18,19 @@ describe('KeyedCounts', () => {
     c.entry('a', attrs).n++;
     c.entry('b', () => ({ m: 'ping' })).n--;
     expect(built).toBe(1);
-    expect(observed(c)).toEqual([[2, { m: 'tools/call' }], [-1, { m: 'ping' }]]);
+    expect(observed(c)).toEqual([
+      [2, { m: 'tools/call' }],
+      [-1, { m: 'ping' }],
+    ]);
   });
 
   it('folds new keys past the bound into one overflow entry', () => {
     const c = new KeyedCounts(3);
     for (const k of ['a', 'b', 'c', 'd', 'a']) c.entry(k, () => ({ k })).n++;
-    expect(observed(c)).toEqual([[2, { k: 'a' }], [1, { k: 'b' }], [2, { 'otel.metric.overflow': true }]]);
+    expect(observed(c)).toEqual([
+      [2, { k: 'a' }],
+      [1, { k: 'b' }],
+      [2, { 'otel.metric.overflow': true }],
+    ]);
   });
 });

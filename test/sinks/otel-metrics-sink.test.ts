@@ -49,14 +49,21 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
     await withPrometheus(async (t) => {
       for (const e of session().events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
-      const ok = find(samples, 'mcp_client_operation_duration_bucket', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', network_transport: 'pipe', mcp_protocol_version: '2025-11-25' }).filter((s) => s.labels.error_type === undefined);
+      const ok = find(samples, 'mcp_client_operation_duration_bucket', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'echo',
+        network_transport: 'pipe',
+        mcp_protocol_version: '2025-11-25',
+      }).filter((s) => s.labels.error_type === undefined);
       expect(ok.map((s) => s.labels.le)).toEqual([...DURATION_BUCKETS_S.map(String), '+Inf']);
       expect(ok.find((s) => s.labels.le === '0.01')!.value).toBe(0);
       expect(ok.find((s) => s.labels.le === '0.02')!.value).toBe(1);
       const toolErr = find(samples, 'mcp_client_operation_duration_bucket', { error_type: 'tool_error', gen_ai_tool_name: 'echo' });
       expect(toolErr.find((s) => s.labels.le === '0.2')!.value).toBe(0);
       expect(toolErr.find((s) => s.labels.le === '0.5')!.value).toBe(1);
-      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'nope', error_type: '-32601', network_transport: 'pipe' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'nope', error_type: '-32601', network_transport: 'pipe' })[0]?.value).toBe(
+        1,
+      );
       expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'initialize' })[0]?.value).toBe(1);
     });
   });
@@ -67,7 +74,9 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       s.request(9, 'tools/call', { name: 'slow', arguments: {} }, 500);
       for (const e of s.events) t.metricsSink!.onEvent(e);
       let samples = await scrape(t);
-      const outcomes = Object.fromEntries(find(samples, 'mcptap_exchanges_total').map((x) => [`${x.labels.mcptap_outcome}/${x.labels.mcp_method_name ?? ''}`, x.value]));
+      const outcomes = Object.fromEntries(
+        find(samples, 'mcptap_exchanges_total').map((x) => [`${x.labels.mcptap_outcome}/${x.labels.mcp_method_name ?? ''}`, x.value]),
+      );
       expect(outcomes).toEqual({ 'ok/initialize': 1, 'ok/tools/call': 1, 'tool_error/tools/call': 1, 'jsonrpc_error/nope': 1, 'orphan_response/': 1 });
       expect(find(samples, 'mcptap_requests_in_flight', { mcp_method_name: 'tools/call', network_transport: 'pipe' })[0]?.value).toBe(1);
       const violations = Object.fromEntries(find(samples, 'mcptap_protocol_violations_total').map((x) => [x.labels.mcptap_anomaly_kind, x.value]));
@@ -98,7 +107,11 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
     await withPrometheus(async (t) => {
       const s = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 0);
       s.request(1, 'tools/call', { name: 'op', arguments: {}, _meta: { progressToken: 't' } }, 0, { channel: 'http-body', context: { streamId: 'x' } });
-      for (let i = 1; i <= 3; i++) s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, { channel: 'sse', context: { streamId: 'x' } });
+      for (let i = 1; i <= 3; i++)
+        s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, 100 * i, {
+          channel: 'sse',
+          context: { streamId: 'x' },
+        });
       s.result(1, { content: [] }, 400, { channel: 'sse', context: { streamId: 'x', httpStatus: 200 } });
       // A response that is its stream's only event: the first event is the response.
       s.request(2, 'tools/list', {}, 500, { channel: 'http-body', context: { streamId: 'y' } });
@@ -115,7 +128,10 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
 
   it('labels operations with the semconv metric attributes: connection, operation, prompt, rpc status code', async () => {
     await withPrometheus(async (t) => {
-      const s = new TrafficScript('http-2').open({ transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } }, 0);
+      const s = new TrafficScript('http-2').open(
+        { transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } },
+        0,
+      );
       const body = (streamId: string) => ({ channel: 'http-body' as const, context: { streamId } });
       s.request(1, 'tools/call', { name: 'echo', arguments: {} }, 0, body('a'));
       s.result(1, { content: [] }, 5, body('a'));
@@ -125,24 +141,48 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       s.endStream('c', { outcome: 'transport_error', httpStatus: 500 }, 22);
       for (const e of s.events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
-      const conn = { network_transport: 'tcp', network_protocol_name: 'http', network_protocol_version: '1.1', server_address: '127.0.0.1', server_port: '3001' };
-      expect(find(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'tools/call', gen_ai_operation_name: 'execute_tool', gen_ai_tool_name: 'echo' })[0]?.value).toBe(1);
+      const conn = {
+        network_transport: 'tcp',
+        network_protocol_name: 'http',
+        network_protocol_version: '1.1',
+        server_address: '127.0.0.1',
+        server_port: '3001',
+      };
+      expect(
+        find(samples, 'mcp_client_operation_duration_count', {
+          ...conn,
+          mcp_method_name: 'tools/call',
+          gen_ai_operation_name: 'execute_tool',
+          gen_ai_tool_name: 'echo',
+        })[0]?.value,
+      ).toBe(1);
       // A JSON-RPC error code 500 and an HTTP 500 share error.type, but only the first has an rpc status code.
-      const prompts = find(samples, 'mcp_client_operation_duration_count', { ...conn, mcp_method_name: 'prompts/get', gen_ai_prompt_name: 'greet', error_type: '500' });
-      expect(prompts.map((p) => [p.labels.rpc_response_status_code, p.value]).sort()).toEqual([[undefined, 1], ['500', 1]]);
+      const prompts = find(samples, 'mcp_client_operation_duration_count', {
+        ...conn,
+        mcp_method_name: 'prompts/get',
+        gen_ai_prompt_name: 'greet',
+        error_type: '500',
+      });
+      expect(prompts.map((p) => [p.labels.rpc_response_status_code, p.value]).sort()).toEqual([
+        [undefined, 1],
+        ['500', 1],
+      ]);
       expect(prompts.every((p) => p.labels.gen_ai_operation_name === undefined)).toBe(true);
     });
   });
 
   it('observes sink drop counts through the callback at scrape time', async () => {
     const drops: Record<string, number> = { recorder: 0 };
-    await withPrometheus(async (t) => {
-      drops.recorder = 5;
-      drops['otel-spans'] = 2;
-      const samples = await scrape(t);
-      const observed = Object.fromEntries(find(samples, 'mcptap_sink_dropped_total').map((x) => [x.labels.mcptap_sink_name, x.value]));
-      expect(observed).toEqual({ recorder: 5, 'otel-spans': 2 });
-    }, () => drops);
+    await withPrometheus(
+      async (t) => {
+        drops.recorder = 5;
+        drops['otel-spans'] = 2;
+        const samples = await scrape(t);
+        const observed = Object.fromEntries(find(samples, 'mcptap_sink_dropped_total').map((x) => [x.labels.mcptap_sink_name, x.value]));
+        expect(observed).toEqual({ recorder: 5, 'otel-spans': 2 });
+      },
+      () => drops,
+    );
   });
 });
 

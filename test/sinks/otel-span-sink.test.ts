@@ -19,7 +19,11 @@ const CALLER_SPAN = '00f067aa0ba902b7';
 const CALLER_TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 const ns = (ms: number) => BigInt(us(ms)) * 1000n;
 
-async function exportSpans(events: TapEvent[] | ((t: Awaited<ReturnType<typeof createTelemetry>>) => TapEvent[]), flags: TelemetryFlags = {}, deps: TelemetryDeps = {}): Promise<ReceivedSpan[]> {
+async function exportSpans(
+  events: TapEvent[] | ((t: Awaited<ReturnType<typeof createTelemetry>>) => TapEvent[]),
+  flags: TelemetryFlags = {},
+  deps: TelemetryDeps = {},
+): Promise<ReceivedSpan[]> {
   const receiver = await startOtlpReceiver();
   try {
     const telemetry = await createTelemetry(resolveTelemetryConfig({ otlp: receiver.url, ...flags }, ENV), deps);
@@ -77,7 +81,17 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     expect(spans.filter((s) => s.name === 'mcp.session')).toHaveLength(1);
     for (const s of spans) expect(s.kind).toBe(3);
     expect(exchangeSpans.map((s) => s.name).sort()).toEqual(
-      ['initialize', 'tools/call echo', 'tools/call get-sum', 'no/such-method', 'tools/call long-op', 'tools/call echo', 'tools/call slow', 'tools/call slow', 'sampling/createMessage'].sort(),
+      [
+        'initialize',
+        'tools/call echo',
+        'tools/call get-sum',
+        'no/such-method',
+        'tools/call long-op',
+        'tools/call echo',
+        'tools/call slow',
+        'tools/call slow',
+        'sampling/createMessage',
+      ].sort(),
     );
   });
 
@@ -160,7 +174,11 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     const [late] = byId(spans, '6');
     expect(late!.attributes['error.type']).toBe('cancelled');
     expect(late!.status).toEqual({ code: 2, message: 'cancelled by c2s: user pressed stop' });
-    expect(late!.events.find((e) => e.name === 'mcptap.cancelled')).toEqual({ name: 'mcptap.cancelled', timeUnixNano: ns(110), attributes: { 'mcptap.cancel.by': 'c2s', 'mcptap.cancel.reason': 'user pressed stop' } });
+    expect(late!.events.find((e) => e.name === 'mcptap.cancelled')).toEqual({
+      name: 'mcptap.cancelled',
+      timeUnixNano: ns(110),
+      attributes: { 'mcptap.cancel.by': 'c2s', 'mcptap.cancel.reason': 'user pressed stop' },
+    });
     expect(late!.events.find((e) => e.name === 'mcptap.response_after_cancel')?.timeUnixNano).toBe(ns(120));
     expect(late!.endTimeUnixNano).toBe(ns(120));
     const [never] = byId(spans, '7');
@@ -178,18 +196,32 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     const session = spans.find((s) => s.name === 'mcp.session')!;
     expect(session.startTimeUnixNano).toBe(ns(0));
     expect(session.endTimeUnixNano).toBe(ns(2000));
-    expect(session.attributes).toMatchObject({ 'network.transport': 'pipe', 'process.pid': 4242, 'process.exit.code': 0, 'mcp.protocol.version': '2025-11-25' });
+    expect(session.attributes).toMatchObject({
+      'network.transport': 'pipe',
+      'process.pid': 4242,
+      'process.exit.code': 0,
+      'mcp.protocol.version': '2025-11-25',
+    });
     // The command line can carry secrets: it is content, exported only on opt-in.
     expect(session.attributes['mcptap.connection.target']).toBeUndefined();
   });
 
   it('maps Streamable HTTP exchanges: transport, server, status code, session, SSE events, header link', async () => {
     const headerTraceparent = '00-11111111111111111111111111111111-2222222222222222-01';
-    const s = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } }, 0);
+    const s = new TrafficScript('http-1').open(
+      { transport: 'http', target: 'http://127.0.0.1:3001/mcp', peer: { address: '127.0.0.1', port: 50000, httpVersion: '1.1' } },
+      0,
+    );
     const ctx = { streamId: 'st-1', sessionId: 'sess-9', headerProtocolVersion: '2025-11-25', headers: { traceparent: headerTraceparent } };
     s.request('a', 'tools/call', { name: 'long-op', arguments: {}, _meta: { progressToken: 9 } }, 10, { channel: 'http-body', context: ctx });
-    s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 9, progress: 1 } }, 20, { channel: 'sse', context: { streamId: 'st-1', httpStatus: 200 } });
-    s.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }, 25, { channel: 'sse', context: { streamId: 'st-1', httpStatus: 200 } });
+    s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 9, progress: 1 } }, 20, {
+      channel: 'sse',
+      context: { streamId: 'st-1', httpStatus: 200 },
+    });
+    s.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }, 25, {
+      channel: 'sse',
+      context: { streamId: 'st-1', httpStatus: 200 },
+    });
     s.result('a', { content: [] }, 30, { channel: 'sse', context: { streamId: 'st-1', httpStatus: 200, sessionId: 'sess-9' } });
     s.request('b', 'tools/list', {}, 40, { channel: 'http-body', context: { streamId: 'st-2', sessionId: 'sess-9' } });
     s.endStream('st-2', { outcome: 'transport_error', errorClass: 'connection_reset', httpStatus: 502 }, 45);
@@ -278,9 +310,14 @@ describe('--inject-trace-context', () => {
         expect(minter).toBeDefined();
         const s = new TrafficScript().open({ transport: 'stdio', target: 'srv' }, 0);
         // What the tap does before forwarding: rewrite the request, then the pipeline sees the rewritten bytes.
-        const withParent = minter.inject('conn-1', 'c2s', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', _meta: { traceparent: CALLER_TRACEPARENT } } });
+        const withParent = minter.inject('conn-1', 'c2s', {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', _meta: { traceparent: CALLER_TRACEPARENT } },
+        });
         const rootless = minter.inject('conn-1', 'c2s', { jsonrpc: '2.0', id: 2, method: 'tools/list' });
-        injected = [withParent, rootless].map((r) => ((r.params as { _meta: { traceparent: string } })._meta.traceparent));
+        injected = [withParent, rootless].map((r) => (r.params as { _meta: { traceparent: string } })._meta.traceparent);
         const ex = s.request(1, 'tools/call', withParent.params as Record<string, unknown>, 1);
         for (const e of s.events) telemetry.spanSink!.onEvent(e);
         inFlight = telemetry.spanSink!.spanContextForExchange(ex.key)?.spanId;

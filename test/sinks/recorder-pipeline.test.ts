@@ -53,11 +53,17 @@ it('events() reads back exactly what the pipeline emitted', async () => {
   const pipeline = new Pipeline({ clock, logger: silentLogger, tickMs: 0 });
   const seen: TapEvent[] = [];
   pipeline.subscribe((e) => seen.push(clone(e)));
-  const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'node s.mjs', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock });
+  const rec = new SqliteRecorder({
+    path,
+    recording: { transport: 'stdio', target: 'node s.mjs', startedUs: T0, mcptapVersion: 't' },
+    logger: silentLogger,
+    clock,
+  });
   pipeline.addSink(rec);
   pipeline.openConnection({ connectionId: 'c1', transport: 'stdio', target: 'node s.mjs', pid: 1 }, T0);
   const lines = [...C2S.map(([t, l]) => ({ t, l, d: 'c2s' as const })), ...S2C.map(([t, l]) => ({ t, l, d: 's2c' as const }))].sort((a, b) => a.t - b.t);
-  for (const { t, l, d } of lines) pipeline.pushChunk({ connectionId: 'c1', direction: d, channel: 'stdio', bytes: Buffer.from(`${l}\n`), timeUs: T0 + t * 1000 });
+  for (const { t, l, d } of lines)
+    pipeline.pushChunk({ connectionId: 'c1', direction: d, channel: 'stdio', bytes: Buffer.from(`${l}\n`), timeUs: T0 + t * 1000 });
   pipeline.pushChunk({ connectionId: 'c1', direction: 's2c', channel: 'stderr', bytes: Buffer.from('listening\n'), timeUs: T0 + 12_500 });
   pipeline.closeConnection('c1', { reason: 'child exited', exitCode: 0, signal: null, timeUs: T0 + 13_000 });
   await pipeline.close();
@@ -68,8 +74,20 @@ it('events() reads back exactly what the pipeline emitted', async () => {
   expect([...store.events(rec.recordingId)]).toEqual(seen);
   // Row order among exchanges with the same start time depends on how the recorder batched them.
   const byId = (a: unknown[], b: unknown[]) => JSON.stringify(a).localeCompare(JSON.stringify(b));
-  expect(store.exchanges({ recordingId: rec.recordingId }).map((e) => [e.id, e.outcome]).sort(byId)).toEqual(
-    [[0, 'ok'], [1, 'ok'], ['1', 'tool_error'], [2, 'cancelled'], [77, 'orphan_response'], [3, 'unanswered']].sort(byId),
+  expect(
+    store
+      .exchanges({ recordingId: rec.recordingId })
+      .map((e) => [e.id, e.outcome])
+      .sort(byId),
+  ).toEqual(
+    [
+      [0, 'ok'],
+      [1, 'ok'],
+      ['1', 'tool_error'],
+      [2, 'cancelled'],
+      [77, 'orphan_response'],
+      [3, 'unanswered'],
+    ].sort(byId),
   );
   store.close();
 });

@@ -40,9 +40,21 @@ export class EventScript {
     const f = this.frames(json, dir, atMs)[0] as MessageFrame;
     const msg = f.message as { id: string | number; method: string };
     const ex: Exchange = {
-      key, connectionId: CONN, direction: dir, id: msg.id, idType: typeof msg.id === 'string' ? 'string' : 'number',
-      method: msg.method, era: 'legacy', request: f.message, startUs: f.timeUs, outcome: 'unanswered', isError: false,
-      progress: [], responseAfterCancel: false, requestSeq: f.seq, ...extra,
+      key,
+      connectionId: CONN,
+      direction: dir,
+      id: msg.id,
+      idType: typeof msg.id === 'string' ? 'string' : 'number',
+      method: msg.method,
+      era: 'legacy',
+      request: f.message,
+      startUs: f.timeUs,
+      outcome: 'unanswered',
+      isError: false,
+      progress: [],
+      responseAfterCancel: false,
+      requestSeq: f.seq,
+      ...extra,
     };
     this.events.push({ type: 'exchange-started', exchange: ex }, { type: 'frame', frame: f, exchangeKey: key });
     return { ...ex, progress: [] };
@@ -52,7 +64,12 @@ export class EventScript {
   respond(started: Exchange, json: string, atMs: number, patch: Partial<Exchange>): Exchange {
     const f = this.frame(json, started.direction === 'c2s' ? 's2c' : 'c2s', atMs, started.key) as MessageFrame;
     const done: Exchange = {
-      ...started, response: f.message as JsonRpcMessage, responseSeq: f.seq, endUs: f.timeUs, latencyUs: f.timeUs - started.startUs, ...patch,
+      ...started,
+      response: f.message as JsonRpcMessage,
+      responseSeq: f.seq,
+      endUs: f.timeUs,
+      latencyUs: f.timeUs - started.startUs,
+      ...patch,
     };
     this.events.push({ type: 'exchange-completed', exchange: done });
     return done;
@@ -60,7 +77,11 @@ export class EventScript {
 }
 
 export function connectionOpened(atMs = 0): ConnectionOpened {
-  return { type: 'connection-opened', timeUs: T0 + atMs * 1000, connection: { connectionId: CONN, transport: 'stdio', target: 'node server.mjs --port 1', pid: 4242 } };
+  return {
+    type: 'connection-opened',
+    timeUs: T0 + atMs * 1000,
+    connection: { connectionId: CONN, transport: 'stdio', target: 'node server.mjs --port 1', pid: 4242 },
+  };
 }
 
 export function connectionClosed(atMs: number): ConnectionClosed {
@@ -71,46 +92,113 @@ export function connectionClosed(atMs: number): ConnectionClosed {
 export function sampleEvents(): TapEvent[] {
   const s = new EventScript();
   s.events.push(connectionOpened(0));
-  const init = s.request('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}', 1, { protocolVersion: '2025-11-25' });
-  s.respond(init, '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}', 3, { outcome: 'ok' });
+  const init = s.request(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    1,
+    { protocolVersion: '2025-11-25' },
+  );
+  s.respond(init, '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}', 3, {
+    outcome: 'ok',
+  });
   s.frame('{"jsonrpc":"2.0","method":"notifications/initialized"}', 'c2s', 4);
 
-  const call = s.request('{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p1"}}}', 10, { target: 'progress' });
+  const call = s.request('{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p1"}}}', 10, {
+    target: 'progress',
+  });
   s.frame('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1,"total":2,"message":"half"}}', 's2c', 15, call.key);
   const point = { timeUs: T0 + 15_000, progress: 1, total: 2, message: 'half' };
   s.events.push({ type: 'exchange-progress', exchangeKey: call.key, progress: point });
-  s.respond(call, '{"jsonrpc":"2.0","id":"1","result":{"content":[{"type":"text","text":"boom"}],"isError":true}}', 30, { outcome: 'tool_error', isError: true, progress: [point] });
+  s.respond(call, '{"jsonrpc":"2.0","id":"1","result":{"content":[{"type":"text","text":"boom"}],"isError":true}}', 30, {
+    outcome: 'tool_error',
+    isError: true,
+    progress: [point],
+  });
 
   const slow = s.request('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delay","arguments":{"ms":1000}}}', 40, { target: 'delay' });
   s.frame('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user"}}', 'c2s', 45, slow.key);
   s.respond(slow, '{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"cancelled"}}', 50, {
-    outcome: 'cancelled', errorCode: -32800, errorMessage: 'cancelled', cancel: { timeUs: T0 + 45_000, by: 'c2s', reason: 'user' }, responseAfterCancel: true,
+    outcome: 'cancelled',
+    errorCode: -32800,
+    errorMessage: 'cancelled',
+    cancel: { timeUs: T0 + 45_000, by: 'c2s', reason: 'user' },
+    responseAfterCancel: true,
   });
-  s.events.push({ type: 'anomaly', kind: 'response_after_cancel', connectionId: CONN, direction: 's2c', timeUs: T0 + 50_000, detail: 'late', frameSeq: 9, exchangeKey: slow.key });
+  s.events.push({
+    type: 'anomaly',
+    kind: 'response_after_cancel',
+    connectionId: CONN,
+    direction: 's2c',
+    timeUs: T0 + 50_000,
+    detail: 'late',
+    frameSeq: 9,
+    exchangeKey: slow.key,
+  });
 
   const sampling = s.request('{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}', 55, {}, 's2c');
-  s.respond(sampling, '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}', 56, { outcome: 'jsonrpc_error', errorCode: -32601, errorMessage: 'Method not found' });
+  s.respond(sampling, '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}', 56, {
+    outcome: 'jsonrpc_error',
+    errorCode: -32601,
+    errorMessage: 'Method not found',
+  });
 
-  const http = s.request('{"jsonrpc":"2.0","id":"abc","method":"resources/read","params":{"uri":"file:///x"}}', 60, { target: 'file:///x', sessionId: 'sess-1', operationKey: 'conn-1/c2s/1' });
+  const http = s.request('{"jsonrpc":"2.0","id":"abc","method":"resources/read","params":{"uri":"file:///x"}}', 60, {
+    target: 'file:///x',
+    sessionId: 'sess-1',
+    operationKey: 'conn-1/c2s/1',
+  });
   const ctx: FrameContext = { streamId: 'st-1', httpStatus: 200, sessionId: 'sess-1', sseEventId: 'ev-7', sseEventName: 'message' };
   s.frame('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}', 's2c', 62, http.key, ctx);
   s.events.push({
     type: 'exchange-completed',
-    exchange: { ...http, endUs: T0 + 70_000, outcome: 'transport_error', transport: { httpStatus: 502, errorClass: 'upstream_reset', firstEventUs: T0 + 62_000, eventTimesUs: [T0 + 62_000], streamEndUs: T0 + 70_000 } },
+    exchange: {
+      ...http,
+      endUs: T0 + 70_000,
+      outcome: 'transport_error',
+      transport: { httpStatus: 502, errorClass: 'upstream_reset', firstEventUs: T0 + 62_000, eventTimesUs: [T0 + 62_000], streamEndUs: T0 + 70_000 },
+    },
   });
 
   const orphan = s.frame('{"jsonrpc":"2.0","id":99,"result":{}}', 's2c', 80, 'conn-1/c2s/orphan');
   s.events.push({
     type: 'exchange-orphaned',
-    exchange: { key: 'conn-1/c2s/orphan', connectionId: CONN, direction: 'c2s', id: 99, idType: 'number', method: '', era: 'legacy', request: (orphan as MessageFrame).message, response: (orphan as MessageFrame).message, startUs: orphan.timeUs, outcome: 'orphan_response', isError: false, progress: [], responseAfterCancel: false, requestSeq: orphan.seq, responseSeq: orphan.seq },
+    exchange: {
+      key: 'conn-1/c2s/orphan',
+      connectionId: CONN,
+      direction: 'c2s',
+      id: 99,
+      idType: 'number',
+      method: '',
+      era: 'legacy',
+      request: (orphan as MessageFrame).message,
+      response: (orphan as MessageFrame).message,
+      startUs: orphan.timeUs,
+      outcome: 'orphan_response',
+      isError: false,
+      progress: [],
+      responseAfterCancel: false,
+      requestSeq: orphan.seq,
+      responseSeq: orphan.seq,
+    },
   });
-  s.events.push({ type: 'anomaly', kind: 'orphan_response', connectionId: CONN, direction: 's2c', timeUs: orphan.timeUs, detail: 'response id 99 matches no request in flight', frameSeq: orphan.seq });
+  s.events.push({
+    type: 'anomaly',
+    kind: 'orphan_response',
+    connectionId: CONN,
+    direction: 's2c',
+    timeUs: orphan.timeUs,
+    detail: 'response id 99 matches no request in flight',
+    frameSeq: orphan.seq,
+  });
 
   s.frame('this is not json {', 's2c', 90);
   s.events.push({ type: 'anomaly', kind: 'stdout_pollution', connectionId: CONN, timeUs: T0 + 90_000, detail: 'non-JSON on stdout' });
   const logText = 'server log line: listening';
-  s.events.push({ type: 'frame', frame: { seq: 1000, connectionId: CONN, direction: 's2c', channel: 'stderr', timeUs: T0 + 91_000, raw: Buffer.from(logText), kind: 'log', text: logText } });
-  for (const f of s.frames('[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]', 'c2s', 95)) s.events.push({ type: 'frame', frame: f });
+  s.events.push({
+    type: 'frame',
+    frame: { seq: 1000, connectionId: CONN, direction: 's2c', channel: 'stderr', timeUs: T0 + 91_000, raw: Buffer.from(logText), kind: 'log', text: logText },
+  });
+  for (const f of s.frames('[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]', 'c2s', 95))
+    s.events.push({ type: 'frame', frame: f });
 
   s.request('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delay"}}', 99, { target: 'delay' });
   s.events.push(connectionClosed(100));
@@ -135,6 +223,10 @@ export function oddEvents(): unknown[] {
     { type: 'exchange-progress', exchangeKey: 'nope' },
     { type: 'anomaly', kind: 'protocol_violation', connectionId: '', timeUs: 0, detail: '' },
     { type: 'connection-closed', connectionId: 'never-opened', timeUs: 1, reason: '', exitCode: null, signal: null },
-    { type: 'connection-opened', timeUs: 0, connection: { connectionId: 'c', transport: 'http', target: 'http://127.0.0.1:1/mcp', peer: { address: '127.0.0.1', port: 1 } } },
+    {
+      type: 'connection-opened',
+      timeUs: 0,
+      connection: { connectionId: 'c', transport: 'http', target: 'http://127.0.0.1:1/mcp', peer: { address: '127.0.0.1', port: 1 } },
+    },
   ];
 }

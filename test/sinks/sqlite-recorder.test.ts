@@ -37,7 +37,10 @@ function manyFrames(n: number): TapEvent[] {
 
 sinkContract('SqliteRecorder', () => {
   const d = mkdtempSync(join(tmpdir(), 'mcptap-contract-'));
-  return { sink: new SqliteRecorder({ path: join(d, 'c.db'), recording, logger: silentLogger, clock }), cleanup: () => rmSync(d, { recursive: true, force: true }) };
+  return {
+    sink: new SqliteRecorder({ path: join(d, 'c.db'), recording, logger: silentLogger, clock }),
+    cleanup: () => rmSync(d, { recursive: true, force: true }),
+  };
 });
 
 describe('SqliteRecorder batching', () => {
@@ -160,13 +163,32 @@ describe('SqliteRecorder drops', () => {
 describe('SqliteRecorder redaction', () => {
   it('keeps secrets out of the file: raw frames, request JSON, headers, log lines, details', async () => {
     const s = new EventScript();
-    const ex = s.request('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2-SECRET","progressToken":"keep-me"}}}', 1);
+    const ex = s.request(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2-SECRET","progressToken":"keep-me"}}}',
+      1,
+    );
     s.respond(ex, '{"jsonrpc":"2.0","id":1,"result":{"access_token":"tok-SECRET"}}', 2, { outcome: 'ok' });
     s.frame('{"jsonrpc":"2.0","method":"notifications/x"}', 'c2s', 3, undefined, { headers: { authorization: 'Bearer bearer-SECRET', 'mcp-method': 'x' } });
     s.events.push({ type: 'anomaly', kind: 'invalid_message', connectionId: 'conn-1', timeUs: T0, detail: 'not JSON: {"api_key": "key-SECRET"' });
-    s.events.push({ type: 'frame', frame: { seq: 99, connectionId: 'conn-1', direction: 's2c', channel: 'stderr', timeUs: T0, raw: Buffer.from('using token=log-SECRET'), kind: 'log', text: 'using token=log-SECRET' } });
+    s.events.push({
+      type: 'frame',
+      frame: {
+        seq: 99,
+        connectionId: 'conn-1',
+        direction: 's2c',
+        channel: 'stderr',
+        timeUs: T0,
+        raw: Buffer.from('using token=log-SECRET'),
+        kind: 'log',
+        text: 'using token=log-SECRET',
+      },
+    });
     const path = join(dir, 'rec.db');
-    s.events.push({ type: 'connection-opened', timeUs: T0, connection: { connectionId: 'c2', transport: 'http', target: 'http://127.0.0.1:1/mcp?api_key=url-SECRET' } });
+    s.events.push({
+      type: 'connection-opened',
+      timeUs: T0,
+      connection: { connectionId: 'c2', transport: 'http', target: 'http://127.0.0.1:1/mcp?api_key=url-SECRET' },
+    });
     const rec = recorder({ path, redactor: new Redactor({ key: 'k' }), recording: { ...recording, target: 'node server.mjs --token=argv-SECRET' } });
     for (const e of s.events) rec.onEvent(e);
     await rec.close();
@@ -175,17 +197,23 @@ describe('SqliteRecorder redaction', () => {
     expect(bytes).toContain('keep-me');
     const store = RecordingStore.open(path);
     const back = store.exchange(1, '1')!;
-    expect((back.request as unknown as { params: { arguments: { password: string } } }).params.arguments.password).toBe(new Redactor({ key: 'k' }).token('hunter2-SECRET'));
+    expect((back.request as unknown as { params: { arguments: { password: string } } }).params.arguments.password).toBe(
+      new Redactor({ key: 'k' }).token('hunter2-SECRET'),
+    );
     store.close();
   });
 });
 
 describe('SqliteRecorder start', () => {
   it('refuses to start (a clear error, before any traffic) where it cannot record', () => {
-    expect(() => new SqliteRecorder({ path: join(dir, 'no', 'such', 'dir', 'rec.db'), recording, logger: silentLogger, clock })).toThrow(/cannot open recording/);
+    expect(() => new SqliteRecorder({ path: join(dir, 'no', 'such', 'dir', 'rec.db'), recording, logger: silentLogger, clock })).toThrow(
+      /cannot open recording/,
+    );
     const store = RecordingStore.open(join(dir, 'ro.db'), { create: true });
     store.db.pragma('query_only = ON');
-    expect(() => new SqliteRecorder({ store, recording, logger: silentLogger, clock })).toThrow(expect.objectContaining({ code: 'MCPTAP_RECORDING_UNWRITABLE', kind: 'invalid_input' }));
+    expect(() => new SqliteRecorder({ store, recording, logger: silentLogger, clock })).toThrow(
+      expect.objectContaining({ code: 'MCPTAP_RECORDING_UNWRITABLE', kind: 'invalid_input' }),
+    );
     expect(store.isOpen).toBe(true);
     store.close();
   });

@@ -28,14 +28,24 @@ export class TrafficScript {
   /** One message (object or raw JSON text) in one direction. */
   send(direction: Direction, message: unknown, atMs: number, opts: { channel?: Channel; context?: FrameContext } = {}): TapEvent[] {
     const raw = Buffer.from(typeof message === 'string' ? message : JSON.stringify(message));
-    const frames = parseMessageBytes(raw, { connectionId: this.connectionId, direction, channel: opts.channel ?? 'stdio', timeUs: us(atMs), ...(opts.context ? { context: opts.context } : {}) }, this.seq);
+    const frames = parseMessageBytes(
+      raw,
+      { connectionId: this.connectionId, direction, channel: opts.channel ?? 'stdio', timeUs: us(atMs), ...(opts.context ? { context: opts.context } : {}) },
+      this.seq,
+    );
     const out: TapEvent[] = [];
     for (const f of frames) this.correlator.push(f, out);
     this.events.push(...out);
     return out;
   }
 
-  request(id: string | number, method: string, params: Record<string, unknown> | undefined, atMs: number, opts: { direction?: Direction; channel?: Channel; context?: FrameContext } = {}): Exchange {
+  request(
+    id: string | number,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    atMs: number,
+    opts: { direction?: Direction; channel?: Channel; context?: FrameContext } = {},
+  ): Exchange {
     const out = this.send(opts.direction ?? 'c2s', { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, atMs, opts);
     const started = out.find((e) => e.type === 'exchange-started');
     if (!started || started.type !== 'exchange-started') throw new Error('the correlator did not start an exchange');
@@ -46,7 +56,13 @@ export class TrafficScript {
     this.send(opts.direction ?? 's2c', { jsonrpc: '2.0', id, result }, atMs, opts);
   }
 
-  error(id: string | number, code: number, message: string, atMs: number, opts: { direction?: Direction; channel?: Channel; context?: FrameContext } = {}): void {
+  error(
+    id: string | number,
+    code: number,
+    message: string,
+    atMs: number,
+    opts: { direction?: Direction; channel?: Channel; context?: FrameContext } = {},
+  ): void {
     this.send(opts.direction ?? 's2c', { jsonrpc: '2.0', id, error: { code, message } }, atMs, opts);
   }
 

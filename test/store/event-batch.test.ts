@@ -45,7 +45,8 @@ function write(events: TapEvent[], opts: { closeAfter?: number[] } = {}): void {
 }
 
 type Copies = { request_json: string; request_frame_id: number | null; response_json: string | null; response_frame_id: number | null };
-const copies = (key: string) => store.db.prepare('SELECT request_json, request_frame_id, response_json, response_frame_id FROM exchanges WHERE key = ?').get(key) as Copies;
+const copies = (key: string) =>
+  store.db.prepare('SELECT request_json, request_frame_id, response_json, response_frame_id FROM exchanges WHERE key = ?').get(key) as Copies;
 const frameId = (seq: number) => (store.db.prepare('SELECT id FROM frames WHERE seq = ?').get(seq) as { id: number }).id;
 
 describe('exchanges store their request and response once', () => {
@@ -53,20 +54,28 @@ describe('exchanges store their request and response once', () => {
     const pipeline = new Pipeline({ logger: silentLogger, tickMs: 0 });
     const seen: TapEvent[] = [];
     pipeline.subscribe((e) => seen.push(e));
-    const push = (direction: 'c2s' | 's2c', line: string) => pipeline.pushChunk({ connectionId: 'c', direction, channel: 'stdio', bytes: Buffer.from(`${line}\n`), timeUs: T0 });
+    const push = (direction: 'c2s' | 's2c', line: string) =>
+      pipeline.pushChunk({ connectionId: 'c', direction, channel: 'stdio', bytes: Buffer.from(`${line}\n`), timeUs: T0 });
     push('c2s', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"${'y'.repeat(5000)}"}}}`);
     push('s2c', `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'x'.repeat(5000)}"}]}}`);
     push('s2c', '{"jsonrpc":"2.0","id":99,"result":{}}'); // an orphan: its request is made up
     write(seen);
     const [ex, orphan] = store.exchanges({ recordingId: id });
     const frames = store.framesOfExchange(id, ex!.key);
-    expect(copies(ex!.key)).toEqual({ request_json: '', request_frame_id: frameId(frames[0]!.seq), response_json: null, response_frame_id: frameId(frames[1]!.seq) });
+    expect(copies(ex!.key)).toEqual({
+      request_json: '',
+      request_frame_id: frameId(frames[0]!.seq),
+      response_json: null,
+      response_frame_id: frameId(frames[1]!.seq),
+    });
     expect(ex!.request).toEqual((frames[0] as MessageFrame).message);
     expect(ex!.response).toEqual((frames[1] as MessageFrame).message);
     expect(copies(orphan!.key).request_json).toBe('{"jsonrpc":"2.0","id":99,"method":""}');
     expect(orphan!.response).toEqual({ jsonrpc: '2.0', id: 99, result: {} });
     // The 10 KB of payload is stored once: in the frames.
-    const bytes = store.db.prepare('SELECT (SELECT sum(length(raw)) FROM frames) f, (SELECT sum(length(request_json) + coalesce(length(response_json), 0)) FROM exchanges) e').get() as { f: number; e: number };
+    const bytes = store.db
+      .prepare('SELECT (SELECT sum(length(raw)) FROM frames) f, (SELECT sum(length(request_json) + coalesce(length(response_json), 0)) FROM exchanges) e')
+      .get() as { f: number; e: number };
     expect(bytes.f).toBeGreaterThan(10_000);
     expect(bytes.e).toBeLessThan(100);
   });
@@ -92,14 +101,21 @@ describe('exchanges store their request and response once', () => {
     const ex = s.request('{"jsonrpc":"2.0","id":5,"method":"tools/list"}', 1);
     s.respond(ex, '{"jsonrpc":"2.0","id":5,"result":{"tools":[]}}', 2, { outcome: 'ok' });
     write(s.events, { closeAfter: [1] }); // started + request frame | response frame + completed
-    expect(copies(ex.key)).toMatchObject({ request_json: '', request_frame_id: expect.any(Number), response_json: null, response_frame_id: expect.any(Number) });
+    expect(copies(ex.key)).toMatchObject({
+      request_json: '',
+      request_frame_id: expect.any(Number),
+      response_json: null,
+      response_frame_id: expect.any(Number),
+    });
     expect(store.exchange(id, { key: ex.key })).toMatchObject({ state: 'completed', request: ex.request, response: { id: 5, result: { tools: [] } } });
   });
 
   it('keeps a copy when the request is not the frame message (hand-made) or its frame is in another batch', () => {
     const s = new EventScript();
     const ex = s.request('{"jsonrpc":"2.0","id":6,"method":"ping"}', 1);
-    const handMade = s.events.map((e) => (e.type === 'exchange-started' ? { ...e, exchange: { ...e.exchange, request: { jsonrpc: '2.0', id: 6, method: 'ping' } as never } } : e));
+    const handMade = s.events.map((e) =>
+      e.type === 'exchange-started' ? { ...e, exchange: { ...e.exchange, request: { jsonrpc: '2.0', id: 6, method: 'ping' } as never } } : e,
+    );
     write(handMade);
     expect(copies(ex.key).request_json).toBe('{"jsonrpc":"2.0","id":6,"method":"ping"}');
     const t = new EventScript({ seq: 100, exchange: 100 });

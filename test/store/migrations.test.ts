@@ -34,7 +34,10 @@ describe('schema migrations', () => {
     expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
     expect(store.db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => (r as { name: string }).name);
+    const tables = store.db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((r) => (r as { name: string }).name);
     expect(tables).toEqual(['anomalies', 'connections', 'exchanges', 'frames', 'progress', 'recordings']);
     store.close();
     // Reopening is a no-op migration.
@@ -45,7 +48,7 @@ describe('schema migrations', () => {
 
   it('migrates an older file step by step and keeps its data', () => {
     const db = new BetterSqlite3(join(dir, 'old.db'));
-    const v1: Migration = { version: 1, name: 'one', up: (d) => d.exec('CREATE TABLE t (a TEXT); INSERT INTO t VALUES (\'kept\')') };
+    const v1: Migration = { version: 1, name: 'one', up: (d) => d.exec("CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('kept')") };
     const v2: Migration = { version: 2, name: 'two', up: (d) => d.exec('ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7') };
     expect(migrate(db, [v1])).toEqual({ from: 0, to: 1 });
     expect(migrate(db, [v1, v2])).toEqual({ from: 1, to: 2 });
@@ -124,7 +127,12 @@ describe('schema v2 (exchanges reference their frames)', () => {
         VALUES (1, 'c/c2s/1', 'completed', 2, 3, 'c', 'c2s', '1', 'number', 'ping', 'legacy', 10, 20, 10, 'ok',
         '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"result":{}}', 1, 2);`);
     db.close();
-    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'new', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: 'new', startedUs: T0, mcptapVersion: 't' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 },
+    });
     for (const e of sampleEvents()) rec.onEvent(e);
     await rec.close();
     const store = RecordingStore.open(path);
@@ -142,12 +150,21 @@ describe('schema v3 (lean writes)', () => {
    * the exchanges_method index back, and user_version 2.
    */
   async function v2File(path: string): Promise<void> {
-    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 },
+    });
     for (const e of sampleEvents()) rec.onEvent(e);
     await rec.close();
     const db = new BetterSqlite3(path);
-    const spelled = db.prepare(`UPDATE exchanges SET started_json = json_object('outcome', 'unanswered', 'era', era, 'protocolVersion', protocol_version,
-      'sessionId', session_id, 'target', target, 'operationKey', operation_key) WHERE started_json = ''`).run();
+    const spelled = db
+      .prepare(
+        `UPDATE exchanges SET started_json = json_object('outcome', 'unanswered', 'era', era, 'protocolVersion', protocol_version,
+      'sessionId', session_id, 'target', target, 'operationKey', operation_key) WHERE started_json = ''`,
+      )
+      .run();
     expect(spelled.changes).toBeGreaterThan(0); // the v3 writer did write '' here
     db.exec('CREATE INDEX exchanges_method ON exchanges (recording_id, method, latency_us)');
     db.pragma('user_version = 2');
@@ -162,7 +179,12 @@ describe('schema v3 (lean writes)', () => {
       summary: store.summary(id),
       connections: store.connections(id),
       exchanges,
-      byRef: exchanges.map((e) => [store.exchangesByRef(id, String(e.id)), store.exchange(id, `#${e.rowid}`), store.framesOfExchange(id, e.key), store.anomalies(id, { exchangeKey: e.key })]),
+      byRef: exchanges.map((e) => [
+        store.exchangesByRef(id, String(e.id)),
+        store.exchange(id, `#${e.rowid}`),
+        store.framesOfExchange(id, e.key),
+        store.anomalies(id, { exchangeKey: e.key }),
+      ]),
       anomalies: store.anomalies(id),
       frames: [...store.frames(id)],
       events: [...store.events(id)],
@@ -176,7 +198,12 @@ describe('schema v3 (lean writes)', () => {
     expect(asV2.prepare("SELECT count(*) n FROM exchanges WHERE started_json = ''").get()).toEqual({ n: 0 });
     asV2.close();
     const fresh = join(dir, 'v3.db');
-    const rec = new SqliteRecorder({ path: fresh, recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    const rec = new SqliteRecorder({
+      path: fresh,
+      recording: { transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 },
+    });
     for (const e of sampleEvents()) rec.onEvent(e);
     await rec.close();
 
@@ -194,11 +221,21 @@ describe('schema v3 (lean writes)', () => {
     const s = new EventScript();
     const init = s.request('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}', 1);
     // The result settles the version and a session; the started event must still read as it was emitted.
-    s.respond(init, '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}', 2, { outcome: 'ok', protocolVersion: '2025-06-18', sessionId: 's1', era: 'legacy' });
+    s.respond(init, '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}', 2, {
+      outcome: 'ok',
+      protocolVersion: '2025-06-18',
+      sessionId: 's1',
+      era: 'legacy',
+    });
     const call = s.request('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}', 3, { target: 'echo', protocolVersion: '2025-06-18' });
     s.respond(call, '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}', 4, { outcome: 'ok' });
     const path = join(dir, 'starts.db');
-    const rec = new SqliteRecorder({ path, recording: { transport: 'stdio', target: 't', startedUs: T0, mcptapVersion: 't' }, logger: silentLogger, clock: { nowUs: () => T0 } });
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: 't', startedUs: T0, mcptapVersion: 't' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 },
+    });
     for (const e of s.events) rec.onEvent(e);
     await rec.close();
     const store = RecordingStore.open(path);

@@ -82,7 +82,13 @@ describe('RecordingStore round trip', () => {
   it('filters exchanges and finds the frames and anomalies of one', async () => {
     const store = RecordingStore.open(await record(sampleEvents()));
     expect(store.exchanges({ recordingId: 1 }).map((e) => e.method)).toEqual([
-      'initialize', 'tools/call', 'tools/call', 'sampling/createMessage', 'resources/read', '', 'tools/call',
+      'initialize',
+      'tools/call',
+      'tools/call',
+      'sampling/createMessage',
+      'resources/read',
+      '',
+      'tools/call',
     ]);
     expect(store.exchanges({ recordingId: 1, method: 'tools/call', outcome: 'cancelled' }).map((e) => e.id)).toEqual([2]);
     expect(store.exchanges({ recordingId: 1, outcome: 'pending' }).map((e) => e.id)).toEqual([3]);
@@ -114,9 +120,22 @@ describe('RecordingStore round trip', () => {
     expect(sum.exchanges).toBe(100);
     expect(sum.frames).toBe(200);
     expect(sum.outcomes).toEqual({ ok: 90, tool_error: 10 });
-    expect(sum.methods).toEqual([{ method: 'tools/call', count: 100, outcomes: { ok: 90, tool_error: 10 }, p50Us: 5000, p95Us: 9500, p99Us: 9900, maxUs: 10_000 }]);
+    expect(sum.methods).toEqual([
+      { method: 'tools/call', count: 100, outcomes: { ok: 90, tool_error: 10 }, p50Us: 5000, p95Us: 9500, p99Us: 9900, maxUs: 10_000 },
+    ]);
     const [listing] = store.listRecordings();
-    expect(listing).toMatchObject({ id: 1, transport: 'stdio', target: 'node server.mjs', startedUs: T0, endedUs: T0 + 200_000, exchanges: 100, anomalies: 0, droppedQueue: 0, droppedWrite: 0, meta: { argv: ['a'] } });
+    expect(listing).toMatchObject({
+      id: 1,
+      transport: 'stdio',
+      target: 'node server.mjs',
+      startedUs: T0,
+      endedUs: T0 + 200_000,
+      exchanges: 100,
+      anomalies: 0,
+      droppedQueue: 0,
+      droppedWrite: 0,
+      meta: { argv: ['a'] },
+    });
     store.close();
   });
 
@@ -124,7 +143,10 @@ describe('RecordingStore round trip', () => {
     const path = await record(sampleEvents());
     await record(sampleEvents().slice(0, 5), path);
     const store = RecordingStore.open(path);
-    expect(store.listRecordings().map((r) => [r.id, r.exchanges])).toEqual([[1, 7], [2, 1]]);
+    expect(store.listRecordings().map((r) => [r.id, r.exchanges])).toEqual([
+      [1, 7],
+      [2, 1],
+    ]);
     expect(store.latestRecordingId()).toBe(2);
     expect([...store.events(2)]).toEqual(sampleEvents().slice(0, 5));
     store.close();
@@ -135,7 +157,10 @@ describe('RecordingStore round trip', () => {
     const id = store.beginRecording(recording);
     const good = sampleEvents().slice(0, 3);
     const bad = { type: 'frame', frame: { ...(good[2] as { frame: object }).frame, timeUs: null } } as unknown as TapEvent;
-    const r = store.writeEvents(id, [good[0]!, bad, good[1]!, good[2]!].map((event, i) => ({ ord: i + 1, event })));
+    const r = store.writeEvents(
+      id,
+      [good[0]!, bad, good[1]!, good[2]!].map((event, i) => ({ ord: i + 1, event })),
+    );
     expect(r.written).toBe(3);
     expect(r.rejected).toBe(1);
     expect(r.firstError?.message).toMatch(/NOT NULL/);
@@ -157,7 +182,10 @@ describe('RecordingStore write rules', () => {
       if (e.type === 'exchange-completed') return { ...e, exchange: { ...e.exchange, idType: 'bogus' } } as unknown as TapEvent;
       return e;
     });
-    const r = store.writeEvents(id, bad.map((event, i) => ({ ord: i + 1, event })));
+    const r = store.writeEvents(
+      id,
+      bad.map((event, i) => ({ ord: i + 1, event })),
+    );
     // The frame alone, and the exchange row that holds both its start and completion (two events).
     expect(r).toMatchObject({ written: 1, rejected: 3 });
     expect(r.firstError).toMatchObject({ code: 'SQLITE_CONSTRAINT_CHECK', message: "CHECK constraint failed: kind IN ('message', 'invalid', 'log')" });
@@ -173,7 +201,10 @@ describe('RecordingStore write rules', () => {
     const id = store.beginRecording(recording);
     const [opened, , frame] = sampleEvents() as [TapEvent, TapEvent, TapEvent & { type: 'frame' }];
     const bad = { ...frame, frame: { ...frame.frame, seq: [5] } } as unknown as TapEvent;
-    const r = store.writeEvents(id, [opened, bad].map((event, i) => ({ ord: i + 1, event })));
+    const r = store.writeEvents(
+      id,
+      [opened, bad].map((event, i) => ({ ord: i + 1, event })),
+    );
     expect(r).toMatchObject({ written: 1, rejected: 1 });
     expect(r.firstError).toBeInstanceOf(TypeError);
     expect(store.db.prepare('SELECT count(*) n FROM frames').get()).toEqual({ n: 0 });
@@ -182,22 +213,29 @@ describe('RecordingStore write rules', () => {
 
   it('refuses rows of a recording that does not exist, as the foreign key did', () => {
     const store = RecordingStore.open(join(dir, 'fk.db'), { create: true });
-    const r = store.writeEvents(42, sampleEvents().map((event, i) => ({ ord: i + 1, event })));
+    const r = store.writeEvents(
+      42,
+      sampleEvents().map((event, i) => ({ ord: i + 1, event })),
+    );
     expect(r.written).toBe(0);
     expect(r.rejected).toBe(sampleEvents().length);
     expect(r.firstError).toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
-    for (const t of ['frames', 'exchanges', 'progress', 'anomalies', 'connections']) expect(store.db.prepare(`SELECT count(*) n FROM ${t}`).get()).toEqual({ n: 0 });
+    for (const t of ['frames', 'exchanges', 'progress', 'anomalies', 'connections'])
+      expect(store.db.prepare(`SELECT count(*) n FROM ${t}`).get()).toEqual({ n: 0 });
     store.close();
   });
 
   it('answers one-exchange lookups from indexes, not by walking the recording', async () => {
     const store = RecordingStore.open(await record(sampleEvents()));
-    const plan = (sql: string, ...args: unknown[]) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail).join('; ');
+    const plan = (sql: string, ...args: unknown[]) =>
+      (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail).join('; ');
     const { SQL } = await import('../../src/store/statements.js');
     const frames = plan(SQL.framesOfExchange, { r: 1, k: 'k' });
     expect(frames).toMatch(/frames_exchange \(recording_id=\? AND exchange_key=\?\)/);
     expect(frames).toMatch(/frames_seq \(recording_id=\? AND seq=\?\)/);
-    expect(plan(`${SQL.exchangeById} WHERE e.recording_id = 1 AND e.id_text = '1' AND e.id_type = 'number' ORDER BY e.start_us, e.id`)).toMatch(/exchanges_id \(recording_id=\? AND id_text=\? AND id_type=\?\)/);
+    expect(plan(`${SQL.exchangeById} WHERE e.recording_id = 1 AND e.id_text = '1' AND e.id_type = 'number' ORDER BY e.start_us, e.id`)).toMatch(
+      /exchanges_id \(recording_id=\? AND id_text=\? AND id_type=\?\)/,
+    );
     store.close();
   });
 });

@@ -10,9 +10,14 @@ import { ShapedInsert, type ShapedTable } from '../../src/store/shaped-insert.js
 const COLS = ['k', 'kind', 'n', 'note', 'flag', 'extra'] as const;
 const SCHEMA = `CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, n INTEGER, note TEXT, flag INTEGER NOT NULL DEFAULT 0, extra BLOB);
   CREATE INDEX t_kind ON t (kind, n);`;
-const UPSERT = 'ON CONFLICT (k) DO UPDATE SET kind = excluded.kind, n = excluded.n, note = COALESCE(excluded.note, t.note), flag = excluded.flag, extra = excluded.extra';
+const UPSERT =
+  'ON CONFLICT (k) DO UPDATE SET kind = excluded.kind, n = excluded.n, note = COALESCE(excluded.note, t.note), flag = excluded.flag, extra = excluded.extra';
 const SPEC: ShapedTable = {
-  table: 't', cols: COLS, omittable: ['n', 'note', 'extra'], literals: { kind: ['a', 'b', 'c/d-e.f'], flag: [0, 1] }, upsert: UPSERT,
+  table: 't',
+  cols: COLS,
+  omittable: ['n', 'note', 'extra'],
+  literals: { kind: ['a', 'b', 'c/d-e.f'], flag: [0, 1] },
+  upsert: UPSERT,
   learn: { note: 3, n: 2, kind: 2 }, // the first few plain values met become literals too (never "it's")
 };
 
@@ -33,21 +38,27 @@ afterEach(() => {
 function reference(rows: Value[][], upsert = UPSERT): { ids: (number | undefined)[]; refused: number[] } {
   const stmt = plain.prepare(`INSERT INTO t (${COLS.join(', ')}) VALUES (${COLS.map(() => '?').join(', ')}) ${upsert}`);
   const refused: number[] = [];
-  const ids = plain.transaction(() => rows.map((r, i) => {
-    try {
-      return Number(stmt.run(r).lastInsertRowid);
-    } catch {
-      refused.push(i);
-      return undefined;
-    }
-  }))();
+  const ids = plain.transaction(() =>
+    rows.map((r, i) => {
+      try {
+        return Number(stmt.run(r).lastInsertRowid);
+      } catch {
+        refused.push(i);
+        return undefined;
+      }
+    }),
+  )();
   return { ids, refused };
 }
 
 /** Statements ShapedInsert prepared, as the number of rows each inserts. */
 let prepared: number[] = [];
 
-function viaShaped(rows: Value[][], spec: ShapedTable = SPEC, ins = new ShapedInsert(spied(), spec)): { ids: (number | undefined)[]; refused: number[]; errors: Error[] } {
+function viaShaped(
+  rows: Value[][],
+  spec: ShapedTable = SPEC,
+  ins = new ShapedInsert(spied(), spec),
+): { ids: (number | undefined)[]; refused: number[]; errors: Error[] } {
   const refused: number[] = [];
   const errors: Error[] = [];
   const ids = shaped.transaction(() => ins.insert(rows, (i, err) => (refused.push(i), errors.push(err))))();
@@ -92,14 +103,21 @@ describe('ShapedInsert', () => {
     const spec: ShapedTable = { ...SPEC, upsert: undefined }; // a plain table: a repeated key is a row error
     const ins = new ShapedInsert(spied(), spec);
     const same = (i: number): Value[] => [`s${i}`, 'a', i, 'x', 0, null]; // one shape: chunks of 8 get a statement
-    viaShaped(Array.from({ length: 40 }, (_, i) => same(i)), spec, ins);
+    viaShaped(
+      Array.from({ length: 40 }, (_, i) => same(i)),
+      spec,
+      ins,
+    );
     expect(prepared).toContain(8);
     const rows = Array.from({ length: 40 }, (_, i) => same(100 + i));
     rows[11] = same(3); // a key already stored, in the middle of the second chunk
     rows[12] = same(100 + 11); // and one repeated within the batch
     rows[13] = same(100 + 11);
     const got = viaShaped(rows, spec, ins);
-    reference(Array.from({ length: 40 }, (_, i) => same(i)), '');
+    reference(
+      Array.from({ length: 40 }, (_, i) => same(i)),
+      '',
+    );
     const want = reference(rows, '');
     expect(got.refused).toEqual([11, 13]);
     expect(got.refused).toEqual(want.refused);
@@ -131,7 +149,11 @@ describe('ShapedInsert', () => {
     const want = reference(all);
     expect(got.refused).toEqual(want.refused);
     expect(got.refused).toEqual([5, 20, 63]);
-    expect(got.errors.map((e) => (e as { code?: string }).code)).toEqual(['SQLITE_CONSTRAINT_NOTNULL', 'SQLITE_CONSTRAINT_NOTNULL', 'SQLITE_CONSTRAINT_NOTNULL']);
+    expect(got.errors.map((e) => (e as { code?: string }).code)).toEqual([
+      'SQLITE_CONSTRAINT_NOTNULL',
+      'SQLITE_CONSTRAINT_NOTNULL',
+      'SQLITE_CONSTRAINT_NOTNULL',
+    ]);
     expect(got.ids.slice(0, 128)).toEqual(want.ids.slice(0, 128));
     expect(dump(shaped)).toEqual(dump(plain));
   });
@@ -152,7 +174,14 @@ describe('ShapedInsert', () => {
   });
 
   it('past its bounds on shapes and statements, still stores rows exactly', () => {
-    const many = Array.from({ length: 600 }, (_, i): Value[] => [`m${i}`, i % 3 === 0 ? 'a' : `kind${i % 97}`, (i & 1) === 0 ? null : i, (i & 2) === 0 ? null : 'x', (i >> 2) & 1, (i & 8) === 0 ? null : Buffer.from('z')]);
+    const many = Array.from({ length: 600 }, (_, i): Value[] => [
+      `m${i}`,
+      i % 3 === 0 ? 'a' : `kind${i % 97}`,
+      (i & 1) === 0 ? null : i,
+      (i & 2) === 0 ? null : 'x',
+      (i >> 2) & 1,
+      (i & 8) === 0 ? null : Buffer.from('z'),
+    ]);
     // Enough literal values to make hundreds of shapes.
     const spec: ShapedTable = { ...SPEC, literals: { kind: Array.from({ length: 97 }, (_, k) => `kind${k}`), flag: [0, 1] } };
     const got = viaShaped(many, spec);

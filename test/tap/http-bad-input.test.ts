@@ -16,7 +16,8 @@ import { freePort, listenLocal, referenceServerPerSuite } from '../helpers/http-
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const MODERN_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
-const echoCall = (id: number | string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: META } });
+const echoCall = (id: number | string) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: META } });
 
 interface Answer {
   status: number;
@@ -27,24 +28,38 @@ interface Answer {
 }
 
 /** A raw POST (node:http, so the test controls headers and reading speed). */
-function post(url: string, body: string | Buffer | undefined, headers: Record<string, string>, opts: { chunked?: boolean; readDelayMs?: number } = {}): Promise<Answer> {
+function post(
+  url: string,
+  body: string | Buffer | undefined,
+  headers: Record<string, string>,
+  opts: { chunked?: boolean; readDelayMs?: number } = {},
+): Promise<Answer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { ...headers, ...(body !== undefined && !opts.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      let cut = false;
-      const read = () => {
-        res.on('data', (c: Buffer) => parts.push(c));
-        res.on('aborted', () => (cut = true));
-        res.on('error', () => (cut = true));
-        res.on('close', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts), cut: cut || !res.complete }));
-        res.resume();
-      };
-      if (opts.readDelayMs) {
-        res.pause();
-        setTimeout(read, opts.readDelayMs);
-      } else read();
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: 'POST',
+        headers: { ...headers, ...(body !== undefined && !opts.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        let cut = false;
+        const read = () => {
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('aborted', () => (cut = true));
+          res.on('error', () => (cut = true));
+          res.on('close', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts), cut: cut || !res.complete }));
+          res.resume();
+        };
+        if (opts.readDelayMs) {
+          res.pause();
+          setTimeout(read, opts.readDelayMs);
+        } else read();
+      },
+    );
     req.on('error', reject);
     if (opts.chunked && body !== undefined) {
       const b = Buffer.from(body);
@@ -59,12 +74,22 @@ function json(a: Answer): { id?: unknown; error?: { code: number; message: strin
   return JSON.parse(a.body.toString()) as { id?: unknown; error?: { code: number; message: string } };
 }
 
-async function tapFor(upstream: string, extra: Partial<Parameters<typeof startHttpTap>[0]> = {}): Promise<{ tap: HttpTap; events: TapEvent[]; close(): Promise<void> }> {
+async function tapFor(
+  upstream: string,
+  extra: Partial<Parameters<typeof startHttpTap>[0]> = {},
+): Promise<{ tap: HttpTap; events: TapEvent[]; close(): Promise<void> }> {
   const pipeline = new Pipeline();
   const events: TapEvent[] = [];
   pipeline.subscribe((e) => events.push(e));
   const tap = await startHttpTap({ upstream, port: 0, pipeline, ...extra });
-  return { tap, events, close: async () => { await tap.close(); await pipeline.close(); } };
+  return {
+    tap,
+    events,
+    close: async () => {
+      await tap.close();
+      await pipeline.close();
+    },
+  };
 }
 
 const completedIn = (events: TapEvent[]): Exchange[] => events.flatMap((e) => (e.type === 'exchange-completed' ? [e.exchange] : []));
@@ -203,7 +228,9 @@ describe('HTTP tap, bad input and failing upstreams', () => {
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } })}\n\n`);
+        res.write(
+          `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } })}\n\n`,
+        );
         setTimeout(() => res.socket?.resetAndDestroy(), 30);
       });
     });
@@ -252,7 +279,12 @@ describe('HTTP tap, bad input and failing upstreams', () => {
     });
     const t = await tapFor(peer.url);
     try {
-      const a = await post(t.tap.url, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"flood"}}', { 'content-type': 'application/json' }, { readDelayMs: 300 });
+      const a = await post(
+        t.tap.url,
+        '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"flood"}}',
+        { 'content-type': 'application/json' },
+        { readDelayMs: 300 },
+      );
       expect(a.cut).toBe(false);
       const text = a.body.toString();
       expect(text.split('\n\n').filter((s) => s.startsWith('data: ')).length).toBe(EVENTS + 1);

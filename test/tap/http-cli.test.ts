@@ -36,7 +36,10 @@ describe('mcptap http (CLI) with inspector-cli', () => {
     const record = join(dir, 'rec.db');
     const tap = await startHttpTapCli(peer.url, ['--record', record]);
     expect(tap.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    const calls = [['--method', 'tools/list'], ['--method', 'tools/call', '--tool-name', 'get-sum', '--tool-arg', 'a=19', '--tool-arg', 'b=23']];
+    const calls = [
+      ['--method', 'tools/list'],
+      ['--method', 'tools/call', '--tool-name', 'get-sum', '--tool-arg', 'a=19', '--tool-arg', 'b=23'],
+    ];
     const [direct, viaTap] = await Promise.all([Promise.all(calls.map((c) => inspect(peer.url, c))), Promise.all(calls.map((c) => inspect(tap.url, c)))]);
     expect(viaTap).toEqual(direct);
     expect(JSON.stringify(viaTap[1])).toContain('The sum of 19 and 23 is 42');

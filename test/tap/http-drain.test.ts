@@ -31,7 +31,13 @@ async function delayCall(url: string, id: number, ms: number): Promise<string> {
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'delay' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'delay',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'delay', arguments: { ms }, _meta: META } }),
     });
     return `${res.status} ${await res.text()}`;

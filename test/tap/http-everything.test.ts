@@ -43,7 +43,11 @@ async function converse(makeTransport: () => Transport): Promise<{ answers: unkn
     }),
   );
   answers.push(await client.callTool({ name: 'get-sum', arguments: { a: 'not a number' } }));
-  answers.push(await client.request({ method: 'no/such-method', params: {} }, ResultSchema).catch((e: { code?: number; message?: string }) => ({ code: e.code, message: e.message })));
+  answers.push(
+    await client
+      .request({ method: 'no/such-method', params: {} }, ResultSchema)
+      .catch((e: { code?: number; message?: string }) => ({ code: e.code, message: e.message })),
+  );
   if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
   await client.close();
   return { answers, progress };
@@ -71,7 +75,13 @@ describe('HTTP tap, legacy era, server-everything', () => {
     pipeline.subscribe((e) => events.push(e));
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-http-'));
     // The recording takes the tap's one path (worker, spool, indexer); the events come from a pipeline beside it.
-    const sinks = await openTapPipeline({ recording: recordingOptions(join(dir, 'rec.db')), transport: 'http', target: peer.url, logger: silentLogger, logLevel: 'silent' });
+    const sinks = await openTapPipeline({
+      recording: recordingOptions(join(dir, 'rec.db')),
+      transport: 'http',
+      target: peer.url,
+      logger: silentLogger,
+      logLevel: 'silent',
+    });
     const tap: HttpTap = await startHttpTap({ upstream: peer.url, port: 0, pipeline: teeInput(sinks.input, pipeline), redactor: sinks.redactor });
     let viaTap: Awaited<ReturnType<typeof converse>>;
     try {

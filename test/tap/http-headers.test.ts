@@ -50,14 +50,22 @@ describe('HTTP tap headers', () => {
         const out = JSON.stringify({ rawHeaders: req.rawHeaders, url: req.url, method: req.method, body });
         const answer = body ? JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: { echo: JSON.parse(out) } }) : out;
         res.writeHead(200, [
-          'content-type', 'application/json',
-          'set-cookie', 'a=1; HttpOnly',
-          'set-cookie', 'b=2',
-          'mcp-session-id', 'sess-1',
-          'connection', 'x-resp-hop',
-          'x-resp-hop', 'drop me',
-          'keep-alive', 'timeout=5',
-          'x-upstream', 'kept',
+          'content-type',
+          'application/json',
+          'set-cookie',
+          'a=1; HttpOnly',
+          'set-cookie',
+          'b=2',
+          'mcp-session-id',
+          'sess-1',
+          'connection',
+          'x-resp-hop',
+          'x-resp-hop',
+          'drop me',
+          'keep-alive',
+          'timeout=5',
+          'x-upstream',
+          'kept',
         ]);
         res.end(answer);
       });
@@ -139,7 +147,15 @@ describe('HTTP tap headers', () => {
     expect(await ok([['Origin', 'http://localhost:5173']])).toBe(200);
     expect(await ok([['Origin', 'https://app.example:8443']])).toBe(200);
     expect(await ok([['Origin', 'https://app.example:9999']])).toBe(403);
-    const refused = await send(tap.url, 'POST', [['Host', 'evil.example'], ['Content-Type', 'application/json']], '{"jsonrpc":"2.0","id":1,"method":"ping"}');
+    const refused = await send(
+      tap.url,
+      'POST',
+      [
+        ['Host', 'evil.example'],
+        ['Content-Type', 'application/json'],
+      ],
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    );
     expect(refused.headers['content-type']).toBe('application/json');
     expect(JSON.parse(refused.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
     expect(events.filter((e) => e.type === 'anomaly' && /403/.test(e.detail)).length).toBe(5);

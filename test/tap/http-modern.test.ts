@@ -29,7 +29,11 @@ async function converse(url: string): Promise<{ answers: unknown[]; progress: nu
   answers.push(await client.callTool({ name: 'progress', arguments: { steps: 4, intervalMs: 20 } }, { onprogress: (p) => progress.push(p.progress) }));
   answers.push(await client.callTool({ name: 'fail', arguments: { message: 'nope' } }));
   answers.push(await client.callTool({ name: 'echo', arguments: { text: 42 } }));
-  answers.push(await client.request({ method: 'no/such-method', params: {} } as never, ANY_RESULT as never).catch((e: { code?: number; message?: string }) => ({ code: e.code, message: e.message })));
+  answers.push(
+    await client
+      .request({ method: 'no/such-method', params: {} } as never, ANY_RESULT as never)
+      .catch((e: { code?: number; message?: string }) => ({ code: e.code, message: e.message })),
+  );
   await client.close();
   return { answers, progress };
 }
@@ -37,7 +41,13 @@ async function converse(url: string): Promise<{ answers: unknown[]; progress: nu
 async function mismatched(url: string): Promise<{ status: number; contentType: string | null; body: string }> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list', 'mcp-name': 'echo' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/list',
+      'mcp-name': 'echo',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 'mm-1', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: META } }),
   });
   return { status: res.status, contentType: res.headers.get('content-type'), body: await res.text() };
@@ -87,7 +97,9 @@ describe('HTTP tap, 2026-07-28 era, SDK 2.x server and client', () => {
     // Stateless: no session; exchanges live on the client's TCP connection(s).
     for (const e of done) expect(e.connectionId).toMatch(/^http:conn-\d+$/);
     for (const e of done) expect(e.sessionId).toBeUndefined();
-    const opened = new Set(events.filter((e) => e.type === 'connection-opened').map((e) => (e as { connection: { connectionId: string } }).connection.connectionId));
+    const opened = new Set(
+      events.filter((e) => e.type === 'connection-opened').map((e) => (e as { connection: { connectionId: string } }).connection.connectionId),
+    );
     for (const e of done) expect(opened.has(e.connectionId)).toBe(true);
     expect(events.filter((e) => e.type === 'anomaly')).toEqual([]);
   });
@@ -115,13 +127,20 @@ describe('HTTP tap, 2026-07-28 era, SDK 2.x server and client', () => {
     const mark = events.length;
     const res = await fetch(tap.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'no-such-session', 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': 'no-such-session',
+        'mcp-protocol-version': '2025-11-25',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'gone-1', method: 'tools/list', params: {} }),
     });
     expect(res.status).toBe(404);
     await res.text();
     const fresh = events.slice(mark);
-    expect(fresh.find((e) => e.type === 'connection-opened')).toMatchObject({ connection: { connectionId: 'http:no-such-session', sessionId: 'no-such-session' } });
+    expect(fresh.find((e) => e.type === 'connection-opened')).toMatchObject({
+      connection: { connectionId: 'http:no-such-session', sessionId: 'no-such-session' },
+    });
     expect(fresh.find((e) => e.type === 'connection-closed')).toMatchObject({ connectionId: 'http:no-such-session', reason: 'session_not_found' });
     const ex = fresh.find((e) => e.type === 'exchange-completed');
     expect(ex?.type === 'exchange-completed' && ex.exchange.transport?.httpStatus).toBe(404);

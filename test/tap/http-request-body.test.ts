@@ -16,8 +16,15 @@ import type { Exchange } from '../../src/model/exchange.js';
 import { freePort, listenLocal, referenceServerPerSuite } from '../helpers/http-peers.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
-const echoCall = (id: number, text = 'x') => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: META } });
+const HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'echo',
+};
+const echoCall = (id: number, text = 'x') =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: META } });
 
 interface Answer {
   status: number;
@@ -70,7 +77,14 @@ async function tapFor(upstream: string): Promise<{ tap: HttpTap; events: TapEven
   const events: TapEvent[] = [];
   pipeline.subscribe((e) => events.push(e));
   const tap = await startHttpTap({ upstream, port: 0, pipeline });
-  return { tap, events, close: async () => { await tap.close(); await pipeline.close(); } };
+  return {
+    tap,
+    events,
+    close: async () => {
+      await tap.close();
+      await pipeline.close();
+    },
+  };
 }
 
 const completed = (events: TapEvent[], id: number): Exchange | undefined =>
@@ -82,7 +96,11 @@ describe('HTTP tap, request bodies', () => {
   it('whole, split and chunked bodies: same answers as direct; each request recorded, stamped once its body was in', async () => {
     const t = await tapFor(ref().url);
     try {
-      const cases: Array<[Send, number]> = [['whole', 1], ['split', 2], ['chunked', 3]];
+      const cases: Array<[Send, number]> = [
+        ['whole', 1],
+        ['split', 2],
+        ['chunked', 3],
+      ];
       for (const [how, id] of cases) {
         const body = echoCall(id, `${how} ${'y'.repeat(2000)}`);
         const direct = await post(ref().url, body, how);
@@ -138,7 +156,10 @@ describe('HTTP tap, request bodies', () => {
   it('upstream down while the body is still arriving: 502 once the body is in, with its id; recorded', async () => {
     const t = await tapFor(`http://127.0.0.1:${await freePort()}/mcp`);
     try {
-      for (const [how, id] of [['split', 5], ['whole', 6]] as Array<[Send, number]>) {
+      for (const [how, id] of [
+        ['split', 5],
+        ['whole', 6],
+      ] as Array<[Send, number]>) {
         const a = await post(t.tap.url, echoCall(id), how);
         expect(a.status, how).toBe(502);
         expect(JSON.parse(a.body), how).toMatchObject({ id, error: { code: -32603 } });

@@ -61,7 +61,13 @@ describe('HTTP tap timing', () => {
 
   /** One measured run: STREAMS concurrent streams of EVENTS events; checks everything but the p99 bound. */
   async function measure(): Promise<{ inOrder: boolean; diffsMs: number[]; hopMs: number[] }> {
-    const r = await ask<{ ids: number[]; sent: Record<number, number[]>; recv: Record<number, number[]> }>({ cmd: 'stream', url: tap.url, streams: STREAMS, events: EVENTS, interval: INTERVAL_MS });
+    const r = await ask<{ ids: number[]; sent: Record<number, number[]>; recv: Record<number, number[]> }>({
+      cmd: 'stream',
+      url: tap.url,
+      streams: STREAMS,
+      events: EVENTS,
+      interval: INTERVAL_MS,
+    });
     const diffsMs: number[] = [];
     const hopMs: number[] = [];
     let inOrder = true;
@@ -119,7 +125,9 @@ describe('HTTP tap timing', () => {
       expect(ex.outcome).toBe('cancelled');
       expect(ex.cancel?.by).toBe('disconnect');
     }
-    process.stderr.write(`[http-timing] client abort -> upstream sees the close: ${delaysMs.map((d) => d.toFixed(3)).join(', ')} ms (median ${percentile(delaysMs, 50).toFixed(3)} ms)\n`);
+    process.stderr.write(
+      `[http-timing] client abort -> upstream sees the close: ${delaysMs.map((d) => d.toFixed(3)).join(', ')} ms (median ${percentile(delaysMs, 50).toFixed(3)} ms)\n`,
+    );
     expect(percentile(delaysMs, 50)).toBeLessThan(10);
     expect(Math.max(...delaysMs)).toBeLessThan(250);
     expect(tap.stats().inFlight).toBe(0);

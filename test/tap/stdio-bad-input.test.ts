@@ -82,7 +82,10 @@ describe('stdio tap with a misbehaving server', () => {
 
   it('kills the server when the tap itself is killed: a host SIGKILL after its grace period reaches the tap, not the server', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-reap-'));
-    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, join(FIXTURES, 'misbehaving-server.mjs')], { env: { ...process.env, WROTE: join(dir, 'wrote.bin') }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, join(FIXTURES, 'misbehaving-server.mjs')], {
+      env: { ...process.env, WROTE: join(dir, 'wrote.bin') },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     child.stdin.write(req(1, 'stubborn') + '\n');
     const line = await new Promise<string>((resolve) => child.stdout.once('data', (b: Buffer) => resolve(b.toString())));
     const pid = (JSON.parse(line) as { result: { pid: number } }).result.pid;
@@ -113,7 +116,12 @@ describe('stdio tap with a misbehaving server', () => {
     const full = openSync('/dev/full', 'w');
     try {
       const server = `for (let i = 0; i < 200; i++) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { i } }) + '\\n')`;
-      const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, '-e', server], { encoding: 'utf8', input: '', stdio: ['pipe', full, 'pipe'], timeout: 20_000 });
+      const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--', process.execPath, '-e', server], {
+        encoding: 'utf8',
+        input: '',
+        stdio: ['pipe', full, 'pipe'],
+        timeout: 20_000,
+      });
       expect(r.status).toBe(0);
       expect(r.stderr).toMatch(/writing the server's output to stdout failed \(ENOSPC\)/);
       expect(r.stderr.match(/stdout failed/g)).toHaveLength(1);

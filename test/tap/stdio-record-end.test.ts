@@ -55,7 +55,8 @@ async function closedRecording(db: string, ms = 20_000) {
     const store = RecordingStore.open(db);
     try {
       const r = store.listRecordings()[0];
-      if (r?.endedUs !== undefined || Date.now() > until) return r ? { ...r, frames: [...store.frames(r.id)].length, exchanges: store.exchanges({ recordingId: r.id }) } : undefined;
+      if (r?.endedUs !== undefined || Date.now() > until)
+        return r ? { ...r, frames: [...store.frames(r.id)].length, exchanges: store.exchanges({ recordingId: r.id }) } : undefined;
     } finally {
       store.close();
     }
@@ -84,44 +85,47 @@ describe('a recording the tap does not end in order', () => {
     expect(rec!.meta?.incomplete).toMatch(/the tap ended without closing the recording/);
   });
 
-  it.skipIf(process.platform !== 'linux')("SIGTERM while the tap waits for its indexer: it stops at once, the indexer completes the recording in the background", async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'mcptap-term-')), 'rec.db');
-    const lines = 2000;
-    // Writes its lines, then exits when its stdin ends (the host's EOF).
-    const server = `for (let i = 1; i <= ${lines}; i++) process.stdout.write('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":' + i + '}}\\n'); process.stdin.on('end', () => process.exit(0)).resume();`;
-    const tap = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', process.execPath, '-e', server], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    tap.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    let got = 0;
-    await new Promise<void>((resolve) =>
-      tap.stdout.on('data', (b: Buffer) => {
-        for (const c of b) if (c === 10) got++;
-        if (got >= lines) resolve();
-      }),
-    );
-    // Hold the indexer (as a machine too busy for a niced process would), so that closing waits for it.
-    // It boots beside the traffic: wait until it is up (its recording row exists) before holding it.
-    for (let i = 0; i < 500 && !(await recordingStarted(db)); i++) await new Promise((r) => setTimeout(r, 20));
-    const indexer = childrenOf(tap.pid!).find((p) => p.cmdline.includes('indexer-process'));
-    expect(indexer, 'the recording indexer process').toBeDefined();
-    process.kill(indexer!.pid, 'SIGSTOP');
-    try {
-      const exited = new Promise<number | null>((resolve) => tap.once('exit', (code) => resolve(code)));
-      tap.stdin.end(); // the server exits; the tap starts closing and waits for the indexer
-      await new Promise((r) => setTimeout(r, 500));
-      expect(tap.exitCode).toBeNull();
-      const sentAt = Date.now();
-      tap.kill('SIGTERM');
-      const code = await exited;
-      expect(Date.now() - sentAt).toBeLessThan(3000);
-      expect(code).toBe(0); // the server's own exit code
-      expect(stderr).toMatch(/SIGTERM while closing: stopping now; the recording indexer completes .* in the background/);
-    } finally {
-      process.kill(indexer!.pid, 'SIGCONT');
-    }
-    const rec = await closedRecording(db);
-    expect(rec?.endedUs).toBeDefined();
-    expect(rec!.frames).toBe(lines);
-    expect(rec!.meta?.incomplete).toBeUndefined();
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'SIGTERM while the tap waits for its indexer: it stops at once, the indexer completes the recording in the background',
+    async () => {
+      const db = join(mkdtempSync(join(tmpdir(), 'mcptap-term-')), 'rec.db');
+      const lines = 2000;
+      // Writes its lines, then exits when its stdin ends (the host's EOF).
+      const server = `for (let i = 1; i <= ${lines}; i++) process.stdout.write('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":' + i + '}}\\n'); process.stdin.on('end', () => process.exit(0)).resume();`;
+      const tap = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', process.execPath, '-e', server], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stderr = '';
+      tap.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      let got = 0;
+      await new Promise<void>((resolve) =>
+        tap.stdout.on('data', (b: Buffer) => {
+          for (const c of b) if (c === 10) got++;
+          if (got >= lines) resolve();
+        }),
+      );
+      // Hold the indexer (as a machine too busy for a niced process would), so that closing waits for it.
+      // It boots beside the traffic: wait until it is up (its recording row exists) before holding it.
+      for (let i = 0; i < 500 && !(await recordingStarted(db)); i++) await new Promise((r) => setTimeout(r, 20));
+      const indexer = childrenOf(tap.pid!).find((p) => p.cmdline.includes('indexer-process'));
+      expect(indexer, 'the recording indexer process').toBeDefined();
+      process.kill(indexer!.pid, 'SIGSTOP');
+      try {
+        const exited = new Promise<number | null>((resolve) => tap.once('exit', (code) => resolve(code)));
+        tap.stdin.end(); // the server exits; the tap starts closing and waits for the indexer
+        await new Promise((r) => setTimeout(r, 500));
+        expect(tap.exitCode).toBeNull();
+        const sentAt = Date.now();
+        tap.kill('SIGTERM');
+        const code = await exited;
+        expect(Date.now() - sentAt).toBeLessThan(3000);
+        expect(code).toBe(0); // the server's own exit code
+        expect(stderr).toMatch(/SIGTERM while closing: stopping now; the recording indexer completes .* in the background/);
+      } finally {
+        process.kill(indexer!.pid, 'SIGCONT');
+      }
+      const rec = await closedRecording(db);
+      expect(rec?.endedUs).toBeDefined();
+      expect(rec!.frames).toBe(lines);
+      expect(rec!.meta?.incomplete).toBeUndefined();
+    },
+  );
 });

@@ -20,7 +20,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A tap over the reference server; `calls(from, n)` sends n echo calls (32 in flight) and resolves when all are answered. */
 function tap(db: string, flags: string[] = []) {
-  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, ...flags, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [MCPTAP, 'stdio', '--record', db, ...flags, '--', process.execPath, MCPTAP, 'reference', '--stdio', '--log-level', 'warn'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b));
   let buf = '';
@@ -33,7 +37,10 @@ function tap(db: string, flags: string[] = []) {
     answered += lines.length;
     onAnswer();
   });
-  const call = (id: number) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `c${id}` }, _meta: modernMeta() } }) + '\n');
+  const call = (id: number) =>
+    child.stdin.write(
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `c${id}` }, _meta: modernMeta() } }) + '\n',
+    );
   const calls = (from: number, n: number) =>
     new Promise<void>((resolve, reject) => {
       const base = answered;

@@ -12,7 +12,7 @@ import { MCPTAP, FIXTURES } from '../helpers/paths.js';
 
 function prng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function randomTraffic(rand: () => number, withHuge: boolean): Buffer {
@@ -22,8 +22,17 @@ function randomTraffic(rand: () => number, withHuge: boolean): Buffer {
     const r = rand();
     const eol = rand() < 0.2 ? '\r\n' : '\n';
     if (r < 0.1) parts.push(`not json at all ${i} ✓${eol}`);
-    else if (r < 0.15) parts.push(`{"jsonrpc":"2.0","id":${i},"res${eol}`); // truncated JSON
-    else parts.push(JSON.stringify({ jsonrpc: '2.0', id: rand() < 0.5 ? i : `s-${i}`, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ünï©ødé 🎉 '.repeat(1 + Math.floor(rand() * 50)) } } }) + eol);
+    else if (r < 0.15)
+      parts.push(`{"jsonrpc":"2.0","id":${i},"res${eol}`); // truncated JSON
+    else
+      parts.push(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: rand() < 0.5 ? i : `s-${i}`,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'ünï©ødé 🎉 '.repeat(1 + Math.floor(rand() * 50)) } },
+        }) + eol,
+      );
   }
   if (withHuge) parts.splice(3, 0, JSON.stringify({ jsonrpc: '2.0', id: 'big', result: { data: 'é'.repeat(4 * 1024 * 1024) } }) + '\n'); // 8 MB of UTF-8
   parts.push('{"jsonrpc":"2.0","method":"last/no-newline"}');
@@ -58,7 +67,12 @@ async function runThroughTap(seed: number, withHuge: boolean) {
 }
 
 describe('stdio tap transparency', () => {
-  for (const [seed, huge] of [[1, true], [2, false], [3, false], [4, true]] as const) {
+  for (const [seed, huge] of [
+    [1, true],
+    [2, false],
+    [3, false],
+    [4, true],
+  ] as const) {
     it(`forwards every byte unchanged both ways (seed ${seed}${huge ? ', with 8 MB messages' : ''})`, async () => {
       const r = await runThroughTap(seed, huge);
       expect(r.code, r.stderr).toBe(0);

@@ -15,7 +15,13 @@ const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.mode
 async function echo(url: string, id: number): Promise<number> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'echo',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: META } }),
   });
   await res.arrayBuffer();
@@ -32,7 +38,9 @@ describe('mcptap http: a failing upstream is said once per class, and its recove
       for (let id = 1; id <= 3; id++) expect(await echo(tap.url, id)).toBe(502);
       await expect.poll(() => upstreamLines(tap.stderr()), { timeout: 5_000 }).toHaveLength(1);
       expect(upstreamLines(tap.stderr())[0]).toMatch(
-        new RegExp(`^mcptap warn: upstream http://user:redacted:\\S+@127\\.0\\.0\\.1:${port}/mcp\\?token=redacted:\\S+: connection refused: .*ECONNREFUSED.* \\(further failures of this kind counted, not logged\\)$`),
+        new RegExp(
+          `^mcptap warn: upstream http://user:redacted:\\S+@127\\.0\\.0\\.1:${port}/mcp\\?token=redacted:\\S+: connection refused: .*ECONNREFUSED.* \\(further failures of this kind counted, not logged\\)$`,
+        ),
       );
 
       const server = await startReferenceHttpServer({ port });

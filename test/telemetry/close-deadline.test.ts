@@ -71,7 +71,10 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 
 /** The one line saying what did not reach the endpoint: [not delivered, delivered]. */
 function undelivered(stderr: string): [number, number] {
-  const m = /otel: (\d+) spans were not delivered \(0 refused with the queue full, 0 in failed exports, (\d+) queued or being sent at the deadline\); (\d+) were/.exec(stderr);
+  const m =
+    /otel: (\d+) spans were not delivered \(0 refused with the queue full, 0 in failed exports, (\d+) queued or being sent at the deadline\); (\d+) were/.exec(
+      stderr,
+    );
   expect(m, stderr).not.toBeNull();
   expect(Number(m![2])).toBe(Number(m![1]));
   return [Number(m![1]), Number(m![3])];
@@ -94,7 +97,8 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
     const { child, url, stderr } = tap;
     const client = new Client({ name: 'close-deadline-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-    for (let i = 0; i < CALLS; i++) expect(await client.callTool({ name: 'echo', arguments: { text: `n${i}` } })).toMatchObject({ content: [{ type: 'text', text: `n${i}` }] });
+    for (let i = 0; i < CALLS; i++)
+      expect(await client.callTool({ name: 'echo', arguments: { text: `n${i}` } })).toMatchObject({ content: [{ type: 'text', text: `n${i}` }] });
     await client.close();
     // The batch processor has started an export by now (every 200 ms): it hangs on the endpoint.
     await expect.poll(() => endpoint.sockets(), { timeout: 10_000 }).toBeGreaterThan(0);
@@ -110,11 +114,15 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
     expect(delivered).toBe(0);
   });
 
-  it('mcptap stdio --inject-trace-context (telemetry in the tap\'s own thread) exits with its server, not with its exports', async () => {
-    const child = spawn(process.execPath, [MCPTAP, 'stdio', '--otlp', endpoint.url, '--inject-trace-context', '--', process.execPath, MCPTAP, 'reference', '--stdio'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...EXPORTS_WAIT },
-    });
+  it("mcptap stdio --inject-trace-context (telemetry in the tap's own thread) exits with its server, not with its exports", async () => {
+    const child = spawn(
+      process.execPath,
+      [MCPTAP, 'stdio', '--otlp', endpoint.url, '--inject-trace-context', '--', process.execPath, MCPTAP, 'reference', '--stdio'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, ...EXPORTS_WAIT },
+      },
+    );
     const stderr = collect(child);
     const answers = createInterface({ input: child.stdout! });
     const answered = new Map<number, unknown>();
@@ -244,7 +252,9 @@ describe('closing the telemetry when nothing listens on the OTLP endpoint', () =
     const stderr = collect(child);
     const answers = createInterface({ input: child.stdout! });
     const answered = new Promise<unknown>((resolve) => answers.once('line', (l) => resolve(JSON.parse(l))));
-    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'close-deadline-test', version: '1' } } })}\n`);
+    child.stdin!.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'close-deadline-test', version: '1' } } })}\n`,
+    );
     expect(await answered).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
 
     const exited = exitOf(child);
@@ -254,9 +264,13 @@ describe('closing the telemetry when nothing listens on the OTLP endpoint', () =
     // Logged, not asserted (no timed assertions): it was the 5 s deadline plus the exit before.
     console.log(`stdio tap with an unreachable OTLP endpoint exited ${Math.round(performance.now() - closedAt)} ms after stdin closed`);
     expect(code).toBe(0);
-    const lines = stderr().split('\n').filter((l) => /not delivered/.test(l));
+    const lines = stderr()
+      .split('\n')
+      .filter((l) => /not delivered/.test(l));
     // The initialize exchange and the connection's session span; the exporter gave up, the deadline did not end it.
-    expect(lines, stderr()).toEqual([`mcptap warn: otel: 2 spans and the metrics not delivered: OTLP endpoint ${otlp} unreachable (connection refused); stopped without waiting for it`]);
+    expect(lines, stderr()).toEqual([
+      `mcptap warn: otel: 2 spans and the metrics not delivered: OTLP endpoint ${otlp} unreachable (connection refused); stopped without waiting for it`,
+    ]);
     expect(stderr()).not.toContain('did not finish within');
   });
 });

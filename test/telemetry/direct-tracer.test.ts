@@ -63,7 +63,16 @@ function run(kind: 'sdk' | 'direct', limits: SpanLimits, ids: () => IdGenerator,
   const processor = new RecordingProcessor();
   const idGenerator = ids();
   const provider = new BasicTracerProvider({ resource: RESOURCE, idGenerator, spanProcessors: [processor], spanLimits: limits });
-  const tracer = kind === 'sdk' ? provider.getTracer('mcptap', '9.9.9') : new DirectTracer({ resource: RESOURCE, scope: { name: 'mcptap', version: '9.9.9', schemaUrl: undefined }, idGenerator, processors: [processor], limits: sdkSpanLimits(limits) });
+  const tracer =
+    kind === 'sdk'
+      ? provider.getTracer('mcptap', '9.9.9')
+      : new DirectTracer({
+          resource: RESOURCE,
+          scope: { name: 'mcptap', version: '9.9.9', schemaUrl: undefined },
+          idGenerator,
+          processors: [processor],
+          limits: sdkSpanLimits(limits),
+        });
   const returned: ApiSpan[] = [];
   body(tracer, returned, idGenerator);
   return { spans: processor.ended, calls: processor.calls, returned };
@@ -99,65 +108,112 @@ function expectSame(limits: SpanLimits, ids: () => IdGenerator, body: Body): Run
   expect(direct.spans.map(view)).toEqual(sdk.spans.map(view));
   expect(direct.calls).toEqual(sdk.calls);
   expect(direct.returned.map((s) => [s.spanContext(), s.isRecording()])).toEqual(sdk.returned.map((s) => [s.spanContext(), s.isRecording()]));
-  expect(Buffer.from(ProtobufTraceSerializer.serializeRequest(direct.spans)!).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(sdk.spans)!))).toBe(true);
+  expect(Buffer.from(ProtobufTraceSerializer.serializeRequest(direct.spans)!).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(sdk.spans)!))).toBe(
+    true,
+  );
   return direct;
 }
 
 const T = (s: number, ns = 0): [number, number] => [1_767_225_600 + s, ns];
-const TIGHT: SpanLimits = { attributeCountLimit: 4, attributeValueLengthLimit: 5, eventCountLimit: 3, linkCountLimit: 2, attributePerEventCountLimit: 2, attributePerLinkCountLimit: 1 };
+const TIGHT: SpanLimits = {
+  attributeCountLimit: 4,
+  attributeValueLengthLimit: 5,
+  eventCountLimit: 3,
+  linkCountLimit: 2,
+  attributePerEventCountLimit: 2,
+  attributePerLinkCountLimit: 1,
+};
 const remote = (flags: number) => ({ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: flags, isRemote: true, traceState: new TraceState('v=1') });
 
 describe('DirectTracer makes the SDK tracer spans', () => {
   it('through the Tracer and Span API, limits and odd input included', () => {
-    const direct = expectSame(TIGHT, () => new CountingIds(), (tracer, returned) => {
-      const links = [{ context: remote(1), attributes: { a: 'long value', b: 2 } }, { context: remote(0) }, { context: remote(1), attributes: { c: undefined } }];
-      const s = tracer.startSpan('first', { kind: SpanKind.CLIENT, startTime: T(1, 5), attributes: { a: 'abcdefgh', n: 1, bad: { x: 1 } as never, arr: ['abcdefg', 'x'], mixed: [1, 'a'] as never, none: undefined, '': 'empty key', more: true, most: 3 }, links }, ROOT_CONTEXT);
-      s.setAttribute('a', 'replaced value');
-      s.setAttribute('over', 'limit');
-      s.setAttributes({ n: 2, another: 'x' });
-      for (let i = 0; i < 5; i++) s.addEvent(`e${i}`, { i, text: 'long text', x: 1 }, T(2, i));
-      s.addEvent('time only', T(3));
-      s.addEvent('date', new Date(1_767_225_700_123));
-      s.addLink({ context: remote(1), attributes: { k: 'v' } });
-      s.addLinks([{ context: remote(0) }]);
-      // Frozen links: kept as they are only where the copy would be equal.
-      s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ k: 'v' }) }));
-      s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ k: 'too long' }) }));
-      s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ a: 1, b: 2 }) }));
-      s.setStatus({ code: SpanStatusCode.UNSET, message: 'ignored' });
-      s.setStatus({ code: SpanStatusCode.ERROR, message: 42 as never });
-      s.setStatus({ code: SpanStatusCode.ERROR, message: 'it failed' });
-      s.updateName('renamed');
-      s.recordException(new Error('boom'), T(4));
-      s.recordException({ code: 'ECONNRESET', message: 'reset' }, T(4, 1));
-      s.end(T(5));
-      s.setAttribute('after', 'end');
-      s.addEvent('after end');
-      s.end(T(6));
-      returned.push(s);
-      const ok = tracer.startSpan('ok status', { startTime: T(1) }, ROOT_CONTEXT);
-      ok.setStatus({ code: SpanStatusCode.OK });
-      ok.setStatus({ code: SpanStatusCode.ERROR, message: 'too late' });
-      ok.end(T(0)); // before its start: the SDK clamps the end time
-      returned.push(ok);
-      const child = tracer.startSpan('child of a sampled remote parent', { startTime: T(1), links: [] }, trace.setSpanContext(ROOT_CONTEXT, remote(1)));
-      child.end(new Date(1_767_225_800_000));
-      returned.push(child);
-      returned.push(tracer.startSpan('child of an unsampled parent', { startTime: T(1) }, trace.setSpanContext(ROOT_CONTEXT, remote(0))));
-      returned.push(tracer.startSpan('suppressed', { startTime: T(1) }, suppressTracing(ROOT_CONTEXT)));
-      const orphan = tracer.startSpan('invalid parent is a root', { startTime: T(1) }, trace.setSpanContext(ROOT_CONTEXT, { ...remote(1), traceId: '0'.repeat(32) }));
-      orphan.end(T(1, 1));
-      returned.push(orphan);
-      const rooted = tracer.startSpan('root option', { root: true, startTime: T(1) }, trace.setSpanContext(ROOT_CONTEXT, remote(1)));
-      rooted.end(1_767_225_900_000);
-      returned.push(rooted);
-      tracer.startActiveSpan('active', { startTime: T(1) }, ROOT_CONTEXT, (span) => {
-        expect(trace.getSpan(context.active())).toBeUndefined(); // no context manager is registered: nothing becomes active
-        span.end(T(2));
-        returned.push(span);
-      });
-    });
-    expect(direct.spans.map((s) => s.name)).toEqual(['renamed', 'ok status', 'child of a sampled remote parent', 'invalid parent is a root', 'root option', 'active']);
+    const direct = expectSame(
+      TIGHT,
+      () => new CountingIds(),
+      (tracer, returned) => {
+        const links = [
+          { context: remote(1), attributes: { a: 'long value', b: 2 } },
+          { context: remote(0) },
+          { context: remote(1), attributes: { c: undefined } },
+        ];
+        const s = tracer.startSpan(
+          'first',
+          {
+            kind: SpanKind.CLIENT,
+            startTime: T(1, 5),
+            attributes: {
+              a: 'abcdefgh',
+              n: 1,
+              bad: { x: 1 } as never,
+              arr: ['abcdefg', 'x'],
+              mixed: [1, 'a'] as never,
+              none: undefined,
+              '': 'empty key',
+              more: true,
+              most: 3,
+            },
+            links,
+          },
+          ROOT_CONTEXT,
+        );
+        s.setAttribute('a', 'replaced value');
+        s.setAttribute('over', 'limit');
+        s.setAttributes({ n: 2, another: 'x' });
+        for (let i = 0; i < 5; i++) s.addEvent(`e${i}`, { i, text: 'long text', x: 1 }, T(2, i));
+        s.addEvent('time only', T(3));
+        s.addEvent('date', new Date(1_767_225_700_123));
+        s.addLink({ context: remote(1), attributes: { k: 'v' } });
+        s.addLinks([{ context: remote(0) }]);
+        // Frozen links: kept as they are only where the copy would be equal.
+        s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ k: 'v' }) }));
+        s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ k: 'too long' }) }));
+        s.addLink(Object.freeze({ context: remote(1), attributes: Object.freeze({ a: 1, b: 2 }) }));
+        s.setStatus({ code: SpanStatusCode.UNSET, message: 'ignored' });
+        s.setStatus({ code: SpanStatusCode.ERROR, message: 42 as never });
+        s.setStatus({ code: SpanStatusCode.ERROR, message: 'it failed' });
+        s.updateName('renamed');
+        s.recordException(new Error('boom'), T(4));
+        s.recordException({ code: 'ECONNRESET', message: 'reset' }, T(4, 1));
+        s.end(T(5));
+        s.setAttribute('after', 'end');
+        s.addEvent('after end');
+        s.end(T(6));
+        returned.push(s);
+        const ok = tracer.startSpan('ok status', { startTime: T(1) }, ROOT_CONTEXT);
+        ok.setStatus({ code: SpanStatusCode.OK });
+        ok.setStatus({ code: SpanStatusCode.ERROR, message: 'too late' });
+        ok.end(T(0)); // before its start: the SDK clamps the end time
+        returned.push(ok);
+        const child = tracer.startSpan('child of a sampled remote parent', { startTime: T(1), links: [] }, trace.setSpanContext(ROOT_CONTEXT, remote(1)));
+        child.end(new Date(1_767_225_800_000));
+        returned.push(child);
+        returned.push(tracer.startSpan('child of an unsampled parent', { startTime: T(1) }, trace.setSpanContext(ROOT_CONTEXT, remote(0))));
+        returned.push(tracer.startSpan('suppressed', { startTime: T(1) }, suppressTracing(ROOT_CONTEXT)));
+        const orphan = tracer.startSpan(
+          'invalid parent is a root',
+          { startTime: T(1) },
+          trace.setSpanContext(ROOT_CONTEXT, { ...remote(1), traceId: '0'.repeat(32) }),
+        );
+        orphan.end(T(1, 1));
+        returned.push(orphan);
+        const rooted = tracer.startSpan('root option', { root: true, startTime: T(1) }, trace.setSpanContext(ROOT_CONTEXT, remote(1)));
+        rooted.end(1_767_225_900_000);
+        returned.push(rooted);
+        tracer.startActiveSpan('active', { startTime: T(1) }, ROOT_CONTEXT, (span) => {
+          expect(trace.getSpan(context.active())).toBeUndefined(); // no context manager is registered: nothing becomes active
+          span.end(T(2));
+          returned.push(span);
+        });
+      },
+    );
+    expect(direct.spans.map((s) => s.name)).toEqual([
+      'renamed',
+      'ok status',
+      'child of a sampled remote parent',
+      'invalid parent is a root',
+      'root option',
+      'active',
+    ]);
     expect(direct.spans[0]!.droppedEventsCount).toBeGreaterThan(0);
     expect(direct.spans[0]!.droppedLinksCount).toBeGreaterThan(0);
     expect(direct.spans[0]!.droppedAttributesCount).toBeGreaterThan(0);
@@ -168,16 +224,34 @@ describe('DirectTracer makes the SDK tracer spans', () => {
     const events = traffic();
     const seed = 'c0ffee';
     for (const captureContent of [false, true]) {
-      const out = expectSame({ eventCountLimit: 1024, attributeValueLengthLimit: 8192 + 64 }, () => new PresetIdGenerator(), (tracer, _returned, ids) => {
-        // The same minted ids for both runs: a counting random source.
-        let r = 0;
-        const minter = new TraceContextMinter({ random: (n) => Buffer.alloc(n, ++r) });
-        minter.mint('http-1', 'c2s', 7, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01` } } });
-        const sink = new OtelSpanSink({ tracer, captureContent, maxContentLength: 8192, spanIds: new SeededSpanIds(seed), idGenerator: ids as PresetIdGenerator, minter, redact: (v) => v, clock: { nowUs: () => 1_767_225_700_000_000 } });
-        for (const e of events) sink.onEvent(e);
-        void sink.close();
-        expect(sink.stats().errors).toBe(0);
-      });
+      const out = expectSame(
+        { eventCountLimit: 1024, attributeValueLengthLimit: 8192 + 64 },
+        () => new PresetIdGenerator(),
+        (tracer, _returned, ids) => {
+          // The same minted ids for both runs: a counting random source.
+          let r = 0;
+          const minter = new TraceContextMinter({ random: (n) => Buffer.alloc(n, ++r) });
+          minter.mint('http-1', 'c2s', 7, {
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'echo', _meta: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01` } },
+          });
+          const sink = new OtelSpanSink({
+            tracer,
+            captureContent,
+            maxContentLength: 8192,
+            spanIds: new SeededSpanIds(seed),
+            idGenerator: ids as PresetIdGenerator,
+            minter,
+            redact: (v) => v,
+            clock: { nowUs: () => 1_767_225_700_000_000 },
+          });
+          for (const e of events) sink.onEvent(e);
+          void sink.close();
+          expect(sink.stats().errors).toBe(0);
+        },
+      );
       // 2 sessions + 13 exchanges, less the resources/read whose caller's parent was not sampled.
       expect(out.spans.length).toBe(14);
     }
@@ -207,7 +281,12 @@ function traffic(): TapEvent[] {
   s.request(4, 'tools/call', { name: 'long-op', arguments: {}, _meta: { progressToken: 'p4' } }, 50);
   s.send('s2c', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p4', progress: 1, total: 2, message: 'step 1' } }, 60);
   s.result(4, { content: [] }, 80);
-  s.request(5, 'prompts/get', { name: 'greet', _meta: { traceparent: `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-${'00f067aa0ba902b7'}-01`, tracestate: 'vendor=1' } }, 90);
+  s.request(
+    5,
+    'prompts/get',
+    { name: 'greet', _meta: { traceparent: `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-${'00f067aa0ba902b7'}-01`, tracestate: 'vendor=1' } },
+    90,
+  );
   s.result(5, { messages: [] }, 95);
   s.request(6, 'resources/read', { uri: 'file:///tmp/x', _meta: { traceparent: `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-${'00f067aa0ba902b7'}-00` } }, 96);
   s.result(6, { contents: [] }, 97);
@@ -222,7 +301,10 @@ function traffic(): TapEvent[] {
   const h = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:8931/mcp' }, 0);
   const header = { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` };
   h.request(7, 'tools/call', { name: 'echo', arguments: { text: 'hé' } }, 5, { channel: 'http-body', context: { streamId: 'a', headers: header } });
-  h.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, 6, { channel: 'sse', context: { streamId: 'a', httpStatus: 200 } });
+  h.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, 6, {
+    channel: 'sse',
+    context: { streamId: 'a', httpStatus: 200 },
+  });
   h.send('s2c', { jsonrpc: '2.0', id: 7, result: { content: [] } }, 8, { channel: 'sse', context: { streamId: 'a', httpStatus: 200 } });
   h.endStream('a', {}, 9);
   h.request(9, 'tools/call', { name: 'streamed' }, 10, { channel: 'http-body', context: { streamId: 'c' } });

@@ -43,10 +43,17 @@ afterAll(async () => {
 
 function someSpans(): ReadableSpan[] {
   const memory = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'exporter-test' }), spanProcessors: [new SimpleSpanProcessor(memory)] });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'exporter-test' }),
+    spanProcessors: [new SimpleSpanProcessor(memory)],
+  });
   const tracer = provider.getTracer('mcptap', '1.0.0');
   for (let i = 0; i < 20; i++) {
-    const s = tracer.startSpan(`tools/call echo ${i}`, { kind: SpanKind.CLIENT, startTime: [1_767_225_600 + i, 0], attributes: { 'mcp.method.name': 'tools/call', i, 'é': 'ü' } }, ROOT_CONTEXT);
+    const s = tracer.startSpan(
+      `tools/call echo ${i}`,
+      { kind: SpanKind.CLIENT, startTime: [1_767_225_600 + i, 0], attributes: { 'mcp.method.name': 'tools/call', i, é: 'ü' } },
+      ROOT_CONTEXT,
+    );
     s.addEvent('mcp.progress', { 'mcp.progress.progress': i }, [1_767_225_600 + i, 1000]);
     s.setStatus({ code: i % 2 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET, message: 'boom' });
     s.end([1_767_225_601 + i, 0]);

@@ -91,9 +91,19 @@ describe('OtlpSpanSerializer', () => {
   });
 
   it('writes the same bytes for every kind of attribute value, event, link, status and flag', () => {
-    const remoteParent: SpanContext = { traceId: hex(1, 32), spanId: hex(2, 16), traceFlags: TraceFlags.SAMPLED, isRemote: true, traceState: new TraceState('vendor=1,other=two') };
+    const remoteParent: SpanContext = {
+      traceId: hex(1, 32),
+      spanId: hex(2, 16),
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+      traceState: new TraceState('vendor=1,other=two'),
+    };
     const events: TimedEvent[] = [
-      { name: 'mcp.progress', time: [1_767_225_601, 5], attributes: { 'mcp.progress.progress': 1, 'mcp.progress.total': 2.5, 'mcp.progress.message': 'étape 1' } },
+      {
+        name: 'mcp.progress',
+        time: [1_767_225_601, 5],
+        attributes: { 'mcp.progress.progress': 1, 'mcp.progress.total': 2.5, 'mcp.progress.message': 'étape 1' },
+      },
       { name: 'sse.stream_end', time: [1_767_225_602, 0], attributes: {} },
       { name: 'no attrs', time: [0, 0] },
       { name: 'dropped', time: [4_294_967_295, 999_999_999], attributes: { a: undefined }, droppedAttributesCount: 3 },
@@ -105,10 +115,25 @@ describe('OtlpSpanSerializer', () => {
     ];
     const spans = [
       span({ attributes: ODD_VALUES, droppedAttributesCount: 7 }),
-      span({ parentSpanContext: remoteParent, ctx: { traceId: remoteParent.traceId, traceState: remoteParent.traceState }, events, droppedEventsCount: 12, links, droppedLinksCount: 300 }),
+      span({
+        parentSpanContext: remoteParent,
+        ctx: { traceId: remoteParent.traceId, traceState: remoteParent.traceState },
+        events,
+        droppedEventsCount: 12,
+        links,
+        droppedLinksCount: 300,
+      }),
       span({ parentSpanContext: { ...remoteParent, isRemote: false, spanId: '' }, status: { code: SpanStatusCode.ERROR, message: 'tool said: ошибка' } }),
       span({ status: { code: SpanStatusCode.OK, message: '' }, ctx: { traceFlags: TraceFlags.NONE } }),
-      span({ attributes: { bytes: new Uint8Array([1, 2, 255]), nested: { a: 1, b: ['x', { c: true }] }, nothing: undefined, nul: null, big: BigInt(5) } as unknown as Attributes }),
+      span({
+        attributes: {
+          bytes: new Uint8Array([1, 2, 255]),
+          nested: { a: 1, b: ['x', { c: true }] },
+          nothing: undefined,
+          nul: null,
+          big: BigInt(5),
+        } as unknown as Attributes,
+      }),
       span({ name: '', attributes: {} }),
     ];
     const [ours, sdk] = serializeBoth(spans);

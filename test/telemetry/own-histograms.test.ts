@@ -41,7 +41,10 @@ interface Side {
 
 function side(own: boolean, temporality: AggregationTemporality, limit: number): Side {
   const ref: { own?: OwnHistograms } = {};
-  const readers = [new ManualReader(temporality, limit, own ? ref : undefined), new ManualReader(AggregationTemporality.CUMULATIVE, 1000, own ? ref : undefined)];
+  const readers = [
+    new ManualReader(temporality, limit, own ? ref : undefined),
+    new ManualReader(AggregationTemporality.CUMULATIVE, 1000, own ? ref : undefined),
+  ];
   const provider = new MeterProvider({ readers });
   const meter: Meter = provider.getMeter('mcptap', '1.0.0');
   if (own) {
@@ -132,6 +135,8 @@ describe('OwnHistograms', () => {
         return type === InstrumentType.HISTOGRAM ? { type: 5 as const } : super.selectAggregation(type);
       }
     }
-    expect(ownHistogramsSupported([new ManualReader(AggregationTemporality.CUMULATIVE, 2000), new Exponential(AggregationTemporality.CUMULATIVE, 2000)])).toBe(false);
+    expect(ownHistogramsSupported([new ManualReader(AggregationTemporality.CUMULATIVE, 2000), new Exponential(AggregationTemporality.CUMULATIVE, 2000)])).toBe(
+      false,
+    );
   });
 });

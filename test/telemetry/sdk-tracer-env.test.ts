@@ -25,7 +25,9 @@ async function exportCalls(n: number): Promise<ReceivedSpan[]> {
   try {
     // The config is resolved from the same environment the SDK reads (as the CLI resolves it from process.env).
     const set = Object.fromEntries(SET.map((name) => [name, process.env[name]]));
-    const t = await createTelemetry(resolveTelemetryConfig({ otlp: receiver.url }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none', ...set }));
+    const t = await createTelemetry(
+      resolveTelemetryConfig({ otlp: receiver.url }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none', ...set }),
+    );
     const s = new TrafficScript('stdio-1').open({ transport: 'stdio', target: 'srv' }, 0);
     for (let i = 1; i <= n; i++) {
       s.request(i, 'tools/call', { name: 'echo', arguments: {} }, i * 10);

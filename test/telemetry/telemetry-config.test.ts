@@ -19,17 +19,22 @@ describe('resolveTelemetryConfig', () => {
   });
 
   it('follows the standard endpoint, protocol and header variables; signal-specific ones win', () => {
-    const c = resolveTelemetryConfig({}, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://base:4318',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-a=1',
-      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-a=2',
-    });
+    const c = resolveTelemetryConfig(
+      {},
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://base:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-a=1',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-a=2',
+      },
+    );
     expect(c.traces.otlp).toMatchObject({ url: 'http://traces:9999/custom', protocol: 'http/json', headers: { authorization: 'Bearer abc', 'x-a': '2' } });
     expect(c.metrics.otlp).toMatchObject({ url: 'http://base:4318/v1/metrics', headers: { authorization: 'Bearer abc', 'x-a': '1' } });
     // The flag wins over the environment.
-    expect(resolveTelemetryConfig({ otlp: 'http://flag:1' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://env:2/x' }).traces.otlp?.url).toBe('http://flag:1/v1/traces');
+    expect(resolveTelemetryConfig({ otlp: 'http://flag:1' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://env:2/x' }).traces.otlp?.url).toBe(
+      'http://flag:1/v1/traces',
+    );
   });
 
   it('honours OTEL_*_EXPORTER lists: none, console, otlp with the default endpoint, prometheus', () => {
@@ -60,17 +65,20 @@ describe('resolveTelemetryConfig', () => {
   });
 
   it('reads an empty variable as unset (the OTel spec), as ${VAR} templates leave them', () => {
-    const c = resolveTelemetryConfig({ otlp: 'http://c:4318' }, {
-      OTEL_METRICS_EXPORTER: 'prometheus,otlp',
-      OTEL_EXPORTER_PROMETHEUS_HOST: '',
-      OTEL_EXPORTER_PROMETHEUS_PORT: ' ',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
-      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
-      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '',
-      OTEL_SERVICE_NAME: '',
-      OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs',
-    });
+    const c = resolveTelemetryConfig(
+      { otlp: 'http://c:4318' },
+      {
+        OTEL_METRICS_EXPORTER: 'prometheus,otlp',
+        OTEL_EXPORTER_PROMETHEUS_HOST: '',
+        OTEL_EXPORTER_PROMETHEUS_PORT: ' ',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '',
+        OTEL_SERVICE_NAME: '',
+        OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs',
+      },
+    );
     // An empty host must not become '' (every interface): the loopback default stays.
     expect(c.metrics.prometheus).toEqual({ host: 'localhost', port: 9464 });
     expect(c.traces.otlp).toMatchObject({ protocol: 'http/json', timeoutMillis: 2500 });
@@ -79,7 +87,9 @@ describe('resolveTelemetryConfig', () => {
 
   it('names the variable that holds a bad value', () => {
     expect(() => resolveTelemetryConfig({ otlp: 'http://c' }, { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: 'abc' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=abc/);
-    expect(() => resolveTelemetryConfig({ otlp: 'http://c' }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc/);
+    expect(() =>
+      resolveTelemetryConfig({ otlp: 'http://c' }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }),
+    ).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc/);
   });
 
   it('parses --metrics HOST:PORT forms', () => {

@@ -51,7 +51,9 @@ describe('createTelemetry', () => {
 
   it('registers nothing in the global OpenTelemetry API', async () => {
     const receiver = await startOtlpReceiver();
-    const t = await createTelemetry(config({ otlp: receiver.url, metrics: '127.0.0.1:0', injectTraceContext: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
+    const t = await createTelemetry(
+      config({ otlp: receiver.url, metrics: '127.0.0.1:0', injectTraceContext: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+    );
     expect(t.sinks.map((s) => s.name)).toEqual(['otel-spans', 'otel-metrics']);
     for (const e of calls(3, true).close(100).events) for (const s of t.sinks) s.onEvent(e);
     await t.shutdown();
@@ -90,12 +92,16 @@ describe('createTelemetry', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const logger = recordingLogger();
-    const t = await createTelemetry(config({ otlp: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, { OTEL_METRICS_EXPORTER: 'none' }), { logger });
+    const t = await createTelemetry(config({ otlp: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, { OTEL_METRICS_EXPORTER: 'none' }), {
+      logger,
+    });
     for (const e of calls(5).events) t.spanSink!.onEvent(e);
     await t.shutdown();
     server.close();
     expect(t.spanCounts()).toMatchObject({ exported: 2, rejectedByCollector: 3 });
-    expect(logger.lines).toContainEqual('warn: otel: the collector refused 3 spans of an export (span limit exceeded (test)); further refusals counted, not logged');
+    expect(logger.lines).toContainEqual(
+      'warn: otel: the collector refused 3 spans of an export (span limit exceeded (test)); further refusals counted, not logged',
+    );
     expect(logger.lines.some((l) => l.includes('otel: 3 spans were not delivered') && l.includes('3 refused by the collector'))).toBe(true);
   });
 
@@ -110,7 +116,9 @@ describe('createTelemetry', () => {
     expect(Math.max(...proto.requests.map((r) => r.bytes))).toBeGreaterThan(100);
 
     const receiver = await startOtlpReceiver();
-    const t = await createTelemetry(config({ otlp: receiver.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' }));
+    const t = await createTelemetry(
+      config({ otlp: receiver.url }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRIC_EXPORT_INTERVAL: '60000', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' }),
+    );
     expect(t.sinks.map((s) => s.name)).toEqual(['otel-metrics']);
     for (const e of calls(2, true).close(100).events) t.metricsSink!.onEvent(e);
     await t.shutdown();
@@ -133,7 +141,12 @@ describe('createTelemetry', () => {
     for (const e of calls(1).events) t.spanSink!.onEvent(e);
     await t.shutdown();
     await receiver.close();
-    expect(receiver.spans[0]!.resource).toMatchObject({ 'service.name': 'claude-code-tap', 'deployment.environment': 'test', team: 'a b', 'service.version': expect.any(String) });
+    expect(receiver.spans[0]!.resource).toMatchObject({
+      'service.name': 'claude-code-tap',
+      'deployment.environment': 'test',
+      team: 'a b',
+      'service.version': expect.any(String),
+    });
     expect(receiver.requests[0]!.headers['x-api-key']).toBe('k=1');
   });
 
@@ -174,7 +187,9 @@ describe('createTelemetry', () => {
     expect(t.spanSink!.stats().dropped).toBe(2);
     expect(logger.lines.filter((l) => l.includes('span queue full ('))).toHaveLength(1);
     // Said once more at shutdown, with the totals.
-    expect(logger.lines.filter((l) => l.includes('spans were not delivered'))).toEqual([expect.stringContaining('otel: 2 spans were not delivered (2 refused with the queue full, 0 in failed exports); 4 were')]);
+    expect(logger.lines.filter((l) => l.includes('spans were not delivered'))).toEqual([
+      expect.stringContaining('otel: 2 spans were not delivered (2 refused with the queue full, 0 in failed exports); 4 were'),
+    ]);
   });
 
   it('writes console exports as JSON lines to stderr (the injected writer), not stdout', async () => {
@@ -198,7 +213,7 @@ describe('createTelemetry', () => {
       const err = await createTelemetry(config({ metrics: `127.0.0.1:${port}` }, {})).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(McptapError);
       expect(err).toMatchObject({ code: 'MCPTAP_METRICS_LISTEN' });
-    expect(exitCodeFor(err)).toBe(2);
+      expect(exitCodeFor(err)).toBe(2);
       expect((err as Error).message).toContain('EADDRINUSE');
     } finally {
       await new Promise<void>((r) => blocker.close(() => r()));

@@ -19,7 +19,12 @@ describe('trace context', () => {
   });
 
   it('reads _meta and writes it back without touching other params or _meta keys', () => {
-    const req = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 'x', _meta: { progressToken: 7, traceparent: 'old', tracestate: 'old=1' } } };
+    const req = {
+      jsonrpc: '2.0' as const,
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'x', _meta: { progressToken: 7, traceparent: 'old', tracestate: 'old=1' } },
+    };
     expect(metaTraceCarrier(req)).toEqual({ traceparent: 'old', tracestate: 'old=1' });
     const out = withTraceContext(req, { traceparent: TP });
     expect(out.params).toEqual({ name: 'x', _meta: { progressToken: 7, traceparent: TP } });

@@ -88,18 +88,25 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
   const unsampled = spans - result.counts.exported;
   const count = unsampled > 0 ? `${result.counts.exported} of ${spans}` : String(spans);
   const sampling = unsampled > 0 ? `; ${unsampled} not exported, as live: their caller's trace context says not sampled` : '';
-  process.stdout.write(`exported recording ${result.recordingId}: ${count} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}${sampling}\n`);
+  process.stdout.write(
+    `exported recording ${result.recordingId}: ${count} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}${sampling}\n`,
+  );
   return ExitCode.Ok;
 }
 
 function exportConfig(flags: ExportFlags): TelemetryConfig {
   const config = resolveTelemetryConfig(
-    { otlp: flags.otlp, ...(flags.serviceName !== undefined ? { serviceName: flags.serviceName } : {}), ...(flags.captureContent ? { captureContent: true } : {}) },
+    {
+      otlp: flags.otlp,
+      ...(flags.serviceName !== undefined ? { serviceName: flags.serviceName } : {}),
+      ...(flags.captureContent ? { captureContent: true } : {}),
+    },
     process.env,
   );
   if (flags.timeout !== undefined) {
     const ms = Number(flags.timeout);
-    if (!/^\d+$/.test(flags.timeout) || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`);
+    if (!/^\d+$/.test(flags.timeout) || ms <= 0)
+      throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a positive number of milliseconds, got ${JSON.stringify(flags.timeout)}`);
     config.traces.otlp = { ...config.traces.otlp!, timeoutMillis: ms };
     // The batch processor gives up on an export after its own timeout: one shorter than the
     // exporter's said 'Timeout' for exports that then succeeded.

@@ -39,19 +39,30 @@ export function register(program: Command): void {
     .summary('reverse-proxy a Streamable HTTP MCP server: forward every byte, record and trace every exchange')
     .description(
       'Listens on --listen and forwards every request to --upstream unchanged (POST, GET streams, DELETE, OPTIONS; ' +
-        'both protocol eras and the deprecated HTTP+SSE transport), streaming bodies both ways. Clients use the tap\'s ' +
-        'address with the upstream\'s path. On a side path each exchange is recorded with its HTTP status, JSON-RPC ' +
+        "both protocol eras and the deprecated HTTP+SSE transport), streaming bodies both ways. Clients use the tap's " +
+        "address with the upstream's path. On a side path each exchange is recorded with its HTTP status, JSON-RPC " +
         'error, isError and transport errors kept apart.',
     )
     .requiredOption('--upstream <url>', 'the MCP server, e.g. http://127.0.0.1:3001/mcp')
-    .option('--listen <host:port>', `where to listen: HOST:PORT, HOST (port ${DEFAULT_HTTP_TAP_PORT}), PORT (host ${DEFAULT_HTTP_TAP_HOST}) or [IPv6]:PORT; binding beyond loopback needs an explicit address`, `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`)
-    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
+    .option(
+      '--listen <host:port>',
+      `where to listen: HOST:PORT, HOST (port ${DEFAULT_HTTP_TAP_PORT}), PORT (host ${DEFAULT_HTTP_TAP_HOST}) or [IPv6]:PORT; binding beyond loopback needs an explicit address`,
+      `${DEFAULT_HTTP_TAP_HOST}:${DEFAULT_HTTP_TAP_PORT}`,
+    )
+    .option(
+      '--record <file>',
+      'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
+    )
     .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails')
     .option('--connect-timeout <ms>', 'upstream TCP connect timeout (then 504)', '10000')
-    .option('--response-timeout <ms>', 'time allowed until the upstream\'s response headers, 0 = none (then 504)', '300000')
+    .option('--response-timeout <ms>', "time allowed until the upstream's response headers, 0 = none (then 504)", '300000')
     .option('--idle-timeout <ms>', 'longest silence inside a response body, 0 = none (long-lived SSE streams)', '300000')
     .option('--max-body <bytes>', 'largest request body forwarded (larger: 413)', String(4 * 1024 * 1024))
-    .option('--drain-timeout <ms>', 'on SIGINT/SIGTERM, how long requests in flight may take to finish before they are cut (new ones get 503; GET streams are cut at once); 0 = cut at once', '10000')
+    .option(
+      '--drain-timeout <ms>',
+      'on SIGINT/SIGTERM, how long requests in flight may take to finish before they are cut (new ones get 503; GET streams are cut at once); 0 = cut at once',
+      '10000',
+    )
     .option('--allowed-host <host>', 'also accept this Host header (name, or name:port); repeatable', collect, [])
     .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
@@ -82,7 +93,8 @@ The same signal again cuts the calls still in flight (recorded as tap_closed).`,
 
 function positiveInt(name: string, v: string, allowZero: boolean): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0)) throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0))
+    throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -111,7 +123,8 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   } catch {
     throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be a URL, got ${JSON.stringify(flags.upstream)}`);
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`);
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
+    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`);
   const { host, port } = parseListen(flags.listen);
   const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
   const telemetry = telemetryConfigFromOptions(flags);
@@ -155,7 +168,8 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     await sinks.close();
     const code = (err as { code?: string }).code;
     // ENOTFOUND / EAI_AGAIN: a --listen host name that does not resolve.
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
     throw err;
   }
   // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
@@ -165,7 +179,8 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signals++ === 0) {
-      if (drainMs > 0 && open.stats().inFlight > 0) process.stderr.write(`mcptap http: ${signal}: letting the requests in flight finish (up to ${drainMs} ms; ${signal} again cuts them)\n`);
+      if (drainMs > 0 && open.stats().inFlight > 0)
+        process.stderr.write(`mcptap http: ${signal}: letting the requests in flight finish (up to ${drainMs} ms; ${signal} again cuts them)\n`);
       stop();
     } else void open.close({ drainMs: 0 });
   };

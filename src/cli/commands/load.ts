@@ -42,7 +42,7 @@ export function register(program: Command): void {
     .summary('load-test an MCP server with a scenario (open or closed model, both eras, HTTP or stdio)')
     .description(
       'Runs the phases of SCENARIO (a .yaml file, or a .ts/.js module exporting defineScenario) against its target. ' +
-        'Latency is measured from each iteration\'s intended start, so a stalling server cannot hide behind ' +
+        "Latency is measured from each iteration's intended start, so a stalling server cannot hide behind " +
         'coordinated omission. Errors are counted per layer: transport, HTTP status, JSON-RPC code, isError, ' +
         'protocol violations, dropped iterations.',
     )
@@ -52,7 +52,14 @@ export function register(program: Command): void {
     .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open) or virtual user (closed); merge the results')
     .option('--raw', 'maximum-throughput mode on autocannon (HTTP, closed phases only)')
     .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
-    .addOption(new Option('--progress <mode>', 'live progress on stderr: live (one line redrawn), lines (a line every interval), none, or auto (live on a terminal, else lines)').choices(['auto', 'live', 'lines', 'none']).default('auto'))
+    .addOption(
+      new Option(
+        '--progress <mode>',
+        'live progress on stderr: live (one line redrawn), lines (a line every interval), none, or auto (live on a terminal, else lines)',
+      )
+        .choices(['auto', 'live', 'lines', 'none'])
+        .default('auto'),
+    )
     .option('--progress-interval <duration>', 'period of progress lines when not live (default 5s)')
     .addOption(logLevelOption('warn'))
     .addHelpText(
@@ -124,7 +131,10 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  * results lost, is the worst time (exit 2).
  */
 export function checkOutputPaths(flags: { json?: string; junit?: string }): void {
-  for (const [flag, path] of [['--json', flags.json], ['--junit', flags.junit]] as const) {
+  for (const [flag, path] of [
+    ['--json', flags.json],
+    ['--junit', flags.junit],
+  ] as const) {
     if (path === undefined || path === '-') continue;
     try {
       accessSync(existsSync(path) ? path : dirname(resolve(path)), constants.W_OK);

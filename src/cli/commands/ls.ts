@@ -15,7 +15,9 @@ export function register(program: Command): void {
   program
     .command('ls')
     .summary('list the recordings in a recording file')
-    .description('Lists each recording (transport, target, start, duration, exchange outcomes, anomalies, dropped events) and a per-method table with outcome counts and latency p50/p95/p99.')
+    .description(
+      'Lists each recording (transport, target, start, duration, exchange outcomes, anomalies, dropped events) and a per-method table with outcome counts and latency p50/p95/p99.',
+    )
     .argument('<file>', 'recording file written with --record')
     .option('--json', 'print JSON instead of text')
     .action((file: string, flags: LsFlags) => {

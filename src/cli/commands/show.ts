@@ -69,7 +69,10 @@ function showOne(store: RecordingStore, file: string, recordingId: number, ref: 
   const matches = store.exchangesByRef(recordingId, ref);
   const e = matches[0];
   if (!e) {
-    throw new McptapError('MCPTAP_NO_EXCHANGE', `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`);
+    throw new McptapError(
+      'MCPTAP_NO_EXCHANGE',
+      `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`,
+    );
   }
   const frames = store.framesOfExchange(recordingId, e.key);
   const anomalies = store.anomalies(recordingId, { exchangeKey: e.key });

@@ -31,7 +31,10 @@ export function register(program: Command): void {
     )
     .argument('<command>', 'the server command to run')
     .argument('[args...]', 'its arguments (put -- before the command so its flags are not read as mcptap flags)')
-    .option('--record <file>', 'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends')
+    .option(
+      '--record <file>',
+      'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
+    )
     .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
@@ -83,7 +86,8 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   let tap: Awaited<ReturnType<typeof startStdioTap>> | undefined;
   sayMetricsUrl('stdio', sinks, flags.logLevel);
   const minter = sinks.minter;
-  if (telemetry.injectTraceContext && !minter) logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
+  if (telemetry.injectTraceContext && !minter)
+    logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
     tap = await startStdioTap({ command, args, pipeline: sinks.input, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
   } catch (err) {

@@ -93,7 +93,10 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       // The era is declared, so nothing is detected; but a target that cannot be reached is said
       // here, once, and not as a transport error of every request of the run (which exited 0).
       // Any answer at all, even an error, means it is reachable.
-      await new McpSession(channel, { era: 'modern', clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs }).request('server/discover', {});
+      await new McpSession(channel, { era: 'modern', clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs }).request(
+        'server/discover',
+        {},
+      );
       return { era: 'modern', version: opts.protocolVersion };
     }
     const s = new McpSession(channel, { era: 'legacy', clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
@@ -106,7 +109,10 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
     return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
   } catch (err) {
     if (err instanceof TransportError) {
-      throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`);
+      throw new McptapError(
+        'LOAD_TARGET_UNREACHABLE',
+        `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`,
+      );
     }
     throw err;
   }

@@ -41,7 +41,11 @@ const ID = '[<id>]';
 /** Runs every (closed) phase of the scenario on autocannon. Returns the era used. */
 export async function runRawPhases(s: Scenario, o: RawRunOptions): Promise<'legacy' | 'modern'> {
   // autocannon's timeout is in seconds, at least 1: a shorter one would be rounded up unseen.
-  if (s.timeoutMs < 1000) throw new McptapError('LOAD_RAW_TIMEOUT', `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`);
+  if (s.timeoutMs < 1000)
+    throw new McptapError(
+      'LOAD_RAW_TIMEOUT',
+      `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`,
+    );
   const channel = new HttpChannel({ url: o.url, headers: o.headers, timeoutMs: s.timeoutMs, clock: o.clock });
   try {
     const session = await openSession(s, channel, o.url);
@@ -92,7 +96,12 @@ function buildRequests(s: Scenario, session: McpSession, o: RawRunOptions): RawR
     const params = step.params.render({ vu: 0, iteration: slot, phase: 'raw', rows: {}, random: iterationRandom(s.seed, 0, slot, SALT.template) });
     const c = prepared(step, params as Record<string, unknown> | undefined);
     const req = session.build(c.method, c.params, ID);
-    const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...o.headers, ...mcpHeaders(c.method, req.params, session.headerContext) };
+    const base = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...o.headers,
+      ...mcpHeaders(c.method, req.params, session.headerContext),
+    };
     const headers = applyHeaderOverrides(base, c.headers);
     const r: RawRequest = { request: { method: 'POST', path: url.pathname + url.search, headers, body: JSON.stringify(req) }, step: c.step, method: c.method };
     if (c.tool) r.tool = c.tool;
@@ -108,19 +117,23 @@ async function runPhase(phase: ClosedPhase, requests: RawRequest[], s: Scenario,
   const last = new WeakMap<object, { r: RawRequest; result: Omit<CallResult, 'timing'> }>();
   const reqs = requests.map((r) => ({
     ...r.request,
-    onResponse: (status: number, body: string, context: object, headers: Record<string, string>) => last.set(context, { r, result: classify(status, body, headers) }),
+    onResponse: (status: number, body: string, context: object, headers: Record<string, string>) =>
+      last.set(context, { r, result: classify(status, body, headers) }),
   }));
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
-  const instance = autocannon({
-    url: o.url,
-    connections,
-    requests: reqs as autocannon.Request[],
-    idReplacement: true,
-    timeout: s.timeoutMs / 1000,
-    ...(phase.iterations !== undefined ? { amount: phase.iterations * connections } : { duration: (phase.durationMs ?? 10_000) / 1000 }),
-    ...(phase.rate !== undefined ? { overallRate: Math.max(1, Math.round(phase.rate / o.shard.count)) } : {}),
-  }, () => finished());
+  const instance = autocannon(
+    {
+      url: o.url,
+      connections,
+      requests: reqs as autocannon.Request[],
+      idReplacement: true,
+      timeout: s.timeoutMs / 1000,
+      ...(phase.iterations !== undefined ? { amount: phase.iterations * connections } : { duration: (phase.durationMs ?? 10_000) / 1000 }),
+      ...(phase.rate !== undefined ? { overallRate: Math.max(1, Math.round(phase.rate / o.shard.count)) } : {}),
+    },
+    () => finished(),
+  );
   o.signal?.addEventListener('abort', () => instance.stop(), { once: true });
   instance.on('response', (client, _status, _bytes, responseTimeMs) => {
     const endUs = o.clock.nowUs();
@@ -141,7 +154,9 @@ async function runPhase(phase: ClosedPhase, requests: RawRequest[], s: Scenario,
     // timeout waited the whole timeout (not 0 us, which pulled the percentiles down).
     const timedOut = (err as Error | undefined)?.message === AUTOCANNON_TIMEOUT;
     const sentUs = timedOut ? now - s.timeoutMs * 1000 : now;
-    o.metrics.record(sampleFromTransportError({ step: '(raw)', method: '(raw)', intendedUs: sentUs }, sentUs, now, timedOut ? 'timeout' : classifyNetworkError(err)));
+    o.metrics.record(
+      sampleFromTransportError({ step: '(raw)', method: '(raw)', intendedUs: sentUs }, sentUs, now, timedOut ? 'timeout' : classifyNetworkError(err)),
+    );
   });
   await done;
   stats.scheduled = phase.iterations !== undefined ? phase.iterations * connections : stats.started;

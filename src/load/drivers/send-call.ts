@@ -26,7 +26,13 @@ export async function sendCall(session: McpSession, c: PreparedCall, intendedUs:
 }
 
 /** The `initialize` handshake of a legacy session, recorded as a sample of step `(session)`. */
-export async function openLegacySession(session: McpSession, intendedUs: number, clock: Clock, record: (s: Sample) => void, timeoutMs?: number): Promise<boolean> {
+export async function openLegacySession(
+  session: McpSession,
+  intendedUs: number,
+  clock: Clock,
+  record: (s: Sample) => void,
+  timeoutMs?: number,
+): Promise<boolean> {
   const labels = { step: '(session)', method: 'initialize', intendedUs };
   const sentUs = clock.nowUs();
   try {

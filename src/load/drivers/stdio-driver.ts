@@ -76,7 +76,13 @@ export class StdioDriver implements Driver {
       }
       const procs = clients.map((client) => ({
         client,
-        session: new McpSession(new StdioChannel(client), { era, protocolVersion: version, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds(1000) }),
+        session: new McpSession(new StdioChannel(client), {
+          era,
+          protocolVersion: version,
+          clientInfo: opts.clientInfo,
+          timeoutMs: opts.timeoutMs,
+          ids: numericIds(1000),
+        }),
       }));
       // initialize is the first request of every process but the one detection talked to.
       if (era === 'legacy') await initializeAll(procs, opts, startupMs);

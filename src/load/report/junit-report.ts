@@ -32,7 +32,9 @@ export function renderJunit(r: LoadResult): string {
   });
   if (r.stopped) {
     const why = `stopped early (${r.stopped}): the figures and thresholds cover only what ran`;
-    cases.push(`    <testcase classname="${esc(`mcptap.load.${r.scenario}`)}" name="the run completed its schedule" time="${secs}">\n      <error message="${esc(why)}" type="stopped">${esc(why)}</error>\n    </testcase>`);
+    cases.push(
+      `    <testcase classname="${esc(`mcptap.load.${r.scenario}`)}" name="the run completed its schedule" time="${secs}">\n      <error message="${esc(why)}" type="stopped">${esc(why)}</error>\n    </testcase>`,
+    );
   }
   const errors = r.stopped ? 1 : 0;
   return [

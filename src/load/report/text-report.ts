@@ -19,7 +19,14 @@ export function renderSummary(r: LoadResult): string {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd());
+  return rows.map(
+    (r) =>
+      '  ' +
+      r
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 function renderPhases(r: LoadResult): string[] {
@@ -28,7 +35,12 @@ function renderPhases(r: LoadResult): string[] {
     const ranMs = (p.endUs - p.startUs) / 1000;
     // The planned length (in-flight iterations finishing past it do not lower the rate), unless the run was stopped first.
     const secs = (p.plannedDurationMs !== undefined ? (r.stopped ? Math.min(p.plannedDurationMs, ranMs) : p.plannedDurationMs) : ranMs) / 1000;
-    const target = p.kind === 'open' ? (p.targetFromRate === p.targetToRate ? `${fmtRate(p.targetFromRate!)}/s` : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`) : '-';
+    const target =
+      p.kind === 'open'
+        ? p.targetFromRate === p.targetToRate
+          ? `${fmtRate(p.targetFromRate!)}/s`
+          : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`
+        : '-';
     const achieved = secs > 0 ? `${fmtRate(p.started / secs)}/s` : '-';
     rows.push([p.name, p.kind, target, achieved, String(p.scheduled), String(p.started), String(p.dropped), String(p.completed)]);
   }
@@ -42,7 +54,21 @@ function fmtRate(x: number): string {
 function groupRow(label: string, g: GroupResult): string[] {
   const c = g.counters;
   const s = g.latency.summary;
-  return [label, String(c.requests), String(c.ok), formatDurationUs(s.p50), formatDurationUs(s.p90), formatDurationUs(s.p99), formatDurationUs(s.max), String(sum(c.transport)), String(httpErrors(c)), String(sum(c.jsonrpc)), String(c.toolErrors), String(sum(c.violations)), c.checks ? `${c.checkFailures}/${c.checks}` : '-'];
+  return [
+    label,
+    String(c.requests),
+    String(c.ok),
+    formatDurationUs(s.p50),
+    formatDurationUs(s.p90),
+    formatDurationUs(s.p99),
+    formatDurationUs(s.max),
+    String(sum(c.transport)),
+    String(httpErrors(c)),
+    String(sum(c.jsonrpc)),
+    String(c.toolErrors),
+    String(sum(c.violations)),
+    c.checks ? `${c.checkFailures}/${c.checks}` : '-',
+  ];
 }
 
 function renderGroups(r: LoadResult): string[] {
@@ -57,7 +83,10 @@ function renderGroups(r: LoadResult): string[] {
 function renderCodes(g: GroupResult): string[] {
   const c = g.counters;
   const parts: string[] = [];
-  const list = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} x${n}`).join(', ');
+  const list = (o: Record<string, number>) =>
+    Object.entries(o)
+      .map(([k, n]) => `${k} x${n}`)
+      .join(', ');
   const httpNon2xx = Object.fromEntries(Object.entries(c.http).filter(([k]) => Number(k) >= 300));
   if (Object.keys(httpNon2xx).length) parts.push(`http ${list(httpNon2xx)}`);
   if (Object.keys(c.jsonrpc).length) parts.push(`jsonrpc ${list(c.jsonrpc)}`);

@@ -28,7 +28,15 @@ export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
   const stallArgs = spec.stall ? [String(spec.stall.everyMs), String(spec.stall.forMs)] : [];
   if (spec.transport === 'stdio') {
     const [command, ...prefix] = childCommand();
-    return { kind: 'stdio', command: command!, args: [...prefix, 'stdio', ...stallArgs], env: {}, pool: spec.pool, description: 'reference server (stdio)', close: noop };
+    return {
+      kind: 'stdio',
+      command: command!,
+      args: [...prefix, 'stdio', ...stallArgs],
+      env: {},
+      pool: spec.pool,
+      description: 'reference server (stdio)',
+      close: noop,
+    };
   }
   if (spec.inProcess) {
     const s = await startReferenceHttpServer({ port: 0, stall: spec.stall });

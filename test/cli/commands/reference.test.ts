@@ -41,7 +41,12 @@ describe('mcptap reference', () => {
       const res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli', version: '0' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli', version: '0' } },
+        }),
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('mcp-session-id')).toBeTruthy();
