@@ -5,12 +5,15 @@
 import type { TapEvent } from '../model/events.js';
 import type { Sink } from '../sinks/sink.js';
 import type { Logger } from '../util/logger.js';
+import { SayOnce } from '../util/say-once.js';
 
 export class FanOut {
   private readonly sinks: Sink[] = [];
-  private readonly thrown = new Map<string, number>();
+  private readonly thrown: SayOnce;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(private readonly logger: Logger) {
+    this.thrown = new SayOnce((m) => logger.warn(m));
+  }
 
   add(sink: Sink): () => void {
     this.sinks.push(sink);
@@ -29,16 +32,14 @@ export class FanOut {
       try {
         sink.onEvent(event);
       } catch (err) {
-        const n = (this.thrown.get(sink.name) ?? 0) + 1;
-        this.thrown.set(sink.name, n);
-        if (n === 1) this.logger.warn(`sink ${sink.name} threw (further errors counted, not logged): ${String(err)}`);
+        this.thrown.count(sink.name, () => `sink ${sink.name} threw (further errors counted, not logged): ${String(err)}`);
       }
     }
   }
 
   /** Exceptions the fan-out caught per sink. */
   thrownCounts(): ReadonlyMap<string, number> {
-    return this.thrown;
+    return this.thrown.totals();
   }
 
   async flush(): Promise<void> {

@@ -17,6 +17,7 @@ import {
 import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import { SayOnce } from '../util/say-once.js';
 import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
 import {
   connectionAttributes,
@@ -135,6 +136,8 @@ export class OtelMetricsSink implements Sink {
   private readonly inst: Instruments;
   private readonly opts: OtelMetricsSinkOptions;
   private readonly logger: Logger;
+  /** Errors of this sink: the first is said, the rest counted. */
+  private readonly errorsSaid: SayOnce;
   private readonly maxInFlight: number;
   private readonly connections = new Map<string, ConnectionState>();
   /**
@@ -161,6 +164,7 @@ export class OtelMetricsSink implements Sink {
     this.opts = opts;
     this.name = opts.name ?? 'otel-metrics';
     this.logger = opts.logger ?? silentLogger;
+    this.errorsSaid = new SayOnce((m) => this.logger.warn(m));
     this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.inst = createInstruments(opts.meter, opts.histograms);
     this.observeInFlight = (result) => this.inFlightCounts.observe(result);
@@ -339,7 +343,6 @@ export class OtelMetricsSink implements Sink {
   }
 
   private error(err: unknown): void {
-    this.counts.errors++;
-    if (this.counts.errors === 1) this.logger.warn(`otel metrics sink error (further errors counted, not logged): ${String(err)}`);
+    this.counts.errors = this.errorsSaid.count('error', () => `otel metrics sink error (further errors counted, not logged): ${String(err)}`);
   }
 }

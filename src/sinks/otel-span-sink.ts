@@ -34,6 +34,7 @@ import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-
 import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import { SayOnce } from '../util/say-once.js';
 import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
 import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
@@ -82,6 +83,8 @@ export class OtelSpanSink implements Sink {
   private readonly tracer: Tracer;
   private readonly opts: OtelSpanSinkOptions;
   private readonly logger: Logger;
+  /** Errors of this sink: the first is said, the rest counted. */
+  private readonly errorsSaid: SayOnce;
   private readonly clock: Clock;
   private readonly content: ContentOptions | undefined;
   private readonly maxInFlight: number;
@@ -96,6 +99,7 @@ export class OtelSpanSink implements Sink {
     this.tracer = opts.tracer;
     this.name = opts.name ?? 'otel-spans';
     this.logger = opts.logger ?? silentLogger;
+    this.errorsSaid = new SayOnce((m) => this.logger.warn(m));
     this.clock = opts.clock ?? systemClock;
     this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.content = opts.captureContent
@@ -282,8 +286,7 @@ export class OtelSpanSink implements Sink {
   }
 
   private error(err: unknown): void {
-    this.counts.errors++;
-    if (this.counts.errors === 1) this.logger.warn(`otel span sink error (further errors counted, not logged): ${String(err)}`);
+    this.counts.errors = this.errorsSaid.count('error', () => `otel span sink error (further errors counted, not logged): ${String(err)}`);
   }
 }
 

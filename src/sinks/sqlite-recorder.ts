@@ -19,6 +19,7 @@ import { RecordingStore } from '../store/recording-store.js';
 import type { RecordingEnd } from '../store/types.js';
 import { InlineBatchWriter, type BatchAck, type BatchWriter } from './batch-writer.js';
 import type { Sink } from './sink.js';
+import { SayOnce } from '../util/say-once.js';
 import type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
 
 export type { RecorderStats, SqliteRecorderOptions } from './sqlite-recorder-options.js';
@@ -60,12 +61,14 @@ export class SqliteRecorder implements Sink {
   private immediate: NodeJS.Immediate | undefined;
   private closing: Promise<void> | undefined;
   private fatalSent = false;
-  private readonly said = new Set<string>();
+  /** Each kind of loss is said once, then counted. */
+  private readonly said: SayOnce;
   private readonly counts = { events: 0, errors: 0, written: 0, droppedQueue: 0, droppedWrite: 0, transactions: 0 };
 
   /** Opens the store and inserts the recording row; throws (before any traffic) if that fails. */
   constructor(private readonly opts: SqliteRecorderOptions) {
     this.name = opts.name ?? 'sqlite-recorder';
+    this.said = new SayOnce((m) => opts.logger.warn(m));
     const busyTimeoutMs = opts.busyTimeoutMs ?? 100;
     let store: RecordingStore;
     if (opts.store) store = opts.store;
@@ -165,7 +168,7 @@ export class SqliteRecorder implements Sink {
     const err = await this.writer.end(this.recordingId, end);
     if (err) {
       this.counts.errors++;
-      this.sayOnce('end', `recorder could not write the end of recording ${this.recordingId}: ${err.message}`);
+      this.said.count('end', () => `recorder could not write the end of recording ${this.recordingId}: ${err.message}`);
     }
   }
 
@@ -269,20 +272,14 @@ export class SqliteRecorder implements Sink {
   /** `why` is only built when it is said or reported: a full queue can drop at traffic rate. */
   private dropQueued(n: number, why: () => string, fatal = true): void {
     this.counts.droppedQueue += n;
-    if (!this.said.has('queue')) this.sayOnce('queue', `${why()} (further drops counted, not logged)`);
+    this.said.count('queue', () => `${why()} (further drops counted, not logged)`);
     if (fatal && this.opts.requireRecording && !this.fatalSent) this.fatal(new Error(why()));
   }
 
   private dropWritten(n: number, err: Error, why: string): void {
     this.counts.droppedWrite += n;
-    this.sayOnce('write', `${why}: ${err.message} (further failures counted, not logged)`);
+    this.said.count('write', () => `${why}: ${err.message} (further failures counted, not logged)`);
     this.fatal(err);
-  }
-
-  private sayOnce(topic: string, msg: string): void {
-    if (this.said.has(topic)) return;
-    this.said.add(topic);
-    this.opts.logger.warn(msg);
   }
 
   private fatal(err: Error): void {

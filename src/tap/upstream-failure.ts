@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { classifyNetworkError } from '../util/network-error.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
+import { SayOnce } from '../util/say-once.js';
 import type { Logger } from '../util/logger.js';
 
 export interface UpstreamFailure {
@@ -36,21 +37,22 @@ export function classifyUpstreamError(err: unknown): UpstreamFailure {
  */
 export class UpstreamHealth {
   private failedSince = 0;
-  private readonly said = new Set<string>();
+  private readonly said: SayOnce;
 
   /** `upstream`: the URL as it may be shown; `redact` cleans error details (they may quote it). */
   constructor(
     private readonly upstream: string,
     private readonly redact: (text: string) => string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.said = new SayOnce((m) => logger.warn(m));
+  }
 
   failed(f: UpstreamFailure): void {
     this.failedSince++;
-    if (this.said.has(f.errorClass)) return;
-    this.said.add(f.errorClass);
-    this.logger.warn(
-      `upstream ${this.upstream}: ${f.errorClass.replace(/_/g, ' ')}: ${this.redact(f.detail)} (further failures of this kind counted, not logged)`,
+    this.said.count(
+      f.errorClass,
+      () => `upstream ${this.upstream}: ${f.errorClass.replace(/_/g, ' ')}: ${this.redact(f.detail)} (further failures of this kind counted, not logged)`,
     );
   }
 
@@ -59,7 +61,7 @@ export class UpstreamHealth {
     const n = this.failedSince;
     if (n === 0) return;
     this.failedSince = 0;
-    this.said.clear();
+    this.said.forgetAll();
     this.logger.warn(`upstream ${this.upstream} answers again after ${n} failed request${n === 1 ? '' : 's'}`);
   }
 }

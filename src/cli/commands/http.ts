@@ -173,8 +173,6 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     throw err;
   }
   // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
-  const shown = (url: string) => sinks.redactor.redactText(url);
-  process.stderr.write(`mcptap http: listening on ${shown(tap.url)} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
   const open = tap;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -186,6 +184,9 @@ async function runHttp(flags: HttpFlags): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Said once the signals are handled: whoever reads this line may stop the tap at once.
+  const shown = (url: string) => sinks.redactor.redactText(url);
+  process.stderr.write(`mcptap http: listening on ${shown(tap.url)} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
   await stopped;
   // A recording that failed under --require-recording stops the traffic at once.
   await tap.close({ drainMs: fatal ? 0 : drainMs });
