@@ -91,3 +91,14 @@ export function referenceServerPerSuite(): () => ReferenceHttpServer {
   });
   return () => server!;
 }
+
+/** The request headers of a 2026-07-28 `tools/call` of `tool` over Streamable HTTP. */
+export function modernToolCallHeaders(tool: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': tool,
+  };
+}

@@ -3,6 +3,7 @@
  * reference server: a burst far faster than the indexer is recorded whole (nothing dropped for
  * being slow), the spool leaves no file, and the indexer never outlives the tap.
  */
+import { recordingStarted } from '../helpers/recording.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,21 +76,6 @@ async function startedIndexerOf(tapPid: number, db: string): Promise<number | un
     await new Promise((r) => setTimeout(r, 20));
   }
   return undefined;
-}
-
-/** The recording's row is in the file (its indexer is up); false while the file is missing or being created. */
-function recordingStarted(db: string): boolean {
-  if (!existsSync(db)) return false;
-  try {
-    const store = RecordingStore.open(db);
-    try {
-      return store.listRecordings().length > 0;
-    } finally {
-      store.close();
-    }
-  } catch {
-    return false;
-  }
 }
 
 function indexerOf(tapPid: number): number | undefined {

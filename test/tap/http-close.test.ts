@@ -2,6 +2,7 @@
  * Closing the HTTP tap while clients still hold keep-alive connections: every connection must be
  * ended in the pipeline before close() resolves, so closing the sinks right after loses nothing.
  */
+import { modernToolCallHeaders } from '../helpers/http-peers.js';
 import { expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,13 +29,7 @@ it('ends every client connection before close() resolves; the recorder drops not
       const res = await pool.request({
         path: url.pathname,
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'echo',
-        },
+        headers: modernToolCallHeaders('echo'),
         body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `t${i}` }, _meta: meta } }),
       });
       await res.body.text();

@@ -4,6 +4,7 @@
  * recording indexer (a process of its own, holding the spool) completes the recording either way;
  * a recording the tap never closed says it is incomplete.
  */
+import { recordingStarted } from '../helpers/recording.js';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,21 +27,6 @@ function childrenOf(pid: number): { pid: number; cmdline: string }[] {
     }
   }
   return out;
-}
-
-/** The recording's row is in the file: its indexer is up. */
-async function recordingStarted(db: string): Promise<boolean> {
-  if (!existsSync(db)) return false;
-  try {
-    const store = RecordingStore.open(db);
-    try {
-      return store.listRecordings().length > 0;
-    } finally {
-      store.close();
-    }
-  } catch {
-    return false; // being created
-  }
 }
 
 /** The first recording once it is closed (ended), polled for at most `ms` (the indexer may not have created the file yet). */
@@ -104,7 +90,7 @@ describe('a recording the tap does not end in order', () => {
       );
       // Hold the indexer (as a machine too busy for a niced process would), so that closing waits for it.
       // It boots beside the traffic: wait until it is up (its recording row exists) before holding it.
-      for (let i = 0; i < 500 && !(await recordingStarted(db)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 500 && !recordingStarted(db); i++) await new Promise((r) => setTimeout(r, 20));
       const indexer = childrenOf(tap.pid!).find((p) => p.cmdline.includes('indexer-process'));
       expect(indexer, 'the recording indexer process').toBeDefined();
       process.kill(indexer!.pid, 'SIGSTOP');

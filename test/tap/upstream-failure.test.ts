@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { startReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
-import { freePort } from '../helpers/http-peers.js';
+import { freePort, modernToolCallHeaders } from '../helpers/http-peers.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -15,13 +15,7 @@ const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.mode
 async function echo(url: string, id: number): Promise<number> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'echo',
-    },
+    headers: modernToolCallHeaders('echo'),
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: META } }),
   });
   await res.arrayBuffer();
