@@ -62,7 +62,7 @@ export type FromIndexer =
   | { type: 'closed'; lines: string[] };
 
 export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
-  /** The spool's descriptor and key (undefined: kept in clear). */
+  /** The spool's descriptor and key. */
   fd: number;
   key: Buffer;
   logger: Logger;

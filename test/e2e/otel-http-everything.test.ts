@@ -44,8 +44,12 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
       await transport.terminateSession();
       await client.close();
       // The session ends with the DELETE, which the worker sees a batch later: scrape until it has (bounded).
+      // The endpoint opens once the tap's sinks have booted (after the server's first answer).
       for (let i = 0; i < 50; i++) {
-        prometheus = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        prometheus = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+          (r) => r.text(),
+          () => '',
+        );
         if (prometheus.includes('mcp_client_session_duration_count')) break;
         await new Promise((r) => setTimeout(r, 100));
       }
