@@ -14,6 +14,7 @@ import { createLogger } from '../util/logger.js';
 import { lowerProcessPriority } from '../util/thread-priority.js';
 import { applyWireOps } from './apply-wire-ops.js';
 import { decodeWireOps } from './wire-codec.js';
+import { IndexSchedule } from './index-schedule.js';
 import { Pipeline } from './pipeline.js';
 import { SPOOLED_EVERY_MS, type FromIndexer, type IndexerStart, type ToIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
@@ -21,15 +22,7 @@ import { SpoolReader } from './spool.js';
 
 /** Longest run of indexing between two looks at the message queue (ms). */
 const SLICE_MS = 20;
-/**
- * Indexing waits while traffic flows: until no batch was spooled for QUIET_MS (the tap says what it
- * spooled every SPOOLED_EVERY_MS at most, recording-indexer.ts), or until what
- * waits is `maxLagMs` old (default 10 s; MCPTAP_INDEX_LAG_MS), or the spool is full (what waits for room
- * in it would otherwise be dropped), or the tap closes. A niced process alone does not
- * keep out of the way: on a busy machine every wake-up of the forwarding threads then has to
- * preempt it (measured on the stdio tap at 10 KB: 0.45-0.65x of the bare shim's rate with the
- * indexer running alongside, 0.79-0.82x with it waiting).
- */
+/** Traffic counts as flowing while batches are spooled this often (the tap says so every SPOOLED_EVERY_MS at most); see IndexSchedule. */
 const QUIET_MS = 3 * SPOOLED_EVERY_MS;
 
 /** The spool's descriptor here: stdio slot 4 (slot 3 is the IPC channel). */
@@ -72,11 +65,8 @@ const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefin
 const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;
 let draining = false;
-/** When (performance.now()) the last batch was spooled, and since when some wait unindexed. */
-let lastSpooledAt = 0;
-/** The tap has batches waiting for room in the spool (ToIndexer `spooled.pressed`): no holding off. */
-let pressed = false;
-let behindSince: number | undefined;
+/** When to index (performance.now() time). */
+const schedule = new IndexSchedule({ quietMs: QUIET_MS, maxLagMs, sliceMs: SLICE_MS });
 /** The tap closed the recording (at `endedUs`), or went away without (the end is then the last traffic indexed). */
 let closing: { endedUs?: number } | undefined;
 /** The spool could not be read back: nothing after `reader.position` can be indexed. */
@@ -102,11 +92,10 @@ if (!sinks) {
   process.on('message', (m: ToIndexer) => {
     if (m.type === 'start') return;
     if (!broken) end = Math.max(end, m.end);
-    if (m.type === 'spooled') pressed = m.pressed === true;
-    lastSpooledAt = performance.now();
-    if (behindSince === undefined && end > reader.position) behindSince = lastSpooledAt;
+    schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.pressed === true);
     if (m.type === 'close') {
       closing = { endedUs: m.endedUs };
+      schedule.close();
       if (m.incomplete) sinks.markIncomplete(m.incomplete);
     }
     drain();
@@ -125,6 +114,7 @@ function tapGone(): void {
     sinks!.markIncomplete('the tap ended without closing the recording (killed or crashed): traffic after the last that reached its indexer is missing');
     closing = {};
   }
+  schedule.close();
   drain();
 }
 
@@ -135,23 +125,13 @@ function drain(): void {
   setImmediate(() => void slice());
 }
 
-/** How long indexing should still wait (ms); 0: now. */
-function holdOff(): number {
-  if (closing || pressed) return 0;
-  const now = performance.now();
-  const quietFor = now - lastSpooledAt;
-  if (quietFor >= QUIET_MS) return 0;
-  if (behindSince !== undefined && now - behindSince >= maxLagMs) return 0;
-  return QUIET_MS - quietFor;
-}
-
 async function slice(): Promise<void> {
-  const wait = holdOff();
+  const wait = schedule.holdOff(performance.now());
   if (wait > 0) {
     setTimeout(() => void slice(), wait);
     return;
   }
-  const until = performance.now() + SLICE_MS;
+  const until = schedule.sliceEnd(performance.now());
   try {
     for (let rec = reader.next(end); rec; rec = performance.now() < until ? reader.next(end) : undefined) {
       const t = applyWireOps(pipeline, decodeWireOps(rec.ops), rec.bytes);
@@ -170,7 +150,7 @@ async function slice(): Promise<void> {
     return;
   }
   draining = false;
-  behindSince = undefined;
+  schedule.caughtUp();
   clock.caughtUp = true;
   if (closing) await finish(closing.endedUs ?? (clock.latest > 0 ? clock.latest : wall.nowUs()));
 }

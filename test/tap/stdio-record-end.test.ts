@@ -62,7 +62,10 @@ describe('a recording the tap does not end in order', () => {
     for (let id = 1; id <= 50; id++) tap.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`);
     for (let i = 0; i < 200 && answered < 50; i++) await new Promise((r) => setTimeout(r, 25));
     expect(answered).toBe(50);
-    // Past the batching of what the tap hands its indexer (40 ms), with room for a loaded machine.
+    // The sinks boot after the server's first answer: a tap killed before they are up keeps nothing
+    // (a documented bound). Wait for the indexer, then past the batching of what the tap hands it
+    // (40 ms), with room for a loaded machine.
+    for (let i = 0; i < 500 && !recordingStarted(db); i++) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 500));
     tap.kill('SIGKILL');
     const rec = await closedRecording(db);

@@ -1,0 +1,55 @@
+/**
+ * When the recording indexer works, as a pure object: time comes in as arguments (ms, any
+ * monotonic origin), so the policy is tested on virtual time, as the correlator is.
+ *
+ * Indexing waits while traffic flows: until nothing was spooled for `quietMs`, or what waits is
+ * `maxLagMs` old, or the spool is full (`pressed`: what waits for room would otherwise be dropped),
+ * or the recording is closing. A niced process alone does not keep out of the way: on a busy
+ * machine every wake-up of the forwarding threads would have to preempt it (docs/performance.md).
+ * Once it works, it works in slices of `sliceMs`, looking at its messages in between.
+ */
+export interface IndexScheduleOptions {
+  quietMs: number;
+  maxLagMs: number;
+  sliceMs: number;
+}
+
+export class IndexSchedule {
+  private lastSpooledAt = 0;
+  private pressed = false;
+  private behindSince: number | undefined;
+  private closing = false;
+
+  constructor(private readonly opts: IndexScheduleOptions) {}
+
+  /** The tap spooled more (`behind`: some of it is not indexed yet); `pressed`: batches wait for room. */
+  spooled(nowMs: number, behind: boolean, pressed = false): void {
+    this.pressed = pressed;
+    this.lastSpooledAt = nowMs;
+    if (this.behindSince === undefined && behind) this.behindSince = nowMs;
+  }
+
+  /** The recording is closing (or the tap went away): index everything at once. */
+  close(): void {
+    this.closing = true;
+  }
+
+  /** Everything spooled is indexed: the lag starts again from the next batch. */
+  caughtUp(): void {
+    this.behindSince = undefined;
+  }
+
+  /** How long indexing should still wait (ms); 0: now. */
+  holdOff(nowMs: number): number {
+    if (this.closing || this.pressed) return 0;
+    const quietFor = nowMs - this.lastSpooledAt;
+    if (quietFor >= this.opts.quietMs) return 0;
+    if (this.behindSince !== undefined && nowMs - this.behindSince >= this.opts.maxLagMs) return 0;
+    return this.opts.quietMs - quietFor;
+  }
+
+  /** When a slice of indexing that starts at `nowMs` yields. */
+  sliceEnd(nowMs: number): number {
+    return nowMs + this.opts.sliceMs;
+  }
+}
