@@ -31,7 +31,8 @@ export function precheckRecordingFile(path: string): void {
     throw new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}: ${(err as Error).message}`);
   }
   // Empty, or being created by another writer (zeros not yet written over): left to the full check.
-  if (header.length < MAGIC.length || header.every((b) => b === 0)) return;
+  // SQLite writes a new file's first page whole, so anything else short of the magic is not SQLite.
+  if (header.every((b) => b === 0)) return;
   if (!header.equals(MAGIC)) throw new McptapError('MCPTAP_NOT_A_RECORDING', `${path} is not an mcptap recording (not an SQLite database)`);
 }
 
