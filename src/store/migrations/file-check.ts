@@ -11,12 +11,14 @@ import { APPLICATION_ID, applicationId, schemaVersion } from './migration.js';
 export function checkIsRecording(db: Database, label: string, create: boolean): void {
   let appId: number;
   let tables: number;
+  let version: number;
   try {
-    // One read transaction: another tap creating the same file commits its tables and its
-    // application_id together, and two separate reads could see the tables without the id.
-    [appId, tables] = db.transaction(() => [
+    // One read transaction: another tap creating the same file commits its tables, its
+    // application_id and its version together, and separate reads could see some without the rest.
+    [appId, tables, version] = db.transaction(() => [
       applicationId(db),
       (db.prepare("SELECT count(*) n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n,
+      schemaVersion(db),
     ])();
   } catch (err) {
     const code = (err as { code?: string }).code;
@@ -32,7 +34,7 @@ export function checkIsRecording(db: Database, label: string, create: boolean): 
     throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (${why})`);
   }
   if (appId === APPLICATION_ID) return;
-  if (appId === 0 && tables === 0 && schemaVersion(db) === 0) {
+  if (appId === 0 && tables === 0 && version === 0) {
     if (create) return;
     throw new McptapError('MCPTAP_NOT_A_RECORDING', `${label} is not an mcptap recording (empty database)`);
   }
