@@ -222,16 +222,7 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
 /** Waits (up to 10 s) until the recording has its row: the tap's pipeline thread and indexer are up. */
 async function recordingUp(db: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    try {
-      const store = RecordingStore.open(db);
-      try {
-        if (store.listRecordings().length > 0) return;
-      } finally {
-        store.close();
-      }
-    } catch {
-      // not created yet
-    }
+    if (RecordingStore.hasRecording(db)) return;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`the recording ${db} was not started within 10 s`);

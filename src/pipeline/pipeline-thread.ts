@@ -28,7 +28,8 @@ import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineI
 import { BatchBuffers } from './batch-buffers.js';
 import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
-import { Op, type FromWorker, type Lost, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
+import { SidePathLoss } from './side-path-loss.js';
+import { Op, type FromWorker, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
 export interface PipelineThreadOptions {
   sinks: WorkerSinkOptions;
@@ -61,7 +62,6 @@ export interface PipelineThreadOptions {
 const FLUSH_BYTES = 4 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
 const OP_OVERHEAD = 64;
-const NL = 0x0a;
 
 export class PipelineThread implements PipelineInput {
   readonly clock: Clock = systemClock;
@@ -85,10 +85,7 @@ export class PipelineThread implements PipelineInput {
   private readonly inFlight = new Map<number, number>();
   private inFlightBytes = 0;
   private readonly maxQueueBytes: number;
-  /** Per stream (`conn|dir|channel`) or connection (`conn`): what was dropped since its last accepted input. */
-  private readonly lost = new Map<string, Lost & { connectionId: string; direction: Chunk['direction']; channel: Chunk['channel'] }>();
-  private readonly lostMessages = new Map<string, { messages: number; bytes: number; timeUs: number }>();
-  private dropped = { chunks: 0, messages: 0, bytes: 0 };
+  private readonly loss = new SidePathLoss();
   private dead: string | undefined;
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
@@ -177,37 +174,19 @@ export class PipelineThread implements PipelineInput {
   }
 
   pushChunk(c: Chunk): void {
-    if (c.direction === 's2c' && c.channel !== 'stderr' && !this.worker) this.bootSoon();
+    if (!this.worker && c.direction === 's2c' && c.channel !== 'stderr') this.bootSoon();
     if (!this.room(c.bytes.length)) {
-      const key = streamKey(c);
-      const l = this.lost.get(key);
-      const endedAtNewline = c.bytes.length > 0 && c.bytes[c.bytes.length - 1] === NL;
-      if (l) {
-        l.bytes += c.bytes.length;
-        l.chunks++;
-        l.endedAtNewline = c.bytes.length > 0 ? endedAtNewline : l.endedAtNewline;
-      } else
-        this.lost.set(key, {
-          connectionId: c.connectionId,
-          direction: c.direction,
-          channel: c.channel,
-          bytes: c.bytes.length,
-          chunks: 1,
-          endedAtNewline,
-          timeUs: c.timeUs,
-        });
-      this.dropped.chunks++;
-      this.dropped.bytes += c.bytes.length;
+      this.loss.droppedChunk(c);
       this.lostWhileRequired();
       return;
     }
-    // Per chunk on the forwarding thread: the stream key is built only while some stream has a gap to report.
-    if (this.lost.size > 0) this.reportGap(streamKey(c));
+    const gap = this.loss.chunkGap(c);
+    if (gap) this.queue(gap, undefined);
     this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
-    if (origin.direction === 's2c' && !this.worker) this.bootSoon();
+    if (!this.worker && origin.direction === 's2c') this.bootSoon();
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
   }
 
@@ -229,7 +208,7 @@ export class PipelineThread implements PipelineInput {
 
   /** What was dropped so far (side path full, or the worker gone). */
   get droppedCounts(): { chunks: number; messages: number; bytes: number } {
-    return { ...this.dropped };
+    return { ...this.loss.dropped };
   }
 
   /**
@@ -241,7 +220,7 @@ export class PipelineThread implements PipelineInput {
       this.boot();
       this.flush();
       this.closedWith = resolve;
-      if (this.dead) return resolve(this.lossLines());
+      if (this.dead) return resolve(this.loss.lines(this.dead));
       this.worker!.ref();
       this.post({ type: 'close', ...(incomplete ? { incomplete } : {}) });
     });
@@ -262,42 +241,21 @@ export class PipelineThread implements PipelineInput {
     this.opts.onFatal?.(new Error(this.dead ? `the recording stopped: ${this.dead}` : "the tap's side path is full: traffic would pass unrecorded"));
   }
 
-  /** The stream is accepted again: the worker hears of what it missed before the next bytes. */
-  private reportGap(key: string): void {
-    const l = this.lost.get(key);
-    if (!l) return;
-    this.lost.delete(key);
-    this.queue(
-      [Op.Gap, l.connectionId, l.direction, l.channel, { bytes: l.bytes, chunks: l.chunks, endedAtNewline: l.endedAtNewline, timeUs: l.timeUs }],
-      undefined,
-    );
-  }
-
   /** Message bodies are dropped whole; the next one accepted on the connection first reports the loss. */
   private admitMessage(origin: FrameOrigin, raw: Buffer): boolean {
-    const cid = origin.connectionId;
     if (!this.room(raw.length)) {
-      const l = this.lostMessages.get(cid) ?? { messages: 0, bytes: 0, timeUs: origin.timeUs };
-      l.messages++;
-      l.bytes += raw.length;
-      this.lostMessages.set(cid, l);
-      this.dropped.messages++;
-      this.dropped.bytes += raw.length;
+      this.loss.droppedMessage(origin, raw);
       this.lostWhileRequired();
       return false;
     }
-    const l = this.lostMessages.get(cid);
-    if (l) {
-      this.lostMessages.delete(cid);
-      const detail = `${l.messages} messages (${l.bytes} bytes) forwarded but not observed: the tap's side path was full`;
-      this.queue([Op.Anomaly, 'not_observed', cid, detail, { direction: origin.direction, timeUs: l.timeUs }], undefined);
-    }
+    const gap = this.loss.messageGap(origin);
+    if (gap) this.queue(gap, undefined);
     return true;
   }
 
   private queue(op: WireOp, bytes: Buffer | undefined): void {
     if (this.dead || this.closedWith) {
-      if (bytes) this.dropped.bytes += bytes.length;
+      if (bytes) this.loss.droppedBytes(bytes.length);
       return;
     }
     this.ops.write(op);
@@ -306,7 +264,8 @@ export class PipelineThread implements PipelineInput {
       this.batch.append(bytes);
     }
     if (this.batch.length >= FLUSH_BYTES) this.flush();
-    else if (!this.scheduled) {
+    // Not booted yet: boot() flushes what waits; no timer until then.
+    else if (!this.scheduled && this.worker) {
       this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
       // Posting is owed only to a caller that will close() (which flushes): never keep the process up for it.
       this.scheduled.unref();
@@ -339,7 +298,7 @@ export class PipelineThread implements PipelineInput {
       bytes: buf.buffer as ArrayBuffer,
       length: at,
       opsLength,
-      droppedTotal: this.dropped.chunks + this.dropped.messages,
+      droppedTotal: this.loss.dropped.chunks + this.loss.dropped.messages,
     };
     this.opCount = 0;
     this.inFlight.set(seq, cost);
@@ -375,7 +334,7 @@ export class PipelineThread implements PipelineInput {
       this.opts.onFatal?.(new Error(m.message));
     } else if (m.type === 'closed') {
       this.gotClosed = true;
-      this.closedWith?.([...m.lines, ...this.lossLines()]);
+      this.closedWith?.([...m.lines, ...this.loss.lines(this.dead)]);
       // All that matters is done: the recording is complete, and telemetry was flushed or its close
       // deadline passed. Exports the deadline abandoned (an OTLP endpoint that is down retries for
       // seconds) must not keep the process alive.
@@ -399,18 +358,6 @@ export class PipelineThread implements PipelineInput {
     this.ops.reset();
     this.opCount = 0;
     this.batch.drop();
-    if (this.closedWith) this.closedWith(this.lossLines());
+    if (this.closedWith) this.closedWith(this.loss.lines(this.dead));
   }
-
-  private lossLines(): string[] {
-    const d = this.dropped;
-    if (d.chunks === 0 && d.messages === 0 && !this.dead) return [];
-    return [
-      `the tap's side path dropped ${d.chunks} chunks and ${d.messages} message bodies (${d.bytes} bytes): forwarded but not observed${this.dead ? ` (${this.dead})` : ' (queue full)'}`,
-    ];
-  }
-}
-
-function streamKey(c: Chunk): string {
-  return `${c.connectionId}|${c.direction}|${c.channel}`;
 }

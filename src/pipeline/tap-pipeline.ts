@@ -22,7 +22,7 @@ import type { Transport } from '../model/events.js';
 import type { Pipeline } from './pipeline.js';
 import { discardingInput, teeInput, type PipelineInput } from './pipeline-input.js';
 import type { RecordingOptions } from './recording-options.js';
-import type { AttachedSinks } from './sink-setup.js';
+import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { PipelineThread } from './pipeline-thread.js';
 import { accessSync, constants } from 'node:fs';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
@@ -78,47 +78,17 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
     return { input: discardingInput(systemClock), redactor, minter: undefined, ready: Promise.resolve({}), close: async () => [] };
   }
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
-  const spanIdSeed = SeededSpanIds.randomSeed();
-  const common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed, ...redactLists(opts) };
-  let here: { pipeline: Pipeline; sinks: AttachedSinks } | undefined;
-  if (decodeHere) {
-    // Loaded on demand: most taps decode in the pipeline thread, and start-up pays for every module.
-    const [{ Pipeline }, { attachSinks }] = await Promise.all([import('./pipeline.js'), import('./sink-setup.js')]);
-    const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
-    const telemetry = telemetryOn ? { telemetry: opts.telemetry!, injectsTraceContext: injects } : {};
-    here = { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, logger: opts.logger }) };
-  }
-  let worker: PipelineThread | undefined;
-  if (opts.recording || (telemetryOn && !here)) {
-    const { PipelineThread } = await import('./pipeline-thread.js');
-    try {
-      if (opts.recording) checkRecordingPlace(opts.recording);
-      worker = PipelineThread.open({
-        sinks: {
-          ...common,
-          ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
-          // Spans made in this thread with their context in the forwarded bytes: said in the recording, for `export`.
-          ...(here?.sinks.telemetry?.minter && injects ? { traceContextInjected: true } : {}),
-        },
-        ...(opts.recording ? { recording: opts.recording } : {}),
-        logger: opts.logger,
-        logLevel: opts.logLevel,
-        nice: opts.workerNice ?? (opts.recording?.required || !telemetryOn || here ? 0 : DEFAULT_TELEMETRY_NICE),
-        ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-        ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
-        // A required recording must be known to work before any traffic: it boots at once.
-        ...(opts.recording?.required ? {} : { bootDeadlineMs: BOOT_DEADLINE_MS }),
-      });
-      // --require-recording must not let traffic pass before the recording is known to work.
-      if (opts.recording?.required) await worker.ready;
-    } catch (err) {
-      await here?.sinks.close();
-      throw err;
-    }
-  }
-  const thread = worker;
-  const ready = (thread?.ready ?? Promise.resolve()).then(() => {
-    const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? thread?.metricsUrl;
+  const common: Common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed: SeededSpanIds.randomSeed(), ...redactLists(opts) };
+  const here = decodeHere ? await openHere(opts, common, telemetryOn && injects) : undefined;
+  const worker =
+    opts.recording || (telemetryOn && !here)
+      ? await openThread(opts, common, here, telemetryOn).catch(async (err: unknown) => {
+          await here?.sinks.close();
+          throw err;
+        })
+      : undefined;
+  const ready = (worker?.ready ?? Promise.resolve()).then(() => {
+    const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? worker?.metricsUrl;
     return metricsUrl ? { metricsUrl } : {};
   });
   // Sinks that cannot start while traffic already flows: said once; the traffic goes on unobserved.
@@ -130,6 +100,48 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
     return closing;
   };
   return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close };
+}
+
+/** What the sinks of both places are built from. */
+type Common = Pick<TapSinkOptions, 'transport' | 'target' | 'redactKey' | 'spanIdSeed' | 'redactFields' | 'redactHeaders'>;
+
+interface Here {
+  pipeline: Pipeline;
+  sinks: AttachedSinks;
+}
+
+/** Decoding and live telemetry on this thread (the tap needs the span ids while forwarding, or profiling asks). */
+async function openHere(opts: TapPipelineOptions, common: Common, injects: boolean): Promise<Here> {
+  // Loaded on demand: most taps decode in the pipeline thread, and start-up pays for every module.
+  const [{ Pipeline }, { attachSinks }] = await Promise.all([import('./pipeline.js'), import('./sink-setup.js')]);
+  const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
+  const telemetry = opts.telemetry && telemetryEnabled(opts.telemetry) ? { telemetry: opts.telemetry, injectsTraceContext: injects } : {};
+  return { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, logger: opts.logger }) };
+}
+
+/** The pipeline thread: the recording, and live telemetry unless it runs `here`. */
+async function openThread(opts: TapPipelineOptions, common: Common, here: Here | undefined, telemetryOn: boolean): Promise<PipelineThread> {
+  const { PipelineThread } = await import('./pipeline-thread.js');
+  if (opts.recording) checkRecordingPlace(opts.recording);
+  const minted = here?.sinks.telemetry?.minter !== undefined && opts.telemetry?.injectTraceContext === true && opts.injectsTraceContext === true;
+  const worker = PipelineThread.open({
+    sinks: {
+      ...common,
+      ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
+      // Spans made in this thread with their context in the forwarded bytes: said in the recording, for `export`.
+      ...(minted ? { traceContextInjected: true } : {}),
+    },
+    ...(opts.recording ? { recording: opts.recording } : {}),
+    logger: opts.logger,
+    logLevel: opts.logLevel,
+    nice: opts.workerNice ?? (opts.recording?.required || !telemetryOn || here ? 0 : DEFAULT_TELEMETRY_NICE),
+    ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+    ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+    // A required recording must be known to work before any traffic: it boots at once, and is waited for.
+    ...(opts.recording?.required ? {} : { bootDeadlineMs: BOOT_DEADLINE_MS }),
+  });
+  if (opts.recording?.required) await worker.ready;
+  return worker;
 }
 
 /**

@@ -58,6 +58,24 @@ export class RecordingStore {
   private readonly cache = new Map<string, Statement>();
   private rowsWriter: BatchRowsWriter | undefined;
 
+  /**
+   * Whether `path` holds a recording already (a tap's indexer is up and has begun it); false while
+   * the file is missing, being created, or not a recording. For watching a tap from outside.
+   */
+  static hasRecording(path: string): boolean {
+    if (!existsSync(path)) return false;
+    try {
+      const store = RecordingStore.open(path);
+      try {
+        return store.listRecordings().length > 0;
+      } finally {
+        store.close();
+      }
+    } catch {
+      return false;
+    }
+  }
+
   /** Opens (and for `create`, creates) a recording file, validates it and migrates it to the latest schema. */
   static open(path: string, opts: OpenStoreOptions = {}): RecordingStore {
     if (!opts.create && !existsSync(path)) {

@@ -3,7 +3,6 @@
  * reference server: a burst far faster than the indexer is recorded whole (nothing dropped for
  * being slow), the spool leaves no file, and the indexer never outlives the tap.
  */
-import { recordingStarted } from '../helpers/recording.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,7 +71,7 @@ function tap(db: string, env: Record<string, string> = {}, tapArgs: string[] = [
 async function startedIndexerOf(tapPid: number, db: string): Promise<number | undefined> {
   for (let i = 0; i < 500; i++) {
     const pid = indexerOf(tapPid);
-    if (pid && recordingStarted(db)) return pid;
+    if (pid && RecordingStore.hasRecording(db)) return pid;
     await new Promise((r) => setTimeout(r, 20));
   }
   return undefined;
@@ -141,7 +140,7 @@ describe('recording through the spool', () => {
     const t = tap(db);
     await t.burst(500, 32, 30_000);
     const indexed = () => {
-      if (!recordingStarted(db)) return 0; // its indexer is still starting
+      if (!RecordingStore.hasRecording(db)) return 0; // its indexer is still starting
       const store = RecordingStore.open(db);
       try {
         return store.exchanges({ recordingId: store.listRecordings()[0]!.id }).filter((e) => e.method === 'tools/call').length;

@@ -4,7 +4,6 @@
  * recording indexer (a process of its own, holding the spool) completes the recording either way;
  * a recording the tap never closed says it is incomplete.
  */
-import { recordingStarted } from '../helpers/recording.js';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -65,7 +64,7 @@ describe('a recording the tap does not end in order', () => {
     // The sinks boot after the server's first answer: a tap killed before they are up keeps nothing
     // (a documented bound). Wait for the indexer, then past the batching of what the tap hands it
     // (40 ms), with room for a loaded machine.
-    for (let i = 0; i < 500 && !recordingStarted(db); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && !RecordingStore.hasRecording(db); i++) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 500));
     tap.kill('SIGKILL');
     const rec = await closedRecording(db);
@@ -93,7 +92,7 @@ describe('a recording the tap does not end in order', () => {
       );
       // Hold the indexer (as a machine too busy for a niced process would), so that closing waits for it.
       // It boots beside the traffic: wait until it is up (its recording row exists) before holding it.
-      for (let i = 0; i < 500 && !recordingStarted(db); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 500 && !RecordingStore.hasRecording(db); i++) await new Promise((r) => setTimeout(r, 20));
       const indexer = childrenOf(tap.pid!).find((p) => p.cmdline.includes('indexer-process'));
       expect(indexer, 'the recording indexer process').toBeDefined();
       process.kill(indexer!.pid, 'SIGSTOP');
