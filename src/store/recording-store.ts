@@ -1,8 +1,8 @@
 /**
  * The recording file: the only module that runs SQL (schema in migrations/, the long statement
  * texts in statements.ts). Synchronous by design (better-sqlite3); callers that must not block keep
- * it off their thread, as the recorder sink does: it encodes batches (event-batch.ts) and a writer
- * thread runs `writeBatch` on its own connection.
+ * it off their thread, as a tap does: its pipeline thread spools the traffic and the indexer process
+ * (pipeline/indexer-process.ts), whose recorder sink runs `writeBatch` on its own connection.
  *
  * Invariants: JSON-RPC ids round-trip verbatim (text + type); `ord` orders a recording's events;
  * while an `events()` / `frames()` iterator is open the connection can read but not write.
@@ -53,6 +53,25 @@ export interface OpenStoreOptions {
  * CPU per 10 KB exchange by roughly 40% (small messages are unaffected). Existing files keep theirs.
  */
 const NEW_FILE_PAGE_SIZE = 32 * 1024;
+
+/**
+ * Switches the file to WAL. SQLite takes the exclusive lock for that switch without calling the busy
+ * handler, so a tap creating the file while another does sees SQLITE_BUSY at once: retry, within the
+ * connection's busy timeout.
+ */
+function enterWalMode(db: Database): void {
+  const deadline = Date.now() + (db.pragma('busy_timeout', { simple: true }) as number);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      Atomics.wait(nap, 0, 0, 5);
+    }
+  }
+}
 
 export class RecordingStore {
   private readonly cache = new Map<string, Statement>();
@@ -107,7 +126,7 @@ export class RecordingStore {
     if (opts.create) {
       // Only an empty file takes a page size; it must be set before WAL mode writes the header.
       if (schemaVersion(db) === 0) db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
-      db.pragma('journal_mode = WAL');
+      enterWalMode(db);
     }
     db.pragma('synchronous = NORMAL');
     // The write path (batch-rows-writer.ts) checks the schema's CHECK rules and the foreign key to
