@@ -59,6 +59,7 @@ export const ERROR_CODES = {
   MERGE_MISSING_SHARD: 'invalid_input',
   MERGE_MIXED_SHARDS: 'invalid_input',
   MERGE_UNREADABLE: 'invalid_input',
+  REPLAY_RULES_INVALID: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;

@@ -48,7 +48,7 @@ export function loadYaml(text: string, ctx: { source: string; baseDir: string })
 }
 
 /** The line of a path's value (or of its key) in the document; the deepest existing node otherwise. */
-function yamlLocator(doc: Document, lc: LineCounter): Locator {
+export function yamlLocator(doc: Document, lc: LineCounter): Locator {
   return (p: Path, atKey: boolean) => {
     let node: unknown = doc.contents;
     let offset: number | undefined = rangeStart(node);

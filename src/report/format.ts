@@ -59,3 +59,14 @@ export function table(header: readonly string[], rows: readonly (readonly string
     )
     .join('\n');
 }
+
+/** Text for an XML attribute or element (JUnit files): escaped, and the characters XML 1.0 forbids as U+FFFD. */
+export function xmlText(s: string): string {
+  return s
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
+}

@@ -2,18 +2,8 @@
  * Thresholds as JUnit XML (one test case per threshold), for CI test reports; a run stopped early
  * adds one erroring test case, so a partial run never reads as a green one. Pure.
  */
+import { xmlText as esc } from '../../report/format.js';
 import type { LoadResult } from '../load-result.js';
-
-/** XML-escaped, with the characters XML 1.0 forbids (control characters a name may carry) as U+FFFD. */
-function esc(s: string): string {
-  return s
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
-}
 
 export function renderJunit(r: LoadResult): string {
   // One shard sees part of the run: its thresholds are reported as skipped, for merge-results to judge.

@@ -1,0 +1,115 @@
+/**
+ * The result of a replay as data: each replayed exchange beside its recording with its differences,
+ * latency per method and tool (recorded vs replayed), and slowdowns past `--max-slowdown`. The
+ * renderers (text, JSON, JUnit) live in src/report/.
+ */
+import { percentile } from '../store/summary.js';
+import type { StoredExchange } from '../store/types.js';
+import type { Difference, ReplayedAnswer } from './compare.js';
+
+export interface ReplayedPair {
+  recorded: StoredExchange;
+  replayed: ReplayedAnswer;
+  differences: Difference[];
+}
+
+export interface LatencyGroup {
+  /** `tools/call echo`, or the method alone. */
+  name: string;
+  count: number;
+  recordedP50Us?: number;
+  recordedP95Us?: number;
+  replayedP50Us?: number;
+  replayedP95Us?: number;
+}
+
+export interface ReplayReport {
+  file: string;
+  recordingIds: number[];
+  target: string;
+  pairs: ReplayedPair[];
+  /** `--max-slowdown`: a group whose replayed p50 exceeds this times the recorded one differs. */
+  maxSlowdown?: number;
+  /** Filled by {@link finishReport}. */
+  latency?: LatencyGroup[];
+  /** Group-level differences (slowdowns), filled by {@link finishReport}. */
+  groupDifferences?: { group: string; difference: Difference }[];
+}
+
+/** A slowdown smaller than this (in absolute terms) is noise, whatever the ratio. */
+export const SLOWDOWN_FLOOR_US = 1000;
+
+/** The name an exchange is grouped and reported under. */
+export function groupName(ex: Pick<StoredExchange, 'method' | 'target'>): string {
+  return ex.target === undefined ? ex.method : `${ex.method} ${ex.target}`;
+}
+
+/** Adds the latency table and, with `maxSlowdown`, the slowdown differences. */
+export function finishReport(report: ReplayReport): ReplayReport {
+  const groups = new Map<string, { recorded: number[]; replayed: number[]; count: number }>();
+  for (const p of report.pairs) {
+    const name = groupName(p.recorded);
+    let g = groups.get(name);
+    if (!g) groups.set(name, (g = { recorded: [], replayed: [], count: 0 }));
+    g.count++;
+    if (p.recorded.latencyUs !== undefined) g.recorded.push(p.recorded.latencyUs);
+    if (p.replayed.latencyUs !== undefined) g.replayed.push(p.replayed.latencyUs);
+  }
+  const latency: LatencyGroup[] = [];
+  const groupDifferences: { group: string; difference: Difference }[] = [];
+  for (const [name, g] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    g.recorded.sort((a, b) => a - b);
+    g.replayed.sort((a, b) => a - b);
+    const row: LatencyGroup = {
+      name,
+      count: g.count,
+      recordedP50Us: percentile(g.recorded, 50),
+      recordedP95Us: percentile(g.recorded, 95),
+      replayedP50Us: percentile(g.replayed, 50),
+      replayedP95Us: percentile(g.replayed, 95),
+    };
+    latency.push(row);
+    const slow = slowdown(row, report.maxSlowdown);
+    if (slow) groupDifferences.push({ group: name, difference: slow });
+  }
+  return { ...report, latency, groupDifferences };
+}
+
+function slowdown(row: LatencyGroup, max: number | undefined): Difference | undefined {
+  const a = row.recordedP50Us;
+  const b = row.replayedP50Us;
+  if (max === undefined || a === undefined || b === undefined || a <= 0) return undefined;
+  if (b <= a * max || b - a < SLOWDOWN_FLOOR_US) return undefined;
+  return {
+    kind: 'slowdown',
+    recorded: a,
+    replayed: b,
+    message: `p50 ${(a / 1000).toFixed(1)} ms -> ${(b / 1000).toFixed(1)} ms (${(b / a).toFixed(2)}x, more than ${max}x)`,
+  };
+}
+
+export interface ReplayCounts {
+  exchanges: number;
+  same: number;
+  different: number;
+  differences: number;
+  noResponse: number;
+  slowdowns: number;
+}
+
+export function countReport(report: ReplayReport): ReplayCounts {
+  let different = 0;
+  let differences = 0;
+  let noResponse = 0;
+  for (const p of report.pairs) {
+    if (p.differences.length > 0) different++;
+    differences += p.differences.length;
+    if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
+  }
+  const slowdowns = report.groupDifferences?.length ?? 0;
+  return { exchanges: report.pairs.length, same: report.pairs.length - different, different, differences: differences + slowdowns, noResponse, slowdowns };
+}
+
+export function hasDifferences(report: ReplayReport): boolean {
+  return countReport(report).differences > 0;
+}

@@ -1,0 +1,159 @@
+/**
+ * A replay report as text (a readable diff for terminals and CI logs), JSON and JUnit XML (a test
+ * suite per method or tool, a test case per exchange, one more per slowdown).
+ */
+import type { Difference } from '../replay/compare.js';
+import { countReport, groupName, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
+import { formatId, formatUs, table, terminalSafe, truncate, xmlText as xml } from './format.js';
+
+const MAX_VALUE_CHARS = 300;
+
+interface Paint {
+  bad(s: string): string;
+  good(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const PLAIN: Paint = { bad: (s) => s, good: (s) => s, dim: (s) => s, bold: (s) => s };
+const COLOUR: Paint = {
+  bad: (s) => `\x1b[31m${s}\x1b[39m`,
+  good: (s) => `\x1b[32m${s}\x1b[39m`,
+  dim: (s) => `\x1b[2m${s}\x1b[22m`,
+  bold: (s) => `\x1b[1m${s}\x1b[22m`,
+};
+
+/** How one exchange is named in every report: its row, JSON-RPC id, method and tool. */
+export function exchangeLabel(p: ReplayedPair): string {
+  return `exchange #${p.recorded.rowid} (id ${formatId(p.recorded.id)}) ${groupName(p.recorded)}`;
+}
+
+function value(v: unknown): string {
+  return v === undefined ? '(absent)' : terminalSafe(truncate(JSON.stringify(v) ?? String(v), MAX_VALUE_CHARS));
+}
+
+function differenceLines(d: Difference, paint: Paint): string[] {
+  const head = d.path !== undefined ? `${paint.bold(terminalSafe(d.path))}: ${d.message}` : terminalSafe(d.message);
+  const lines = [`    ${head}`];
+  if (d.kind === 'value' && (d.recorded !== undefined || d.replayed !== undefined)) {
+    lines.push(`      ${paint.bad('- recorded:')} ${value(d.recorded)}`);
+    lines.push(`      ${paint.good('+ replayed:')} ${value(d.replayed)}`);
+  }
+  return lines;
+}
+
+export function renderText(report: ReplayReport, opts: { color: boolean }): string {
+  const paint = opts.color ? COLOUR : PLAIN;
+  const ids = report.recordingIds.join(', ');
+  const out: string[] = [`replay of ${report.file} (recording ${ids}) against ${terminalSafe(report.target)}`];
+  for (const p of report.pairs) {
+    if (p.differences.length === 0) continue;
+    out.push('', `${paint.bad('✗')} ${terminalSafe(exchangeLabel(p))}`);
+    for (const d of p.differences) out.push(...differenceLines(d, paint));
+  }
+  for (const g of report.groupDifferences ?? []) out.push('', `${paint.bad('✗')} ${terminalSafe(g.group)}: slower`, `    ${g.difference.message}`);
+  if (report.latency && report.latency.length > 0) {
+    out.push('', 'latency           recorded p50/p95 vs replayed p50/p95');
+    const rows = report.latency.map((g) => [
+      terminalSafe(g.name),
+      String(g.count),
+      `${formatUs(g.recordedP50Us)} / ${formatUs(g.recordedP95Us)}`,
+      `${formatUs(g.replayedP50Us)} / ${formatUs(g.replayedP95Us)}`,
+    ]);
+    out.push(table(['method / tool', 'count', 'recorded', 'replayed'], rows, [1]));
+  }
+  const c = countReport(report);
+  const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(`${c.differences} difference${c.differences === 1 ? '' : 's'}`);
+  out.push(
+    '',
+    `${c.exchanges} exchanges replayed: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
+      `${c.slowdowns > 0 ? `, ${c.slowdowns} slower than allowed` : ''}; ${verdict}`,
+  );
+  return out.join('\n') + '\n';
+}
+
+export function renderJson(report: ReplayReport): string {
+  const counts = countReport(report);
+  return (
+    JSON.stringify(
+      {
+        file: report.file,
+        recordings: report.recordingIds,
+        target: report.target,
+        counts,
+        exchanges: report.pairs.map((p) => ({
+          exchange: p.recorded.rowid,
+          id: p.recorded.id,
+          method: p.recorded.method,
+          ...(p.recorded.target !== undefined ? { tool: p.recorded.target } : {}),
+          recordedOutcome: p.recorded.outcome,
+          replayedOutcome: p.replayed.outcome,
+          recordedLatencyUs: p.recorded.latencyUs ?? null,
+          replayedLatencyUs: p.replayed.latencyUs ?? null,
+          differences: p.differences,
+        })),
+        latency: report.latency ?? [],
+        groupDifferences: report.groupDifferences ?? [],
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+/** JUnit XML as CI servers read it (Jenkins, GitLab, GitHub test reporters). */
+export function renderJUnit(report: ReplayReport): string {
+  const suites = new Map<string, string[]>();
+  const failures = new Map<string, number>();
+  const time = new Map<string, number>();
+  const add = (suite: string, testcase: string, failed: boolean, seconds: number): void => {
+    if (!suites.has(suite)) (suites.set(suite, []), failures.set(suite, 0), time.set(suite, 0));
+    suites.get(suite)!.push(testcase);
+    if (failed) failures.set(suite, failures.get(suite)! + 1);
+    time.set(suite, time.get(suite)! + seconds);
+  };
+  for (const p of report.pairs) {
+    const suite = groupName(p.recorded);
+    const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
+    const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
+    const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
+    if (p.differences.length === 0) add(suite, `    <testcase ${attrs}/>`, false, seconds);
+    else {
+      const first = p.differences[0]!;
+      const message = first.path !== undefined ? `${first.path}: ${first.message}` : first.message;
+      const body = p.differences.map((d) => plainDifference(d)).join('\n');
+      add(
+        suite,
+        `    <testcase ${attrs}>\n      <failure message="${xml(message)}" type="${first.kind}">${xml(body)}</failure>\n    </testcase>`,
+        true,
+        seconds,
+      );
+    }
+  }
+  for (const g of report.groupDifferences ?? []) {
+    add(
+      g.group,
+      `    <testcase classname="${xml(g.group)}" name="latency" time="0">\n      <failure message="${xml(g.difference.message)}" type="slowdown"/>\n    </testcase>`,
+      true,
+      0,
+    );
+  }
+  const total = [...suites.values()].reduce((n, s) => n + s.length, 0);
+  const failed = [...failures.values()].reduce((n, f) => n + f, 0);
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="mcptap replay" tests="${total}" failures="${failed}">`,
+    ...[...suites].map(
+      ([suite, cases]) =>
+        `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${failures.get(suite)}" errors="0" time="${time.get(suite)!.toFixed(6)}">\n${cases.join('\n')}\n  </testsuite>`,
+    ),
+    '</testsuites>',
+  ];
+  return lines.join('\n') + '\n';
+}
+
+function plainDifference(d: Difference): string {
+  const head = d.path !== undefined ? `${d.path}: ${d.message}` : d.message;
+  if (d.kind !== 'value' || (d.recorded === undefined && d.replayed === undefined)) return head;
+  return `${head}\n  recorded: ${JSON.stringify(d.recorded) ?? '(absent)'}\n  replayed: ${JSON.stringify(d.replayed) ?? '(absent)'}`;
+}

@@ -1,0 +1,151 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { compareExchange, type ReplayedAnswer } from '../../src/replay/compare.js';
+import { finishReport, hasDifferences, type ReplayReport } from '../../src/replay/replay-report.js';
+import { NO_RULES, parseRules } from '../../src/replay/rules.js';
+import { renderJUnit, renderJson, renderText } from '../../src/report/replay-diff.js';
+import type { StoredExchange } from '../../src/store/types.js';
+
+function recorded(over: Partial<StoredExchange> & { result?: unknown }): StoredExchange {
+  const { result, ...rest } = over;
+  return {
+    key: 'c/c2s/1',
+    connectionId: 'c',
+    direction: 'c2s',
+    id: 7,
+    idType: 'number',
+    method: 'tools/call',
+    target: 'echo',
+    era: 'legacy',
+    request: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
+    response: { jsonrpc: '2.0', id: 7, result: result ?? { content: [{ type: 'text', text: 'Echo: hi' }] } },
+    startUs: 0,
+    endUs: 2000,
+    latencyUs: 2000,
+    outcome: 'ok',
+    isError: false,
+    progress: [],
+    responseAfterCancel: false,
+    requestSeq: 1,
+    responseSeq: 2,
+    rowid: 12,
+    recordingId: 1,
+    state: 'completed',
+    ...rest,
+  };
+}
+
+function answer(result: unknown, over: Partial<ReplayedAnswer> = {}): ReplayedAnswer {
+  return {
+    response: { jsonrpc: '2.0', id: 7, result },
+    outcome: 'ok',
+    isError: false,
+    latencyUs: 2500,
+    progressCount: 0,
+    unexpectedServerRequests: [],
+    ...over,
+  };
+}
+
+describe('compareExchange', () => {
+  it('finds nothing between equal answers, whatever their key order', () => {
+    const r = recorded({ result: { a: 1, b: [1, { c: 2 }] } });
+    expect(compareExchange(NO_RULES, r, answer({ b: [1, { c: 2 }], a: 1 }))).toEqual([]);
+  });
+
+  it('names the JSON path with both values, and what was added or is missing', () => {
+    const r = recorded({ result: { content: [{ type: 'text', text: 'Echo: hi' }], gone: true } });
+    const d = compareExchange(NO_RULES, r, answer({ content: [{ type: 'text', text: 'ECHO: hi' }], extra: 1 }));
+    expect(d).toEqual([
+      { kind: 'value', path: '/result/content/0/text', recorded: 'Echo: hi', replayed: 'ECHO: hi', message: 'changed' },
+      { kind: 'value', path: '/result/gone', recorded: true, message: 'missing from the new answer' },
+      { kind: 'value', path: '/result/extra', replayed: 1, message: 'added by the new server' },
+    ]);
+    const tolerant = parseRules('rules:\n  - allowAdded: /result\n  - ignore: /result/gone\n  - replace: "ECHO"\n    with: Echo', 'r.yaml');
+    expect(compareExchange(tolerant, r, answer({ content: [{ type: 'text', text: 'ECHO: hi' }], extra: 1 }))).toEqual([]);
+  });
+
+  it('reports outcome, error code, progress, missing responses and unknown server requests whatever the rules', () => {
+    const ignoreAll = parseRules('rules:\n  - ignore: /result\n  - ignore: /error', 'r.yaml');
+    const r = recorded({ progress: [{ timeUs: 1, progress: 1 }] });
+    const kinds = (a: ReplayedAnswer, rec = r) => compareExchange(ignoreAll, rec, a).map((d) => d.message);
+    expect(kinds(answer({}, { outcome: 'tool_error', isError: true, progressCount: 1 }))).toEqual(['outcome ok -> tool_error']);
+    expect(kinds(answer({}, { progressCount: 3 }))).toEqual(['1 progress notifications -> 3']);
+    expect(
+      kinds({ outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: ['sampling/createMessage'], transportError: 'child exited' }),
+    ).toEqual(['the server sent a sampling/createMessage request the recording has no answer for', 'no response came: child exited']);
+    const err = recorded({ outcome: 'jsonrpc_error', errorCode: -32602, response: { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'bad' } } });
+    expect(
+      kinds(
+        {
+          response: { jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'x' } },
+          outcome: 'jsonrpc_error',
+          errorCode: -32601,
+          isError: false,
+          progressCount: 0,
+          unexpectedServerRequests: [],
+        },
+        err,
+      ),
+    ).toEqual(['JSON-RPC error code -32602 -> -32601']);
+  });
+
+  it('accepts numbers within a tolerance, and no further', () => {
+    const rules = parseRules('rules:\n  - tolerance: "10%"\n    path: /result/ms\n  - tolerance: 0.5', 'r.yaml');
+    const r = recorded({ result: { ms: 100, n: 3 } });
+    expect(compareExchange(rules, r, answer({ ms: 109, n: 3.4 }))).toEqual([]);
+    expect(compareExchange(rules, r, answer({ ms: 112, n: 3.6 })).map((d) => d.path)).toEqual(['/result/ms', '/result/n']);
+  });
+});
+
+describe('replay reports', () => {
+  const same = recorded({ rowid: 1, id: 1 });
+  const changed = recorded({ rowid: 2, id: 'b"<&', result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
+  const slow = recorded({ rowid: 3, id: 3, method: 'tools/list', target: undefined, latencyUs: 2000, result: { tools: [] } });
+  const report: ReplayReport = finishReport({
+    file: 'rec.db',
+    recordingIds: [1],
+    target: 'node server.js',
+    maxSlowdown: 1.5,
+    pairs: [
+      { recorded: same, replayed: answer({ content: [{ type: 'text', text: 'Echo: hi' }] }), differences: [] },
+      {
+        recorded: changed,
+        replayed: answer({ content: [{ type: 'text', text: 'ECHO: hi' }] }),
+        differences: compareExchange(NO_RULES, changed, answer({ content: [{ type: 'text', text: 'ECHO: hi' }] })),
+      },
+      { recorded: slow, replayed: answer({ tools: [] }, { latencyUs: 9000 }), differences: [] },
+    ],
+  });
+
+  it('text: the exchange, the path, both values, the slowdown and the counts', () => {
+    const text = renderText(report, { color: false });
+    expect(text).toContain(
+      '✗ exchange #2 (id "b\\"<&") tools/call echo\n    /result/content/0/text: changed\n      - recorded: "Echo: hi"\n      + replayed: "ECHO: hi"',
+    );
+    expect(text).toContain('✗ tools/list: slower\n    p50 2.0 ms -> 9.0 ms (4.50x, more than 1.5x)');
+    expect(text).toContain('3 exchanges replayed: 2 same, 1 different, 0 without response, 1 slower than allowed; 2 differences');
+    expect(text).not.toContain('\x1b[');
+    expect(renderText(report, { color: true })).toContain('\x1b[31m');
+    expect(hasDifferences(report)).toBe(true);
+  });
+
+  it('JUnit: valid XML, a suite per method or tool, exactly the failures', () => {
+    const xml = renderJUnit(report);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testsuite' || name === 'testcase' }).parse(xml);
+    const suites = doc.testsuites.testsuite as { name: string; tests: string; failures: string; testcase: { name: string; failure?: { message: string } }[] }[];
+    expect(suites.map((s) => [s.name, s.tests, s.failures])).toEqual([
+      ['tools/call echo', '2', '1'],
+      ['tools/list', '2', '1'],
+    ]);
+    expect(suites[0]!.testcase[1]).toMatchObject({ name: '#2 id "b\\"<&"', failure: { message: '/result/content/0/text: changed' } });
+    expect(doc.testsuites.failures).toBe('2');
+  });
+
+  it('JSON: counts and every exchange with its differences', () => {
+    const json = JSON.parse(renderJson(report));
+    expect(json.counts).toEqual({ exchanges: 3, same: 2, different: 1, differences: 2, noResponse: 0, slowdowns: 1 });
+    expect(json.exchanges[1]).toMatchObject({ exchange: 2, tool: 'echo', differences: [{ path: '/result/content/0/text' }] });
+  });
+});
