@@ -58,6 +58,7 @@ export const REFERENCE_TOOLS: readonly Tool[] = [
   tool('payload', 'Answers with one text content of exactly `kb` KiB (ASCII).', {
     kb: { type: 'number', minimum: 0, maximum: MAX_PAYLOAD_KB },
   }),
+  tool('clock', 'Answers with the current time (ISO-8601), as text: an answer that differs on every call.', {}),
 ];
 
 const TOOL_NAMES = new Set(REFERENCE_TOOLS.map((t) => t.name));
@@ -86,6 +87,8 @@ export async function runReferenceTool(name: string, args: Record<string, unknow
       throw rpcError(args);
     case 'payload':
       return text(payloadText(num(args, 'kb', 1, MAX_PAYLOAD_KB)));
+    case 'clock':
+      return text(`now: ${new Date().toISOString()}`);
     default:
       throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
   }

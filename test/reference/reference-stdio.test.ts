@@ -11,7 +11,7 @@ import { StdioClientTransport as ModernStdioTransport } from '@modelcontextproto
 import { MCPTAP } from '../helpers/paths.js';
 
 const SERVER = { command: process.execPath, args: [MCPTAP, 'reference', '--stdio', '--log-level', 'warn'] };
-const TOOLS = ['delay', 'echo', 'fail', 'payload', 'progress', 'rpc-error'];
+const TOOLS = ['clock', 'delay', 'echo', 'fail', 'payload', 'progress', 'rpc-error'];
 
 function textOf(result: unknown): string {
   const content = (result as { content: Array<{ type: string; text?: string }> }).content;
@@ -56,6 +56,8 @@ describe('reference --stdio with the SDK 1.x client (legacy era)', () => {
     expect(textOf(await client.callTool({ name: 'payload', arguments: { kb: 100 } }))).toHaveLength(100 * 1024);
     const bad = await client.callTool({ name: 'delay', arguments: { ms: -1 } });
     expect(bad.isError).toBe(true);
+    const now = textOf(await client.callTool({ name: 'clock', arguments: {} }));
+    expect(now).toMatch(/^now: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
   it('progress sends one notification per step when the request has a progressToken', async () => {
