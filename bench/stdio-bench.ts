@@ -10,7 +10,7 @@
  *
  * The tap's spool is set to 2 GiB here (MCPTAP_SPOOL_BYTES): a 3 s round of 10 KB messages spools
  * 1.0-1.2 GB, past the default 1 GiB ring, and a tap whose ring is full drops what it would have
- * observed (counted; `not_observed` in the recording) and forwards faster for it. The bench
+ * observed (counted; `dropped` in the recording) and forwards faster for it. The bench
  * measures a recording that keeps everything, and says so when one did not.
  *
  * Also the CPU each pipelined phase cost per exchange, every process of the run counted (this
@@ -143,7 +143,7 @@ function recorded(path: string): { exchanges: number; dropped: number; notObserv
   const store = RecordingStore.open(path);
   try {
     const r = store.listRecordings()[0]!;
-    const gaps = store.summary(r.id).anomalyKinds.not_observed ?? 0;
+    const gaps = store.summary(r.id).anomalyKinds.dropped ?? 0;
     return { exchanges: r.exchanges, dropped: r.droppedQueue + r.droppedWrite, notObserved: gaps };
   } finally {
     store.close();
@@ -203,7 +203,7 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
         `  the floor, a shim that only keeps a copy of the bytes in RAM: tee shim ${(tee.rate / bare.rate).toFixed(2)}x the bare shim's rate, CPU ${tee.cpuUs.toFixed(1)} us (+${(tee.cpuUs - bare.cpuUs).toFixed(1)}); --record ${(tap.rate / tee.rate).toFixed(2)}x the tee shim's rate`,
       );
       if (tap.kept) {
-        const gaps = tap.kept.notObserved > 0 ? `, ${tap.kept.notObserved} not_observed gaps: NOT ALL RECORDED, the tap's side path was full` : '';
+        const gaps = tap.kept.notObserved > 0 ? `, ${tap.kept.notObserved} dropped gaps: NOT ALL RECORDED, the tap's side path was full` : '';
         verdicts.push(
           `  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`,
         );

@@ -64,7 +64,7 @@ export type AnomalyKind =
   | 'header_mismatch'
   | 'protocol_violation'
   /** Traffic the tap forwarded but could not observe (its side path was full): a gap in the recording. */
-  | 'not_observed'
+  | 'dropped'
   /** A request with no JSON-RPC message (a GET stream, a DELETE) failed upstream: no exchange carries its error class. */
   | 'upstream_failed';
 

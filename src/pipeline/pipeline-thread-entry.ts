@@ -10,7 +10,7 @@
  * Invariants: the worker answers `ready` or `failed` exactly once, before any batch (a recording
  * that cannot be opened fails here). The spool is a ring of fixed size: a batch that does not fit
  * in front of the indexer waits here, unacknowledged, and so do the ones after it (in order), so
- * the tap's own bounded queue fills and drops with its usual accounting (a `not_observed` gap)
+ * the tap's own bounded queue fills and drops with its usual accounting (a `dropped` gap)
  * instead of anything growing without end. A batch is acknowledged once it is in the spool (or,
  * without a recording, applied). On `close` everything is spooled and indexed, the sinks are
  * closed and `closed` answered.
@@ -174,17 +174,17 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
   }
 }
 
-/** Spools waiting batches, oldest first, while they fit; each is acknowledged once spooled (or lost). */
+/** Spools waiting batches, oldest first, while they fit; each is acknowledged once spooled (or dropped). */
 function spoolWaiting(rec: Recording): void {
   const end = rec.spool.end;
   while (rec.waiting.length > 0) {
     const b = rec.waiting[0]!;
     try {
-      // An indexer that has gone reads no further: what comes now is lost (counted), not spooled.
+      // An indexer that has gone reads no further: what comes now is dropped (counted), not spooled.
       if (!rec.indexer.alive) throw new Error('the recording indexer has stopped');
       if (!rec.spool.append(b.ops, b.bytes, rec.indexer.indexed)) break;
     } catch (err) {
-      lost(rec, b.bytes.length, err as Error);
+      dropSpooled(rec, b.bytes.length, err as Error);
     }
     rec.waiting.shift();
     if (b.part) continue;
@@ -198,7 +198,7 @@ function spoolWaiting(rec: Recording): void {
   if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();
 }
 
-function lost(rec: Recording, bytes: number, err: Error): void {
+function dropSpooled(rec: Recording, bytes: number, err: Error): void {
   rec.failed.batches++;
   rec.failed.bytes += bytes;
   const why = `cannot spool traffic for the recording: ${err.message}`;
@@ -240,9 +240,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
       rec.spool.close();
     }
     if (rec.failed.batches > 0)
-      lines.push(
-        `recording ${data.recording?.path}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic could not be recorded and are missing`,
-      );
+      lines.push(`recording ${data.recording?.path}: ${rec.failed.batches} batches (${rec.failed.bytes} bytes) of traffic dropped: they could not be spooled`);
   }
   lines.push(...(await liveDone));
   return lines;

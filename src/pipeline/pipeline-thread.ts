@@ -10,7 +10,7 @@
  * - Bounded: bytes posted and not yet acknowledged plus bytes queued never pass `maxQueueBytes`.
  *   Past it, chunks and message bodies are dropped and counted (connection and stream events are
  *   never dropped: they are small and keep the correlator's picture whole); when a stream is
- *   accepted again, the worker is told of the gap first (a `not_observed` anomaly, and a stdio
+ *   accepted again, the worker is told of the gap first (a `dropped` anomaly, and a stdio
  *   decoder that resumes at the next line boundary).
  * - A worker that dies is said once; from then on everything is dropped and counted, and forwarding
  *   goes on untouched.
@@ -28,7 +28,7 @@ import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineI
 import { BatchBuffers } from './batch-buffers.js';
 import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
-import { SidePathLoss } from './side-path-loss.js';
+import { SidePathDrops } from './side-path-drops.js';
 import { Op, type FromWorker, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
 export interface PipelineThreadOptions {
@@ -85,7 +85,7 @@ export class PipelineThread implements PipelineInput {
   private readonly inFlight = new Map<number, number>();
   private inFlightBytes = 0;
   private readonly maxQueueBytes: number;
-  private readonly loss = new SidePathLoss();
+  private readonly loss = new SidePathDrops();
   private dead: string | undefined;
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;

@@ -151,7 +151,7 @@ export class Pipeline implements PipelineInput {
     this.guard(() => {
       this.decoders.get(`${connectionId}|${direction}|${channel}`)?.gap(lost.endedAtNewline);
       this.anomaly(
-        'not_observed',
+        'dropped',
         connectionId,
         `${lost.bytes} bytes (${lost.chunks} chunks) of ${channel} forwarded but not observed: the tap's side path was full`,
         { direction, timeUs: lost.timeUs },

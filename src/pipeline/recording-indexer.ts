@@ -222,7 +222,7 @@ export class RecordingIndexer {
 
   /** What a dead indexer left out: everything spooled past what it had indexed. */
   private incompleteLine(why: string): string {
-    const lost = (this.closeEnd ?? this.spooledEnd) - this.position;
-    return `recording incomplete: ${why}${lost > 0 ? `; ${lost} bytes of traffic spooled before then were never indexed` : ''}`;
+    const dropped = (this.closeEnd ?? this.spooledEnd) - this.position;
+    return `recording incomplete: ${why}${dropped > 0 ? `; ${dropped} bytes of traffic spooled before then were dropped (never indexed)` : ''}`;
   }
 }

@@ -126,8 +126,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       const lines: string[] = [];
       if (recorder) {
         const s = recorder.stats();
-        if (s.dropped > 0)
-          lines.push(`recording ${opts.record}: ${s.dropped} events could not be recorded (${s.droppedQueue} queue full, ${s.droppedWrite} write failures)`);
+        if (s.dropped > 0) lines.push(`recording ${opts.record}: ${s.dropped} events dropped (${s.droppedQueue} queue full, ${s.droppedWrite} write failures)`);
       }
       return lines;
     },

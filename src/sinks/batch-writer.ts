@@ -12,7 +12,7 @@ export interface BatchAck {
   /** Events refused row by row (the rest of the batch was committed). */
   rejected: number;
   firstError?: Error;
-  /** The whole batch was lost (transaction failed, writer gone). */
+  /** The whole batch was dropped (transaction failed, writer gone). */
   failed?: Error;
 }
 

@@ -28,7 +28,7 @@ export interface SqliteRecorderOptions {
   busyTimeoutMs?: number;
   /** How long `close()` waits for the writer to commit what is queued (default 30 s); the rest counts as dropped. */
   closeTimeoutMs?: number;
-  /** `--require-recording`: any lost event calls `onFatal` (once). */
+  /** `--require-recording`: any dropped event calls `onFatal` (once). */
   requireRecording?: boolean;
   onFatal?: (err: Error) => void;
   /** Close the store on `close()`; default: only when this recorder opened it from `path`. */

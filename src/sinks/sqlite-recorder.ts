@@ -50,7 +50,7 @@ export class SqliteRecorder implements Sink {
   private readonly waitingTotal = { events: 0, bytes: 0 };
   /** Batches in the writer's hands, oldest first (the writer answers in order). */
   private readonly inFlight: { lastOrd: number }[] = [];
-  /** Ordinal up to which every batch has been answered by the writer (committed or counted lost). */
+  /** Ordinal up to which every batch has been answered by the writer (committed or counted dropped). */
   private doneOrd = 0;
   private readonly waiters: { ord: number; resolve: () => void }[] = [];
   /** The timer fired or a flush asked: close the open batch as soon as the writer can take it. */
@@ -107,7 +107,7 @@ export class SqliteRecorder implements Sink {
     try {
       this.encoder.add(ord, event);
     } catch (err) {
-      // A malformed event (e.g. a frame without raw bytes): it alone is lost, never written in clear.
+      // A malformed event (e.g. a frame without raw bytes): it alone is dropped, never written in clear.
       this.counts.errors++;
       return this.dropWritten(1, err as Error, 'recorder could not record a malformed event');
     }

@@ -93,7 +93,7 @@ describe('PipelineThread', () => {
     expect(r.exchanges.map((e) => e.id)).toEqual([1, 2, 4]);
     expect(r.frames.filter((f) => f.kind === 'invalid')).toEqual([]);
     expect(r.anomalies.map((a) => [a.kind, a.detail])).toEqual([
-      ['not_observed', expect.stringMatching(/^200 bytes \(2 chunks\) of stdio forwarded but not observed/)],
+      ['dropped', expect.stringMatching(/^200 bytes \(2 chunks\) of stdio forwarded but not observed/)],
     ]);
   });
 

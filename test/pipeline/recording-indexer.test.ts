@@ -226,7 +226,7 @@ describe('recording through the spool', () => {
     expect(await t.closed).toBe(0);
     // Whichever the tap hears first: the child's exit, or the failed send to it.
     expect(t.stderr()).toMatch(/recording indexer (exited \(SIGKILL\)|failed)/);
-    expect(t.stderr()).toMatch(/could not be recorded and are missing|recording incomplete/);
+    expect(t.stderr()).toMatch(/of traffic dropped: they could not be spooled|recording incomplete/);
   });
 
   it('the indexer process ends when the tap is killed', async () => {

@@ -41,7 +41,7 @@ const sample: WireOp[] = [
   [Op.Message, { connectionId: 'http:conn-1', direction: 's2c', channel: 'http-body', timeUs: 5, context: {} }, 10],
   [Op.EndStream, 'http:conn-1', '17', { timeUs: 6, outcome: 'transport_error', errorClass: 'stream_ended_without_response', httpStatus: 200 }],
   [Op.EndStream, 'http:conn-1', '18', { timeUs: 7, outcome: 'cancelled' }],
-  [Op.Anomaly, 'not_observed', 'http:conn-1', '2 messages (10 bytes) forwarded but not observed', { direction: 'c2s', timeUs: 8 }],
+  [Op.Anomaly, 'dropped', 'http:conn-1', '2 messages (10 bytes) forwarded but not observed', { direction: 'c2s', timeUs: 8 }],
   [Op.Gap, 'stdio', 'c2s', 'stdio', { bytes: 5, chunks: 1, endedAtNewline: true, timeUs: 9 }],
   [Op.Close, 'http:conn-1', { reason: 'client closed', exitCode: null, timeUs: 10 }],
 ];

@@ -208,7 +208,7 @@ describe('schema v3 (lean writes)', () => {
     await rec.close();
 
     const store = RecordingStore.open(path);
-    expect(store.db.pragma('user_version', { simple: true })).toBe(3);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
     expect(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'exchanges_method'").get()).toBeUndefined();
     expect([...store.events(1)]).toEqual(sampleEvents());
     const v3 = RecordingStore.open(fresh);
@@ -246,5 +246,22 @@ describe('schema v3 (lean writes)', () => {
     ]);
     expect([...store.events(1)]).toEqual(s.events);
     store.close();
+  });
+});
+
+describe('schema v4 (one word for dropped traffic)', () => {
+  it("a v3 file's not_observed anomalies read as dropped", () => {
+    const path = join(dir, 'v3.db');
+    const store = RecordingStore.open(path, { create: true });
+    const id = store.beginRecording({ transport: 'stdio', target: 'old', startedUs: T0, mcptapVersion: 't' });
+    const insert = store.db.prepare('INSERT INTO anomalies (recording_id, ord, kind, connection_id, time_us, detail) VALUES (?, ?, ?, ?, ?, ?)');
+    insert.run(id, 1, 'not_observed', 'stdio:1', T0, '10 bytes of stdio forwarded but not observed');
+    insert.run(id, 2, 'duplicate_id', 'stdio:1', T0, 'id 1 twice');
+    store.db.pragma('user_version = 3');
+    store.close();
+    const v4 = RecordingStore.open(path);
+    expect(v4.db.pragma('user_version', { simple: true })).toBe(4);
+    expect(v4.anomalies(id).map((a) => a.kind)).toEqual(['dropped', 'duplicate_id']);
+    v4.close();
   });
 });

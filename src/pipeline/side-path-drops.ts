@@ -1,7 +1,7 @@
 /**
  * What the tap's side path (pipeline-thread.ts) could not hand over, counted per stream and per
  * connection until that stream or connection is accepted again; then the gap is reported first, as
- * an op of its own, so the recording says how much is missing where (a `not_observed` anomaly).
+ * an op of its own, so the recording says how much is missing where (a `dropped` anomaly).
  */
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
@@ -9,7 +9,7 @@ import { Op, type Lost, type WireOp } from './worker-wire.js';
 
 const NL = 0x0a;
 
-export class SidePathLoss {
+export class SidePathDrops {
   /** Everything dropped so far (side path full, or the thread gone). */
   readonly dropped = { chunks: 0, messages: 0, bytes: 0 };
   /** Per stream (`conn|dir|channel`): chunks dropped since its last accepted one. */
@@ -74,7 +74,7 @@ export class SidePathLoss {
     if (!l) return undefined;
     this.messages.delete(cid);
     const detail = `${l.messages} messages (${l.bytes} bytes) forwarded but not observed: the tap's side path was full`;
-    return [Op.Anomaly, 'not_observed', cid, detail, { direction: origin.direction, timeUs: l.timeUs }];
+    return [Op.Anomaly, 'dropped', cid, detail, { direction: origin.direction, timeUs: l.timeUs }];
   }
 
   /** The line worth telling the user; `dead`: why the thread stopped observing, if it did. */
