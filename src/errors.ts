@@ -60,6 +60,19 @@ export const ERROR_CODES = {
   MERGE_MIXED_SHARDS: 'invalid_input',
   MERGE_UNREADABLE: 'invalid_input',
   REPLAY_RULES_INVALID: 'invalid_input',
+  REPLAY_NO_EXCHANGES: 'invalid_input',
+  REPLAY_WRITE_FAILED: 'invalid_input',
+  REPLAY_TARGET_UNAVAILABLE: 'target_unavailable',
+  MOCK_NO_EXCHANGES: 'invalid_input',
+  MOCK_UPSTREAM_UNAVAILABLE: 'target_unavailable',
+  REDACT_RULES_INVALID: 'invalid_input',
+  REDACT_RULES_MISSING: 'invalid_input',
+  REDACT_RECORDING_IN_USE: 'invalid_input',
+  REDACT_REWRITE_FAILED: 'invalid_input',
+  IMPORT_INVALID: 'invalid_input',
+  IMPORT_MISSING: 'invalid_input',
+  EXPORT_WRITE_FAILED: 'invalid_input',
+  MERGE_RECORDINGS_INVALID: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;
