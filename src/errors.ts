@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   IMPORT_MISSING: 'invalid_input',
   EXPORT_WRITE_FAILED: 'invalid_input',
   MERGE_RECORDINGS_INVALID: 'invalid_input',
+  COMPARE_BAD_TOLERANCE: 'usage',
+  COMPARE_UNREADABLE: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;

@@ -70,3 +70,23 @@ export function xmlText(s: string): string {
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&apos;');
 }
+
+/** Terminal emphasis; the plain one (no colour, `NO_COLOR`, not a TTY) leaves text as it is. */
+export interface Paint {
+  bad(s: string): string;
+  good(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const PLAIN: Paint = { bad: (s) => s, good: (s) => s, dim: (s) => s, bold: (s) => s };
+const COLOUR: Paint = {
+  bad: (s) => `\x1b[31m${s}\x1b[39m`,
+  good: (s) => `\x1b[32m${s}\x1b[39m`,
+  dim: (s) => `\x1b[2m${s}\x1b[22m`,
+  bold: (s) => `\x1b[1m${s}\x1b[22m`,
+};
+
+export function painter(color: boolean): Paint {
+  return color ? COLOUR : PLAIN;
+}

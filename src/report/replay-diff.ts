@@ -4,24 +4,9 @@
  */
 import type { Difference } from '../replay/compare.js';
 import { countReport, groupName, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
-import { formatId, formatUs, table, terminalSafe, truncate, xmlText as xml } from './format.js';
+import { formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
 
 const MAX_VALUE_CHARS = 300;
-
-interface Paint {
-  bad(s: string): string;
-  good(s: string): string;
-  dim(s: string): string;
-  bold(s: string): string;
-}
-
-const PLAIN: Paint = { bad: (s) => s, good: (s) => s, dim: (s) => s, bold: (s) => s };
-const COLOUR: Paint = {
-  bad: (s) => `\x1b[31m${s}\x1b[39m`,
-  good: (s) => `\x1b[32m${s}\x1b[39m`,
-  dim: (s) => `\x1b[2m${s}\x1b[22m`,
-  bold: (s) => `\x1b[1m${s}\x1b[22m`,
-};
 
 /** How one exchange is named in every report: its row, JSON-RPC id, method and tool. */
 export function exchangeLabel(p: ReplayedPair): string {
@@ -43,7 +28,7 @@ function differenceLines(d: Difference, paint: Paint): string[] {
 }
 
 export function renderText(report: ReplayReport, opts: { color: boolean }): string {
-  const paint = opts.color ? COLOUR : PLAIN;
+  const paint = painter(opts.color);
   const ids = report.recordingIds.join(', ');
   const out: string[] = [`replay of ${report.file} (recording ${ids}) against ${terminalSafe(report.target)}`];
   for (const p of report.pairs) {

@@ -2,13 +2,13 @@
  * `mcptap merge-results FILE...`: add up results of shards (or any runs of one scenario) exactly —
  * counters sum, HDR histograms add bucket by bucket — and judge the thresholds again.
  */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { LoadResult } from '../../load/load-result.js';
 import { mergeResults } from '../../load/merge-results.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { readLoadResult } from '../load-result-file.js';
 import { checkOutputPaths, writeOutputs } from './load.js';
 
 export function register(program: Command): void {
@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 thresholds passed, 3 a threshold failed, 4 unreadable or incompatible results.')
     .action(async (files: string[], flags: { json?: string; junit?: string }) => {
       checkOutputPaths(flags);
-      const results = await Promise.all(files.map(readResult));
+      const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));
       let merged: LoadResult;
       try {
         merged = mergeResults(results);
@@ -33,34 +33,4 @@ export function register(program: Command): void {
       await writeOutputs(merged, flags);
       process.exitCode = thresholdsPassed(merged.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;
     });
-}
-
-/** What a merge reads from every result. */
-const RESULT_PARTS: ReadonlyArray<[keyof LoadResult, 'array' | 'object']> = [
-  ['shards', 'array'],
-  ['phases', 'array'],
-  ['thresholdSpecs', 'array'],
-  ['scheduleLag', 'object'],
-  ['overall', 'object'],
-  ['methods', 'object'],
-  ['tools', 'object'],
-  ['steps', 'object'],
-];
-
-async function readResult(file: string): Promise<LoadResult> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new McptapError('MERGE_UNREADABLE', `cannot read ${file}: ${(err as Error).message}`);
-  }
-  try {
-    const v = JSON.parse(text) as LoadResult;
-    if (v?.format !== 'mcptap-load-result/1') throw new Error(`not an mcptap load result (format: ${String(v?.format)})`);
-    const missing = RESULT_PARTS.filter(([key, kind]) => (kind === 'array' ? !Array.isArray(v[key]) : typeof v[key] !== 'object' || v[key] === null));
-    if (missing.length > 0) throw new Error(`an incomplete mcptap load result (no ${missing.map(([k]) => k).join(', ')})`);
-    return v;
-  } catch (err) {
-    throw new McptapError('MERGE_UNREADABLE', `${file}: ${(err as Error).message}`);
-  }
 }
