@@ -8,6 +8,7 @@ import { runLoadBench } from './load-bench.js';
 import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
 import { runRecorderBench } from './recorder-bench.js';
 import { runStartupBench } from './startup-bench.js';
+import { runReplayBench } from './replay-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   recorder: () => runRecorderBench(),
   'otel-cpu': () => runOtelCpuBench(),
   startup: () => runStartupBench(),
+  replay: () => runReplayBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -303,6 +303,18 @@ thresholds:
     expect(r.phases[0]!.completed).toBe(r.phases[0]!.started);
   });
 
+  /** Processes of the silent "server" below (its command line is unique to this test). */
+  const silentServers = () =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('setTimeout(() => {}, 60001)');
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+
   it('Ctrl-C while a silent target is still being checked stops at once (exit 130), not after its 30 s start-up allowance', async () => {
     // A "server" that never answers: the first request waits up to 30 s for a process to start.
     write(
@@ -316,7 +328,9 @@ thresholds:
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Signal once the target runs (mcptap's handlers are in place by then), however slow the machine.
+    for (let i = 0; i < 200 && silentServers().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGINT');
     // Bounded well under the 30 s it used to take (it then exited 5, 'no response within 30000 ms').
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000))]);
@@ -325,15 +339,7 @@ thresholds:
     expect(stderr).toContain('mcptap: stopped before the run started (SIGINT), while the target was still being checked');
     // The silent server went with the run (it ignores its stdin: it had to be signalled).
     await new Promise((r) => setTimeout(r, 300));
-    const alive = readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .filter((p) => {
-        try {
-          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('setTimeout(() => {}, 60001)');
-        } catch {
-          return false; // gone meanwhile
-        }
-      });
+    const alive = silentServers();
     expect(alive).toEqual([]);
   });
 
