@@ -60,7 +60,8 @@ export async function loadRecordedTraffic(src: RecordingSource): Promise<Recorde
     }
     const requests = store
       .exchanges({ recordingId: id })
-      .filter((ex) => ex.direction === 'c2s' && !LIFECYCLE.has(ex.method))
+      // an orphaned exchange is a response nobody asked for: there is no request to send
+      .filter((ex) => ex.direction === 'c2s' && ex.state !== 'orphaned' && !LIFECYCLE.has(ex.method))
       .sort((a, b) => a.startUs - b.startUs || a.rowid - b.rowid);
     if (requests.length === 0) throw new McptapError('LOAD_RECORDING_EMPTY', `recording ${id} of ${src.file} has no client requests to replay`);
     const t0 = requests[0]!.startUs;
