@@ -36,10 +36,11 @@ export interface ScenarioInput {
   phases: (
     | { name?: string; open: { rate?: Rate; from?: Rate; to?: Rate; duration: Duration; maxInFlight?: number } }
     | { name?: string; closed: { vus: number; iterations?: number; duration?: Duration; thinkTime?: Duration | { min: Duration; max: Duration }; rate?: Rate } }
+    | { name?: string; replay: { speed?: number | `${number}x`; maxInFlight?: number } }
   )[];
   steps?: Record<string, unknown>[];
   thresholds?: string[] | Record<string, string | string[]>;
-  from?: string;
+  from?: string | { file: string; recording?: number };
   iteration?: (ctx: IterationContext) => Promise<void>;
 }
 

@@ -16,12 +16,12 @@ import type { Scheduler } from './executors/scheduler.js';
 import type { LoadMetrics } from './metrics.js';
 import { iterationRandom, SALT } from './random.js';
 import type { CallOptions, IterationContext, Scenario, StepSpec } from './scenario.js';
-import type { StepMix } from './step-mix.js';
+import type { StepPicker } from './step-mix.js';
 
 export interface RunnerDeps {
   scenario: Scenario;
   pool: LanePool;
-  mix: StepMix | undefined;
+  mix: StepPicker | undefined;
   data: DataTables;
   metrics: LoadMetrics;
   scheduler: Scheduler;

@@ -80,15 +80,20 @@ export class GroupStats {
 
 export interface PhaseStats {
   name: string;
-  kind: 'open' | 'closed';
+  kind: 'open' | 'closed' | 'replay';
   plannedDurationMs?: number;
-  /** Open model: the rate this process was asked for (its shard's share), start and end of the ramp. */
+  /**
+   * Open model: the rate this process was asked for (its shard's share), start and end of the ramp.
+   * Replay: the average rate of the sped-up recording (both the same).
+   */
   targetFromRate?: number;
   targetToRate?: number;
+  /** Replay: the factor on the recorded rate. */
+  speed?: number;
   /** Iterations due by the schedule (open) or planned (closed with a count). */
   scheduled: number;
   started: number;
-  /** Due but not started: the in-flight cap was reached (open model). */
+  /** Due but not started: the in-flight cap was reached (open model, replay). */
   dropped: number;
   completed: number;
   startUs: number;

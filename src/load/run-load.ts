@@ -22,7 +22,8 @@ import { LoadMetrics } from './metrics.js';
 import { ProgressTracker, type ProgressSnapshot } from './progress.js';
 import type { Scenario } from './scenario.js';
 import { StepMix } from './step-mix.js';
-import { stepsFromRecording } from './recording-mix.js';
+import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraffic } from './recording-mix.js';
+import { runReplayPhase } from './executors/replay-executor.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
 import { evaluateThresholds } from './threshold-eval.js';
 import { scopeLabel } from './thresholds.js';
@@ -48,7 +49,8 @@ export interface RunLoadOptions {
 }
 
 export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promise<LoadResult> {
-  const scenario = input.from ? { ...input, steps: [...(await stepsFromRecording(input.from)), ...input.steps] } : input;
+  const traffic = input.from ? await loadRecordedTraffic(input.from) : undefined;
+  const scenario = traffic ? { ...input, steps: [...mixFromTraffic(traffic), ...input.steps] } : input;
   const clock = opts.clock ?? systemClock;
   const scheduler = opts.scheduler ?? new RealScheduler(clock);
   const logger = opts.logger ?? silentLogger;
@@ -63,7 +65,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     const ran =
       scenario.driver === 'raw' && target
         ? await runRaw(scenario, target, { shard, metrics, clock, signal: opts.signal })
-        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress });
+        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress, traffic });
     const result = buildResult(metrics, {
       scenario: scenario.name,
       ...ran,
@@ -96,6 +98,8 @@ interface PhaseDeps extends RunLoadOptions {
   data: DataTables;
   metrics: LoadMetrics;
   progress: ProgressTracker;
+  /** `from:`'s recording (replay phases take their schedule and requests from it). */
+  traffic: RecordedTraffic | undefined;
 }
 
 /** The run was stopped (its signal) while the target was still being checked: nothing ran. */
@@ -142,7 +146,11 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
     );
     const pool = new LanePool((id) => driver.newLane(id));
     const mix = scenario.steps.length > 0 ? new StepMix(scenario.steps, scenario.mix) : undefined;
-    const run = createIterationRunner({ scenario, pool, mix, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord });
+    const runnerDeps = { scenario, pool, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord };
+    const run = createIterationRunner({ ...runnerDeps, mix });
+    // Replay phases: arrival j sends recorded request j.
+    const replay = d.traffic && scenario.phases.some((p) => p.kind === 'replay') ? replaySequence(d.traffic) : undefined;
+    const replayRun = replay && createIterationRunner({ ...runnerDeps, mix: { pick: (index) => replay.steps[index]! } });
     // Open phases' iterations still running when the next phase starts (see runOpenPhase).
     const unsettled: Promise<void>[] = [];
     for (const [phaseIndex, phase] of scenario.phases.entries()) {
@@ -150,6 +158,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
       d.progress.enterPhase(phaseIndex, phase);
       const common = { scheduler: d.scheduler, metrics: d.metrics, phaseIndex, shard, run, signal: d.signal };
       if (phase.kind === 'open') unsettled.push((await runOpenPhase(phase, common)).settled);
+      else if (phase.kind === 'replay') unsettled.push((await runReplayPhase(phase, replay!.offsetsUs, { ...common, run: replayRun! })).settled);
       else await runClosedPhase(phase, { ...common, seed: scenario.seed });
     }
     await Promise.all(unsettled);
@@ -169,7 +178,7 @@ async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOption
 async function connectDriver(s: Scenario, t: RunningTarget, clock: Clock, logger: Logger, sink: DriverSink, signal: AbortSignal | undefined): Promise<Driver> {
   const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink };
   if (t.kind === 'http') {
-    const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'open' ? p.maxInFlight : p.vus)));
+    const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'closed' ? p.vus : (p.maxInFlight ?? 100))));
     const connections = t.connections ?? Math.min(1024, Math.max(16, openCap));
     return HttpDriver.connect({ ...common, url: t.url, headers: t.headers, connections, churn: s.sessionChurn });
   }

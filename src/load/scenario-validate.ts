@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from './duration.js';
-import type { ClosedPhase, EraChoice, OpenPhase, Phase, Scenario, ScriptedIteration, TargetSpec } from './scenario.js';
+import type { ClosedPhase, EraChoice, OpenPhase, Phase, ReplayPhase, Scenario, ScriptedIteration, TargetSpec } from './scenario.js';
 import { validateData, validateSteps, validateThresholds } from './scenario-steps.js';
 import { isObj, Reader, scenarioError, type Locator, type Path } from './validation.js';
 
@@ -45,7 +45,7 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   const iteration = validateIteration(r, o.iteration);
   // templates may name every declared data set, even one whose file is missing (reported once, above)
   const steps = validateSteps(r, o.steps, new Set(isObj(o.data) ? Object.keys(o.data) : dataSpecs.map((d) => d.name)));
-  const from = r.str(o, 'from', []);
+  const from = validateFrom(r, o.from, ctx.baseDir);
   if (steps.length === 0 && !iteration && !from) r.fail(['steps'], 'a scenario needs steps (or an iteration function, or `from: recording.db`)');
   const s: Scenario = {
     name: r.str(o, 'name', []) ?? path.basename(ctx.source).replace(/\.[^.]+$/, ''),
@@ -65,10 +65,22 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   const pv = r.str(o, 'protocolVersion', []);
   if (pv) s.protocolVersion = pv;
   if (iteration) s.iteration = iteration;
-  if (from) s.from = path.resolve(ctx.baseDir, from);
+  if (from) s.from = from;
   crossChecks(r, s);
   if (r.issues.length > 0) throw scenarioError(ctx.source, r.issues, ctx.locate);
   return s;
+}
+
+/** `from: tap.db` (the latest recording) or `from: {file: tap.db, recording: 3}`. */
+function validateFrom(r: Reader, v: unknown, baseDir: string): Scenario['from'] {
+  if (v === undefined) return undefined;
+  if (typeof v === 'string' && v !== '') return { file: path.resolve(baseDir, v) };
+  if (!isObj(v)) return r.fail(['from'], `must be a recording file, or {file, recording} to pick one of its recordings (got ${JSON.stringify(v)})`);
+  const o = r.obj(v, ['from'], ['file', 'recording']);
+  const file = o && r.str(o, 'file', ['from'], true);
+  const recording = o && r.num(o, 'recording', ['from'], { integer: true, min: 1 });
+  if (!file) return undefined;
+  return recording === undefined ? { file: path.resolve(baseDir, file) } : { file: path.resolve(baseDir, file), recording };
 }
 
 function validateEra(r: Reader, o: Record<string, unknown>): EraChoice {
@@ -198,11 +210,31 @@ function validatePhases(r: Reader, v: unknown): Phase[] {
 }
 
 function validatePhase(r: Reader, v: unknown, p: Path, i: number): Phase | undefined {
-  const o = r.obj(v, p, ['name', 'open', 'closed']);
+  const o = r.obj(v, p, ['name', 'open', 'closed', 'replay']);
   if (!o) return undefined;
   const name = r.str(o, 'name', p) ?? `phase-${i + 1}`;
-  if ((o.open === undefined) === (o.closed === undefined)) return r.fail(p, 'needs exactly one of open (arrival rate) or closed (virtual users)');
-  return o.open !== undefined ? validateOpen(r, o.open, [...p, 'open'], name) : validateClosed(r, o.closed, [...p, 'closed'], name);
+  const kinds = (['open', 'closed', 'replay'] as const).filter((k) => o[k] !== undefined);
+  if (kinds.length !== 1) return r.fail(p, "needs exactly one of open (arrival rate), closed (virtual users) or replay (the recording's own schedule)");
+  if (o.open !== undefined) return validateOpen(r, o.open, [...p, 'open'], name);
+  if (o.replay !== undefined) return validateReplay(r, o.replay, [...p, 'replay'], name);
+  return validateClosed(r, o.closed, [...p, 'closed'], name);
+}
+
+/** Past this, a recording's gaps shrink below the executor's wake-up granularity (1 ms) for most traffic. */
+const MAX_SPEED = 1000;
+
+function validateReplay(r: Reader, v: unknown, p: Path, name: string): ReplayPhase | undefined {
+  const o = r.obj(v ?? {}, p, ['speed', 'maxInFlight']);
+  if (!o) return undefined;
+  const raw = o.speed ?? 1;
+  const m = typeof raw === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*x\s*$/i.exec(raw) : null;
+  const speed = typeof raw === 'number' ? raw : m ? Number(m[1]) : NaN;
+  const maxInFlight = r.num(o, 'maxInFlight', p, { integer: true, min: 1 });
+  if (!(Number.isFinite(speed) && speed > 0 && speed <= MAX_SPEED))
+    return r.fail([...p, 'speed'], `must be a factor of the recorded rate more than 0 and at most ${MAX_SPEED}, like 2 or "2x" (got ${JSON.stringify(raw)})`);
+  const phase: ReplayPhase = { kind: 'replay', name, speed };
+  if (maxInFlight !== undefined) phase.maxInFlight = maxInFlight;
+  return phase;
 }
 
 function rate(r: Reader, o: Record<string, unknown>, key: string, p: Path): number | undefined {
@@ -260,11 +292,16 @@ function thinkTime(r: Reader, o: Record<string, unknown>, p: Path): ClosedPhase[
 }
 
 function crossChecks(r: Reader, s: Scenario): void {
+  s.phases.forEach((ph, i) => {
+    if (ph.kind !== 'replay') return;
+    if (!s.from) r.fail(['phases', i, 'replay'], 'replays a recording: add `from: recording.db` (or {file, recording}) to the scenario');
+    if (s.iteration) r.fail(['phases', i, 'replay'], 'sends the recorded requests; it cannot run an iteration function');
+  });
   if (s.driver === 'raw') {
     if (s.target.kind === 'stdio' || (s.target.kind === 'reference' && s.target.transport === 'stdio'))
       r.fail(['driver'], 'raw (autocannon) works over HTTP only');
     s.phases.forEach(
-      (ph, i) => ph.kind === 'open' && r.fail(['phases', i, 'open'], 'the raw driver runs closed phases only (autocannon is a closed-model tool)'),
+      (ph, i) => ph.kind !== 'closed' && r.fail(['phases', i, ph.kind], 'the raw driver runs closed phases only (autocannon is a closed-model tool)'),
     );
     if (s.iteration) r.fail(['driver'], 'raw mode sends prebuilt requests; it cannot run an iteration function');
   } else {

@@ -45,7 +45,18 @@ export interface OpenPhase {
   maxInFlight: number;
 }
 
-export type Phase = ClosedPhase | OpenPhase;
+/**
+ * Replay (needs `from:`): the recorded requests, each due at its recorded offset / `speed` from the
+ * phase start, as open-model arrivals; at most `maxInFlight` at once (default: no cap).
+ */
+export interface ReplayPhase {
+  kind: 'replay';
+  name: string;
+  speed: number;
+  maxInFlight?: number;
+}
+
+export type Phase = ClosedPhase | OpenPhase | ReplayPhase;
 
 export type CheckSpec =
   | { kind: 'isError'; expect: boolean }
@@ -123,6 +134,6 @@ export interface Scenario {
   data: DataSpec[];
   thresholds: ThresholdSpec[];
   iteration?: ScriptedIteration;
-  /** Take the mix and arguments from this recording (SQLite). */
-  from?: string;
+  /** Take the mix and arguments (and `replay` phases their schedule) from this recording (SQLite). */
+  from?: { file: string; recording?: number };
 }

@@ -8,7 +8,12 @@ import type { StepSpec } from './scenario.js';
 
 const MAX_SEQUENCE = 100_000;
 
-export class StepMix {
+/** Which step iteration `index` runs. */
+export interface StepPicker {
+  pick(index: number, random: () => number): StepSpec;
+}
+
+export class StepMix implements StepPicker {
   private readonly sequence: number[] | undefined;
   private readonly cumulative: number[];
   private readonly total: number;

@@ -49,7 +49,7 @@ export function register(program: Command): void {
     .argument('<scenario>', 'scenario file (.yaml/.yml/.ts/.js)')
     .option('--json <file>', 'write the JSON result (mergeable with merge-results); - for stdout')
     .option('--junit <file>', 'write thresholds as JUnit XML')
-    .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open) or virtual user (closed); merge the results')
+    .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open, replay) or virtual user (closed); merge the results')
     .option('--raw', 'maximum-throughput mode on autocannon (HTTP, closed phases only)')
     .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
     .addOption(
@@ -75,6 +75,7 @@ Examples:
   mcptap load scenarios/demo.yaml
   mcptap load scenarios/open-ramp.yaml --json run.json --junit thresholds.xml
   mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
+  mcptap load scenarios/replay.yaml      # a recording (from: tap.db) replayed on its schedule, then at 2x
   mcptap merge-results shard-*.json --junit thresholds.xml`,
     )
     .action(async (file: string, flags: LoadFlags) => {

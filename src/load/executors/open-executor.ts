@@ -54,8 +54,6 @@ export function shardShare(total: number, shard: ShardSpec): number {
  * iteration of the phase has ended (its `endUs` is set then); the run awaits it before reporting.
  */
 export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Promise<{ stats: PhaseStats; settled: Promise<void> }> {
-  const tickUs = o.tickUs ?? 1000;
-  const total = totalArrivals(phase);
   const startUs = o.scheduler.nowUs();
   const stats = o.metrics.beginPhase({
     name: phase.name,
@@ -65,12 +63,41 @@ export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Pr
     targetToRate: phase.toRate / o.shard.count,
     startUs,
   });
+  const plan: ArrivalPlan = {
+    total: totalArrivals(phase),
+    dueOffsetUs: (j) => Math.round(arrivalOffsetSec(j, phase) * 1e6),
+    durationUs: phase.durationMs * 1000,
+    maxInFlight: phase.maxInFlight,
+  };
+  return { stats, ...(await runArrivals(plan, stats, o)) };
+}
+
+/** An open-model schedule: arrival j (0 <= j < total, over all shards) is due `dueOffsetUs(j)` after the phase start. */
+export interface ArrivalPlan {
+  total: number;
+  /** Non-decreasing in j. */
+  dueOffsetUs(j: number): number;
+  /** The phase's planned length: the call returns no earlier (unless stopped). */
+  durationUs: number;
+  /** Over all shards; each shard gets its share. */
+  maxInFlight: number;
+}
+
+/**
+ * The open-model arrival loop shared by open and replay phases: starts this shard's arrivals of
+ * `plan` on schedule from `stats.startUs`, or counts them dropped at the in-flight cap; resolves at
+ * the planned end with `settled`, which resolves when every started iteration has ended.
+ */
+export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenExecutorOptions): Promise<{ settled: Promise<void> }> {
+  const tickUs = o.tickUs ?? 1000;
+  const { total } = plan;
+  const startUs = stats.startUs;
   stats.scheduled = shardShare(total, o.shard);
-  const cap = Math.max(1, Math.ceil(phase.maxInFlight / o.shard.count));
+  const cap = Math.max(1, Math.ceil(plan.maxInFlight / o.shard.count));
   const running = new Set<Promise<void>>();
   let j = o.shard.index - 1;
   while (j < total && !o.signal?.aborted) {
-    const dueUs = startUs + Math.round(arrivalOffsetSec(j, phase) * 1e6);
+    const dueUs = startUs + plan.dueOffsetUs(j);
     const now = o.scheduler.nowUs();
     if (dueUs > now) {
       await o.scheduler.sleepUntil(Math.max(dueUs, now + tickUs));
@@ -80,7 +107,7 @@ export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Pr
     else {
       o.metrics.iterationStarted(stats, dueUs, now);
       const p: Promise<void> = o
-        .run({ phaseIndex: o.phaseIndex, phase: phase.name, index: j, vu: -1, intendedUs: dueUs })
+        .run({ phaseIndex: o.phaseIndex, phase: stats.name, index: j, vu: -1, intendedUs: dueUs })
         .catch(() => undefined)
         .finally(() => {
           running.delete(p);
@@ -94,9 +121,10 @@ export async function runOpenPhase(phase: OpenPhase, o: OpenExecutorOptions): Pr
   // ran short of capacity for them), so the books still balance.
   if (j < total) stats.scheduled = stats.started + stats.dropped;
   // The phase lasts its duration: the next one starts on its schedule, on every shard alike.
-  else if (!o.signal?.aborted) await o.scheduler.sleepUntil(startUs + phase.durationMs * 1000);
+  else if (!o.signal?.aborted) await o.scheduler.sleepUntil(startUs + plan.durationUs);
+  // Wrapped: an async function returning the bare promise would wait for it.
   const settled = Promise.all(running).then(() => {
     stats.endUs = o.scheduler.nowUs();
   });
-  return { stats, settled };
+  return { settled };
 }

@@ -36,11 +36,13 @@ function renderPhases(r: LoadResult): string[] {
     // The planned length (in-flight iterations finishing past it do not lower the rate), unless the run was stopped first.
     const secs = (p.plannedDurationMs !== undefined ? (r.stopped ? Math.min(p.plannedDurationMs, ranMs) : p.plannedDurationMs) : ranMs) / 1000;
     const target =
-      p.kind === 'open'
-        ? p.targetFromRate === p.targetToRate
-          ? `${fmtRate(p.targetFromRate!)}/s`
-          : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`
-        : '-';
+      p.kind === 'replay'
+        ? `${p.speed ?? 1}x recorded (avg ${fmtRate(p.targetFromRate ?? 0)}/s)`
+        : p.kind === 'open'
+          ? p.targetFromRate === p.targetToRate
+            ? `${fmtRate(p.targetFromRate!)}/s`
+            : `${fmtRate(p.targetFromRate!)}->${fmtRate(p.targetToRate!)}/s (avg ${fmtRate((p.targetFromRate! + p.targetToRate!) / 2)})`
+          : '-';
     const achieved = secs > 0 ? `${fmtRate(p.started / secs)}/s` : '-';
     rows.push([p.name, p.kind, target, achieved, String(p.scheduled), String(p.started), String(p.dropped), String(p.completed)]);
   }
