@@ -14,7 +14,7 @@ import { checkOutputPaths, writeOutputs } from './load.js';
 export function register(program: Command): void {
   program
     .command('merge-results')
-    .summary('merge JSON results of load shards into one (exact histogram merge) and judge thresholds')
+    .summary('merge JSON results of load shards into one (exact histogram merge) and judge thresholds; recordings: see merge')
     .argument('<files...>', 'JSON results written by `mcptap load --json`')
     .option('--json <file>', 'write the merged JSON result; - for stdout')
     .option('--junit <file>', 'write thresholds of the merged result as JUnit XML')
