@@ -122,7 +122,7 @@ function httpEntry(s: Stream, info: RecordingInfo, conn: StoredConnection | unde
   const timings = { send: 0, wait: ms(headersUs - startUs), receive: ms(endUs - headersUs) };
   return {
     startedDateTime: iso(startUs),
-    time: timings.send + timings.wait + timings.receive,
+    time: Math.round((timings.send + timings.wait + timings.receive) * 10) / 10,
     request: {
       method: s.request ? 'POST' : 'GET',
       url: url.href,
