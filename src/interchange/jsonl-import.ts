@@ -35,6 +35,8 @@ export interface ImportJsonlResult {
 
 /** Lines pushed between waits for the recorder, so its queue never fills. */
 const FLUSH_EVERY = 2000;
+/** The live pipeline's tick period: cancelled requests are checked against their grace period this often. */
+const TICK_US = 250_000;
 
 export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonlResult> {
   const it = opts.lines[Symbol.asyncIterator]();
@@ -105,6 +107,7 @@ class LatestClock implements Clock {
 /** Turns decoded lines into pipeline calls; opens connections a capture did not announce. */
 class LineFeeder {
   private readonly open = new Map<string, Transport>();
+  private lastTickUs: number | undefined;
   connections = 0;
 
   constructor(
@@ -117,6 +120,11 @@ class LineFeeder {
   feed(line: JsonlLine): void {
     const timeUs = parseTimeUs(line.t)!;
     this.clock.observe(timeUs);
+    // Time passes as the input says, as the live timer would have seen it.
+    if (this.lastTickUs === undefined || timeUs - this.lastTickUs >= TICK_US) {
+      this.lastTickUs = timeUs;
+      this.pipeline.tick(timeUs);
+    }
     if (!('event' in line)) return this.message(line, timeUs);
     const p = this.pipeline;
     if (line.event === 'open') return this.openConnection(openInfo(line, this.header, this.file), timeUs);
