@@ -113,7 +113,7 @@ function httpEntry(s: Stream, info: RecordingInfo, conn: StoredConnection | unde
   const headersUs = res?.context?.responseHeadersUs ?? res?.timeUs ?? startUs;
   const last = s.responses.at(-1);
   const endUs = Math.max(headersUs, last?.context?.streamEndUs ?? last?.timeUs ?? headersUs);
-  const url = new URL(info.target);
+  const url = urlOf(info.target);
   const sessionId = first.context?.sessionId ?? res?.context?.sessionId;
   const responseHeaders: HarHeader[] = [];
   if (text !== '') responseHeaders.push({ name: 'content-type', value: sse ? 'text/event-stream' : 'application/json' });
@@ -149,6 +149,15 @@ function httpEntry(s: Stream, info: RecordingInfo, conn: StoredConnection | unde
     timings,
     connection: s.connectionId,
   };
+}
+
+/** The upstream URL (a recording's target is one for HTTP; a redacted one may not parse). */
+function urlOf(target: string): URL {
+  try {
+    return new URL(target);
+  } catch {
+    return new URL(`http://mcptap.invalid/${encodeURIComponent(target)}`);
+  }
 }
 
 /** One SSE event as it travelled (the tap recorded its id, name and data). */

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
-import { mergeRecordings, type MergeSource } from '../../interchange/merge-recordings.js';
+import { mergeRecordings, type MergedRecording, type MergeSource } from '../../interchange/merge-recordings.js';
 import { RecordingStore } from '../../store/recording-store.js';
 import { writeAtomically } from '../../util/atomic-file.js';
 
@@ -31,22 +31,26 @@ Examples:
   mcptap ls all.db`,
     )
     .action(async (out: string, inputs: string[], flags: { force?: boolean }) => {
-      const sources = inputs.map(openInput);
-      try {
-        const merged = await writeAtomically(out, { overwrite: flags.force === true, code: 'MCPTAP_RECORDING_UNWRITABLE' }, (temp) => {
-          const store = RecordingStore.open(temp, { create: true });
-          try {
-            return mergeRecordings(sources, store);
-          } finally {
-            store.close();
-          }
-        });
-        const lines = merged.map((m) => `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events)\n`);
-        process.stdout.write(`merged ${merged.length} recordings into ${out}:\n${lines.join('')}`);
-      } finally {
-        for (const s of sources) s.store.close();
-      }
+      const merged = await writeAtomically(out, { overwrite: flags.force === true, code: 'MCPTAP_RECORDING_UNWRITABLE' }, (temp) => mergeFiles(inputs, temp));
+      const lines = merged.map((m) => `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events)\n`);
+      process.stdout.write(`merged ${merged.length} recordings into ${out}:\n${lines.join('')}`);
     });
+}
+
+/** Every input is closed before OUT is renamed into place (OUT may be one of them, with --force). */
+function mergeFiles(inputs: string[], temp: string): MergedRecording[] {
+  const sources: MergeSource[] = [];
+  try {
+    for (const file of inputs) sources.push(openInput(file));
+    const store = RecordingStore.open(temp, { create: true });
+    try {
+      return mergeRecordings(sources, store);
+    } finally {
+      store.close();
+    }
+  } finally {
+    for (const s of sources) s.store.close();
+  }
 }
 
 function openInput(file: string): MergeSource {
