@@ -5,7 +5,7 @@
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { recordingHar } from '../interchange/har-export.js';
+import { harChunks } from '../interchange/har-export.js';
 import { jsonlLines } from '../interchange/jsonl-export.js';
 import { writeAtomically } from '../util/atomic-file.js';
 import { VERSION } from '../version.js';
@@ -21,7 +21,7 @@ export async function exportToFile(file: string, opts: ExportFileOptions): Promi
   const store = openRecordingFile(file);
   try {
     const id = pickRecording(store, file, opts.recording);
-    const chunks = opts.format === 'jsonl' ? jsonlChunks(jsonlLines(store, id)) : [`${JSON.stringify(recordingHar(store, id, VERSION), null, 2)}\n`];
+    const chunks = opts.format === 'jsonl' ? jsonlChunks(jsonlLines(store, id)) : harChunks(store, id, VERSION);
     if (opts.out === undefined || opts.out === '-') {
       await writeAll(process.stdout, chunks);
       return;

@@ -54,19 +54,28 @@ export interface Har {
   log: { version: '1.2'; creator: { name: string; version: string }; entries: HarEntry[]; comment?: string };
 }
 
-export function recordingHar(store: RecordingStore, recordingId: number, mcptapVersion: string): Har {
+/** The HAR document as text chunks: the entries one at a time, so a large recording is never one string. */
+export function* harChunks(store: RecordingStore, recordingId: number, mcptapVersion: string): Generator<string> {
   const info = store.getRecording(recordingId)!;
-  const entries = info.transport === 'http' ? httpEntries(store, info) : stdioEntries(store.exchanges({ recordingId }));
-  entries.sort((a, b) => (a.startedDateTime < b.startedDateTime ? -1 : a.startedDateTime > b.startedDateTime ? 1 : 0));
-  return {
-    log: {
-      version: '1.2',
-      creator: { name: 'mcptap', version: mcptapVersion },
-      entries,
-      comment: `mcptap recording ${info.id} of ${info.target} (${info.transport})`,
-    },
-  };
+  const head: Har['log'] = { version: '1.2', creator: { name: 'mcptap', version: mcptapVersion }, comment: harComment(info), entries: [] };
+  const [open, close] = JSON.stringify({ log: head }, null, 2).split('"entries": []');
+  yield `${open}"entries": [`;
+  let n = 0;
+  for (const entry of harEntries(store, info)) yield `${n++ === 0 ? '' : ','}\n${indent(JSON.stringify(entry, null, 2), '      ')}`;
+  yield `${n > 0 ? '\n    ' : ''}]${close}\n`;
 }
+
+/** The HAR document as one object (for small recordings and library use). */
+export function recordingHar(store: RecordingStore, recordingId: number, mcptapVersion: string): Har {
+  return JSON.parse([...harChunks(store, recordingId, mcptapVersion)].join('')) as Har;
+}
+
+function harEntries(store: RecordingStore, info: RecordingInfo): Iterable<HarEntry> {
+  return info.transport === 'http' ? httpEntries(store, info) : stdioEntries(store, info.id);
+}
+
+const harComment = (info: RecordingInfo) => `mcptap recording ${info.id} of ${info.target} (${info.transport})`;
+const indent = (text: string, prefix: string) => text.replace(/^/gm, prefix);
 
 const ms = (us: number) => Math.max(0, Math.round(us / 100) / 10);
 const iso = (us: number) => new Date(Math.floor(us / 1000)).toISOString();
@@ -99,6 +108,7 @@ function httpEntries(store: RecordingStore, info: RecordingInfo): HarEntry[] {
     else s.responses.push(f);
   }
   const connections = new Map(store.connections(info.id).map((c) => [c.connectionId, c]));
+  // In the order the tap first saw each stream.
   return [...streams.values()].map((s) => httpEntry(s, info, connections.get(s.connectionId)));
 }
 
@@ -168,8 +178,15 @@ function sseEvent(f: StoredFrame): string {
   return `${lines.join('\n')}\n\n`;
 }
 
-function stdioEntries(exchanges: StoredExchange[]): HarEntry[] {
-  return exchanges.filter((ex) => ex.state !== 'orphaned').map(stdioEntry);
+const PAGE = 1000;
+
+/** A page of exchanges at a time: a stdio recording can hold millions. */
+function* stdioEntries(store: RecordingStore, recordingId: number): Generator<HarEntry> {
+  for (let offset = 0; ; offset += PAGE) {
+    const page = store.exchanges({ recordingId, limit: PAGE, offset });
+    for (const ex of page) if (ex.state !== 'orphaned') yield stdioEntry(ex);
+    if (page.length < PAGE) return;
+  }
 }
 
 function stdioEntry(ex: StoredExchange): HarEntry {

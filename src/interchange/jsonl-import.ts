@@ -9,7 +9,7 @@ import type { ConnectionInfo, Transport } from '../model/events.js';
 import type { Channel, FrameContext, FrameOrigin } from '../model/frame.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import type { Redactor } from '../redact/redactor.js';
-import { SqliteRecorder } from '../sinks/sqlite-recorder.js';
+import { SqliteRecorder, type SqliteRecorderOptions } from '../sinks/sqlite-recorder.js';
 import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { decodeHeader, decodeLine, parseTimeUs, type JsonlHeader, type JsonlHttp, type JsonlLine, type JsonlMessageLine } from './jsonl-format.js';
@@ -40,32 +40,26 @@ const TICK_US = 250_000;
 
 export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonlResult> {
   const it = opts.lines[Symbol.asyncIterator]();
+  const place = (line: number) => ({ file: opts.file, line });
   const first = await nextContentLine(it, 0);
   if (!first) throw new McptapError('IMPORT_INVALID', `${opts.file}:1: (line): empty file (expected the header {"mcptap":"jsonl","version":1})`);
-  const header = decodeHeader(first.text, { file: opts.file, line: first.line });
-  const clock = new LatestClock(parseTimeUs(header.recording?.started) ?? 0);
+  const header = decodeHeader(first.text, place(first.line));
+  // The recording starts when the header says, else at the first line: read it before the recording row is written.
+  let next = await nextContentLine(it, first.line);
+  let line = next ? decodeLine(next.text, place(next.line)) : undefined;
+  const clock = new LatestClock(parseTimeUs(header.recording?.started) ?? (line ? parseTimeUs(line.t)! : 0));
   const pipeline = new Pipeline({ clock, tickMs: 0, logger: opts.logger ?? silentLogger });
-  const recorder = new SqliteRecorder({
-    path: opts.outPath,
-    recording: {
-      transport: header.recording?.transport ?? 'stdio',
-      target: header.recording?.target ?? opts.file,
-      startedUs: clock.nowUs(),
-      mcptapVersion: opts.mcptapVersion,
-      meta: { imported: { file: opts.file, ...(header.recording?.mcptapVersion ? { mcptapVersion: header.recording.mcptapVersion } : {}) } },
-    },
-    logger: opts.logger ?? silentLogger,
-    clock,
-    ...(opts.redactor ? { redactor: opts.redactor } : {}),
-  });
+  const recorder = new SqliteRecorder(recorderOptions(opts, header, clock));
   pipeline.addSink(recorder);
   const feeder = new LineFeeder(pipeline, header, clock, opts.file);
   let lineNo = first.line;
   try {
-    for (let next = await nextContentLine(it, lineNo); next; next = await nextContentLine(it, lineNo)) {
+    for (let fed = 1; next && line; fed++) {
       lineNo = next.line;
-      feeder.feed(decodeLine(next.text, { file: opts.file, line: lineNo }));
-      if (lineNo % FLUSH_EVERY === 0) await pipeline.flush();
+      feeder.feed(line);
+      if (fed % FLUSH_EVERY === 0) await pipeline.flush();
+      next = await nextContentLine(it, lineNo);
+      line = next ? decodeLine(next.text, place(next.line)) : undefined;
     }
     feeder.closeAll();
     const endedUs = parseTimeUs(header.recording?.ended);
@@ -74,13 +68,26 @@ export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonl
     await pipeline.close();
   }
   const s = recorder.stats();
-  if (pipeline.errors > 0 || s.droppedQueue + s.droppedWrite + s.errors > 0) {
-    throw new McptapError(
-      'IMPORT_INVALID',
-      `${opts.file}: the recording could not take every line (${s.droppedQueue + s.droppedWrite + s.errors} events lost)`,
-    );
-  }
+  const lost = s.droppedQueue + s.droppedWrite + s.errors;
+  if (pipeline.errors > 0 || lost > 0) throw new McptapError('IMPORT_INVALID', `${opts.file}: the recording could not take every line (${lost} events lost)`);
   return { recordingId: recorder.recordingId, lines: lineNo, connections: feeder.connections };
+}
+
+function recorderOptions(opts: ImportJsonlOptions, header: JsonlHeader, clock: LatestClock): SqliteRecorderOptions {
+  const r = header.recording;
+  return {
+    path: opts.outPath,
+    recording: {
+      transport: r?.transport ?? 'stdio',
+      target: r?.target ?? opts.file,
+      startedUs: clock.nowUs(),
+      mcptapVersion: opts.mcptapVersion,
+      meta: { imported: { file: opts.file, ...(r?.mcptapVersion ? { mcptapVersion: r.mcptapVersion } : {}) } },
+    },
+    logger: opts.logger ?? silentLogger,
+    clock,
+    ...(opts.redactor ? { redactor: opts.redactor } : {}),
+  };
 }
 
 async function nextContentLine(it: AsyncIterator<string>, after: number): Promise<{ text: string; line: number } | undefined> {
