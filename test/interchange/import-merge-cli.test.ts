@@ -152,3 +152,26 @@ describe('mcptap merge', () => {
     expect(existsSync(join(dir, 'never.db'))).toBe(false);
   });
 });
+
+describe('command line', () => {
+  it('export takes exactly one of --otlp, --jsonl, --har (exit 2 otherwise)', () => {
+    const none = mcptap(['export', join(dir, 'a.db')]);
+    expect([none.code, none.stderr.trim()]).toEqual([2, 'mcptap: export needs exactly one of --otlp URL, --jsonl [OUT] or --har [OUT]']);
+    const two = mcptap(['export', join(dir, 'a.db'), '--jsonl', '--har']);
+    expect([two.code, two.stderr.trim()]).toEqual([2, 'mcptap: export needs exactly one of --otlp URL, --jsonl [OUT] or --har [OUT] (got --jsonl and --har)']);
+  });
+
+  it('merge and merge-results each say what they are for, and point to the other', () => {
+    const flat = (s: string) => s.replace(/\s+/g, ' ');
+    const merge = flat(mcptap(['merge', '--help']).stdout);
+    const results = flat(mcptap(['merge-results', '--help']).stdout);
+    expect(merge).toMatch(/Copies every recording of every IN file/);
+    expect(merge).toContain('mcptap merge all.db tap-a.db tap-b.db');
+    expect(merge).toContain('For load-test results (mcptap load --json), use mcptap merge-results');
+    expect(results).toMatch(/Merges the JSON results of load-test shards/);
+    expect(results).toContain('For recording files (several taps), use mcptap merge.');
+    const top = mcptap(['--help']).stdout;
+    expect(top).toMatch(/import \[options\] <file>/);
+    expect(top).toMatch(/merge \[options\] <out> <in\.\.\.>/);
+  });
+});
