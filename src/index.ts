@@ -30,6 +30,11 @@ export { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
 export { resolveTelemetryConfig, type TelemetryConfig } from './telemetry/telemetry-config.js';
 export { exportRecording, type ExportRecordingOptions, type ExportRecordingResult, type ExportProgress } from './replay/export-recording.js';
 export { ReplayClock } from './replay/replay-clock.js';
+export { jsonlLines, jsonlHeader } from './interchange/jsonl-export.js';
+export { importJsonl, type ImportJsonlOptions, type ImportJsonlResult } from './interchange/jsonl-import.js';
+export { JSONL_VERSION, decodeHeader, decodeLine, isoMicros, parseTimeUs, type JsonlHeader, type JsonlLine } from './interchange/jsonl-format.js';
+export { recordingHar, harChunks, type Har, type HarEntry } from './interchange/har-export.js';
+export { mergeRecordings, type MergeSource, type MergedRecording } from './interchange/merge-recordings.js';
 
 export * from './reference/reference-server.js';
 

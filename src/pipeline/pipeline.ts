@@ -50,7 +50,7 @@ export class Pipeline implements PipelineInput {
     this.maxLineBytes = opts.maxLineBytes;
     const tickMs = opts.tickMs ?? 250;
     if (tickMs > 0) {
-      this.timer = setInterval(() => this.guard(() => this.emitAll(this.correlator.tick(this.clock.nowUs()))), tickMs);
+      this.timer = setInterval(() => this.tick(this.clock.nowUs()), tickMs);
       this.timer.unref();
     }
   }
@@ -84,6 +84,11 @@ export class Pipeline implements PipelineInput {
       if (info.sessionId) era.sessionId = info.sessionId;
       this.emit({ type: 'connection-opened', timeUs, connection: info });
     });
+  }
+
+  /** Time passes: cancelled requests past their grace period complete (the timer calls this; so does an import, at the input's own times). */
+  tick(nowUs: number): void {
+    this.guard(() => this.emitAll(this.correlator.tick(nowUs)));
   }
 
   /** Bytes of a newline-delimited stream (stdio stdout/stdin, stderr). */

@@ -1,6 +1,7 @@
 /**
  * `mcptap export FILE --otlp URL [--recording N] [--service-name S] [--capture-content]`: send a
  * recording's exchanges to an OpenTelemetry collector as spans with their original timestamps.
+ * `--jsonl [OUT]` and `--har [OUT]` write the recording as a file instead (export-file.ts).
  */
 import type { Command } from 'commander';
 import { exportRecording, type ExportProgress, type ExportRecordingResult } from '../../replay/export-recording.js';
@@ -12,9 +13,12 @@ import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 import { logLevelOption } from '../log-level-option.js';
+import { exportToFile } from '../export-file.js';
 
 interface ExportFlags {
-  otlp: string;
+  otlp?: string;
+  jsonl?: string | true;
+  har?: string | true;
   recording?: string;
   serviceName?: string;
   captureContent?: boolean;
@@ -26,7 +30,7 @@ interface ExportFlags {
 export function register(program: Command): void {
   program
     .command('export')
-    .summary('send a recording to an OpenTelemetry collector as spans (original timestamps)')
+    .summary('send a recording to an OpenTelemetry collector as spans, or write it as JSONL or HAR')
     .description(
       'Replays a recording through the same span sink the live tap uses: one span per exchange and one mcp.session span ' +
         'per connection, with the original timestamps, names, attributes, progress events and trace parents (from ' +
@@ -34,10 +38,15 @@ export function register(program: Command): void {
         'span and trace ids equal the ones the live --otlp export produced. One exception: a recording made with ' +
         "--inject-trace-context holds the bytes the server got, whose traceparent is the tap's own span, so its " +
         "host->server spans come out in the caller's trace but without the caller's parent span. Metrics are not " +
-        'exported (their points would carry the time of the export).',
+        'exported (their points would carry the time of the export).\n\n' +
+        'With --jsonl or --har instead of --otlp, writes the recording as a file other tools read: mcptap JSONL ' +
+        '(docs/jsonl-format.md: one JSON-RPC message per line; `mcptap import` turns it back into a recording with the ' +
+        'same exchanges) or HAR 1.2 (one entry per HTTP request; stdio recordings: one per exchange, URL stdio://mcptap/METHOD).',
     )
     .argument('<file>', 'recording file written with --record')
-    .requiredOption('--otlp <url>', 'OTLP/HTTP base URL of the collector (/v1/traces is appended)')
+    .option('--otlp <url>', 'OTLP/HTTP base URL of the collector (/v1/traces is appended)')
+    .option('--jsonl [out]', 'write mcptap JSONL to OUT (stdout when - or absent)')
+    .option('--har [out]', 'write HAR 1.2 to OUT (stdout when - or absent)')
     .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
     .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap", like the live tap)')
     .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (as recorded: redacted)')
@@ -48,18 +57,35 @@ export function register(program: Command): void {
       'after',
       `
 Also follows OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS and
-OTEL_RESOURCE_ATTRIBUTES. Exit codes: 0 every span delivered, 4 not a recording / no such recording,
-5 the collector could not be reached or refused spans.
+OTEL_RESOURCE_ATTRIBUTES. Exit codes: 0 every span delivered (or the file written), 4 not a recording / no such recording /
+OUT not writable, 5 the collector could not be reached or refused spans. OUT is written whole or
+not at all (a temporary file renamed into place).
 
-Example:
-  mcptap export tap.db --otlp http://localhost:4318 --recording 2`,
+Examples:
+  mcptap export tap.db --otlp http://localhost:4318 --recording 2
+  mcptap export tap.db --jsonl tap.jsonl           # then: mcptap import tap.jsonl --into copy.db
+  mcptap export tap.db --jsonl | jq -c 'select(.message.method == "tools/call")'
+  mcptap export tap.db --har tap.har --recording 1 # open in a browser's devtools or a HAR viewer`,
     )
     .action(async (file: string, flags: ExportFlags) => {
-      process.exitCode = await runExport(file, flags);
+      const formats = [flags.otlp !== undefined && '--otlp', flags.jsonl !== undefined && '--jsonl', flags.har !== undefined && '--har'].filter(Boolean);
+      if (formats.length !== 1) {
+        throw new McptapError(
+          'MCPTAP_BAD_FLAG',
+          `export needs exactly one of --otlp URL, --jsonl [OUT] or --har [OUT]${formats.length ? ` (got ${formats.join(' and ')})` : ''}`,
+        );
+      }
+      if (flags.otlp === undefined) {
+        const format = flags.jsonl !== undefined ? 'jsonl' : 'har';
+        const out = flags.jsonl ?? flags.har;
+        await exportToFile(file, { format, out: out === true ? undefined : out, recording: flags.recording });
+        return;
+      }
+      process.exitCode = await runExport(file, flags as ExportFlags & { otlp: string });
     });
 }
 
-async function runExport(file: string, flags: ExportFlags): Promise<number> {
+async function runExport(file: string, flags: ExportFlags & { otlp: string }): Promise<number> {
   const logger = createLogger(flags.logLevel);
   const config = exportConfig(flags);
   const store = openRecordingFile(file);
@@ -94,7 +120,7 @@ async function runExport(file: string, flags: ExportFlags): Promise<number> {
   return ExitCode.Ok;
 }
 
-function exportConfig(flags: ExportFlags): TelemetryConfig {
+function exportConfig(flags: ExportFlags & { otlp: string }): TelemetryConfig {
   const config = resolveTelemetryConfig(
     {
       otlp: flags.otlp,

@@ -21,6 +21,8 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'merge-results': () => import('./merge-results.js'),
   export: () => import('./export.js'),
   compare: () => import('./compare.js'),
+  import: () => import('./import.js'),
+  merge: () => import('./merge.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

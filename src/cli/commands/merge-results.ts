@@ -14,7 +14,12 @@ import { checkOutputPaths, writeOutputs } from './load.js';
 export function register(program: Command): void {
   program
     .command('merge-results')
-    .summary('merge JSON results of load shards into one (exact histogram merge) and judge thresholds')
+    .summary('merge JSON results of load shards into one (exact histogram merge) and judge thresholds; recordings: see merge')
+    .description(
+      'Merges the JSON results of load-test shards (or of any runs of one scenario) into one: counters sum and HDR ' +
+        'histograms add bucket by bucket, so percentiles are exact; the thresholds are judged again on the merged result. ' +
+        'For recording files (several taps), use mcptap merge.',
+    )
     .argument('<files...>', 'JSON results written by `mcptap load --json`')
     .option('--json <file>', 'write the merged JSON result; - for stdout')
     .option('--junit <file>', 'write thresholds of the merged result as JUnit XML')
