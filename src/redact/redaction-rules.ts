@@ -7,7 +7,7 @@
  *   paths: [/params/arguments/note, /result/content/*\/text]   # JSON Pointers into each message
  *   fields: [session_key]                                     # JSON keys, anywhere
  *   headers: [x-tenant-token]                                 # HTTP headers
- *   patterns: ['sk-[A-Za-z0-9]{20,}']                         # regexps over strings and log lines
+ *   patterns: ['sk-[A-Za-z0-9]{12,}']                         # regexps over strings and log lines
  */
 import { McptapError } from '../errors.js';
 import { issueLines, Reader, type Path } from '../load/validation.js';

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/paths.js';
 import { McptapError } from '../../src/errors.js';
 import { parseRedactionRules } from '../../src/redact/redaction-rules.js';
 import { Redactor } from '../../src/redact/redactor.js';
@@ -81,6 +84,16 @@ describe('parseRedactionRules', () => {
     expect(parseRedactionRules('{"paths": ["/result/content/*/text"]}', 'r.json')).toEqual({ paths: ['/result/content/*/text'] });
   });
 
+  it('accepts the examples of docs/redaction.md and the README', () => {
+    for (const doc of ['docs/redaction.md', 'README.md']) {
+      const text = readFileSync(join(ROOT, doc), 'utf8');
+      const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => /^patterns:/m.test(b))!;
+      const rules = parseRedactionRules(block, doc);
+      expect(rules.paths!.length, doc).toBeGreaterThan(0);
+      expect(rules.patterns!.length, doc).toBeGreaterThan(0);
+    }
+  });
+
   const problems = (text: string): string => {
     try {
       parseRedactionRules(text, 'rules.yaml');
@@ -93,14 +106,17 @@ describe('parseRedactionRules', () => {
   };
 
   it('says file:line: field: message for each problem', () => {
-    const msg = problems('version: 1\npaths:\n  - params/arguments\n  - /params\npatterns:\n  - "(a)\\\\1"\n  - "x(?=y)"\n  - "("\n  - "a*"\nheader: [x]\n');
+    const msg = problems(
+      'version: 1\npaths:\n  - params/arguments\n  - /params\npatterns:\n  - "(a)\\\\1"\n  - "x(?=y)"\n  - "("\n  - "a*"\n  - "x{17}"\nheader: [x]\n',
+    );
     expect(msg).toContain('rules.yaml:3: paths[0]: a JSON Pointer starts with "/"');
     expect(msg).toContain('rules.yaml:4: paths[1]: must point inside a message');
-    expect(msg).toContain('rules.yaml:6: patterns[0]: cannot run in linear time');
-    expect(msg).toContain('rules.yaml:7: patterns[1]: cannot run in linear time');
+    expect(msg).toContain('rules.yaml:6: patterns[0]: cannot run in linear time: the backreference \\1 is not allowed');
+    expect(msg).toContain('rules.yaml:7: patterns[1]: cannot run in linear time: the lookaround (?= is not allowed');
     expect(msg).toContain('rules.yaml:8: patterns[2]: not a valid regular expression');
     expect(msg).toContain('rules.yaml:9: patterns[3]: matches the empty string');
-    expect(msg).toContain('rules.yaml:10: header: unknown field (did you mean "headers"?)');
+    expect(msg).toContain('rules.yaml:10: patterns[4]: cannot run in linear time: a counted repetition may repeat at most 16 times');
+    expect(msg).toContain('rules.yaml:11: header: unknown field (did you mean "headers"?)');
   });
 
   it('refuses YAML that does not parse, with its line', () => {

@@ -43,7 +43,7 @@ Examples:
 
   # redact.yaml
   paths: [/params/arguments/note, /result/content/*/text]
-  patterns: ['sk-[A-Za-z0-9]{20,}']
+  patterns: ['sk-[A-Za-z0-9]{12,}']
 
 Exit codes: 0 done, 4 not a recording, invalid rules, or the recording is in use.`,
     )
