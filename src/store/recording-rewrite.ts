@@ -15,7 +15,7 @@
  *    the old content outlives it (nor is applied to the new file).
  * 5. `renamed`: the fresh file is renamed over the original (atomic), and the directory fsynced.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
@@ -71,12 +71,16 @@ export function rewriteRecording(path: string, redactor: Redactor, opts: Rewrite
   try {
     removeLeftovers(path);
     step('lock');
+    // Both copies are readable by the owner alone until the result takes the original's mode.
+    createPrivate(work);
+    createPrivate(fresh);
     original.prepare('VACUUM INTO ?').run(work);
     step('copied');
     const result = redactRows(work, redactor, opts.onProgress);
     step('redacted');
     writeFresh(work, fresh);
     step('written');
+    chmodSync(fresh, statSync(path).mode & 0o7777);
     original.pragma('wal_checkpoint(TRUNCATE)');
     original.close();
     step('checkpointed');
@@ -207,6 +211,11 @@ function writeFresh(work: string, fresh: string): void {
     out.close();
   }
   syncPath(fresh);
+}
+
+/** An empty file only its owner can read (`VACUUM INTO` writes into an empty file). */
+function createPrivate(p: string): void {
+  closeSync(openSync(p, 'wx', 0o600));
 }
 
 function syncPath(p: string): void {

@@ -6,7 +6,7 @@
  * looked for in the raw bytes of every file beside the recording (its -wal and -shm included).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -104,16 +104,21 @@ describe('redaction rules, end to end', () => {
     const before = bytesBeside(httpDb);
     for (const secret of [AUTH, COOKIE, API_KEY]) expect(before, `${secret} in the recording`).not.toContain(secret);
     expect(before).toContain(NOTE); // no rule names it yet
+    // The header and the cookie were recorded, as tokens.
+    expect(before).toMatch(/"authorization":"redacted:hmac-sha256:[0-9a-f]{16}"/);
+    expect(before).toMatch(/"cookie":"redacted:hmac-sha256:[0-9a-f]{16}"/);
     const args = storedArguments(httpDb);
     expect(args).toHaveLength(2);
     expect(args[0]!.api_key).toMatch(TOKEN);
     expect(args[1]!.api_key).toBe(args[0]!.api_key); // equal secrets, equal tokens
 
     const rules = rulesFile('note.yaml', 'version: 1\npaths:\n  - /params/arguments/note\n');
+    chmodSync(httpDb, 0o640);
     const run = mcptap(['redact', httpDb, '--rules', rules]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^redacted .*http\.db: \d+ of \d+ rows changed\n$/);
+    expect(statSync(httpDb).mode & 0o777).toBe(0o640); // the rewritten file keeps the original's mode
     const after = bytesBeside(httpDb);
     for (const secret of [AUTH, COOKIE, API_KEY, NOTE]) expect(after, `${secret} after mcptap redact`).not.toContain(secret);
     const redacted = storedArguments(httpDb);
