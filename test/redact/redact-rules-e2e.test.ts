@@ -87,8 +87,9 @@ describe('redaction rules, end to end', () => {
   const reference = referenceServerPerSuite();
   const httpDb = join(dir, 'http.db');
 
-  it('http --record: the header, the cookie and api_key are nowhere in the bytes; mcptap redact then removes a field named by a rule', async () => {
-    const tap = await startHttpTapCli(reference().url, ['--record', httpDb, '--log-level', 'warn']);
+  /** Two echo calls with the same api_key, a note, an Authorization header and a cookie, through `mcptap http --record db`. */
+  async function recordThroughHttp(db: string): Promise<void> {
+    const tap = await startHttpTapCli(reference().url, ['--record', db, '--log-level', 'warn']);
     const client = new Client({ name: 'redact-e2e', version: '1.0.0' });
     try {
       const transport = new StreamableHTTPClientTransport(new URL(tap.url), {
@@ -101,6 +102,10 @@ describe('redaction rules, end to end', () => {
       tap.child.kill('SIGTERM');
       expect(await tap.exited).toBe(0);
     }
+  }
+
+  it('http --record: the header, the cookie and api_key are nowhere in the bytes; mcptap redact then removes a field named by a rule', async () => {
+    await recordThroughHttp(httpDb);
     const before = bytesBeside(httpDb);
     for (const secret of [AUTH, COOKIE, API_KEY]) expect(before, `${secret} in the recording`).not.toContain(secret);
     expect(before).toContain(NOTE); // no rule names it yet
@@ -136,19 +141,22 @@ describe('redaction rules, end to end', () => {
     expect(readdirSync(dir).filter((f) => /\.redact(ed)?-/.test(f))).toEqual([]);
   });
 
-  it('a crash between the steps of mcptap redact leaves the original intact and openable', () => {
+  it('a crash between the steps of mcptap redact leaves the original intact and openable', async () => {
+    const db = join(dir, 'crash.db');
+    await recordThroughHttp(db);
     const rules = rulesFile('note2.yaml', 'paths: [/params/arguments/text]\n');
-    const argsBefore = storedArguments(httpDb);
+    const argsBefore = storedArguments(db);
     for (const step of ['copied', 'redacted', 'written', 'checkpointed']) {
-      const run = mcptap(['redact', httpDb, '--rules', rules], { ...process.env, MCPTAP_TEST_REDACT_CRASH_AFTER: step });
+      const run = mcptap(['redact', db, '--rules', rules], { ...process.env, MCPTAP_TEST_REDACT_CRASH_AFTER: step });
       expect(run.signal, step).toBe('SIGKILL');
-      expect(storedArguments(httpDb), `after a crash after ${step}`).toEqual(argsBefore);
-      const store = RecordingStore.open(httpDb);
+      expect(storedArguments(db), `after a crash after ${step}`).toEqual(argsBefore);
+      const store = RecordingStore.open(db);
       store.close();
     }
-    // The next run cleans up what the crashed ones left, and finishes.
-    expect(mcptap(['redact', httpDb, '--rules', rules]).status).toBe(0);
-    expect(storedArguments(httpDb).map((a) => a.text)).toEqual([expect.stringMatching(TOKEN), expect.stringMatching(TOKEN)]);
+    // The next run cleans up what the crashed ones left, and finishes; one more changes nothing.
+    expect(mcptap(['redact', db, '--rules', rules]).status).toBe(0);
+    expect(mcptap(['redact', db, '--rules', rules]).stdout).toMatch(/: 0 of \d+ rows changed/);
+    expect(storedArguments(db).map((a) => a.text)).toEqual([expect.stringMatching(TOKEN), expect.stringMatching(TOKEN)]);
     expect(readdirSync(dir).filter((f) => /\.redact(ed)?-/.test(f))).toEqual([]);
   });
 
