@@ -22,7 +22,9 @@ export { startStdioTap, exitCodeFor, type StdioTapOptions, type StdioTap, type S
 export { RecordingStore, type OpenStoreOptions } from './store/recording-store.js';
 export type * from './store/types.js';
 export { SqliteRecorder, type SqliteRecorderOptions } from './sinks/sqlite-recorder.js';
-export { Redactor, redactorFromEnv, type RedactorOptions } from './redact/redactor.js';
+export { Redactor, redactorFromEnv, type RedactorOptions, type RedactionRules } from './redact/redactor.js';
+export { loadRedactionRules, parseRedactionRules } from './redact/redaction-rules.js';
+export { rewriteRecording, type RewriteOptions, type RewriteResult, type RewriteStep } from './store/recording-rewrite.js';
 
 export { OtelSpanSink } from './sinks/otel-span-sink.js';
 export { OtelMetricsSink } from './sinks/otel-metrics-sink.js';

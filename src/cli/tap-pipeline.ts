@@ -4,6 +4,7 @@
  * the host's stop signals.
  */
 import { REDACT_KEY_ENV } from '../redact/redactor.js';
+import { loadRedactionRules } from '../redact/redaction-rules.js';
 import { recordingOptions, type RecordingOptions } from '../pipeline/recording-options.js';
 import type { TapPipeline, TapPipelineOptions } from '../pipeline/tap-pipeline.js';
 import type { Logger } from '../util/logger.js';
@@ -35,6 +36,15 @@ export function recordingFromFlags(flags: RecordFlags, env: Env = process.env): 
     ...(spoolDir ? { spoolDir } : {}),
   });
 }
+
+/** `--redact FILE`: the user's redaction rules, read (and refused, exit 4) before the tap starts. */
+export function redactRulesFromFlags(flags: { redact?: string }): Pick<TapPipelineOptions, 'redactRules'> {
+  return flags.redact ? { redactRules: loadRedactionRules(flags.redact) } : {};
+}
+
+/** The `--redact` option's help line, shared by the tap commands. */
+export const REDACT_OPTION_HELP =
+  'also redact what this rules file names (JSON paths, fields, headers, regular expressions; docs/redaction.md) in the recording, spans and logs';
 
 /**
  * The rest of the pipeline's settings from the environment: MCPTAP_REDACT_KEY (equal secrets get

@@ -7,11 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { McptapError } from '../errors.js';
 import type { Scenario } from './scenario.js';
 import { validateScenario } from './scenario-validate.js';
-import type { Locator, Path } from './validation.js';
+import { parseYamlSource } from './yaml-source.js';
+
+export { yamlLocator } from './yaml-source.js';
 
 export async function loadScenarioFile(file: string): Promise<Scenario> {
   const abs = path.resolve(file);
@@ -36,41 +37,8 @@ async function readText(abs: string, source: string): Promise<string> {
 
 /** Parse YAML text and validate it; messages point at lines of `source`. */
 export function loadYaml(text: string, ctx: { source: string; baseDir: string }): Scenario {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
-    const what = e.message.split('\n')[0];
-    throw new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`);
-  }
-  return validateScenario(doc.toJS(), { ...ctx, locate: yamlLocator(doc, lc) });
-}
-
-/** The line of a path's value (or of its key) in the document; the deepest existing node otherwise. */
-export function yamlLocator(doc: Document, lc: LineCounter): Locator {
-  return (p: Path, atKey: boolean) => {
-    let node: unknown = doc.contents;
-    let offset: number | undefined = rangeStart(node);
-    for (const [i, seg] of p.entries()) {
-      const last = i === p.length - 1;
-      if (isMap(node)) {
-        const pair = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(seg));
-        if (!pair) break;
-        offset = rangeStart(atKey && last ? pair.key : (pair.value ?? pair.key)) ?? offset;
-        node = pair.value;
-      } else if (isSeq(node) && typeof seg === 'number' && node.items[seg] !== undefined) {
-        node = node.items[seg];
-        offset = rangeStart(node) ?? offset;
-      } else break;
-    }
-    return offset === undefined ? undefined : lc.linePos(offset).line;
-  };
-}
-
-function rangeStart(n: unknown): number | undefined {
-  const r = (n as { range?: [number, number, number] } | null)?.range;
-  return r ? r[0] : undefined;
+  const { value, locate } = parseYamlSource(text, (line, what) => new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`));
+  return validateScenario(value, { ...ctx, locate });
 }
 
 async function importModule(abs: string, source: string): Promise<unknown> {

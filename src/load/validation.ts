@@ -131,11 +131,16 @@ export type Locator = (path: Path, atKey: boolean) => number | undefined;
 
 /** One paragraph naming the file, and for each issue its line and field. */
 export function scenarioError(source: string, issues: readonly Issue[], locate?: Locator): McptapError {
+  const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
+  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${issueLines(source, issues, locate)}`);
+}
+
+/** The first ten issues, one indented `file:line: field: message` line each. */
+export function issueLines(source: string, issues: readonly Issue[], locate?: Locator): string {
   const lines = issues.slice(0, 10).map((i) => {
     const line = locate?.(i.path, i.atKey ?? false);
     return `  ${source}${line !== undefined ? `:${line}` : ''}: ${pathText(i.path)}: ${i.message}`;
   });
   const more = issues.length > 10 ? `\n  … and ${issues.length - 10} more` : '';
-  const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
-  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${lines.join('\n')}${more}`);
+  return lines.join('\n') + more;
 }

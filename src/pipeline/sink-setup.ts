@@ -7,7 +7,7 @@ import type { Pipeline } from './pipeline.js';
 import type { Transport } from '../model/events.js';
 import type { Logger } from '../util/logger.js';
 import type { SqliteRecorder } from '../sinks/sqlite-recorder.js';
-import { Redactor } from '../redact/redactor.js';
+import { Redactor, withNames, type RedactionRules } from '../redact/redactor.js';
 import { VERSION } from '../version.js';
 import { RECORDING_DEFAULTS } from './recording-options.js';
 import { McptapError } from '../errors.js';
@@ -26,6 +26,8 @@ export interface TapSinkOptions {
   /** Extra JSON fields / headers to redact (added to the defaults). */
   redactFields?: string[];
   redactHeaders?: string[];
+  /** The user's rules (`--redact FILE`): plain data, it crosses to the pipeline thread and the indexer. */
+  redactRules?: RedactionRules;
   /**
    * The redaction key (HMAC of secrets): one key for everything of one tap run, so that a token
    * made in the tap's thread matches one made by the recorder. Random when absent.
@@ -66,8 +68,7 @@ export interface AttachedSinks {
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
   const redactor = new Redactor({
-    fields: opts.redactFields ?? [],
-    headers: opts.redactHeaders ?? [],
+    ...withNames(opts.redactRules, opts.redactFields, opts.redactHeaders),
     ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}),
   });
   // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
@@ -79,7 +80,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     telemetry = await createTelemetry(opts.telemetry, {
       logger: opts.logger,
       clock: pipeline.clock,
-      redact: (v) => redactor.redactContent(v),
+      redact: (v, at) => redactor.redactContent(v, at),
       dropCounts: () => [...pipeline.sinks().map((s) => [s.name, s.stats().dropped] as [string, number]), ...(opts.extraDropCounts?.() ?? [])],
       spanIdSeed,
       ...(opts.writeLine ? { writeLine: opts.writeLine } : {}),

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { McptapError } from '../errors.js';
-import { Redactor } from '../redact/redactor.js';
+import { Redactor, withNames, type RedactionRules } from '../redact/redactor.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
@@ -39,6 +39,8 @@ export interface TapPipelineOptions {
   /** Extra JSON fields / headers to redact (added to the defaults). */
   redactFields?: string[];
   redactHeaders?: string[];
+  /** The user's rules (`--redact FILE`), applied with the built-in ones everywhere they apply. */
+  redactRules?: RedactionRules;
   /** HMAC key of redaction tokens (`MCPTAP_REDACT_KEY`): equal secrets get equal tokens across runs. Random when absent. */
   redactKey?: Buffer | string;
   /** The tap writes trace context into forwarded requests when span export is on (`--inject-trace-context`). */
@@ -69,7 +71,7 @@ export interface TapPipeline {
 /** Live telemetry runs in a worker by default; this thread when the tap needs its span ids, or when asked. */
 export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipeline> {
   const redactKey = opts.redactKey ?? randomBytes(32);
-  const redactor = new Redactor({ fields: opts.redactFields ?? [], headers: opts.redactHeaders ?? [], key: redactKey });
+  const redactor = new Redactor({ ...withNames(opts.redactRules, opts.redactFields, opts.redactHeaders), key: redactKey });
   const telemetryOn = Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
   const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
   const decodeHere = opts.thread === 'main' || (telemetryOn && injects);
@@ -103,7 +105,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
 }
 
 /** What the sinks of both places are built from. */
-type Common = Pick<TapSinkOptions, 'transport' | 'target' | 'redactKey' | 'spanIdSeed' | 'redactFields' | 'redactHeaders'>;
+type Common = Pick<TapSinkOptions, 'transport' | 'target' | 'redactKey' | 'spanIdSeed' | 'redactFields' | 'redactHeaders' | 'redactRules'>;
 
 interface Here {
   pipeline: Pipeline;
@@ -159,8 +161,12 @@ const DEFAULT_TELEMETRY_NICE = 5;
  */
 const BOOT_DEADLINE_MS = 2000;
 
-function redactLists(opts: TapPipelineOptions): { redactFields?: string[]; redactHeaders?: string[] } {
-  return { ...(opts.redactFields ? { redactFields: opts.redactFields } : {}), ...(opts.redactHeaders ? { redactHeaders: opts.redactHeaders } : {}) };
+function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFields' | 'redactHeaders' | 'redactRules'> {
+  return {
+    ...(opts.redactFields ? { redactFields: opts.redactFields } : {}),
+    ...(opts.redactHeaders ? { redactHeaders: opts.redactHeaders } : {}),
+    ...(opts.redactRules ? { redactRules: opts.redactRules } : {}),
+  };
 }
 
 /** What fails before any traffic: the recording's directory and header, the spool's directory. */

@@ -8,6 +8,8 @@
  * `nextCursor` are not.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { matchesPattern, parsePointer, type Segments } from '../replay/json-pointer.js';
+import { linearRegExp } from './linear-regexp.js';
 
 export const TOKEN_PREFIX = 'redacted:hmac-sha256:';
 export const DEFAULT_REDACTED_HEADERS: readonly string[] = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'x-api-key'];
@@ -33,7 +35,22 @@ export interface RedactorOptions {
   headers?: readonly string[];
   /** Extra JSON field names to redact (added to the defaults). */
   fields?: readonly string[];
+  /** JSON Pointers into each JSON-RPC message (`/params/arguments/note`, `*` for any one key or index): the value there becomes a token. */
+  paths?: readonly string[];
+  /** Regular expressions (sources; linear-time, see linear-regexp.ts): every match in a string value or a log line becomes a token. */
+  patterns?: readonly string[];
 }
+
+/** The user's redaction rules (`--redact FILE`, docs/redaction.md): plain data, so it crosses threads and processes. */
+export type RedactionRules = Pick<RedactorOptions, 'fields' | 'headers' | 'paths' | 'patterns'>;
+
+/** `rules` with more field and header names added (the `--redact-header` flags). */
+export function withNames(rules: RedactionRules | undefined, fields: readonly string[] = [], headers: readonly string[] = []): RedactionRules {
+  return { ...rules, fields: [...(rules?.fields ?? []), ...fields], headers: [...(rules?.headers ?? []), ...headers] };
+}
+
+/** A token already in a string: the user's patterns never look inside one (so redacting twice changes nothing). */
+const TOKEN_RE = new RegExp(`${TOKEN_PREFIX}[0-9a-f]{16}`, 'g');
 
 type HeaderValue = string | string[] | number | undefined;
 
@@ -56,9 +73,13 @@ export class Redactor {
   private readonly headerLineRe: RegExp;
   private readonly authSchemeRe: RegExp;
   private lastRaw: [Buffer, Buffer] | undefined;
+  private readonly paths: Segments[];
+  private readonly patterns: RegExp[];
 
   constructor(opts: RedactorOptions = {}) {
     this.key = opts.key === undefined ? randomBytes(32) : Buffer.from(opts.key);
+    this.paths = (opts.paths ?? []).map(parsePointer);
+    this.patterns = (opts.patterns ?? []).map(linearRegExp);
     this.headers = new Set([...DEFAULT_REDACTED_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
     this.fields = new Set([...DEFAULT_REDACTED_FIELDS, ...(opts.fields ?? [])].map((f) => f.toLowerCase()));
     this.maxFieldLen = Math.max(...[...this.fields].map((f) => f.length));
@@ -114,8 +135,9 @@ export class Redactor {
   redactHeaders<T extends Record<string, HeaderValue>>(h: T): T {
     const out: Record<string, HeaderValue> = { ...h };
     for (const [name, v] of Object.entries(h)) {
-      if (v === undefined || !this.isSensitiveHeader(name)) continue;
-      out[name] = Array.isArray(v) ? v.map((x) => this.tokenOnce(x)) : this.tokenOnce(String(v));
+      if (v === undefined) continue;
+      if (this.isSensitiveHeader(name)) out[name] = Array.isArray(v) ? v.map((x) => this.tokenOnce(x)) : this.tokenOnce(String(v));
+      else if (this.patterns.length > 0 && typeof v !== 'number') out[name] = Array.isArray(v) ? v.map((x) => this.redactPatterns(x)) : this.redactPatterns(v);
     }
     return out as T;
   }
@@ -125,8 +147,8 @@ export class Redactor {
    * {@link redactJson}, and every string in it as free text ({@link redactText}), since spans go
    * where more people look than at a recording. Copy-on-write.
    */
-  redactContent<T>(value: T): T {
-    return this.textInStrings(this.redactJson(value));
+  redactContent<T>(value: T, at?: readonly (string | number)[]): T {
+    return this.textInStrings(this.redactJson(value, at));
   }
 
   private textInStrings<T>(value: T): T {
@@ -135,10 +157,40 @@ export class Redactor {
     return mapMembers(value, (_k, v) => this.textInStrings(v));
   }
 
-  /** `value` with sensitive fields replaced by tokens. Copy-on-write: returns `value` itself when nothing matched. */
-  redactJson<T>(value: T): T {
+  /**
+   * `value` with sensitive fields, the values at the rules' paths and the rules' pattern matches
+   * replaced by tokens. `at`: where `value` sits in its JSON-RPC message (default: it is the message;
+   * an array there is a batch, each item a message). Copy-on-write: `value` itself when nothing matched.
+   */
+  redactJson<T>(value: T, at?: readonly (string | number)[]): T {
+    if (at === undefined && Array.isArray(value) && this.paths.length > 0) return mapMembers(value, (_k, v) => this.redactAt(v, []));
+    return this.redactAt(value, at ?? []) as T;
+  }
+
+  private redactAt(value: unknown, path: readonly (string | number)[]): unknown {
+    if (typeof value === 'string') return this.redactPatterns(value);
     if (value === null || typeof value !== 'object') return value;
-    return mapMembers(value, (k, v) => (k !== undefined && this.isSensitiveField(k) ? this.redactValue(v) : this.redactJson(v)));
+    const paths = this.paths.length > 0;
+    return mapMembers(value, (k, v) => {
+      const p = paths ? [...path, k] : path;
+      if ((typeof k === 'string' && this.isSensitiveField(k)) || (paths && this.paths.some((pattern) => matchesPattern(pattern, p))))
+        return this.redactValue(v);
+      return this.redactAt(v, p);
+    });
+  }
+
+  /** Every match of the user's patterns in `s` (outside tokens already there) becomes a token. */
+  private redactPatterns(s: string): string {
+    if (this.patterns.length === 0) return s;
+    const outside = (t: string) => this.patterns.reduce((acc, re) => acc.replace(re, (m) => (m === '' ? m : this.token(m))), t);
+    let out = '';
+    let from = 0;
+    for (const m of s.matchAll(TOKEN_RE)) {
+      out += outside(s.slice(from, m.index)) + m[0];
+      from = m.index + m[0].length;
+    }
+    out += outside(s.slice(from));
+    return out === s ? s : out;
   }
 
   /**
@@ -155,7 +207,8 @@ export class Redactor {
   }
 
   private redactRawUncached(raw: Buffer): Buffer {
-    if (!this.mentionsSensitiveKey(raw)) return raw;
+    // The user's paths and patterns can match anywhere: those rules cost a parse of every message.
+    if (this.paths.length === 0 && this.patterns.length === 0 && !this.mentionsSensitiveKey(raw)) return raw;
     const text = raw.toString('utf8');
     let value: unknown;
     try {
@@ -186,7 +239,8 @@ export class Redactor {
       this.flagFieldRe,
       (_m, lead: string, dashes: string, name: string, gap: string, v: string) => `${lead}${dashes}${name}${gap}${this.token(unquote(v))}`,
     );
-    return out.replace(URL_PASSWORD_RE, (_m, head: string, password: string) => `${head}${this.token(password)}@`);
+    out = out.replace(URL_PASSWORD_RE, (_m, head: string, password: string) => `${head}${this.token(password)}@`);
+    return this.redactPatterns(out);
   }
 
   /** `"field": value` members in text that need not parse: each value, whole, becomes a token. */
@@ -301,14 +355,14 @@ function keyText(raw: Buffer, start: number, end: number): string {
 }
 
 /**
- * A JSON object or array with each member replaced by `member(key, value)` (key undefined for an
+ * A JSON object or array with each member replaced by `member(key, value)` (the index for an
  * array's items). Copy-on-write: `value` itself when no member changed.
  */
-function mapMembers<T extends object>(value: T, member: (key: string | undefined, v: unknown) => unknown): T {
+function mapMembers<T extends object>(value: T, member: (key: string | number, v: unknown) => unknown): T {
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     value.forEach((v: unknown, i) => {
-      const r = member(undefined, v);
+      const r = member(i, v);
       if (r !== v) (out ??= value.slice())[i] = r;
     });
     return (out ?? value) as T;

@@ -5,11 +5,9 @@
  * into the JSON-RPC message (`/params/arguments/when`, `/result/content/0/text`, `*` for any one key
  * or index).
  */
-import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument } from 'yaml';
 import { McptapError } from '../errors.js';
-import { yamlLocator } from '../load/scenario-loader.js';
-import { isObj, pathText, Reader, type Issue, type Locator, type Path } from '../load/validation.js';
+import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../load/validation.js';
+import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
 import { forEachMatch, isUnder, parsePointer, type Segments } from './json-pointer.js';
 
 export type NormaliserName = 'timestamp' | 'uuid' | 'duration';
@@ -159,27 +157,17 @@ const RULE_FIELDS = ['method', 'tool', 'path', 'with', ...ACTIONS] as const;
 
 /** Reads a rules file (YAML or JSON). Every problem is reported as `file:line: field: message`, exit 4. */
 export function loadRules(file: string): MatchRules {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new McptapError('REPLAY_RULES_INVALID', `cannot read the rules file ${file}: ${why}`);
-  }
+  const text = readTextFile(file, (why) => new McptapError('REPLAY_RULES_INVALID', `cannot read the rules file ${file}: ${why}`));
   return parseRules(text, file);
 }
 
 export function parseRules(text: string, source: string): MatchRules {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
-    throw new McptapError('REPLAY_RULES_INVALID', `${source}:${line}: not valid YAML or JSON: ${e.message.split('\n')[0]}`);
-  }
-  const locate = yamlLocator(doc, lc);
+  const { value, locate } = parseYamlSource(
+    text,
+    (line, what) => new McptapError('REPLAY_RULES_INVALID', `${source}:${line}: not valid YAML or JSON: ${what}`),
+  );
   const r = new Reader();
-  const rules = readRules(doc.toJS() as unknown, r, (path) => {
+  const rules = readRules(value, r, (path) => {
     const line = locate(path, false);
     return line === undefined ? source : `${source}:${line}`;
   });
@@ -271,10 +259,5 @@ function readAction(kind: (typeof ACTIONS)[number], o: Record<string, unknown>, 
 }
 
 function rulesError(source: string, issues: readonly Issue[], locate: Locator): McptapError {
-  const lines = issues.slice(0, 10).map((i) => {
-    const line = locate(i.path, i.atKey ?? false);
-    return `  ${source}${line !== undefined ? `:${line}` : ''}: ${pathText(i.path)}: ${i.message}`;
-  });
-  const more = issues.length > 10 ? `\n  … and ${issues.length - 10} more` : '';
-  return new McptapError('REPLAY_RULES_INVALID', `${source} is not a valid rules file (see docs/replay-rules.md):\n${lines.join('\n')}${more}`);
+  return new McptapError('REPLAY_RULES_INVALID', `${source} is not a valid rules file (see docs/replay-rules.md):\n${issueLines(source, issues, locate)}`);
 }

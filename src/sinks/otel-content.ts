@@ -9,8 +9,11 @@ import type { Exchange } from '../model/exchange.js';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { paramsOf } from '../protocol/mcp.js';
 
-/** Returns a redacted copy of a value (the Redactor in src/redact/ fits this shape). */
-export type Redact = (value: unknown) => unknown;
+/**
+ * Returns a redacted copy of a value (the Redactor in src/redact/ fits this shape); `at` is where
+ * the value sits in its JSON-RPC message (`['params', 'arguments']`), for rules written as paths.
+ */
+export type Redact = (value: unknown, at?: readonly string[]) => unknown;
 
 export interface ContentOptions {
   redact?: Redact;
@@ -28,11 +31,11 @@ export const MCPTAP_CONTENT_ATTR = {
 const URI_METHODS = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe']);
 
 /** Redact, serialize (strings stay as they are) and truncate; undefined when it cannot be done safely. */
-export function contentString(value: unknown, opts: ContentOptions): string | undefined {
+export function contentString(value: unknown, opts: ContentOptions, at?: readonly string[]): string | undefined {
   if (value === undefined) return undefined;
   let text: string | undefined;
   try {
-    const redacted = opts.redact ? opts.redact(value) : value;
+    const redacted = opts.redact ? opts.redact(value, at) : value;
     text = typeof redacted === 'string' ? redacted : JSON.stringify(redacted);
   } catch (err) {
     opts.onError(err);
@@ -44,24 +47,24 @@ export function contentString(value: unknown, opts: ContentOptions): string | un
 
 export function contentAttributes(ex: Exchange, opts: ContentOptions): Attributes {
   const attrs: Attributes = {};
-  const put = (key: string, value: unknown) => {
-    const s = contentString(value, opts);
+  const put = (key: string, value: unknown, at?: readonly string[]) => {
+    const s = contentString(value, opts, at);
     if (s !== undefined) attrs[key] = s;
   };
   const params = paramsOf(ex.request);
   const result = (ex.response as JsonRpcResponse | undefined)?.result;
   if (URI_METHODS.has(ex.method)) put(ATTR_MCP_RESOURCE_URI, ex.target);
   if (ex.method === 'tools/call') {
-    put(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, params?.arguments);
+    put(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, params?.arguments, ['params', 'arguments']);
     // semconv: the result "if execution was successful"; a failed tool's result is still content.
-    put(ex.outcome === 'tool_error' ? MCPTAP_CONTENT_ATTR.responseResult : ATTR_GEN_AI_TOOL_CALL_RESULT, result);
+    put(ex.outcome === 'tool_error' ? MCPTAP_CONTENT_ATTR.responseResult : ATTR_GEN_AI_TOOL_CALL_RESULT, result, ['result']);
   } else {
     if (params) {
       // `_meta` is protocol plumbing (versions, trace context, progress tokens), not content.
       const { _meta: _ignored, ...rest } = params;
-      if (Object.keys(rest).length > 0) put(MCPTAP_CONTENT_ATTR.requestParams, rest);
+      if (Object.keys(rest).length > 0) put(MCPTAP_CONTENT_ATTR.requestParams, rest, ['params']);
     }
-    put(MCPTAP_CONTENT_ATTR.responseResult, result);
+    put(MCPTAP_CONTENT_ATTR.responseResult, result, ['result']);
   }
   return attrs;
 }

@@ -7,7 +7,15 @@
 import type { Command } from 'commander';
 import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, RECORDING_HELP, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
+import {
+  closeObeyingSignals,
+  pipelineTuning,
+  REDACT_OPTION_HELP,
+  redactRulesFromFlags,
+  RECORDING_HELP,
+  recordingFromFlags,
+  sayMetricsUrl,
+} from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -19,6 +27,7 @@ interface HttpFlags {
   listen: string;
   record?: string;
   requireRecording?: boolean;
+  redact?: string;
   connectTimeout: string;
   responseTimeout: string;
   idleTimeout: string;
@@ -66,6 +75,7 @@ export function register(program: Command): void {
     .option('--allowed-host <host>', 'also accept this Host header (name, or name:port); repeatable', collect, [])
     .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
+    .option('--redact <file>', REDACT_OPTION_HELP)
     .addOption(logLevelOption('warn'));
   addTelemetryOptions(cmd)
     .addHelpText(
@@ -140,6 +150,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     logger,
     telemetry,
     redactHeaders: flags.redactHeader,
+    ...redactRulesFromFlags(flags),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {

@@ -23,6 +23,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   compare: () => import('./compare.js'),
   import: () => import('./import.js'),
   merge: () => import('./merge.js'),
+  redact: () => import('./redact.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

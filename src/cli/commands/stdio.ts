@@ -5,7 +5,16 @@
 import type { Command } from 'commander';
 import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, RECORDING_HELP, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
+import {
+  closeObeyingSignals,
+  pipelineTuning,
+  REDACT_OPTION_HELP,
+  redactRulesFromFlags,
+  RECORDING_HELP,
+  recordingFromFlags,
+  sayMetricsUrl,
+  STOP_SIGNALS,
+} from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -15,6 +24,7 @@ import { logLevelOption } from '../log-level-option.js';
 interface StdioFlags {
   record?: string;
   requireRecording?: boolean;
+  redact?: string;
   maxLineBytes?: string;
   logLevel: LogLevel;
   [telemetryFlag: string]: unknown;
@@ -36,6 +46,7 @@ export function register(program: Command): void {
       'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
     )
     .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
+    .option('--redact <file>', REDACT_OPTION_HELP)
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
     .passThroughOptions();
@@ -75,6 +86,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     logger,
     telemetry,
     injectsTraceContext: true,
+    ...redactRulesFromFlags(flags),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
