@@ -33,11 +33,15 @@ export interface RecordedAnswers {
   unanswered: number;
 }
 
-/** Reads the answered client requests of one recording, in start order. MOCK_NO_EXCHANGES when there are none. */
-export function readRecordedAnswers(store: RecordingStore, recordingId: number, label: string): RecordedAnswers {
+/**
+ * Reads the answered client requests of the given recordings (each in start order, the recordings
+ * in the order given). MOCK_NO_EXCHANGES when there are none.
+ */
+export function readRecordedAnswers(store: RecordingStore, recordingIds: readonly number[], label: string): RecordedAnswers {
   const answers: RecordedAnswer[] = [];
   let unanswered = 0;
-  for (const ex of store.exchanges({ recordingId })) {
+  const exchanges = recordingIds.flatMap((recordingId) => store.exchanges({ recordingId }));
+  for (const ex of exchanges) {
     if (ex.direction !== 'c2s') continue;
     if (ex.response === undefined || ex.state !== 'completed') {
       unanswered++;
@@ -48,7 +52,7 @@ export function readRecordedAnswers(store: RecordingStore, recordingId: number, 
   if (answers.length === 0) {
     throw new McptapError(
       'MOCK_NO_EXCHANGES',
-      `${label} (recording ${recordingId}) holds no answered requests to serve${unanswered ? ` (${unanswered} never got a response)` : ''}. ` +
+      `${label}${recordingIds.length === 1 ? ` (recording ${recordingIds[0]})` : ''} holds no answered requests to serve${unanswered ? ` (${unanswered} never got a response)` : ''}. ` +
         'Record a session first, e.g. mcptap stdio --record FILE -- <server command>, and let the client make some calls.',
     );
   }

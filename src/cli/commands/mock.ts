@@ -50,7 +50,7 @@ export function register(program: Command): void {
     .option('--stdio', 'serve on stdin/stdout (stdout carries only JSON-RPC)')
     .option('--http <host:port>', 'serve Streamable HTTP on HOST:PORT (PORT 0 picks a free one)')
     .option('--path <path>', 'the HTTP endpoint path', '/mcp')
-    .option('--recording <n>', 'which recording in the file (see mcptap ls); default the latest')
+    .option('--recording <n>', 'serve only this recording of the file (see mcptap ls); default all of them, in order')
     .option('--rules <file>', 'match rules (YAML or JSON, docs/replay-rules.md): what to ignore or normalise in request params')
     .option('--pace <pace>', 'fast: answer at once; recorded: keep the recorded gaps between request, notifications and response', 'fast')
     .option('--on-miss <what>', 'error: a JSON-RPC error; passthrough: forward the request to --upstream', 'error')
@@ -86,7 +86,12 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   const logger = createLogger(flags.logLevel);
   const opts = checkFlags(flags);
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
-  const recorded: RecordedAnswers = withRecordingFile(file, (store) => readRecordedAnswers(store, pickRecording(store, file, flags.recording), file));
+  const recorded: RecordedAnswers = withRecordingFile(file, (store) => {
+    // Every recording in the file by default: a client that probes on a short-lived process (the 2.x SDK's
+    // version negotiation) leaves its server/discover in a recording of its own.
+    const ids = flags.recording !== undefined ? [pickRecording(store, file, flags.recording)] : store.listRecordings().map((r) => r.id);
+    return readRecordedAnswers(store, ids, file);
+  });
   const responder = new MockResponder(recorded, { pace: opts.pace, ...(rules ? { rules } : {}) });
   const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
   let tap: RecordingTap | undefined;
