@@ -67,10 +67,11 @@ Examples:
   mcptap mock tap.db --http 127.0.0.1:0 --pace recorded --rules rules.yaml
   mcptap mock tap.db --http 127.0.0.1:7070 --on-miss passthrough --upstream http://127.0.0.1:3001/mcp --record misses.db
 
-A miss looks like:
-  {"code":${MOCK_MISS_CODE},"message":"mcptap mock: no recorded request matches tools/call {\\"arguments\\":{\\"message\\":\\"bye\\"},\\"name\\":\\"echo\\"};
-   nearest: tools/call {\\"arguments\\":{\\"message\\":\\"hi\\"},\\"name\\":\\"echo\\"} (differs at /params/arguments/message: ...)",
-   "data":{"key":...,"nearest":{"key":...,"path":"/params/arguments/message",...}}}
+A miss is JSON-RPC error ${MOCK_MISS_CODE}; its message reads
+  mcptap mock: no recorded request matches tools/call {"arguments":{"message":"bye"},"name":"echo"};
+  nearest: tools/call {"arguments":{"message":"hi"},"name":"echo"} (differs at /params/arguments/message:
+  recorded "hi", requested "bye")
+and its data is {key, nearest: {key, path, recorded, requested, differences}}.
 
 On HTTP, a legacy client gets an Mcp-Session-Id from initialize (DELETE ends it); 2026-07-28 requests are stateless.
 When it stops (SIGINT/SIGTERM, or the end of stdin with --stdio) it says on stderr how many requests were
