@@ -30,6 +30,7 @@ export { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
 export { resolveTelemetryConfig, type TelemetryConfig } from './telemetry/telemetry-config.js';
 export { exportRecording, type ExportRecordingOptions, type ExportRecordingResult, type ExportProgress } from './replay/export-recording.js';
 export { ReplayClock } from './replay/replay-clock.js';
+export * from './mock/index.js';
 
 export * from './reference/reference-server.js';
 

@@ -5,13 +5,14 @@
  *   -> 400, unknown -> 404 as the SDK answers); DELETE ends the session; GET (standalone stream) -> 405;
  * - 2026-07-28 (requests with the `_meta` envelope, `server/discover`): stateless.
  * A request whose recorded answer came as SSE (or has notifications) is answered with a stream of
- * that request's events; otherwise with a JSON body. Closing the stream cancels the answer.
+ * that request's events; otherwise with a JSON body. Closing the stream, or `notifications/cancelled`,
+ * stops the answer.
  * Like the tap, it refuses a Host or Origin it does not serve (DNS rebinding).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyMessage, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
+import { classifyMessage, idKey, isRecord, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../model/jsonrpc.js';
 import { eraOfRequest } from '../protocol/mcp.js';
 import { ListenerGuard } from '../tap/listener-guard.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -48,7 +49,7 @@ export async function startMockHttpServer(opts: MockHttpServerOptions): Promise<
   const sessions = new Set<string>();
   const guard = new ListenerGuard({ listenHost: host });
   const log = opts.logger ?? silentLogger;
-  const ctx: Ctx = { ...opts, sessions, maxBodyBytes: opts.maxBodyBytes ?? 4 * 1024 * 1024 };
+  const ctx: Ctx = { ...opts, sessions, inFlight: new Map(), maxBodyBytes: opts.maxBodyBytes ?? 4 * 1024 * 1024 };
   const server = createServer((req, res) => {
     const verdict = guard.check(req.headers.host, req.headers.origin);
     if (!verdict.ok) return void plain(res, 403, `mcptap mock: ${verdict.detail}`);
@@ -75,7 +76,14 @@ export async function startMockHttpServer(opts: MockHttpServerOptions): Promise<
 
 interface Ctx extends MockHttpServerOptions {
   sessions: Set<string>;
+  /** Answers being sent, by `session|id`: `notifications/cancelled` (legacy) stops one. */
+  inFlight: Map<string, AbortController>;
   maxBodyBytes: number;
+}
+
+function cancelled(n: JsonRpcNotification, sid: string | undefined, ctx: Ctx): void {
+  const id = n.method === 'notifications/cancelled' && isRecord(n.params) ? n.params.requestId : undefined;
+  if (typeof id === 'string' || typeof id === 'number') ctx.inFlight.get(`${sid ?? ''}|${idKey(id)}`)?.abort();
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Promise<void> {
@@ -91,6 +99,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Prom
     return rpcError(res, 400, -32700, 'parse error: the body is not JSON');
   }
   const kind = classifyMessage(message);
+  if (kind === 'notification') cancelled(message as JsonRpcNotification, sid, ctx);
   if (kind === 'notification' || kind === 'response') return void res.writeHead(202).end();
   if (kind !== 'request') return rpcError(res, 400, -32600, 'the body must be one JSON-RPC message (batches are not served by the mock)');
   const request = message as JsonRpcRequest;
@@ -109,14 +118,21 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Prom
     headers['mcp-session-id'] = minted;
   }
   const abort = new AbortController();
-  res.on('close', () => abort.abort());
+  const inFlight = `${sid ?? ''}|${idKey(request.id)}`;
+  ctx.inFlight.set(inFlight, abort);
+  res.on('close', () => {
+    abort.abort();
+    if (ctx.inFlight.get(inFlight) === abort) ctx.inFlight.delete(inFlight);
+  });
   const sse = /text\/event-stream/i.test(header(req, 'accept') ?? '');
   if (plan.outcome === 'miss' && ctx.forwarder) {
     ctx.responder.stats.passedThrough++;
     const send = sse ? sseWriter(res, headers) : jsonWriter(res, headers);
-    return ctx.forwarder.forward(request, send, { session: modern ? 'modern' : (sid ?? 'legacy'), signal: abort.signal });
-  }
-  await answer(plan, res, headers, sse && plan.overSse, startMs, abort.signal);
+    await ctx.forwarder.forward(request, send, { session: modern ? 'modern' : (sid ?? 'legacy'), signal: abort.signal });
+  } else await answer(plan, res, headers, sse && plan.overSse, startMs, abort.signal);
+  // Cancelled before the response: end what was started (or say there is nothing to send).
+  if (!res.headersSent) res.writeHead(204).end();
+  else if (!res.writableEnded) res.end();
 }
 
 async function answer(plan: Plan, res: ServerResponse, headers: Record<string, string>, sse: boolean, startMs: number, signal: AbortSignal): Promise<void> {

@@ -20,7 +20,8 @@ import { RecordingStore } from '../../src/store/recording-store.js';
 import { MOCK_MISS_CODE } from '../../src/mock/mock-responder.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
-const LONG_RUNNING = { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } };
+// Progress every 0.4 s: a cancellation sent after the first one has time to arrive before the response.
+const LONG_RUNNING = { name: 'trigger-long-running-operation', arguments: { duration: 1.2, steps: 3 } };
 
 interface CallSet {
   tools: unknown;
@@ -83,7 +84,9 @@ describe('mcptap mock with server-everything and the SDK 1.x client', () => {
     } finally {
       store.close();
     }
-    http = await startMockHttp(db);
+    // Recorded pace: the SDK 1.x client drops progress read in the same chunk as the result, and the
+    // recorded gaps (0.4 s) keep the first notifications apart from it even on a busy machine.
+    http = await startMockHttp(db, ['--pace', 'recorded']);
   });
   afterAll(async () => {
     await http?.stop();
@@ -91,7 +94,7 @@ describe('mcptap mock with server-everything and the SDK 1.x client', () => {
 
   it('answers the stdio client with the recorded results, progress included', async () => {
     expect(recordedProgress).toBe(3);
-    const mocked = await runCalls(stdioMock(db));
+    const mocked = await runCalls(stdioMock(db, '--pace', 'recorded'));
     expect(withoutProgress(mocked)).toEqual(withoutProgress(recorded));
     expect((mocked.badArgs as { isError?: boolean }).isError).toBe(true);
     expect(mocked.progress.slice(0, 2)).toEqual([1, 2]);
@@ -133,6 +136,21 @@ describe('mcptap mock with server-everything and the SDK 1.x client', () => {
       expect(await peer.close()).toBe(0);
     }
     expect(peer.stderr.join('')).toMatch(/mcptap mock: 2 requests answered from the recording, 0 missed/);
+  });
+
+  it('stops an answer on notifications/cancelled', async () => {
+    const peer = new RawStdioPeer([], ['mock', db, '--stdio', '--pace', 'recorded']);
+    try {
+      peer.send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+      await peer.response(1);
+      peer.send({ id: 'long', method: 'tools/call', params: { ...LONG_RUNNING, _meta: { progressToken: 'mine' } } });
+      await peer.waitFor((m) => m.method === 'notifications/progress');
+      peer.send({ method: 'notifications/cancelled', params: { requestId: 'long', reason: 'test' } });
+    } finally {
+      // On the end of stdin the mock waits for the answers still going out: a cancelled one is not.
+      expect(await peer.close()).toBe(0);
+    }
+    expect(peer.lines.filter((m) => m.id === 'long')).toEqual([]);
   });
 
   it('says how many requests hit and missed when stopped', async () => {

@@ -5,14 +5,15 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 
-export async function modernCallSet(client: Client) {
+/** `progressIntervalMs`: the gap between the progress tool's notifications. */
+export async function modernCallSet(client: Client, progressIntervalMs = 10) {
   const progress: number[] = [];
   return {
     version: client.getNegotiatedProtocolVersion(),
     tools: await client.listTools(),
     echo: await client.callTool({ name: 'echo', arguments: { text: 'modern ✓' } }),
     progress: await client.callTool(
-      { name: 'progress', arguments: { steps: 3, intervalMs: 10 } },
+      { name: 'progress', arguments: { steps: 3, intervalMs: progressIntervalMs } },
       { onprogress: (p: { progress: number }) => progress.push(p.progress) },
     ),
     progressSeen: progress,
