@@ -14,6 +14,7 @@ import { runMock, startMockHttp, type MockChild } from '../../helpers/mock-cli.j
 import { RawStdioPeer } from '../../reference/raw-stdio-peer.js';
 import { RecordingStore } from '../../../src/store/recording-store.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../../src/reference/reference-server.js';
+import { MOCK_MISS_CODE } from '../../../src/mock/mock-responder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-mock-cli-'));
 const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } };
@@ -111,6 +112,24 @@ describe('mcptap mock --http', () => {
     const bad = await post(mock.url, '{not json');
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+
+  it('--rules: a request matches once the rules normalise what differs', async () => {
+    const rules = join(dir, 'rules.yaml');
+    writeFileSync(rules, ['rules:', '  - tool: echo', '    ignore: /params/arguments/text', ''].join('\n'));
+    const peer = new RawStdioPeer([], ['mock', db, '--stdio', '--rules', rules]);
+    try {
+      peer.send({ id: 1, method: 'initialize', params: INIT });
+      peer.send({ id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'anything else' } } });
+      peer.send({ id: 3, method: 'tools/call', params: { name: 'other', arguments: { text: 'x' } } });
+      expect(await peer.response(2)).toMatchObject({ result: { content: [{ type: 'text' }] } });
+      expect(await peer.response(3)).toMatchObject({
+        error: { code: MOCK_MISS_CODE, message: expect.stringContaining('tools/call {"arguments":{"text":"x"},"name":"other"}') },
+      });
+    } finally {
+      expect(await peer.close()).toBe(0);
+    }
+    expect(peer.stderr.join('')).toMatch(/2 requests answered from the recording, 1 missed/);
   });
 
   it('--on-miss passthrough answers a miss from the upstream and records what it forwarded', async () => {
