@@ -37,6 +37,7 @@ export { importJsonl, type ImportJsonlOptions, type ImportJsonlResult } from './
 export { JSONL_VERSION, decodeHeader, decodeLine, isoMicros, parseTimeUs, type JsonlHeader, type JsonlLine } from './interchange/jsonl-format.js';
 export { recordingHar, harChunks, type Har, type HarEntry } from './interchange/har-export.js';
 export { mergeRecordings, type MergeSource, type MergedRecording } from './interchange/merge-recordings.js';
+export * from './mock/index.js';
 
 export * from './reference/reference-server.js';
 

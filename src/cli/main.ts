@@ -33,6 +33,7 @@ Examples:
   mcptap show tap.db --exchange 3
   mcptap load scenarios/demo.yaml --json result.json
   mcptap export tap.db --otlp http://localhost:4318
+  mcptap mock tap.db --http 127.0.0.1:7070
   mcptap reference --http 127.0.0.1:7070
 
 Exit codes: 0 ok, 1 failed (differences found), 2 usage, 3 threshold failed, 4 invalid input,

@@ -11,28 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MCPTAP } from '../helpers/paths.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import { modernCallSet } from '../helpers/modern-call-set.js';
 
 async function runCalls(command: string, args: string[]) {
   const client = new Client({ name: 'mcptap-e2e-modern', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(new StdioClientTransport({ command, args, stderr: 'pipe' }));
   try {
-    const progress: number[] = [];
-    return {
-      version: client.getNegotiatedProtocolVersion(),
-      tools: await client.listTools(),
-      echo: await client.callTool({ name: 'echo', arguments: { text: 'modern ✓' } }),
-      progress: await client.callTool(
-        { name: 'progress', arguments: { steps: 3, intervalMs: 10 } },
-        { onprogress: (p: { progress: number }) => progress.push(p.progress) },
-      ),
-      progressSeen: progress,
-      fail: await client.callTool({ name: 'fail', arguments: { message: 'expected' } }),
-      rpcError: await client.callTool({ name: 'rpc-error', arguments: { code: -32099 } }).then(
-        () => 0,
-        (e: { code: number }) => e.code,
-      ),
-      prompt: await client.getPrompt({ name: 'greet', arguments: { name: 'Bo' } }),
-    };
+    return await modernCallSet(client);
   } finally {
     await client.close();
   }

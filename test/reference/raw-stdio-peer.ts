@@ -16,8 +16,9 @@ export class RawStdioPeer {
   private readonly child: ChildProcessWithoutNullStreams;
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[] = []) {
-    this.child = spawn(process.execPath, [MCPTAP, 'reference', '--stdio', ...args], { stdio: 'pipe' });
+  /** `command`: the mcptap command line before `args` (another stdio server, e.g. `mock FILE --stdio`). */
+  constructor(args: string[] = [], command: string[] = ['reference', '--stdio']) {
+    this.child = spawn(process.execPath, [MCPTAP, ...command, ...args], { stdio: 'pipe' });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => this.onData(chunk));
     this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => this.stderr.push(chunk));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));

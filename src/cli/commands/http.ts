@@ -21,6 +21,7 @@ import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
+import { parseListen, parseUpstream, positiveInt } from '../upstream.js';
 
 interface HttpFlags {
   upstream: string;
@@ -101,40 +102,9 @@ The same signal again cuts the calls still in flight (recorded as tap_closed).`,
     });
 }
 
-function positiveInt(name: string, v: string, allowZero: boolean): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0))
-    throw new McptapError('MCPTAP_BAD_FLAG', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(v)}`);
-  return n;
-}
-
-/**
- * `host:port`, `[v6]:port`, `:port`, a bare `port` (host {@link DEFAULT_HTTP_TAP_HOST}) or a bare
- * `host` / `[v6]` (port {@link DEFAULT_HTTP_TAP_PORT}). An unbracketed IPv6 address is refused: its
- * last group would read as a port.
- */
-export function parseListen(v: string): { host: string; port: number } {
-  const text = v.trim();
-  // All digits: a port (a host name is never all digits; `717` would be read as 0.0.2.205).
-  const m = /^\d+$/.test(text) ? undefined : /^(?:\[([^\]\s]+)\]|([^:[\]\s]*))(?::(\d+))?$/.exec(text);
-  if (m === null || text === '') throw new McptapError('MCPTAP_BAD_FLAG', `--listen must be HOST:PORT, HOST, PORT or [IPv6]:PORT, got ${JSON.stringify(v)}`);
-  const host = m?.[1] ?? (m?.[2] || DEFAULT_HTTP_TAP_HOST);
-  const portText = m ? m[3] : text;
-  const port = portText === undefined ? DEFAULT_HTTP_TAP_PORT : positiveInt('--listen port', portText, true);
-  if (port > 65535) throw new McptapError('MCPTAP_BAD_FLAG', `--listen port must be 0-65535, got ${port}`);
-  return { host, port };
-}
-
 async function runHttp(flags: HttpFlags): Promise<number> {
   const logger = createLogger(flags.logLevel);
-  let upstream: URL;
-  try {
-    upstream = new URL(flags.upstream);
-  } catch {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be a URL, got ${JSON.stringify(flags.upstream)}`);
-  }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
-    throw new McptapError('MCPTAP_BAD_FLAG', `--upstream must be http(s), got ${upstream.protocol}`);
+  const upstream = parseUpstream(flags.upstream);
   const { host, port } = parseListen(flags.listen);
   const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
   const telemetry = telemetryConfigFromOptions(flags);

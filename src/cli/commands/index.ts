@@ -24,6 +24,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   import: () => import('./import.js'),
   merge: () => import('./merge.js'),
   redact: () => import('./redact.js'),
+  mock: () => import('./mock.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

@@ -1,7 +1,7 @@
 /** `mcptap http --listen` forms, parsed and as the built CLI takes them (requires `npx tsc -p .`). */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { parseListen } from '../../../src/cli/commands/http.js';
+import { parseListen } from '../../../src/cli/upstream.js';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../../src/tap/http-tap.js';
 import { MCPTAP } from '../../helpers/paths.js';
 

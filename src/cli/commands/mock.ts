@@ -1,0 +1,171 @@
+/**
+ * `mcptap mock FILE (--stdio | --http HOST:PORT)`: serves a recording as an MCP server. Thin:
+ * flags -> a MockResponder over the recording's answers -> the stdio or HTTP front end; says the
+ * hit and miss counts on stderr when it stops.
+ */
+import type { Command } from 'commander';
+import { McptapError } from '../../errors.js';
+import { HttpMissForwarder, type MissForwarder } from '../../mock/miss-forwarder.js';
+import { startMockHttpServer } from '../../mock/mock-http-server.js';
+import { describeStats, MOCK_MISS_CODE, MockResponder, PACES, type Pace } from '../../mock/mock-responder.js';
+import { serveMockStdio } from '../../mock/mock-stdio.js';
+import { readRecordedAnswers, type RecordedAnswers } from '../../mock/recorded-answers.js';
+import { loadRules } from '../../replay/rules.js';
+import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
+import { ExitCode } from '../exit-codes.js';
+import { logLevelOption } from '../log-level-option.js';
+import { pickRecording, withRecordingFile } from '../recording-file.js';
+import { STOP_SIGNALS } from '../tap-pipeline.js';
+import { parseListen, parseUpstream, startRecordingTap, type RecordingTap } from '../upstream.js';
+
+interface MockFlags {
+  stdio?: boolean;
+  http?: string;
+  path: string;
+  recording?: string;
+  rules?: string;
+  pace: string;
+  onMiss: string;
+  upstream?: string;
+  record?: string;
+  logLevel: LogLevel;
+}
+
+const ON_MISS = ['error', 'passthrough'] as const;
+
+export function register(program: Command): void {
+  program
+    .command('mock')
+    .summary('serve a recording as an MCP server (stdio or HTTP), in the era it was recorded in')
+    .description(
+      'Answers requests from a recording made with mcptap stdio --record or mcptap http --record. initialize and ' +
+        'server/discover get the recorded handshake; every other request is matched by its key: the method plus its ' +
+        'params after the match rules (--rules, the same file as replay), with params._meta left out. Identical requests ' +
+        'get the recorded answers in recorded order; once they run out, the last answer repeats. Answers go out under the ' +
+        "caller's id, recorded progress notifications under the caller's progress token. A request the recording does not " +
+        `hold gets JSON-RPC error ${MOCK_MISS_CODE} naming its key and the nearest recorded request, with the JSON path ` +
+        'where they differ (or, with --on-miss passthrough, is sent to --upstream).',
+    )
+    .argument('<file>', 'the recording (SQLite file)')
+    .option('--stdio', 'serve on stdin/stdout (stdout carries only JSON-RPC)')
+    .option('--http <host:port>', 'serve Streamable HTTP on HOST:PORT (PORT 0 picks a free one)')
+    .option('--path <path>', 'the HTTP endpoint path', '/mcp')
+    .option('--recording <n>', 'serve only this recording of the file (see mcptap ls); default all of them, in order')
+    .option('--rules <file>', 'match rules (YAML or JSON, docs/replay-rules.md): what to ignore or normalise in request params')
+    .option('--pace <pace>', 'fast: answer at once; recorded: keep the recorded gaps between request, notifications and response', 'fast')
+    .option('--on-miss <what>', 'error: a JSON-RPC error; passthrough: forward the request to --upstream', 'error')
+    .option('--upstream <url>', 'with --on-miss passthrough: the real Streamable HTTP server, e.g. http://127.0.0.1:3001/mcp')
+    .option('--record <file>', 'with --on-miss passthrough: record what was forwarded (through the HTTP tap) to this SQLite file')
+    .addOption(logLevelOption('warn'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  mcptap stdio --record tap.db -- npx -y @modelcontextprotocol/server-everything stdio
+  mcptap mock tap.db --stdio                    (as the server command in a host's MCP config)
+  mcptap mock tap.db --http 127.0.0.1:7070      (then point the client at http://127.0.0.1:7070/mcp)
+  mcptap mock tap.db --http 127.0.0.1:0 --pace recorded --rules rules.yaml
+  mcptap mock tap.db --http 127.0.0.1:7070 --on-miss passthrough --upstream http://127.0.0.1:3001/mcp --record misses.db
+
+A miss is JSON-RPC error ${MOCK_MISS_CODE}; its message reads
+  mcptap mock: no recorded request matches tools/call {"arguments":{"message":"bye"},"name":"echo"};
+  nearest: tools/call {"arguments":{"message":"hi"},"name":"echo"} (differs at /params/arguments/message:
+  recorded "hi", requested "bye")
+and its data is {key, nearest: {key, path, recorded, requested, differences}}.
+
+On HTTP, a legacy client gets an Mcp-Session-Id from initialize (DELETE ends it); 2026-07-28 requests are stateless.
+When it stops (SIGINT/SIGTERM, or the end of stdin with --stdio) it says on stderr how many requests were
+answered from the recording and how many missed. Exit codes: 0 served, 2 usage, 4 not a recording or
+no exchanges in it.`,
+    )
+    .action(async (file: string, flags: MockFlags) => {
+      process.exitCode = await runMock(file, flags);
+    });
+}
+
+async function runMock(file: string, flags: MockFlags): Promise<number> {
+  const logger = createLogger(flags.logLevel);
+  const opts = checkFlags(flags);
+  const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
+  const recorded: RecordedAnswers = withRecordingFile(file, (store) => {
+    // Every recording in the file by default: a client that probes on a short-lived process (the 2.x SDK's
+    // version negotiation) leaves its server/discover in a recording of its own.
+    const ids = flags.recording !== undefined ? [pickRecording(store, file, flags.recording)] : store.listRecordings().map((r) => r.id);
+    return readRecordedAnswers(store, ids, file);
+  });
+  const responder = new MockResponder(recorded, { pace: opts.pace, ...(rules ? { rules } : {}) });
+  const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
+  let tap: RecordingTap | undefined;
+  let forwarder: MissForwarder | undefined;
+  if (opts.upstream) {
+    tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
+    forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
+  }
+  try {
+    if (opts.listen) await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded);
+    else await serveStdio(responder, forwarder);
+  } finally {
+    await forwarder?.close();
+    for (const line of (await tap?.close()) ?? []) logger.warn(line);
+    say(describeStats(responder.stats));
+  }
+  return ExitCode.Ok;
+}
+
+function checkFlags(flags: MockFlags): { pace: Pace; listen?: { host: string; port: number }; upstream?: URL } {
+  if (Boolean(flags.stdio) === (flags.http !== undefined))
+    throw new McptapError('MCPTAP_BAD_FLAG', 'mock serves on one transport: give --stdio or --http HOST:PORT');
+  if (!PACES.includes(flags.pace as Pace)) throw new McptapError('MCPTAP_BAD_FLAG', `--pace must be ${PACES.join(' or ')}, got ${JSON.stringify(flags.pace)}`);
+  if (!(ON_MISS as readonly string[]).includes(flags.onMiss))
+    throw new McptapError('MCPTAP_BAD_FLAG', `--on-miss must be ${ON_MISS.join(' or ')}, got ${JSON.stringify(flags.onMiss)}`);
+  const passthrough = flags.onMiss === 'passthrough';
+  if (passthrough && flags.upstream === undefined) throw new McptapError('MCPTAP_BAD_FLAG', '--on-miss passthrough needs --upstream URL (the real server)');
+  if (!passthrough && (flags.upstream !== undefined || flags.record !== undefined))
+    throw new McptapError('MCPTAP_BAD_FLAG', '--upstream and --record apply to --on-miss passthrough only');
+  return {
+    pace: flags.pace as Pace,
+    ...(flags.http !== undefined ? { listen: parseListen(flags.http, '--http') } : {}),
+    ...(passthrough ? { upstream: parseUpstream(flags.upstream!) } : {}),
+  };
+}
+
+/** Until stdin ends, or a stop signal (then the answers in flight are dropped). */
+async function serveStdio(responder: MockResponder, forwarder: MissForwarder | undefined): Promise<void> {
+  const stopped = untilSignal();
+  await Promise.race([serveMockStdio({ responder, input: process.stdin, output: process.stdout, ...(forwarder ? { forwarder } : {}) }), stopped.signalled]);
+  stopped.dispose();
+  process.stdin.destroy();
+}
+
+async function serveHttp(
+  listen: { host: string; port: number },
+  path: string,
+  responder: MockResponder,
+  forwarder: MissForwarder | undefined,
+  logger: Logger,
+  say: (text: string) => void,
+  recorded: RecordedAnswers,
+): Promise<void> {
+  let server;
+  try {
+    server = await startMockHttpServer({ responder, ...listen, path, logger, ...(forwarder ? { forwarder } : {}) });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+      throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`);
+    throw err;
+  }
+  const stopped = untilSignal();
+  // Said once the signals are handled: whoever reads this line may stop the mock at once.
+  say(`serving ${recorded.answers.length} recorded answers on ${server.url}`);
+  await stopped.signalled;
+  stopped.dispose();
+  await server.close();
+}
+
+function untilSignal(): { signalled: Promise<void>; dispose(): void } {
+  let onSignal: () => void = () => {};
+  const signalled = new Promise<void>((resolve) => (onSignal = resolve));
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  return { signalled, dispose: () => STOP_SIGNALS.forEach((s) => process.off(s, onSignal)) };
+}

@@ -1,0 +1,126 @@
+/**
+ * The mock's answers, independent of transport: a request in, a plan out (the notifications and
+ * the response to send, each with its delay after the request). Recorded answers go out under the
+ * caller's id, and recorded progress notifications under the caller's progress token (none are sent
+ * to a caller that asked for no progress). `initialize` and `server/discover` are answered with the
+ * recording's first handshake whatever the client sent; a request the recording does not hold gets
+ * a JSON-RPC error naming its key and the nearest recorded one.
+ */
+import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
+import { isRecord } from '../model/jsonrpc.js';
+import { describeMiss, MockMatcher, type Nearest } from '../replay/mock-matcher.js';
+import { NO_RULES, type MatchRules } from '../replay/rules.js';
+import type { RecordedAnswer, RecordedAnswers } from './recorded-answers.js';
+
+/** The JSON-RPC error a miss gets: in the implementation-defined server error range (-32000 … -32099). */
+export const MOCK_MISS_CODE = -32088;
+
+/** `fast`: everything at once; `recorded`: the recorded gaps between request, notifications and response. */
+export type Pace = 'fast' | 'recorded';
+export const PACES: readonly Pace[] = ['fast', 'recorded'];
+
+/** Requests answered by the handshake rather than by key: every client sends its own capabilities and clientInfo. */
+const HANDSHAKES = new Set(['initialize', 'server/discover']);
+
+export interface PlannedMessage {
+  /** Milliseconds after the request arrived. */
+  afterMs: number;
+  message: JsonRpcMessage;
+}
+
+export interface Plan {
+  /** `hit`: from the recording; `miss`: not in it; `builtin`: a `ping` the recording never saw. */
+  outcome: 'hit' | 'miss' | 'builtin';
+  key: string;
+  /** Notifications first, the response last; delays never decrease. */
+  messages: PlannedMessage[];
+  /** The recorded response came as an SSE event (HTTP front ends answer with a stream). */
+  overSse: boolean;
+  /** The recorded exchange answered (`show --exchange KEY`). */
+  exchangeKey?: string;
+  nearest?: Nearest;
+}
+
+export interface MockStats {
+  hits: number;
+  misses: number;
+  /** Misses forwarded to the upstream (`--on-miss passthrough`); counted among the misses too. */
+  passedThrough: number;
+}
+
+export interface MockResponderOptions {
+  rules?: MatchRules;
+  pace?: Pace;
+}
+
+export class MockResponder {
+  readonly stats: MockStats = { hits: 0, misses: 0, passedThrough: 0 };
+  private readonly matcher: MockMatcher<RecordedAnswer>;
+  private readonly handshakes = new Map<string, RecordedAnswer>();
+  private readonly pace: Pace;
+
+  constructor(recorded: RecordedAnswers, opts: MockResponderOptions = {}) {
+    this.pace = opts.pace ?? 'fast';
+    const keyed: RecordedAnswer[] = [];
+    for (const a of recorded.answers) {
+      if (!HANDSHAKES.has(a.method)) keyed.push(a);
+      else if (!this.handshakes.has(a.method)) this.handshakes.set(a.method, a);
+    }
+    this.matcher = new MockMatcher(
+      keyed.map((a) => ({ method: a.method, params: a.params, answer: a })),
+      opts.rules ?? NO_RULES,
+    );
+  }
+
+  answer(request: JsonRpcRequest): Plan {
+    const handshake = this.handshakes.get(request.method);
+    if (handshake) return this.hit(request, handshake, request.method);
+    const m = this.matcher.match(request.method, request.params);
+    if (m.hit) return this.hit(request, m.answer, m.key);
+    if (request.method === 'ping')
+      return { outcome: 'builtin', key: m.key, messages: [{ afterMs: 0, message: respond(request.id, { result: {} }) }], overSse: false };
+    this.stats.misses++;
+    const error = { code: MOCK_MISS_CODE, message: `mcptap mock: ${describeMiss(m)}`, data: { key: m.key, ...(m.nearest ? { nearest: m.nearest } : {}) } };
+    return {
+      outcome: 'miss',
+      key: m.key,
+      messages: [{ afterMs: 0, message: respond(request.id, { error }) }],
+      overSse: false,
+      ...(m.nearest ? { nearest: m.nearest } : {}),
+    };
+  }
+
+  private hit(request: JsonRpcRequest, a: RecordedAnswer, key: string): Plan {
+    this.stats.hits++;
+    const delay = (us: number) => (this.pace === 'recorded' ? us / 1000 : 0);
+    const token = progressTokenOf(request.params);
+    const messages: PlannedMessage[] = [];
+    for (const n of a.notifications) {
+      const isProgress = n.message.method === 'notifications/progress';
+      if (isProgress && token === undefined) continue;
+      const message = isProgress ? { ...n.message, params: { ...(n.message.params as Record<string, unknown>), progressToken: token } } : n.message;
+      messages.push({ afterMs: delay(n.afterUs), message });
+    }
+    const { jsonrpc: _j, id: _i, ...answer } = a.response.message;
+    messages.push({ afterMs: delay(a.response.afterUs), message: respond(request.id, answer) });
+    // Frames are stored in arrival order, so times are already ordered; keep the invariant anyway.
+    for (let i = 1; i < messages.length; i++) messages[i]!.afterMs = Math.max(messages[i]!.afterMs, messages[i - 1]!.afterMs);
+    return { outcome: 'hit', key, messages, overSse: a.overSse || messages.length > 1, exchangeKey: a.exchangeKey };
+  }
+}
+
+function respond(id: JsonRpcId, answer: Omit<JsonRpcResponse, 'jsonrpc' | 'id'>): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, ...answer };
+}
+
+function progressTokenOf(params: unknown): string | number | undefined {
+  const meta = isRecord(params) ? params._meta : undefined;
+  const token = isRecord(meta) ? meta.progressToken : undefined;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/** The exit line: how many requests the recording answered and how many it did not. */
+export function describeStats(s: MockStats): string {
+  const through = s.passedThrough > 0 ? ` (${s.passedThrough} passed through to the upstream)` : '';
+  return `${s.hits} request${s.hits === 1 ? '' : 's'} answered from the recording, ${s.misses} missed${through}`;
+}
