@@ -20,6 +20,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   load: () => import('./load.js'),
   'merge-results': () => import('./merge-results.js'),
   export: () => import('./export.js'),
+  replay: () => import('./replay.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

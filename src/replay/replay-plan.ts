@@ -1,0 +1,110 @@
+/**
+ * What a replay sends and in which order, as pure data computed from the recording: one step per
+ * recorded client-to-server exchange, each waiting for the steps whose responses were recorded
+ * before its request (so exchanges that overlapped stay concurrent, and nothing starts before what
+ * it may have depended on), grouped into replay sessions (one per recorded connection or session).
+ */
+import type { StoredExchange } from '../store/types.js';
+
+export interface ReplayStep {
+  index: number;
+  exchange: StoredExchange;
+  /** Steps this one waits for: the fewest whose completion implies every earlier-answered step's. */
+  after: number[];
+  /** When the request was sent, µs after the first replayed request. */
+  offsetUs: number;
+  /** Key of its {@link ReplaySessionPlan}. */
+  session: string;
+}
+
+export interface ReplaySessionPlan {
+  key: string;
+  era: 'legacy' | 'modern';
+  /** Version of the recorded session (legacy: negotiated; modern: the `_meta` one), when known. */
+  protocolVersion?: string;
+  /** Legacy: the recorded `initialize`, sent to open the session when it is not itself a step. */
+  initialize?: StoredExchange;
+}
+
+export interface ReplayPlan {
+  steps: ReplayStep[];
+  sessions: ReplaySessionPlan[];
+}
+
+/**
+ * `recorded`: the client-to-server exchanges of the chosen recordings (any order); `selected`: the
+ * subset to replay (the filters). Orphan responses are never steps.
+ */
+export function planReplay(recorded: readonly StoredExchange[], selected: (ex: StoredExchange) => boolean = () => true): ReplayPlan {
+  const requests = recorded.filter((e) => e.direction === 'c2s' && e.state !== 'orphaned' && e.method !== '').sort(byStart);
+  const sessions = planSessions(requests);
+  const chosen = requests.filter(selected);
+  const chosenSet = new Set(chosen);
+  for (const s of sessions.values()) if (s.initialize && chosenSet.has(s.initialize)) delete s.initialize;
+  const t0 = chosen[0]?.startUs ?? 0;
+  const after = dependencies(chosen);
+  const steps = chosen.map((exchange, index) => ({ index, exchange, after: after[index]!, offsetUs: exchange.startUs - t0, session: sessionKey(exchange) }));
+  const used = new Set(steps.map((s) => s.session));
+  return { steps, sessions: [...sessions.values()].filter((s) => used.has(s.key)) };
+}
+
+/** One replay session per recorded legacy session (or connection, for stdio); one per recording for the stateless modern era. */
+export function sessionKey(ex: StoredExchange): string {
+  if (ex.era === 'modern') return `${ex.recordingId}/modern`;
+  return `${ex.recordingId}/${ex.sessionId !== undefined ? `session ${ex.sessionId}` : `connection ${ex.connectionId}`}`;
+}
+
+function planSessions(requests: readonly StoredExchange[]): Map<string, ReplaySessionPlan> {
+  const out = new Map<string, ReplaySessionPlan>();
+  for (const ex of requests) {
+    const key = sessionKey(ex);
+    let s = out.get(key);
+    if (!s) {
+      s = { key, era: ex.era === 'modern' ? 'modern' : 'legacy' };
+      if (ex.protocolVersion !== undefined) s.protocolVersion = ex.protocolVersion;
+      out.set(key, s);
+    }
+    if (ex.method === 'initialize' && s.initialize === undefined) s.initialize = ex;
+  }
+  return out;
+}
+
+function byStart(a: StoredExchange, b: StoredExchange): number {
+  return a.startUs - b.startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid;
+}
+
+/**
+ * For each exchange (sorted by start), the exchanges answered before it started, reduced: if k is
+ * such a dependency, every exchange answered before k started is one of k's, so only those answered
+ * after the latest such start are kept. O(n log n).
+ */
+export function dependencies(byStartOrder: readonly Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>[]): number[][] {
+  const answered = byStartOrder
+    .map((e, i) => ({ i, end: e.response !== undefined ? e.endUs : undefined, start: e.startUs }))
+    .filter((x): x is { i: number; end: number; start: number } => x.end !== undefined)
+    .sort((a, b) => a.end - b.end || a.i - b.i);
+  // Latest start among the first k answered exchanges.
+  const maxStart: number[] = [];
+  for (let k = 0; k < answered.length; k++) maxStart.push(Math.max(k > 0 ? maxStart[k - 1]! : -Infinity, answered[k]!.start));
+  return byStartOrder.map((e, j) => {
+    const n = upperBound(answered, e.startUs);
+    if (n === 0) return [];
+    const latestStart = maxStart[n - 1]!;
+    const out: number[] = [];
+    for (let k = n - 1; k >= 0 && answered[k]!.end > latestStart; k--) if (answered[k]!.i < j) out.push(answered[k]!.i);
+    // Only earlier steps: two zero-latency exchanges at the same microsecond never wait for each other.
+    return out.sort((a, b) => a - b);
+  });
+}
+
+/** How many of the end-sorted exchanges were answered at or before `t`. */
+function upperBound(answered: readonly { end: number }[], t: number): number {
+  let lo = 0;
+  let hi = answered.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (answered[mid]!.end <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
