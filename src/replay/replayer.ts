@@ -159,8 +159,11 @@ class Replayer {
   /** Not sent: the session could not open or its server is gone. */
   private skip(step: ReplayStep, why: string): void {
     this.notSent++;
+    // The reason is said once (the report's `failure`); each exchange only says it was not sent.
+    const said = this.failure !== undefined;
     this.failure ??= why;
-    this.answers[step.index] = { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError: `not sent: ${why}` };
+    const transportError = said ? 'not sent: the target had failed' : `not sent: ${why}`;
+    this.answers[step.index] = { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError };
   }
 
   /** A recorded cancellation is replayed at the same point (scaled by the pace). */

@@ -83,7 +83,8 @@ export function renderJson(report: ReplayReport): string {
         file: report.file,
         recordings: report.recordingIds,
         target: report.target,
-        counts: { ...counts, notSent: report.notSent ?? 0 },
+        counts,
+        notSent: report.notSent ?? 0,
         ...(report.failure !== undefined ? { failure: report.failure } : {}),
         exchanges: report.pairs.map((p) => ({
           exchange: p.recorded.rowid,
