@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BIN, MCPTAP } from '../helpers/paths.js';
 
 export const EVERYTHING = join(BIN, 'mcp-server-everything');
@@ -34,6 +34,25 @@ export async function everythingSession(transport: StdioClientTransport | Stream
     await client.request({ method: 'no/such-method', params: {} }, EmptyResultSchema).catch(() => undefined);
   } finally {
     if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
+    await client.close();
+  }
+}
+
+/**
+ * A host that supports sampling, recorded through `mcptap stdio`: server-everything then offers
+ * trigger-sampling-request, which asks the host for a sampling/createMessage during the call.
+ */
+export async function samplingSession(db: string): Promise<void> {
+  const client = new Client({ name: 'mcptap-replay-sampling', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'a fixed answer' },
+    model: 'test-model',
+  }));
+  await client.connect(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
+  try {
+    await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 5 } });
+  } finally {
     await client.close();
   }
 }

@@ -17,12 +17,13 @@ import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
-import { EVERYTHING, everythingSession, mcptap, RECORDED, stdioTransport } from './replay-helpers.js';
+import { EVERYTHING, everythingSession, mcptap, RECORDED, samplingSession, stdioTransport } from './replay-helpers.js';
 
 describe('mcptap replay across transports (legacy era, server-everything)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-http-'));
   const httpDb = join(dir, 'http.db');
   const stdioDb = join(dir, 'stdio.db');
+  const samplingDb = join(dir, 'sampling.db');
   let peer: ChildPeer;
 
   beforeAll(async () => {
@@ -36,6 +37,7 @@ describe('mcptap replay across transports (legacy era, server-everything)', () =
       await upstream.stop();
     }
     await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', stdioDb, '--', EVERYTHING, 'stdio']));
+    await samplingSession(samplingDb);
     peer = await startEverything('streamableHttp');
   }, 90_000);
   afterAll(async () => {
@@ -67,6 +69,12 @@ describe('mcptap replay across transports (legacy era, server-everything)', () =
   it('replays the stdio recording over HTTP', async () => {
     const r = await mcptap(['replay', stdioDb, '--pace', 'fast', '--url', peer.url]);
     expect(r.stdout).toMatch(/8 exchanges replayed: 8 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('answers a sampling request arriving in an HTTP response stream from the recording', async () => {
+    const r = await mcptap(['replay', samplingDb, '--pace', 'fast', '--url', peer.url]);
+    expect(r.stdout).toMatch(/2 exchanges replayed: 2 same/);
     expect(r.code).toBe(0);
   }, 60_000);
 });

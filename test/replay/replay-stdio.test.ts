@@ -2,15 +2,17 @@
  * `mcptap replay` with real peers: a session of the SDK 1.x client with server-everything, recorded
  * through `mcptap stdio --record`, replayed against a fresh server-everything (no difference), a
  * wrapper that rewrites the echo tool's text (exactly that difference), one that exits mid-replay,
+ * a server request answered from the recording (or not: reported),
  * and bad input (not a recording, no exchanges, invalid rules, a command that does not exist).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { XMLParser } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, MCPTAP } from '../helpers/paths.js';
-import { EVERYTHING, everythingSession, mcptap, RECORDED, stdioTransport } from './replay-helpers.js';
+import { EVERYTHING, everythingSession, mcptap, RECORDED, samplingSession, stdioTransport } from './replay-helpers.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 
 /** Files in `dir` other than `keep`: no half-written output may remain. */
@@ -139,5 +141,32 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     expect(down.stderr).toMatch(/no-such-server/);
     noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
     expect(existsSync(join(dir, 'u.db'))).toBe(false);
+  }, 60_000);
+});
+
+describe('mcptap replay answers the server’s own requests from the recording', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-sampling-'));
+  const db = join(dir, 'sampling.db');
+
+  beforeAll(async () => {
+    await samplingSession(db);
+  }, 60_000);
+
+  it('answers sampling/createMessage with the recorded answer: the call is the same', async () => {
+    const r = await fast([db, '--', EVERYTHING, 'stdio']);
+    expect(r.stdout).toMatch(/2 exchanges replayed: 2 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('reports a server request the recording has no answer for', async () => {
+    // Fault injection a real peer cannot give: the recording without the host's answer.
+    const copy = join(dir, 'no-answer.db');
+    copyFileSync(db, copy);
+    const raw = new Database(copy);
+    raw.prepare("DELETE FROM exchanges WHERE direction = 's2c'").run();
+    raw.close();
+    const r = await fast([copy, '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/tools\/call trigger-sampling-request\n {4}the server sent a sampling\/createMessage request the recording has no answer for/);
   }, 60_000);
 });
