@@ -74,25 +74,29 @@ function byStart(a: StoredExchange, b: StoredExchange): number {
 }
 
 /**
- * For each exchange (sorted by start), the exchanges answered before it started, reduced: if k is
- * such a dependency, every exchange answered before k started is one of k's, so only those answered
- * after the latest such start are kept. O(n log n).
+ * For each exchange (sorted by start), the earlier exchanges answered before it started, reduced:
+ * the one among them that started last (k) waits for every other answered before k started, so
+ * only k and those answered after k started are kept. O(n log n) plus the size of the answer.
  */
 export function dependencies(byStartOrder: readonly Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>[]): number[][] {
   const answered = byStartOrder
     .map((e, i) => ({ i, end: e.response !== undefined ? e.endUs : undefined, start: e.startUs }))
     .filter((x): x is { i: number; end: number; start: number } => x.end !== undefined)
     .sort((a, b) => a.end - b.end || a.i - b.i);
-  // Latest start among the first k answered exchanges.
-  const maxStart: number[] = [];
-  for (let k = 0; k < answered.length; k++) maxStart.push(Math.max(k > 0 ? maxStart[k - 1]! : -Infinity, answered[k]!.start));
+  // Among the first k answered: the one that started last (the later one in start order on a tie).
+  const latest: number[] = [];
+  for (let k = 0; k < answered.length; k++) {
+    const prev = k > 0 ? latest[k - 1]! : k;
+    latest.push(answered[k]!.i >= answered[prev]!.i ? k : prev);
+  }
   return byStartOrder.map((e, j) => {
-    const n = upperBound(answered, e.startUs);
+    let n = upperBound(answered, e.startUs);
+    // Only earlier steps: zero-latency exchanges at the very same microsecond sort last; drop the later ones.
+    while (n > 0 && answered[n - 1]!.i >= j) n--;
     if (n === 0) return [];
-    const latestStart = maxStart[n - 1]!;
-    const out: number[] = [];
-    for (let k = n - 1; k >= 0 && answered[k]!.end > latestStart; k--) if (answered[k]!.i < j) out.push(answered[k]!.i);
-    // Only earlier steps: two zero-latency exchanges at the same microsecond never wait for each other.
+    const k = answered[latest[n - 1]!]!;
+    const out = [k.i];
+    for (let m = n - 1; m >= 0 && answered[m]!.end > k.start; m--) if (answered[m]!.i !== k.i) out.push(answered[m]!.i);
     return out.sort((a, b) => a - b);
   });
 }
