@@ -77,7 +77,7 @@ export function register(program: Command): void {
       `
 Examples:
   mcptap replay tap.db -- node ./my-server.js
-  mcptap replay tap.db --url http://127.0.0.1:3000/mcp --header 'Authorization: Bearer $TOKEN'
+  mcptap replay tap.db --url http://127.0.0.1:3000/mcp --header "Authorization: Bearer $TOKEN"
   mcptap replay tap.db --tool search --pace fast --rules rules.yaml --junit replay.xml -- node ./my-server.js
   mcptap replay tap.db --max-slowdown 1.5x --json replay.json -- node ./my-server.js
   mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
