@@ -36,16 +36,52 @@ export interface ReplayPlan {
  * subset to replay (the filters). Orphan responses are never steps.
  */
 export function planReplay(recorded: readonly StoredExchange[], selected: (ex: StoredExchange) => boolean = () => true): ReplayPlan {
-  const requests = recorded.filter((e) => e.direction === 'c2s' && e.state !== 'orphaned' && e.method !== '').sort(byStart);
+  const requests = recorded.filter((e) => e.direction === 'c2s' && e.state !== 'orphaned' && e.method !== '');
+  const time = backToBack(requests);
+  requests.sort((a, b) => time(a).startUs - time(b).startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid);
   const sessions = planSessions(requests);
   const chosen = requests.filter(selected);
   const chosenSet = new Set(chosen);
   for (const s of sessions.values()) if (s.initialize && chosenSet.has(s.initialize)) delete s.initialize;
-  const t0 = chosen[0]?.startUs ?? 0;
-  const after = dependencies(chosen);
-  const steps = chosen.map((exchange, index) => ({ index, exchange, after: after[index]!, offsetUs: exchange.startUs - t0, session: sessionKey(exchange) }));
+  const t0 = chosen.length > 0 ? time(chosen[0]!).startUs : 0;
+  const after = dependencies(chosen.map(time));
+  const steps = chosen.map((exchange, index) => ({
+    index,
+    exchange,
+    after: after[index]!,
+    offsetUs: time(exchange).startUs - t0,
+    session: sessionKey(exchange),
+  }));
   const used = new Set(steps.map((s) => s.session));
   return { steps, sessions: [...sessions.values()].filter((s) => used.has(s.key)) };
+}
+
+type Timed = Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>;
+
+/**
+ * Several recordings replay one after the other (in the order they were taken), each keeping its
+ * own gaps: a recording's times are shifted to start just after the previous one's last event.
+ */
+function backToBack(requests: readonly StoredExchange[]): (ex: StoredExchange) => Timed {
+  const spans = new Map<number, { first: number; last: number }>();
+  for (const e of requests) {
+    const s = spans.get(e.recordingId) ?? { first: e.startUs, last: e.startUs };
+    s.first = Math.min(s.first, e.startUs);
+    s.last = Math.max(s.last, e.startUs, e.endUs ?? e.startUs);
+    spans.set(e.recordingId, s);
+  }
+  if (spans.size < 2) return (ex) => ex;
+  const shift = new Map<number, number>();
+  let end: number | undefined;
+  for (const [id, s] of [...spans].sort((a, b) => a[1].first - b[1].first)) {
+    const delta = end === undefined ? 0 : end + 1 - s.first;
+    shift.set(id, delta);
+    end = s.last + delta;
+  }
+  return (ex) => {
+    const d = shift.get(ex.recordingId)!;
+    return { startUs: ex.startUs + d, ...(ex.endUs !== undefined ? { endUs: ex.endUs + d } : {}), response: ex.response };
+  };
 }
 
 /** One replay session per recorded legacy session (or connection, for stdio); one per recording for the stateless modern era. */
@@ -69,16 +105,12 @@ function planSessions(requests: readonly StoredExchange[]): Map<string, ReplaySe
   return out;
 }
 
-function byStart(a: StoredExchange, b: StoredExchange): number {
-  return a.startUs - b.startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid;
-}
-
 /**
  * For each exchange (sorted by start), the earlier exchanges answered before it started, reduced:
  * the one among them that started last (k) waits for every other answered before k started, so
  * only k and those answered after k started are kept. O(n log n) plus the size of the answer.
  */
-export function dependencies(byStartOrder: readonly Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>[]): number[][] {
+export function dependencies(byStartOrder: readonly Timed[]): number[][] {
   const answered = byStartOrder
     .map((e, i) => ({ i, end: e.response !== undefined ? e.endUs : undefined, start: e.startUs }))
     .filter((x): x is { i: number; end: number; start: number } => x.end !== undefined)

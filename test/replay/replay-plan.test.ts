@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonRpcRequest } from '../../src/model/jsonrpc.js';
 import { dependencies, planReplay } from '../../src/replay/replay-plan.js';
 import { ReplayRemap } from '../../src/replay/replay-remap.js';
+import { finishReport } from '../../src/replay/replay-report.js';
 import { ServerAnswers } from '../../src/replay/server-answers.js';
 import type { StoredExchange } from '../../src/store/types.js';
 
@@ -65,6 +66,18 @@ describe('replay plan', () => {
     expect(plan.sessions.map((s) => s.era)).toEqual(['legacy', 'legacy']);
   });
 
+  it('replays several recordings one after the other, each with its own gaps', () => {
+    const later = ex(1, 1_000_000, 1_000_010, { recordingId: 2 });
+    const laterToo = ex(2, 1_000_050, 1_000_060, { recordingId: 2 });
+    const first = ex(1, 100, 200);
+    const plan = planReplay([later, laterToo, first]);
+    expect(plan.steps.map((s) => [s.exchange.recordingId, s.offsetUs, s.after])).toEqual([
+      [1, 0, []],
+      [2, 101, [0]],
+      [2, 151, [1]],
+    ]);
+  });
+
   it('puts every modern exchange of a recording in one stateless session', () => {
     const plan = planReplay([ex(1, 0, 5, { era: 'modern', connectionId: 'x' }), ex(2, 1, 6, { era: 'modern', connectionId: 'y' })]);
     expect(new Set(plan.steps.map((s) => s.session))).toEqual(new Set(['1/modern']));
@@ -118,5 +131,23 @@ describe('server answers', () => {
     expect(ask(103, 'ping')).toEqual({ response: { jsonrpc: '2.0', id: 103, result: {} }, fromRecording: true });
     expect(ask(104, 'elicitation/create').fromRecording).toBe(false);
     expect(ask(104, 'elicitation/create').response).toMatchObject({ id: 104, error: { code: -32601 } });
+  });
+});
+
+describe('replay report slowdowns', () => {
+  it('never counts initialize or server/discover as a slowdown: that is start-up', () => {
+    const slow = (method: string) => ({
+      recorded: ex(1, 0, 1000, { method, latencyUs: 1000 }),
+      replayed: { outcome: 'ok' as const, isError: false, latencyUs: 900_000, progressCount: 0, unexpectedServerRequests: [] },
+      differences: [],
+    });
+    const report = finishReport({
+      file: 'f',
+      recordingIds: [1],
+      target: 't',
+      maxSlowdown: 1.5,
+      pairs: [slow('initialize'), slow('server/discover'), slow('tools/list')],
+    });
+    expect(report.groupDifferences!.map((g) => g.group)).toEqual(['tools/list']);
   });
 });

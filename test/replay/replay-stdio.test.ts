@@ -34,7 +34,8 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
 
   it('replays against a fresh server with no difference (exit 0)', async () => {
     const out = join(dir, 'same');
-    const r = await fast([db, '--json', `${out}.json`, '--junit', `${out}.xml`, '--', EVERYTHING, 'stdio']);
+    // The recorded pace: the recorded gaps between requests.
+    const r = await replay([db, '--json', `${out}.json`, '--junit', `${out}.xml`, '--', EVERYTHING, 'stdio']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/8 exchanges replayed: 8 same, 0 different, 0 without response; no differences/);
