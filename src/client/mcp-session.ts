@@ -10,7 +10,7 @@
  * The caller keeps exact control: {@link McpSession.send} sends a request exactly as given (only
  * headers are derived, and may be overridden), {@link McpSession.request} builds it for the era.
  */
-import { isRecord, type JsonRpcId, type JsonRpcRequest } from '../model/jsonrpc.js';
+import { isRecord, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../model/jsonrpc.js';
 import { LEGACY_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
 import type { CallResult } from './call-result.js';
 import type { ChannelRequestOptions, McpChannel } from './mcp-channel.js';
@@ -78,24 +78,39 @@ export class McpSession {
    * exchange whatever the server answered; the session is usable only when `isInitialized`.
    */
   async initialize(opts: ChannelRequestOptions = {}): Promise<CallResult> {
-    const req: JsonRpcRequest = {
-      jsonrpc: '2.0',
-      id: this.ids.next(),
-      method: 'initialize',
-      params: {
-        protocolVersion: this.opts.protocolVersion ?? LEGACY_PROTOCOL_VERSION,
-        capabilities: this.opts.capabilities ?? {},
-        clientInfo: this.opts.clientInfo ?? DEFAULT_CLIENT_INFO,
+    return this.open(
+      {
+        jsonrpc: '2.0',
+        id: this.ids.next(),
+        method: 'initialize',
+        params: {
+          protocolVersion: this.opts.protocolVersion ?? LEGACY_PROTOCOL_VERSION,
+          capabilities: this.opts.capabilities ?? {},
+          clientInfo: this.opts.clientInfo ?? DEFAULT_CLIENT_INFO,
+        },
       },
-    };
+      opts,
+    );
+  }
+
+  /**
+   * Legacy handshake with a given `initialize` request (a replay sends the recorded one as-is):
+   * adopts the session id and version the server answers with, then sends `notifications/initialized`.
+   */
+  async open(req: JsonRpcRequest, opts: ChannelRequestOptions = {}): Promise<CallResult> {
     const res = await this.channel.request(req, { era: 'legacy' }, { timeoutMs: this.opts.timeoutMs, ...opts });
     const result = res.response?.result;
     if (!isRecord(result)) return res;
     this.sid = res.sessionId;
     this.version = typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_PROTOCOL_VERSION;
     this.initialized = true;
-    await this.channel.notify({ jsonrpc: '2.0', method: 'notifications/initialized' }, this.headerContext, opts);
+    await this.notify({ jsonrpc: '2.0', method: 'notifications/initialized' }, opts);
     return res;
+  }
+
+  /** Send a notification with the session's headers. */
+  notify(n: JsonRpcNotification, opts: ChannelRequestOptions = {}): Promise<void> {
+    return this.channel.notify(n, this.headerContext, opts);
   }
 
   /** The request this session would send for `method` (modern: with the `_meta` envelope). */

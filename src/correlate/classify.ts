@@ -58,24 +58,42 @@ export function finishWithResponse(ex: Exchange, frame: MessageFrame): Exchange 
     if (ctx.streamEndUs !== undefined) t.streamEndUs = ctx.streamEndUs;
   }
   if (frame.context?.sessionId && !ex.sessionId) ex.sessionId = frame.context.sessionId;
-  if (res.error !== undefined) {
-    ex.outcome = 'jsonrpc_error';
-    if (isRecord(res.error)) {
-      if (typeof res.error.code === 'number') ex.errorCode = res.error.code;
-      if (typeof res.error.message === 'string') ex.errorMessage = res.error.message;
-    }
-  } else if (ex.method === 'tools/call' && isToolError(res.result)) {
-    ex.outcome = 'tool_error';
-    ex.isError = true;
-    ex.errorMessage = toolErrorText(res.result);
-  } else {
-    ex.outcome = 'ok';
-  }
+  const c = classifyResponse(ex.method, res);
+  ex.outcome = c.outcome;
+  ex.isError = c.isError;
+  if (c.errorCode !== undefined) ex.errorCode = c.errorCode;
+  if (c.errorMessage !== undefined) ex.errorMessage = c.errorMessage;
   if (ex.cancel) {
     ex.responseAfterCancel = true;
     ex.outcome = 'cancelled';
   }
   return ex;
+}
+
+export interface ResponseClass {
+  outcome: 'ok' | 'jsonrpc_error' | 'tool_error';
+  isError: boolean;
+  errorCode?: number;
+  errorMessage?: string;
+}
+
+/** The outcome a response gives its request (the tap's and the replayer's one rule). */
+export function classifyResponse(method: string, res: JsonRpcResponse): ResponseClass {
+  if (res.error !== undefined) {
+    const c: ResponseClass = { outcome: 'jsonrpc_error', isError: false };
+    if (isRecord(res.error)) {
+      if (typeof res.error.code === 'number') c.errorCode = res.error.code;
+      if (typeof res.error.message === 'string') c.errorMessage = res.error.message;
+    }
+    return c;
+  }
+  if (method === 'tools/call' && isToolError(res.result)) {
+    const c: ResponseClass = { outcome: 'tool_error', isError: true };
+    const text = toolErrorText(res.result);
+    if (text !== undefined) c.errorMessage = text;
+    return c;
+  }
+  return { outcome: 'ok', isError: false };
 }
 
 export function finishWithout(ex: Exchange, outcome: Exchange['outcome'], timeUs: number, errorClass?: string): Exchange {

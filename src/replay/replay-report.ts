@@ -30,6 +30,10 @@ export interface ReplayReport {
   pairs: ReplayedPair[];
   /** `--max-slowdown`: a group whose replayed p50 exceeds this times the recorded one differs. */
   maxSlowdown?: number;
+  /** Exchanges never sent (their server was gone or their session could not open). */
+  notSent?: number;
+  /** The first reason the target failed, one line. */
+  failure?: string;
   /** Filled by {@link finishReport}. */
   latency?: LatencyGroup[];
   /** Group-level differences (slowdowns), filled by {@link finishReport}. */
@@ -38,6 +42,9 @@ export interface ReplayReport {
 
 /** A slowdown smaller than this (in absolute terms) is noise, whatever the ratio. */
 export const SLOWDOWN_FLOOR_US = 1000;
+
+/** Set-up exchanges: their latency is the server's start-up, not a regression of its behaviour. */
+const NO_SLOWDOWN = new Set(['initialize', 'server/discover']);
 
 /** The name an exchange is grouped and reported under. */
 export function groupName(ex: Pick<StoredExchange, 'method' | 'target'>): string {
@@ -69,7 +76,7 @@ export function finishReport(report: ReplayReport): ReplayReport {
       replayedP95Us: percentile(g.replayed, 95),
     };
     latency.push(row);
-    const slow = slowdown(row, report.maxSlowdown);
+    const slow = NO_SLOWDOWN.has(name) ? undefined : slowdown(row, report.maxSlowdown);
     if (slow) groupDifferences.push({ group: name, difference: slow });
   }
   return { ...report, latency, groupDifferences };

@@ -49,9 +49,12 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   }
   const c = countReport(report);
   const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(`${c.differences} difference${c.differences === 1 ? '' : 's'}`);
+  const notSent = report.notSent ?? 0;
+  if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
+  const replayed = notSent > 0 ? `${c.exchanges - notSent} of ${c.exchanges} exchanges replayed (${notSent} not sent)` : `${c.exchanges} exchanges replayed`;
   out.push(
     '',
-    `${c.exchanges} exchanges replayed: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
+    `${replayed}: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
       `${c.slowdowns > 0 ? `, ${c.slowdowns} slower than allowed` : ''}; ${verdict}`,
   );
   return out.join('\n') + '\n';
@@ -66,6 +69,8 @@ export function renderJson(report: ReplayReport): string {
         recordings: report.recordingIds,
         target: report.target,
         counts,
+        notSent: report.notSent ?? 0,
+        ...(report.failure !== undefined ? { failure: report.failure } : {}),
         exchanges: report.pairs.map((p) => ({
           exchange: p.recorded.rowid,
           id: p.recorded.id,

@@ -25,6 +25,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   merge: () => import('./merge.js'),
   redact: () => import('./redact.js'),
   mock: () => import('./mock.js'),
+  replay: () => import('./replay.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

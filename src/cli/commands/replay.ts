@@ -1,0 +1,237 @@
+/**
+ * `mcptap replay FILE (--url URL | -- <command> [args...])`: sends a recording's client traffic to a
+ * server again and compares every answer with the recorded one (match rules, text/JSON/JUnit
+ * reports, exit 1 on any difference). `--update FILE` keeps the replay as the next baseline.
+ */
+import { Option, type Command } from 'commander';
+import { McptapError } from '../../errors.js';
+import { parseDurationMs } from '../../load/duration.js';
+import { OUTCOMES } from '../../model/outcome.js';
+import { compareExchange, type ReplayedAnswer } from '../../replay/compare.js';
+import { planReplay, type ReplayPlan } from '../../replay/replay-plan.js';
+import { finishReport, hasDifferences, type ReplayReport } from '../../replay/replay-report.js';
+import { openTarget, type TargetSpec } from '../../replay/replay-target.js';
+import { runReplay, type Pace } from '../../replay/replayer.js';
+import { loadRules, NO_RULES } from '../../replay/rules.js';
+import { ServerAnswers } from '../../replay/server-answers.js';
+import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
+import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
+import type { RecordingStore } from '../../store/recording-store.js';
+import type { ListedOutcome, StoredExchange } from '../../store/types.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
+import { ExitCode } from '../exit-codes.js';
+import { pickRecording, withRecordingFile } from '../recording-file.js';
+
+interface ReplayFlags {
+  url?: string;
+  recording?: string[];
+  method?: string;
+  tool?: string;
+  outcome?: ListedOutcome;
+  since?: string;
+  until?: string;
+  pace: string;
+  header?: string[];
+  timeout: string;
+  rules?: string;
+  json?: string;
+  junit?: string;
+  maxSlowdown?: string;
+  update?: string;
+  color?: boolean;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function register(program: Command): void {
+  program
+    .command('replay')
+    .summary('send a recording to a server again and report every answer that changed (exit 1)')
+    .description(
+      "Re-sends the client's side of a recording to a server, in recorded order: exchanges that overlapped stay concurrent, " +
+        'and no request starts before the responses that preceded it arrived. Legacy sessions replay their initialize (the new ' +
+        'server mints its own session id); 2026-07-28 requests keep their _meta envelope. Ids, progress tokens, requestState and ' +
+        "subscription ids are remapped; the server's own requests (sampling, elicitation, roots/list) are answered from the recording. " +
+        'Each answer is compared with the recorded one after the match rules (docs/replay-rules.md).',
+    )
+    .argument('<file>', 'recording file written with --record')
+    .argument('[command...]', 'stdio target: the server command (after --)')
+    .option('--url <url>', 'Streamable HTTP target (instead of a command)')
+    .option('--recording <n>', 'recording number from `mcptap ls` (repeatable; default: the latest)', collect)
+    .option('--method <method>', 'replay only exchanges of this method')
+    .option('--tool <name>', 'replay only calls of this tool (or prompt, or resource URI)')
+    .addOption(new Option('--outcome <class>', 'replay only exchanges that had this outcome').choices([...OUTCOMES]))
+    .option('--since <time>', 'replay only exchanges sent at or after this time: ISO 8601, or a duration from the recording start (90s)')
+    .option('--until <time>', 'replay only exchanges sent before this time (same forms)')
+    .option('--pace <pace>', 'recorded (the recorded gaps), fast (as fast as the order allows), or a factor N (N times the recorded rate)', 'recorded')
+    .option('--header <header>', "a header for every HTTP request, 'Name: value' (repeatable): what the recording does not hold, such as auth", collect)
+    .option('--timeout <duration>', 'per-request timeout', '30s')
+    .option('--rules <file>', 'match rules (YAML or JSON): what the comparison ignores or normalises')
+    .option('--json <file>', 'write the report as JSON')
+    .option('--junit <file>', 'write the report as JUnit XML (a test case per exchange)')
+    .option('--max-slowdown <factor>', 'a method or tool whose replayed p50 latency is more than this times the recorded one differs (1.5x)')
+    .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
+    .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  mcptap replay tap.db -- node ./my-server.js
+  mcptap replay tap.db --url http://127.0.0.1:3000/mcp --header "Authorization: Bearer $TOKEN"
+  mcptap replay tap.db --tool search --pace fast --rules rules.yaml --junit replay.xml -- node ./my-server.js
+  mcptap replay tap.db --max-slowdown 1.5x --json replay.json -- node ./my-server.js
+  mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
+
+Exit codes: 0 every answer matched; 1 differences (or no response); 4 not a recording, a recording
+without exchanges, invalid rules; 5 the target could not be reached or started.`,
+    )
+    .action(async (file: string, command: string[], flags: ReplayFlags) => {
+      process.exitCode = await runReplayCommand(file, command, flags);
+    });
+}
+
+export async function runReplayCommand(file: string, command: string[], flags: ReplayFlags): Promise<number> {
+  const spec = targetSpec(command, flags);
+  const pace = parsePace(flags.pace);
+  const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
+  const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
+  const { plan, recordingIds, answers } = withRecordingFile(file, (store) => readPlan(store, file, flags));
+  const target = openTarget(spec);
+  const update = flags.update !== undefined ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label }) : undefined;
+  let report: ReplayReport;
+  try {
+    const run = await runReplay({ plan, target, answers, pace, timeoutMs: timeoutMs(flags.timeout), ...(update ? { observer: update } : {}) }).finally(() =>
+      target.close(),
+    );
+    if (!run.reached) {
+      throw new McptapError(
+        'REPLAY_TARGET_UNAVAILABLE',
+        `${target.label} did not answer: ${run.failure ?? 'no response'}. Start the server, or check --url / the command after --.`,
+      );
+    }
+    report = finishReport({
+      file,
+      recordingIds,
+      target: target.label,
+      pairs: plan.steps.map((s) => pair(rules, s.exchange, run.answers[s.index]!)),
+      ...(maxSlowdown !== undefined ? { maxSlowdown } : {}),
+      notSent: run.notSent,
+      ...(run.failure !== undefined ? { failure: run.failure } : {}),
+    });
+    await writeOutputs(report, flags, update);
+  } catch (err) {
+    await update?.abandon();
+    throw err;
+  }
+  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  process.stdout.write(renderText(report, { color }));
+  return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
+}
+
+function pair(rules: Parameters<typeof compareExchange>[0], recorded: StoredExchange, replayed: ReplayedAnswer) {
+  return { recorded, replayed, differences: compareExchange(rules, recorded, replayed) };
+}
+
+/** Every output or none: a failed write leaves the others' old versions in place. */
+async function writeOutputs(report: ReplayReport, flags: ReplayFlags, update: UpdateRecording | undefined): Promise<void> {
+  const write = async (flag: string, path: string, text: string) => {
+    try {
+      await writeFileAtomic(path, text);
+    } catch (err) {
+      throw new McptapError(
+        'REPLAY_WRITE_FAILED',
+        `${flag} ${path}: cannot write the report (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
+    }
+  };
+  if (flags.json !== undefined) await write('--json', flags.json, renderJson(report));
+  if (flags.junit !== undefined) await write('--junit', flags.junit, renderJUnit(report));
+  await update?.commit();
+}
+
+function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { plan: ReplayPlan; recordingIds: number[]; answers: ServerAnswers } {
+  const recordingIds = (flags.recording ?? [undefined]).map((r) => pickRecording(store, file, r));
+  const all = recordingIds.flatMap((id) => store.exchanges({ recordingId: id }));
+  const starts = new Map(recordingIds.map((id) => [id, store.getRecording(id)!.startedUs]));
+  const since = flags.since !== undefined ? timeBound('--since', flags.since) : undefined;
+  const until = flags.until !== undefined ? timeBound('--until', flags.until) : undefined;
+  const selected = (ex: StoredExchange): boolean => {
+    if (flags.method !== undefined && ex.method !== flags.method) return false;
+    if (flags.tool !== undefined && ex.target !== flags.tool) return false;
+    if (flags.outcome !== undefined && ex.outcome !== flags.outcome) return false;
+    const start = starts.get(ex.recordingId)!;
+    if (since !== undefined && ex.startUs < since(start)) return false;
+    if (until !== undefined && ex.startUs >= until(start)) return false;
+    return true;
+  };
+  const plan = planReplay(all, selected);
+  if (plan.steps.length === 0) {
+    const filtered = flags.method ?? flags.tool ?? flags.outcome ?? flags.since ?? flags.until;
+    throw new McptapError(
+      'REPLAY_NO_EXCHANGES',
+      `recording ${recordingIds.join(', ')} in ${file} has no client requests to replay${filtered !== undefined ? ' that match the filters' : ''} (see mcptap show ${file})`,
+    );
+  }
+  return { plan, recordingIds, answers: new ServerAnswers(all) };
+}
+
+/** `--since`/`--until`: an absolute time, or a duration after the recording's start. */
+function timeBound(flag: string, v: string): (recordingStartUs: number) => number {
+  const ms = parseDurationMs(v);
+  if (ms !== undefined) return (start) => start + ms * 1000;
+  const at = Date.parse(v);
+  if (!Number.isFinite(at))
+    throw new McptapError('MCPTAP_BAD_FLAG', `${flag}: not a time: ${JSON.stringify(v)} (ISO 8601, or a duration from the recording start: 90s)`);
+  return () => at * 1000;
+}
+
+function targetSpec(command: string[], flags: ReplayFlags): TargetSpec {
+  const timeout = timeoutMs(flags.timeout);
+  if (flags.url !== undefined && command.length > 0)
+    throw new McptapError('MCPTAP_BAD_FLAG', 'give the target either as --url or as a command after --, not both');
+  if (flags.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(flags.url);
+    } catch {
+      throw new McptapError('MCPTAP_BAD_FLAG', `--url: not a URL: ${JSON.stringify(flags.url)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--url must be http(s), got ${url.protocol}`);
+    return { transport: 'http', url: url.href, headers: parseHeaders(flags.header ?? []), timeoutMs: timeout };
+  }
+  if (command.length === 0) throw new McptapError('MCPTAP_BAD_FLAG', 'replay needs a target: --url URL, or -- <command> [args...] for a stdio server');
+  if (flags.header !== undefined) throw new McptapError('MCPTAP_BAD_FLAG', '--header applies to HTTP targets (--url) only');
+  return { transport: 'stdio', command: command[0]!, args: command.slice(1), timeoutMs: timeout };
+}
+
+function parseHeaders(list: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of list) {
+    const i = h.indexOf(':');
+    const name = i > 0 ? h.slice(0, i).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new McptapError('MCPTAP_BAD_FLAG', `--header must be 'Name: value', got ${JSON.stringify(h)}`);
+    out[name.toLowerCase()] = h.slice(i + 1).trim();
+  }
+  return out;
+}
+
+export function parsePace(v: string): Pace {
+  if (v === 'recorded') return { kind: 'recorded' };
+  if (v === 'fast') return { kind: 'fast' };
+  const n = Number(v.replace(/x$/, ''));
+  if (!Number.isFinite(n) || n <= 0)
+    throw new McptapError('MCPTAP_BAD_FLAG', `--pace must be recorded, fast or a positive factor (2 = twice the recorded rate), got ${JSON.stringify(v)}`);
+  return { kind: 'factor', factor: n };
+}
+
+function parseSlowdown(v: string): number {
+  const n = Number(v.replace(/x$/i, ''));
+  if (!Number.isFinite(n) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `--max-slowdown must be a factor of at least 1 (1.5x), got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function timeoutMs(v: string): number {
+  const ms = parseDurationMs(v);
+  if (ms === undefined || ms <= 0) throw new McptapError('MCPTAP_BAD_FLAG', `--timeout must be a duration with a unit (30s, 500ms), got ${JSON.stringify(v)}`);
+  return ms;
+}

@@ -1,0 +1,63 @@
+/**
+ * What a replay must not send verbatim: the JSON-RPC id (fresh per session), the progress token
+ * (fresh, so two replays in flight never share one), the MRTR `requestState` and subscription ids
+ * (the new server's, learnt from its answers, never the recorded ones). Answers are mapped back
+ * into the recording's terms before they are compared. Pure data in, data out.
+ */
+import { idKey, isRecord, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
+import { progressTokenOf } from '../protocol/mcp.js';
+
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+
+export interface Outgoing {
+  request: JsonRpcRequest;
+  progressToken?: JsonRpcId;
+}
+
+export class ReplayRemap {
+  private tokens = 0;
+  /** Recorded `requestState` -> the new server's. */
+  private readonly states = new Map<string, string>();
+  /** Recorded request id -> the id it was replayed with (subscriptions are named by their listen request's id). */
+  private readonly ids = new Map<string, JsonRpcId>();
+
+  /** The request to send for a recorded one, with `id`. */
+  outgoing(recorded: JsonRpcRequest, id: JsonRpcId): Outgoing {
+    const out: Outgoing = { request: { ...recorded, id } };
+    this.ids.set(idKey(recorded.id), id);
+    const params = recorded.params;
+    if (!isRecord(params)) return out;
+    const p: Record<string, unknown> = { ...params };
+    if (progressTokenOf(recorded) !== undefined && isRecord(p._meta)) {
+      const token = `mcptap-replay-${++this.tokens}`;
+      p._meta = { ...p._meta, progressToken: token };
+      out.progressToken = token;
+    }
+    if (typeof p.requestState === 'string') p.requestState = this.states.get(p.requestState) ?? p.requestState;
+    // Cancelling a recorded request means cancelling its replay.
+    if (recorded.method === 'notifications/cancelled' && (typeof p.requestId === 'string' || typeof p.requestId === 'number')) {
+      p.requestId = this.ids.get(idKey(p.requestId)) ?? p.requestId;
+    }
+    out.request.params = p;
+    return out;
+  }
+
+  /**
+   * The new server's answer in the recording's terms: the recorded id, the recorded `requestState`
+   * (learning the new one for the retries that follow) and subscription ids.
+   */
+  back(replayed: JsonRpcMessage, recordedRequest: JsonRpcRequest, recordedResponse: JsonRpcMessage | undefined, sentId: JsonRpcId): JsonRpcMessage {
+    const out: Record<string, unknown> = { ...replayed, id: recordedRequest.id };
+    const result = out.result;
+    if (!isRecord(result)) return out as unknown as JsonRpcMessage;
+    const r: Record<string, unknown> = { ...result };
+    const recordedState = isRecord(recordedResponse) && isRecord(recordedResponse.result) ? recordedResponse.result.requestState : undefined;
+    if (typeof r.requestState === 'string' && typeof recordedState === 'string') {
+      this.states.set(recordedState, r.requestState);
+      r.requestState = recordedState;
+    }
+    if (isRecord(r._meta) && r._meta[SUBSCRIPTION_ID] === sentId) r._meta = { ...r._meta, [SUBSCRIPTION_ID]: recordedRequest.id };
+    out.result = r;
+    return out as unknown as JsonRpcMessage;
+  }
+}

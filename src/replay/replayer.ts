@@ -1,0 +1,286 @@
+/**
+ * Drives a {@link ReplayPlan} against a target: every step starts once the steps it waits for are
+ * done and its pace allows, in its replay session (legacy sessions open with the recorded
+ * `initialize`, so the new server mints its own session id). Ids, progress tokens, `requestState`
+ * and subscription ids are remapped (replay-remap.ts); the server's own requests are answered from
+ * the recording (server-answers.ts). Never throws for what the target does: a failure becomes the
+ * step's answer, with a one-line reason.
+ */
+import { classifyResponse } from '../correlate/classify.js';
+import type { CallResult } from '../client/call-result.js';
+import { McpSession, numericIds } from '../client/mcp-session.js';
+import { TransportError } from '../client/transport-error.js';
+import { McptapError } from '../errors.js';
+import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { ReplayedAnswer } from './compare.js';
+import type { ReplayPlan, ReplaySessionPlan, ReplayStep } from './replay-plan.js';
+import { ReplayRemap } from './replay-remap.js';
+import type { ReplayTarget, TargetConnection } from './replay-target.js';
+import type { ServerAnswers } from './server-answers.js';
+
+/** `recorded`: the recorded gaps; `fast`: only the order; `factor`: N times the recorded rate. */
+export type Pace = { kind: 'recorded' } | { kind: 'fast' } | { kind: 'factor'; factor: number };
+
+/** Sees the replay's traffic as it happens (`--update` records it). */
+export interface TrafficObserver {
+  opened(session: string, timeUs: number): void;
+  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, sessionId?: string): void;
+  closed(session: string, timeUs: number): void;
+}
+
+export interface ReplayOptions {
+  plan: ReplayPlan;
+  target: ReplayTarget;
+  answers: ServerAnswers;
+  pace: Pace;
+  timeoutMs: number;
+  observer?: TrafficObserver;
+  clock?: Clock;
+}
+
+export interface ReplayRun {
+  /** One per step, in step order. */
+  answers: ReplayedAnswer[];
+  /** Steps never sent (their session could not open, or its server was gone). */
+  notSent: number;
+  /** The first reason the target failed, one line (absent when it never did). */
+  failure?: string;
+  /** Whether the target answered anything at all. */
+  reached: boolean;
+}
+
+interface LiveSession {
+  plan: ReplaySessionPlan;
+  conn: TargetConnection;
+  session: McpSession;
+  inFlight: Set<number>;
+}
+
+const CANCELLED = 'notifications/cancelled';
+
+export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
+  return new Replayer(opts).run();
+}
+
+class Replayer {
+  private readonly clock: Clock;
+  private readonly remap = new ReplayRemap();
+  private readonly sessions = new Map<string, Promise<LiveSession>>();
+  private readonly plans: Map<string, ReplaySessionPlan>;
+  private readonly unexpected = new Map<number, string[]>();
+  private readonly answers: ReplayedAnswer[] = [];
+  private notSent = 0;
+  private failure: string | undefined;
+  private reached = false;
+  private t0 = 0;
+
+  constructor(private readonly opts: ReplayOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.plans = new Map(opts.plan.sessions.map((s) => [s.key, s]));
+  }
+
+  async run(): Promise<ReplayRun> {
+    this.t0 = this.clock.nowUs();
+    const done: Promise<void>[] = [];
+    for (const step of this.opts.plan.steps) {
+      done.push(Promise.all(step.after.map((i) => done[i])).then(() => this.runStep(step)));
+    }
+    await Promise.all(done);
+    await this.closeSessions();
+    const answers = this.answers.map((a, i) => ({ ...a, unexpectedServerRequests: this.unexpected.get(i) ?? [] }));
+    const run: ReplayRun = { answers, notSent: this.notSent, reached: this.reached };
+    if (this.failure !== undefined) run.failure = this.failure;
+    return run;
+  }
+
+  private async runStep(step: ReplayStep): Promise<void> {
+    await this.paceWait(step.offsetUs);
+    let live: LiveSession;
+    try {
+      live = await this.session(step.session);
+    } catch (err) {
+      return this.skip(step, reasonOf(err));
+    }
+    const gone = live.conn.goneReason();
+    if (gone !== undefined) return this.skip(step, gone);
+    const recorded = step.exchange.request as JsonRpcRequest;
+    const sentId = live.session.nextId();
+    const { request } = this.remap.outgoing(recorded, sentId);
+    const cancel = this.cancelTimer(step, live, sentId);
+    live.inFlight.add(step.index);
+    const onMessage = (m: JsonRpcMessage, t: number) => this.onMessage(live, step.index, m, t);
+    this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId);
+    try {
+      const opening = step.exchange.method === 'initialize' && live.plan.era === 'legacy';
+      const result = opening
+        ? await live.session.open(request, { onMessage, signal: cancel?.signal })
+        : await live.session.send(request, { onMessage, signal: cancel?.signal });
+      if (opening && live.session.isInitialized) this.sentInitialized(live);
+      this.answers[step.index] = this.answerOf(step, result, sentId);
+    } catch (err) {
+      this.answers[step.index] = this.failed(live, err);
+    } finally {
+      cancel?.stop();
+      live.inFlight.delete(step.index);
+    }
+  }
+
+  /** The step's answer from what came back. */
+  private answerOf(step: ReplayStep, result: CallResult, sentId: JsonRpcId): ReplayedAnswer {
+    if (result.response !== undefined || result.httpStatus !== undefined) this.reached = true;
+    const progressCount = result.messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length;
+    const res = result.response;
+    if (res === undefined) {
+      const why = result.httpStatus !== undefined ? `HTTP ${result.httpStatus} without a JSON-RPC response` : 'the stream ended without a response';
+      return { outcome: 'unanswered', isError: false, progressCount, unexpectedServerRequests: [], transportError: why };
+    }
+    const c = classifyResponse(step.exchange.method, res);
+    const a: ReplayedAnswer = {
+      response: this.remap.back(res, step.exchange.request as JsonRpcRequest, step.exchange.response, sentId),
+      outcome: c.outcome,
+      isError: c.isError,
+      progressCount,
+      unexpectedServerRequests: [],
+    };
+    if (c.errorCode !== undefined) a.errorCode = c.errorCode;
+    if (result.timing.responseUs !== undefined) a.latencyUs = Math.max(0, result.timing.responseUs - result.timing.sentUs);
+    return a;
+  }
+
+  private failed(live: LiveSession, err: unknown): ReplayedAnswer {
+    if (!(err instanceof TransportError)) throw err;
+    if (err.errorClass === 'aborted') return { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
+    const why = live.conn.goneReason() ?? err.message;
+    this.failure ??= why;
+    return { outcome: 'transport_error', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError: why };
+  }
+
+  /** Not sent: the session could not open or its server is gone. */
+  private skip(step: ReplayStep, why: string): void {
+    this.notSent++;
+    // The reason is said once (the report's `failure`); each exchange only says it was not sent.
+    const said = this.failure !== undefined;
+    this.failure ??= why;
+    const transportError = said ? 'not sent: the target had failed' : `not sent: ${why}`;
+    this.answers[step.index] = { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError };
+  }
+
+  /** A recorded cancellation is replayed at the same point (scaled by the pace). */
+  private cancelTimer(step: ReplayStep, live: LiveSession, sentId: JsonRpcId): { signal: AbortSignal; stop(): void } | undefined {
+    const c = step.exchange.cancel;
+    if (!c || c.by !== 'c2s') return undefined;
+    const ac = new AbortController();
+    const timer = setTimeout(
+      () => {
+        // stdio: the client says notifications/cancelled itself when aborted; legacy HTTP needs it said.
+        if (live.conn.channel.transport === 'http' && live.plan.era === 'legacy') {
+          const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
+          void live.session.notify(n).catch(() => undefined);
+        }
+        ac.abort();
+      },
+      this.scaled(Math.max(0, c.timeUs - step.exchange.startUs)) / 1000,
+    );
+    return { signal: ac.signal, stop: () => clearTimeout(timer) };
+  }
+
+  private onMessage(live: LiveSession, step: number, m: JsonRpcMessage, t: number): void {
+    this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId);
+    // Over HTTP a server request arrives in a request's stream; stdio's client calls answer() itself.
+    if (live.conn.channel.transport === 'http' && 'method' in m && 'id' in m) {
+      const res = this.answer(live, m as JsonRpcRequest, step);
+      void live.conn.respond(res, live.session.headerContext).catch(() => undefined);
+    }
+  }
+
+  /** The recorded answer to a server request; one the recording lacks is charged to the step it came in (or the oldest in flight). */
+  private answer(live: LiveSession, req: JsonRpcRequest, step?: number): JsonRpcResponse {
+    const a = this.opts.answers.answer(req);
+    const charged = step ?? [...live.inFlight].sort((x, y) => x - y)[0];
+    if (!a.fromRecording && charged !== undefined) {
+      const list = this.unexpected.get(charged) ?? [];
+      list.push(req.method);
+      this.unexpected.set(charged, list);
+    }
+    if (step === undefined) this.opts.observer?.message(live.plan.key, 's2c', req, this.clock.nowUs(), live.session.sessionId);
+    this.opts.observer?.message(live.plan.key, 'c2s', a.response, this.clock.nowUs(), live.session.sessionId);
+    return a.response;
+  }
+
+  private session(key: string): Promise<LiveSession> {
+    let s = this.sessions.get(key);
+    if (!s) {
+      s = this.openSession(this.plans.get(key)!);
+      this.sessions.set(key, s);
+    }
+    return s;
+  }
+
+  private async openSession(plan: ReplaySessionPlan): Promise<LiveSession> {
+    const holder: { live?: LiveSession } = {};
+    const conn = await this.opts.target.connect((req) =>
+      holder.live ? this.answer(holder.live, req) : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'not ready' } },
+    );
+    const session = new McpSession(conn.channel, {
+      era: plan.era,
+      ids: numericIds(),
+      timeoutMs: this.opts.timeoutMs,
+      ...(plan.era === 'modern' && plan.protocolVersion !== undefined ? { protocolVersion: plan.protocolVersion } : {}),
+    });
+    const live: LiveSession = { plan, conn, session, inFlight: new Set() };
+    holder.live = live;
+    this.opts.observer?.opened(plan.key, this.clock.nowUs());
+    if (plan.era === 'legacy' && plan.initialize === undefined && !this.initializeIsStep(plan.key)) {
+      await this.handshake(live, () => session.initialize());
+    } else if (plan.initialize !== undefined) {
+      const { request } = this.remap.outgoing(plan.initialize.request as JsonRpcRequest, session.nextId());
+      this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs());
+      await this.handshake(live, () => session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t) }));
+    }
+    return live;
+  }
+
+  /** Opens a session whose `initialize` is not compared: a failure stops the session's steps. */
+  private async handshake(live: LiveSession, open: () => Promise<CallResult>): Promise<void> {
+    const res = await open();
+    if (res.response !== undefined || res.httpStatus !== undefined) this.reached = true;
+    if (!live.session.isInitialized) {
+      const err = res.response?.error;
+      const why = err ? `initialize failed: ${err.message} (${err.code})` : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})` : ''}`;
+      throw new McptapError('REPLAY_TARGET_UNAVAILABLE', why);
+    }
+    this.sentInitialized(live);
+  }
+
+  private sentInitialized(live: LiveSession): void {
+    this.opts.observer?.message(live.plan.key, 'c2s', { jsonrpc: '2.0', method: 'notifications/initialized' }, this.clock.nowUs(), live.session.sessionId);
+  }
+
+  private initializeIsStep(key: string): boolean {
+    return this.opts.plan.steps.some((s) => s.session === key && s.exchange.method === 'initialize');
+  }
+
+  private async closeSessions(): Promise<void> {
+    for (const p of this.sessions.values()) {
+      const live = await p.catch(() => undefined);
+      if (!live) continue;
+      await live.session.close();
+      this.opts.observer?.closed(live.plan.key, this.clock.nowUs());
+    }
+  }
+
+  private scaled(us: number): number {
+    const pace = this.opts.pace;
+    return pace.kind === 'fast' ? 0 : pace.kind === 'factor' ? us / pace.factor : us;
+  }
+
+  private async paceWait(offsetUs: number): Promise<void> {
+    const waitMs = (this.t0 + this.scaled(offsetUs) - this.clock.nowUs()) / 1000;
+    if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+  }
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

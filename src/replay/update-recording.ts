@@ -1,0 +1,87 @@
+/**
+ * `mcptap replay --update FILE`: the replay's own traffic recorded as a normal mcptap recording, the
+ * next baseline. The messages the replayer sends and receives go through the same pipeline as a
+ * tap's (decoder, correlator, redaction) into the same recorder sink, so `ls`, `show` and `replay`
+ * read it like any other recording. Written to a temporary file, renamed into place on success only.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync, renameSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Transport } from '../model/events.js';
+import type { JsonRpcMessage } from '../model/jsonrpc.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { Redactor } from '../redact/redactor.js';
+import { SqliteRecorder } from '../sinks/sqlite-recorder.js';
+import { systemClock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { VERSION } from '../version.js';
+import { McptapError } from '../errors.js';
+import type { TrafficObserver } from './replayer.js';
+
+export interface UpdateRecording extends TrafficObserver {
+  /** Completes the file and moves it to its place. */
+  commit(): Promise<void>;
+  /** Removes the temporary file (the replay failed). */
+  abandon(): Promise<void>;
+}
+
+export function openUpdateRecording(file: string, opts: { transport: Transport; target: string; logger?: Logger }): UpdateRecording {
+  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  const clock = systemClock;
+  const logger = opts.logger ?? silentLogger;
+  let recorder: SqliteRecorder;
+  try {
+    recorder = new SqliteRecorder({
+      path: temp,
+      recording: { transport: opts.transport, target: opts.target, startedUs: clock.nowUs(), mcptapVersion: VERSION, meta: { replay: true } },
+      logger,
+      clock,
+      redactor: new Redactor({ fields: [], headers: [], key: randomBytes(32) }),
+    });
+  } catch (err) {
+    removeTemp(temp);
+    throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
+  }
+  const pipeline = new Pipeline({ clock, logger, tickMs: 0 });
+  pipeline.addSink(recorder);
+  const channel = opts.transport === 'stdio' ? 'stdio' : 'http-body';
+  const connectionId = (session: string) => `replay ${session}`;
+  const finish = async () => {
+    await pipeline.flush();
+    await pipeline.close();
+  };
+  return {
+    opened: (session, timeUs) => pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, timeUs),
+    message: (session, direction, message: JsonRpcMessage, timeUs, sessionId) => {
+      const context = sessionId !== undefined ? { sessionId } : undefined;
+      pipeline.pushMessage(
+        { connectionId: connectionId(session), direction, channel, timeUs, ...(context ? { context } : {}) },
+        Buffer.from(JSON.stringify(message)),
+      );
+    },
+    closed: (session, timeUs) => pipeline.closeConnection(connectionId(session), { reason: 'replay finished', timeUs }),
+    commit: async () => {
+      await finish();
+      const lost = recorder.stats();
+      if (lost.droppedQueue + lost.droppedWrite > 0) {
+        removeTemp(temp);
+        throw new McptapError('REPLAY_WRITE_FAILED', `--update ${file} not written: ${lost.droppedQueue + lost.droppedWrite} events could not be recorded`);
+      }
+      try {
+        renameSync(temp, file);
+      } catch (err) {
+        removeTemp(temp);
+        throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
+      }
+      for (const side of ['-wal', '-shm']) rmSync(temp + side, { force: true });
+    },
+    abandon: async () => {
+      await finish().catch(() => undefined);
+      removeTemp(temp);
+    },
+  };
+}
+
+function removeTemp(temp: string): void {
+  for (const side of ['', '-wal', '-shm']) rmSync(temp + side, { force: true });
+}

@@ -1,0 +1,127 @@
+/**
+ * `mcptap replay` across transports and eras, with real peers: a legacy session recorded over
+ * Streamable HTTP through `mcptap http` replays against a fresh server-everything (which mints
+ * another Mcp-Session-Id) and over stdio; the stdio recording replays over HTTP; a 2026-07-28
+ * session of the SDK 2.x client with the reference server replays over stdio and HTTP, and its
+ * `clock` call passes only with a rule that ignores the time.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { MCPTAP } from '../helpers/paths.js';
+import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
+import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
+import { EVERYTHING, everythingSession, mcptap, RECORDED, samplingSession, stdioTransport } from './replay-helpers.js';
+
+describe('mcptap replay across transports (legacy era, server-everything)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-http-'));
+  const httpDb = join(dir, 'http.db');
+  const stdioDb = join(dir, 'stdio.db');
+  const samplingDb = join(dir, 'sampling.db');
+  let peer: ChildPeer;
+
+  beforeAll(async () => {
+    const upstream = await startEverything('streamableHttp');
+    try {
+      const tap = await startHttpTapCli(upstream.url, ['--record', httpDb]);
+      await everythingSession(new StreamableHTTPClientTransport(new URL(tap.url)));
+      tap.child.kill('SIGTERM');
+      await tap.exited;
+    } finally {
+      await upstream.stop();
+    }
+    await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', stdioDb, '--', EVERYTHING, 'stdio']));
+    await samplingSession(samplingDb);
+    peer = await startEverything('streamableHttp');
+  }, 90_000);
+  afterAll(async () => {
+    await peer?.stop();
+  });
+
+  it('replays the HTTP recording against a new server that mints another session id', async () => {
+    const json = join(dir, 'http.json');
+    const r = await mcptap(['replay', httpDb, '--pace', 'fast', '--json', json, '--url', peer.url]);
+    expect(r.stdout).toMatch(/no differences/);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { exchanges: { method: string; tool?: string }[] };
+    expect(report.exchanges.map((e) => e.tool ?? e.method)).toEqual(RECORDED);
+    const store = RecordingStore.open(httpDb);
+    try {
+      const recorded = store.exchanges({ method: 'initialize' })[0]!;
+      expect(recorded.sessionId).toBeDefined();
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  it('replays the HTTP recording over stdio', async () => {
+    const r = await mcptap(['replay', httpDb, '--pace', 'fast', '--', EVERYTHING, 'stdio']);
+    expect(r.stdout).toMatch(/8 exchanges replayed: 8 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('replays the stdio recording over HTTP', async () => {
+    const r = await mcptap(['replay', stdioDb, '--pace', 'fast', '--url', peer.url]);
+    expect(r.stdout).toMatch(/8 exchanges replayed: 8 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('answers a sampling request arriving in an HTTP response stream from the recording', async () => {
+    const r = await mcptap(['replay', samplingDb, '--pace', 'fast', '--url', peer.url]);
+    expect(r.stdout).toMatch(/2 exchanges replayed: 2 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+});
+
+/** A 2026-07-28 session of the SDK 2.x client with the reference server, deterministic tools and `clock`. */
+async function modernSession(command: string, args: string[]): Promise<void> {
+  const client = new Client({ name: 'mcptap-replay-modern', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(new StdioClientTransport({ command, args, stderr: 'pipe' }));
+  try {
+    await client.listTools();
+    await client.callTool({ name: 'echo', arguments: { text: 'modern ✓' } });
+    await client.callTool({ name: 'progress', arguments: { steps: 3, intervalMs: 5 } }, { onprogress: () => {} });
+    await client.callTool({ name: 'fail', arguments: { message: 'expected' } });
+    await client.callTool({ name: 'rpc-error', arguments: { code: -32099 } }).catch(() => undefined);
+    await client.callTool({ name: 'clock', arguments: {} });
+  } finally {
+    await client.close();
+  }
+}
+
+describe('mcptap replay of a 2026-07-28 recording (reference server, SDK 2.x client)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-modern-'));
+  const db = join(dir, 'modern.db');
+  const rules = join(dir, 'clock.yaml');
+  const reference = [process.execPath, MCPTAP, 'reference', '--stdio'];
+  let server: ReferenceHttpServer;
+
+  beforeAll(async () => {
+    await modernSession(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', ...reference]);
+    writeFileSync(rules, 'rules:\n  - tool: clock\n    normalise: timestamp\n    path: /result/content/*/text\n');
+    server = await startReferenceHttpServer({ port: 0 });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('fails on the clock call without a rule (exit 1) and passes with one (exit 0), over stdio and HTTP', async () => {
+    const without = await mcptap(['replay', db, '--pace', 'fast', '--', ...reference]);
+    expect(without.code).toBe(1);
+    expect(without.stdout).toMatch(/✗ exchange #\d+ \(id \d+\) tools\/call clock\n {4}\/result\/content\/0\/text: changed/);
+    // Every other exchange (deterministic tools, a tool error, a JSON-RPC error, progress) is the same.
+    expect(without.stdout).toMatch(/(\d+) exchanges replayed: \d+ same, 1 different, 0 without response; 1 difference\n/);
+    const withRules = await mcptap(['replay', db, '--pace', 'fast', '--rules', rules, '--', ...reference]);
+    expect(withRules.stdout).toMatch(/no differences/);
+    expect(withRules.code).toBe(0);
+    const overHttp = await mcptap(['replay', db, '--pace', 'fast', '--rules', rules, '--url', server.url]);
+    expect(overHttp.stdout).toMatch(/no differences/);
+    expect(overHttp.code).toBe(0);
+  }, 60_000);
+});

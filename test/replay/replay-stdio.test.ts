@@ -1,0 +1,173 @@
+/**
+ * `mcptap replay` with real peers: a session of the SDK 1.x client with server-everything, recorded
+ * through `mcptap stdio --record`, replayed against a fresh server-everything (no difference), a
+ * wrapper that rewrites the echo tool's text (exactly that difference), one that exits mid-replay,
+ * a server request answered from the recording (or not: reported),
+ * and bad input (not a recording, no exchanges, invalid rules, a command that does not exist).
+ */
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { XMLParser } from 'fast-xml-parser';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, MCPTAP } from '../helpers/paths.js';
+import { EVERYTHING, everythingSession, mcptap, RECORDED, samplingSession, stdioTransport } from './replay-helpers.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
+
+/** Files in `dir` other than `keep`: no half-written output may remain. */
+function strayFiles(dir: string, keep: string[]): string[] {
+  return readdirSync(dir).filter((f) => !keep.includes(f));
+}
+
+const REWRITER = [process.execPath, join(FIXTURES, 'echo-rewriter.mjs'), EVERYTHING, 'stdio'];
+const replay = (args: string[]) => mcptap(['replay', ...args]);
+const fast = ([file, ...rest]: string[]) => replay([file!, '--pace', 'fast', ...rest]);
+
+describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-'));
+  const db = join(dir, 'everything.db');
+
+  beforeAll(async () => {
+    await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
+  }, 60_000);
+
+  it('replays against a fresh server with no difference (exit 0)', async () => {
+    const out = join(dir, 'same');
+    // The recorded pace: the recorded gaps between requests.
+    const r = await replay([db, '--json', `${out}.json`, '--junit', `${out}.xml`, '--', EVERYTHING, 'stdio']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/8 exchanges replayed: 8 same, 0 different, 0 without response; no differences/);
+    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: { differences: number }; exchanges: { method: string; tool?: string }[] };
+    expect(json.counts.differences).toBe(0);
+    expect(json.exchanges.map((e) => e.tool ?? e.method)).toEqual(RECORDED);
+  }, 60_000);
+
+  it('names the changed exchange, tool, path and both values when the server changed (exit 1)', async () => {
+    const junit = join(dir, 'rewritten.xml');
+    const r = await fast([db, '--junit', junit, '--', ...REWRITER]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/✗ exchange #\d+ \(id 2\) tools\/call echo/);
+    expect(r.stdout).toContain('/result/content/0/text: changed');
+    expect(r.stdout).toContain('- recorded: "Echo: héllo"');
+    expect(r.stdout).toContain('+ replayed: "Echo (rewritten): héllo"');
+    expect(r.stdout).toMatch(/1 different/);
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(junit, 'utf8')) as {
+      testsuites: { '@_failures': string; testsuite: { '@_name': string; testcase: unknown } | { '@_name': string; testcase: unknown }[] };
+    };
+    expect(xml.testsuites['@_failures']).toBe('1');
+    const suites = [xml.testsuites.testsuite].flat();
+    const failing = suites.flatMap((s) => [s.testcase].flat() as { failure?: { '@_message': string } }[]).filter((c) => c.failure);
+    expect(failing).toHaveLength(1);
+    expect(failing[0]!.failure!['@_message']).toBe('/result/content/0/text: changed');
+  }, 60_000);
+
+  it('passes a difference the rules ignore', async () => {
+    const rules = join(dir, 'ignore-echo.yaml');
+    writeFileSync(rules, 'rules:\n  - tool: echo\n    ignore: /result/content/0/text\n');
+    const r = await fast([db, '--rules', rules, '--', ...REWRITER]);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('writes the replay as a new recording with --update, itself replayable', async () => {
+    const next = join(dir, 'next.db');
+    const r = await fast([db, '--update', next, '--', ...REWRITER]);
+    expect(r.code).toBe(1);
+    const store = RecordingStore.open(next);
+    try {
+      const [rec] = store.listRecordings();
+      const ex = store.exchanges({ recordingId: rec!.id, target: 'echo' });
+      expect(ex).toHaveLength(1);
+      expect(JSON.stringify(ex[0]!.response)).toContain('Echo (rewritten)');
+    } finally {
+      store.close();
+    }
+    const again = await fast([next, '--', ...REWRITER]);
+    expect(again.stdout).toMatch(/no differences/);
+    expect(again.code).toBe(0);
+  }, 90_000);
+
+  it('reports a server that exits mid-replay as exchanges without response (exit 1), not a crash', async () => {
+    const out = join(dir, 'exit');
+    const r = await fast([db, '--json', `${out}.json`, '--', process.execPath, join(FIXTURES, 'exit-on-tool.mjs'), 'get-tiny-image', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/target failed: server process exited \(code 3\)/);
+    expect(r.stdout).toMatch(/5 of 8 exchanges replayed \(3 not sent\): 4 same, 4 different, 4 without response/);
+    expect(r.stdout).toContain('not sent: the target had failed');
+    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: { noResponse: number }; notSent: number; failure: string };
+    expect(json.counts.noResponse).toBe(4);
+    expect(json.notSent).toBe(3);
+    expect(json.failure).toMatch(/server process exited \(code 3\)/);
+  }, 60_000);
+});
+
+describe('mcptap replay refuses bad input with a clear message and the documented exit code', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-bad-'));
+  const outputs = ['--json', join(dir, 'r.json'), '--junit', join(dir, 'r.xml'), '--update', join(dir, 'u.db')];
+  const noOutputs = (keep: string[]) => expect(strayFiles(dir, keep)).toEqual([]);
+
+  it('a file that is not a recording: exit 4', async () => {
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'hello\n');
+    const r = await replay([file, ...outputs, '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/not an mcptap recording/);
+    noOutputs(['notes.txt']);
+  });
+
+  it('a recording with no exchanges: exit 4', async () => {
+    const file = join(dir, 'empty.db');
+    const store = RecordingStore.open(file, { create: true });
+    store.beginRecording({ transport: 'stdio', target: 'x', startedUs: Date.now() * 1000, mcptapVersion: 'test' });
+    store.close();
+    const r = await replay([file, ...outputs, '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/REPLAY_NO_EXCHANGES|no client requests to replay/);
+    noOutputs(['notes.txt', 'empty.db']);
+  });
+
+  it('a rules file with an unknown field: exit 4 with file:line', async () => {
+    const db = join(dir, 'one.db');
+    await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
+    const rules = join(dir, 'rules.yaml');
+    writeFileSync(rules, 'rules:\n  - ignore: /result/x\n    colour: blue\n');
+    const r = await replay([db, '--rules', rules, ...outputs, '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/rules\.yaml:3/);
+    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
+
+    const down = await replay([db, ...outputs, '--', join(dir, 'no-such-server')]);
+    expect(down.code).toBe(5);
+    expect(down.stderr).toMatch(/no-such-server/);
+    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
+    expect(existsSync(join(dir, 'u.db'))).toBe(false);
+  }, 60_000);
+});
+
+describe('mcptap replay answers the server’s own requests from the recording', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-sampling-'));
+  const db = join(dir, 'sampling.db');
+
+  beforeAll(async () => {
+    await samplingSession(db);
+  }, 60_000);
+
+  it('answers sampling/createMessage with the recorded answer: the call is the same', async () => {
+    const r = await fast([db, '--', EVERYTHING, 'stdio']);
+    expect(r.stdout).toMatch(/2 exchanges replayed: 2 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('reports a server request the recording has no answer for', async () => {
+    // Fault injection a real peer cannot give: the recording without the host's answer.
+    const copy = join(dir, 'no-answer.db');
+    copyFileSync(db, copy);
+    const raw = new Database(copy);
+    raw.prepare("DELETE FROM exchanges WHERE direction = 's2c'").run();
+    raw.close();
+    const r = await fast([copy, '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/tools\/call trigger-sampling-request\n {4}the server sent a sampling\/createMessage request the recording has no answer for/);
+  }, 60_000);
+});
