@@ -51,6 +51,8 @@ export interface MockStats {
 export interface MockResponderOptions {
   rules?: MatchRules;
   pace?: Pace;
+  /** What the tap's redaction does to a request's params, applied before matching: the caller's secrets match their tokens and never reach a miss message. */
+  redactParams?: (params: unknown) => unknown;
 }
 
 export class MockResponder {
@@ -58,9 +60,11 @@ export class MockResponder {
   private readonly matcher: MockMatcher<RecordedAnswer>;
   private readonly handshakes = new Map<string, RecordedAnswer>();
   private readonly pace: Pace;
+  private readonly redactParams: (params: unknown) => unknown;
 
   constructor(recorded: RecordedAnswers, opts: MockResponderOptions = {}) {
     this.pace = opts.pace ?? 'fast';
+    this.redactParams = opts.redactParams ?? ((p) => p);
     const keyed: RecordedAnswer[] = [];
     for (const a of recorded.answers) {
       if (!HANDSHAKES.has(a.method)) keyed.push(a);
@@ -75,7 +79,7 @@ export class MockResponder {
   answer(request: JsonRpcRequest): Plan {
     const handshake = this.handshakes.get(request.method);
     if (handshake) return this.hit(request, handshake, request.method);
-    const m = this.matcher.match(request.method, request.params);
+    const m = this.matcher.match(request.method, this.redactParams(request.params));
     if (m.hit) return this.hit(request, m.answer, m.key);
     if (request.method === 'ping')
       return { outcome: 'builtin', key: m.key, messages: [{ afterMs: 0, message: respond(request.id, { result: {} }) }], overSse: false };

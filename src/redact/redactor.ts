@@ -52,6 +52,19 @@ export function withNames(rules: RedactionRules | undefined, fields: readonly st
 /** A token already in a string: the user's patterns never look inside one (so redacting twice changes nothing). */
 const TOKEN_RE = new RegExp(`${TOKEN_PREFIX}[0-9a-f]{16}`, 'g');
 
+/** What {@link maskTokens} puts where a token was. */
+export const MASKED_TOKEN = '<redacted>';
+
+/**
+ * `value` with every redaction token in its strings replaced by {@link MASKED_TOKEN}: for matching a
+ * request against a redacted recording when the two were redacted under different keys. Copy-on-write.
+ */
+export function maskTokens<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes(TOKEN_PREFIX) ? value.replace(TOKEN_RE, MASKED_TOKEN) : value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return mapMembers(value, (_k, v) => maskTokens(v));
+}
+
 type HeaderValue = string | string[] | number | undefined;
 
 const QUOTE = 0x22;

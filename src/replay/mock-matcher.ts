@@ -5,10 +5,12 @@
  * The key is the method plus the request's params after the match rules in scope (rules.ts), with
  * `params._meta` left out (progress tokens, trace context and the 2026-07-28 envelope differ from
  * caller to caller and say nothing about what was asked): `tools/call {"arguments":{"a":1},"name":"add"}`.
+ * Redaction tokens read as `<redacted>`: a secret matches whatever secret was recorded in its place.
  * Identical requests are answered in recorded order; when they run out the last answer repeats.
  * No IO, no clock.
  */
 import { isRecord } from '../model/jsonrpc.js';
+import { maskTokens } from '../redact/redactor.js';
 import { compareMessages } from './compare.js';
 import { canonical, normalise, type MatchRules, type RuleScope } from './rules.js';
 
@@ -50,7 +52,7 @@ function keyParams(params: unknown): unknown {
 /** The normalised request part that is keyed and compared: `{params}`. */
 function keyed(rules: MatchRules, method: string, params: unknown): { scope: RuleScope; value: unknown } {
   const scope = scopeOfRequest(method, params);
-  const p = keyParams(params);
+  const p = maskTokens(keyParams(params));
   return { scope, value: normalise(rules, scope, p === undefined ? {} : { params: p }, 'request') };
 }
 

@@ -5,7 +5,8 @@
  * --redact` with spans exported (content capture on) to an OTLP receiver in the test. Leaks are
  * looked for in the raw bytes of every file beside the recording (its -wal and -shm included).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, mkdtempSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -14,6 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { startMockHttp } from '../helpers/mock-cli.js';
 import { referenceServerPerSuite } from '../helpers/http-peers.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
@@ -140,6 +142,42 @@ describe('redaction rules, end to end', () => {
     }
     expect(readdirSync(dir).filter((f) => /\.redact(ed)?-/.test(f))).toEqual([]);
   });
+
+  it('replay and mock still match on the redacted recording, and the mock never says the secrets', async () => {
+    // The recording of the test above, after mcptap redact: api_key and note are tokens.
+    expect(storedArguments(httpDb)[0]!.note).toMatch(TOKEN);
+    // Asynchronously: the reference server runs in this process.
+    const replay = await promisify(execFile)(process.execPath, [MCPTAP, 'replay', httpDb, '--pace', 'fast', '--url', reference().url], {
+      env: { ...process.env, NO_COLOR: '1' },
+      timeout: 60_000,
+    });
+    expect(replay.stdout).toMatch(/3 exchanges replayed: 3 same.*no differences/s); // a non-zero exit would have thrown
+
+    // The client sends the real secrets; the mock redacts them as the tap did (note by the user's rule) and matches.
+    const noteRule = rulesFile('note-mock.yaml', 'version: 1\npaths:\n  - /params/arguments/note\n');
+    const mock = await startMockHttp(httpDb, ['--redact', noteRule]);
+    const client = new Client({ name: 'redact-mock-e2e', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(mock.url)));
+      for (const text of ['one', 'two']) {
+        const r = (await client.callTool({ name: 'echo', arguments: { text, api_key: API_KEY, note: NOTE } })) as { content: { text: string }[] };
+        expect(r.content[0]!.text).toContain(text);
+      }
+      const miss = await client.callTool({ name: 'echo', arguments: { text: 'three', api_key: API_KEY, note: NOTE } }).then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      expect(miss).toMatch(/no recorded request matches tools\/call .*"text":"three"/);
+      expect(miss).toMatch(/<redacted>/);
+      for (const secret of [API_KEY, NOTE]) expect(miss).not.toContain(secret);
+      await client.close();
+    } finally {
+      const { code, stderr } = await mock.stop();
+      expect(stderr).toMatch(/3 requests answered from the recording, 1 missed/); // initialize and the two calls
+      for (const secret of [API_KEY, NOTE]) expect(stderr).not.toContain(secret);
+      expect(code).toBe(0);
+    }
+  }, 60_000);
 
   it('a crash between the steps of mcptap redact leaves the original intact and openable', async () => {
     const db = join(dir, 'crash.db');

@@ -20,6 +20,23 @@ describe('request keys', () => {
     expect(requestKey(NO_RULES, 'x', { b: 1, a: 2 })).toBe(requestKey(NO_RULES, 'x', { a: 2, b: 1 }));
   });
 
+  it('read redaction tokens as <redacted>, whatever key made them, in values and inside text', () => {
+    const a = requestKey(
+      NO_RULES,
+      'tools/call',
+      call('s', { api_key: 'redacted:hmac-sha256:0123456789abcdef', q: 'k=redacted:hmac-sha256:aaaaaaaaaaaaaaaa;' }),
+    );
+    const b = requestKey(
+      NO_RULES,
+      'tools/call',
+      call('s', { api_key: 'redacted:hmac-sha256:fedcba9876543210', q: 'k=redacted:hmac-sha256:bbbbbbbbbbbbbbbb;' }),
+    );
+    expect(a).toBe('tools/call {"arguments":{"api_key":"<redacted>","q":"k=<redacted>;"},"name":"s"}');
+    expect(b).toBe(a);
+    // Not a token: kept as it is.
+    expect(requestKey(NO_RULES, 'tools/call', call('s', { api_key: 'redacted:hmac-sha256:xyz' }))).toContain('"redacted:hmac-sha256:xyz"');
+  });
+
   it('follow the match rules in scope (ignore, normalise)', () => {
     const rules = parseRules(
       ['rules:', '  - tool: clock', '    ignore: /params/arguments/when', '  - normalise: uuid', '    path: /params/arguments/id'].join('\n'),

@@ -10,12 +10,13 @@ import { startMockHttpServer } from '../../mock/mock-http-server.js';
 import { describeStats, MOCK_MISS_CODE, MockResponder, PACES, type Pace } from '../../mock/mock-responder.js';
 import { serveMockStdio } from '../../mock/mock-stdio.js';
 import { readRecordedAnswers, type RecordedAnswers } from '../../mock/recorded-answers.js';
+import { Redactor, withNames } from '../../redact/redactor.js';
 import { loadRules } from '../../replay/rules.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { logLevelOption } from '../log-level-option.js';
 import { pickRecording, withRecordingFile } from '../recording-file.js';
-import { STOP_SIGNALS } from '../tap-pipeline.js';
+import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-pipeline.js';
 import { parseListen, parseUpstream, startRecordingTap, type RecordingTap } from '../upstream.js';
 
 interface MockFlags {
@@ -24,6 +25,7 @@ interface MockFlags {
   path: string;
   recording?: string;
   rules?: string;
+  redact?: string;
   pace: string;
   onMiss: string;
   upstream?: string;
@@ -52,6 +54,10 @@ export function register(program: Command): void {
     .option('--path <path>', 'the HTTP endpoint path', '/mcp')
     .option('--recording <n>', 'serve only this recording of the file (see mcptap ls); default all of them, in order')
     .option('--rules <file>', 'match rules (YAML or JSON, docs/replay-rules.md): what to ignore or normalise in request params')
+    .option(
+      '--redact <file>',
+      "the tap's redaction rules the recording was taken with (docs/redaction.md): applied to each request before matching, so a secret the caller sends matches the token recorded in its place",
+    )
     .option('--pace <pace>', 'fast: answer at once; recorded: keep the recorded gaps between request, notifications and response', 'fast')
     .option('--on-miss <what>', 'error: a JSON-RPC error; passthrough: forward the request to --upstream', 'error')
     .option('--upstream <url>', 'with --on-miss passthrough: the real Streamable HTTP server, e.g. http://127.0.0.1:3001/mcp')
@@ -87,13 +93,17 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   const logger = createLogger(flags.logLevel);
   const opts = checkFlags(flags);
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
+  // The default sensitive fields plus the user's rules, as the tap redacted the recording; tokens match
+  // whatever token was recorded in their place (mock-matcher.ts), so the key need not be the tap's.
+  const redactor = new Redactor(withNames(redactRulesFromFlags(flags).redactRules));
+  const redactParams = (params: unknown) => redactor.redactJson(params, ['params']);
   const recorded: RecordedAnswers = withRecordingFile(file, (store) => {
     // Every recording in the file by default: a client that probes on a short-lived process (the 2.x SDK's
     // version negotiation) leaves its server/discover in a recording of its own.
     const ids = flags.recording !== undefined ? [pickRecording(store, file, flags.recording)] : store.listRecordings().map((r) => r.id);
     return readRecordedAnswers(store, ids, file);
   });
-  const responder = new MockResponder(recorded, { pace: opts.pace, ...(rules ? { rules } : {}) });
+  const responder = new MockResponder(recorded, { pace: opts.pace, redactParams, ...(rules ? { rules } : {}) });
   const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
   let tap: RecordingTap | undefined;
   let forwarder: MissForwarder | undefined;
