@@ -88,6 +88,13 @@ function loadRps(resultFile: string): number {
   return requests / (r.wallMs / 1000);
 }
 
+/** Exchanges the replay sent and compared (its JSON report's counts), with how many differed. */
+function replayCount(reportFile: string): number {
+  const r = JSON.parse(readFileSync(reportFile, 'utf8')) as { counts: { exchanges: number; different: number; noResponse: number } };
+  if (r.counts.noResponse > 0) throw new Error(`replay: ${r.counts.noResponse} exchanges without response`);
+  return r.counts.exchanges;
+}
+
 export async function runReplayBench(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-bench-'));
   const ref = await startListening(['reference', '--http', '127.0.0.1:0', '--log-level', 'warn']);
@@ -99,11 +106,16 @@ export async function runReplayBench(): Promise<string> {
 
     const fromRecording = scenario(dir, 'same-mix', ref.url, recording);
     const replayMs: number[] = [];
+    const replayed: number[] = [];
     const loadMs: number[] = [];
     const mockRps: number[] = [];
     const refRps: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const replay = () => runTimed(['replay', recording, '--url', ref.url, '--pace', 'fast', '--json', join(dir, 'replay.json')], [0, 1]);
+      const replay = async () => {
+        const ms = await runTimed(['replay', recording, '--url', ref.url, '--pace', 'fast', '--json', join(dir, 'replay.json')], [0, 1]);
+        replayed.push(replayCount(join(dir, 'replay.json')));
+        return ms;
+      };
       const load = () => runTimed(['load', fromRecording, '--progress', 'none']);
       if (round % 2 === 0) {
         replayMs.push(await replay());
@@ -135,11 +147,11 @@ export async function runReplayBench(): Promise<string> {
       }
     }
 
-    const replayRatios = replayMs.map((ms, i) => loadMs[i]! / ms);
+    const replayRatios = replayMs.map((ms, i) => replayed[i]! / ms / (EXCHANGES / loadMs[i]!));
     const mockRatios = mockRps.map((r, i) => r / refRps[i]!);
     const rows = replayMs.map((ms, i) => [
       String(i + 1),
-      (EXCHANGES / (ms / 1000)).toFixed(0),
+      (replayed[i]! / (ms / 1000)).toFixed(0),
       (EXCHANGES / (loadMs[i]! / 1000)).toFixed(0),
       replayRatios[i]!.toFixed(2),
       mockRps[i]!.toFixed(0),
