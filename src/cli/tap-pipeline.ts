@@ -88,16 +88,20 @@ export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * Closes a tap's pipeline once its traffic is over, which may take a while: the recording's
- * backlog is indexed then. A SIGINT, SIGTERM or SIGHUP meanwhile is obeyed at once (hosts send
- * SIGTERM, then SIGKILL a few seconds later): the process exits with `exitCode`, the recording's
- * indexer (a process of its own) completes the recording in the background, and telemetry not yet
- * exported is lost. Returns the lines worth telling the user.
+ * backlog is indexed then. A SIGINT, SIGTERM or SIGHUP meanwhile is obeyed as soon as the recorded
+ * traffic is in the hands of the recording's indexer (a process of its own, which completes the
+ * recording in the background): at once, unless the indexer is still starting up (a busy machine).
+ * Hosts send SIGTERM, then SIGKILL a few seconds later. A second signal exits at once. The process
+ * exits with `exitCode`; telemetry not yet exported is lost. Returns the lines worth telling the user.
  */
 export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger: Logger; record?: string; exitCode: number }): Promise<string[]> {
+  let signalled = false;
   const stopNow = (sig: NodeJS.Signals) => {
+    if (signalled) process.exit(opts.exitCode);
+    signalled = true;
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);
-    process.exit(opts.exitCode);
+    void pipeline.handedOver.then(() => process.exit(opts.exitCode));
   };
   for (const s of STOP_SIGNALS) process.once(s, stopNow);
   try {

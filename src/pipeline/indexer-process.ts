@@ -11,7 +11,7 @@
 import { toWireError } from '../errors.js';
 import { clockFromOrigin, type Clock } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
-import { lowerProcessPriority } from '../util/thread-priority.js';
+import { lowerProcessPriority, restorePriority } from '../util/thread-priority.js';
 import { applyWireOps } from './apply-wire-ops.js';
 import { decodeWireOps } from './wire-codec.js';
 import { IndexSchedule } from './index-schedule.js';
@@ -94,6 +94,7 @@ if (!sinks) {
     if (!broken) end = Math.max(end, m.end);
     schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.pressed === true);
     if (m.type === 'close') {
+      restorePriority();
       closing = { endedUs: m.endedUs };
       schedule.close();
       if (m.incomplete) sinks.markIncomplete(m.incomplete);
@@ -110,6 +111,7 @@ if (!sinks) {
  */
 function tapGone(): void {
   if (finished) return;
+  restorePriority();
   if (!closing) {
     sinks!.markIncomplete('the tap ended without closing the recording (killed or crashed): traffic after the last that reached its indexer is missing');
     closing = {};

@@ -214,6 +214,7 @@ function dropSpooled(rec: Recording, bytes: number, err: Error): void {
 
 async function closeAll(l: Live | undefined, rec: Recording | undefined, incomplete: string | undefined): Promise<string[]> {
   const lines: string[] = [];
+  if (!rec) send({ type: 'handed-over' }); // nothing to keep: telemetry not yet exported may be lost
   const liveDone = l ? l.sinks.close().catch((err: Error) => [`closing the telemetry failed: ${err.message}`]) : Promise.resolve([]);
   if (rec) {
     let last = { at: rec.indexer.indexed, ms: Date.now() };
@@ -234,7 +235,9 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
       const endedUs = clock.nowUs();
       spoolWaiting(rec);
       if (rec.waiting.length > 0) await new Promise<void>((resolve) => rec.drained.push(resolve));
-      lines.push(...(await rec.indexer.close(rec.spool.end, endedUs, incomplete)));
+      const indexed = rec.indexer.close(rec.spool.end, endedUs, incomplete);
+      send({ type: 'handed-over' });
+      lines.push(...(await indexed));
     } finally {
       clearInterval(progress);
       rec.spool.close();

@@ -73,6 +73,12 @@ export class PipelineThread implements PipelineInput {
   metricsUrl: string | undefined;
   /** Resolves once the sinks are open; rejects (MCPTAP_*) when they cannot be. */
   readonly ready: Promise<void>;
+  /**
+   * Resolves once closing has handed everything recorded to the indexer process (which completes the
+   * recording if this process exits now), or there is nothing to hand over (no recording, or it died).
+   */
+  readonly handedOver: Promise<void>;
+  private handOver!: () => void;
   private readonly settleReady: { resolve: () => void; reject: (err: McptapError) => void };
   /** The queued ops, encoded as they come (wire-codec.ts). */
   private readonly ops: WireOpWriter;
@@ -122,6 +128,7 @@ export class PipelineThread implements PipelineInput {
     // Nobody may wait for it (a tap that does not): a failure is said through die() all the same.
     this.ready.catch(() => {});
     this.settleReady = settle!;
+    this.handedOver = new Promise<void>((resolve) => (this.handOver = resolve));
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
@@ -332,7 +339,10 @@ export class PipelineThread implements PipelineInput {
       if (this.inFlight.size === 0 && !this.closedWith && this.started) this.worker!.unref();
     } else if (m.type === 'fatal') {
       this.opts.onFatal?.(new Error(m.message));
+    } else if (m.type === 'handed-over') {
+      this.handOver();
     } else if (m.type === 'closed') {
+      this.handOver();
       this.gotClosed = true;
       this.closedWith?.([...m.lines, ...this.loss.lines(this.dead)]);
       // All that matters is done: the recording is complete, and telemetry was flushed or its close
@@ -354,6 +364,7 @@ export class PipelineThread implements PipelineInput {
   private die(why: string, say = true): void {
     if (this.dead) return;
     this.dead = why;
+    this.handOver();
     if (say) this.opts.logger.error(`${why}; traffic is still forwarded, but no longer observed (drops counted)`);
     this.ops.reset();
     this.opCount = 0;

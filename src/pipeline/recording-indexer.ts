@@ -24,7 +24,7 @@ import { fromWireError, McptapError, type WireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
-import { lowerChildPriority } from '../util/thread-priority.js';
+import { lowerChildPriority, restorePriority } from '../util/thread-priority.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
@@ -174,6 +174,8 @@ export class RecordingIndexer {
       this.closeEnd = end;
       clearTimeout(this.spooledTimer);
       if (this.dead) return resolve([this.incompleteLine(this.dead)]);
+      // Traffic is over: the child need not yield any more (it raises its other threads itself).
+      if (this.child.pid !== undefined) restorePriority(this.child.pid);
       this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
     });
     return this.closing;

@@ -66,6 +66,11 @@ export interface TapPipeline {
    * why the recording lacks what it should hold (kept with it, see RecordingEnd). Idempotent.
    */
   close(incomplete?: string): Promise<string[]>;
+  /**
+   * Once closing: resolves when the process may exit without losing recorded traffic (the recording's
+   * indexer, a process of its own, holds all of it and completes the file). Telemetry may be lost.
+   */
+  readonly handedOver: Promise<void>;
 }
 
 /** Live telemetry runs in a worker by default; this thread when the tap needs its span ids, or when asked. */
@@ -77,7 +82,14 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const decodeHere = opts.thread === 'main' || (telemetryOn && injects);
   if (!opts.recording && !telemetryOn && !decodeHere) {
     // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
-    return { input: discardingInput(systemClock), redactor, minter: undefined, ready: Promise.resolve({}), close: async () => [] };
+    return {
+      input: discardingInput(systemClock),
+      redactor,
+      minter: undefined,
+      ready: Promise.resolve({}),
+      close: async () => [],
+      handedOver: Promise.resolve(),
+    };
   }
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
   const common: Common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed: SeededSpanIds.randomSeed(), ...redactLists(opts) };
@@ -101,7 +113,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
     closing ??= Promise.all([worker?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
     return closing;
   };
-  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close };
+  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver: worker?.handedOver ?? Promise.resolve() };
 }
 
 /** What the sinks of both places are built from. */

@@ -81,6 +81,8 @@ export type FromWorker =
   | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
   | { type: 'fatal'; message: string }
   | { type: 'closed'; lines: string[] }
+  /** Closing: every batch is in the spool and the indexer was told to end the recording; it finishes it even if this process dies now. */
+  | { type: 'handed-over' }
   /**
    * A log line, for the tap's thread to write. On this port, in order with `closed`: the worker's
    * own stderr reaches the tap's on a channel of its own, and lines still on their way there were

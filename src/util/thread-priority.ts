@@ -31,6 +31,21 @@ export function lowerProcessPriority(nice: number): void {
   }
 }
 
+/**
+ * Back to the default priority for the last of the work, once traffic has ended (the recording
+ * closes): a niced process on a busy machine can otherwise take seconds to finish while its tap
+ * and host wait. Needs the right to raise priority (root, CAP_SYS_NICE or RLIMIT_NICE); without it
+ * the priority stays low, as before. Every thread of this process, or only `pid`'s main thread.
+ */
+export function restorePriority(pid?: number): void {
+  try {
+    if (pid !== undefined) setPriority(pid, 0);
+    else for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), 0);
+  } catch {
+    /* not permitted, gone, or not Linux: finish at the lower priority */
+  }
+}
+
 /** Lowers a child process just spawned (its main thread; the threads it starts inherit it). */
 export function lowerChildPriority(pid: number, nice: number): void {
   if (nice <= 0) return;

@@ -3,15 +3,17 @@
  * path drops (and says so in the recording) without ever touching forwarding, and a recording that
  * cannot be opened fails before any traffic.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineThread } from '../../src/pipeline/pipeline-thread.js';
 import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { ROOT } from '../helpers/paths.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -101,6 +103,8 @@ describe('PipelineThread', () => {
     const path = tempDb();
     let fatal: Error | undefined;
     let closed: Promise<unknown> = Promise.resolve();
+    let startFailed: (err: Error) => void = () => {};
+    const failedToStart = new Promise<never>((_, reject) => (startFailed = reject));
     const gotFatal = new Promise<void>((resolve) => {
       void PipelineThread.start({
         sinks: { transport: 'stdio', target: 'test-server' },
@@ -123,9 +127,9 @@ describe('PipelineThread', () => {
           other.close();
           return wp.close();
         });
-      });
+      }, startFailed);
     });
-    await Promise.race([gotFatal, new Promise((_, reject) => setTimeout(() => reject(new Error('no onFatal within 10 s')), 10_000))]);
+    await Promise.race([gotFatal, failedToStart, new Promise((_, reject) => setTimeout(() => reject(new Error('no onFatal within 45 s')), 45_000))]);
     await closed;
     expect(fatal?.message).toMatch(/record|write|busy|locked/i);
   });
@@ -134,4 +138,48 @@ describe('PipelineThread', () => {
     const bad = join(tempDb(), 'no-such-dir', 'rec.db');
     await expect(start(bad)).rejects.toMatchObject({ code: 'MCPTAP_RECORD_OPEN' });
   });
+
+  it('once closing has handed over, the process may exit at once: the indexer completes the recording', async () => {
+    const path = tempDb();
+    // A process of its own that opens the pipeline (sinks booting beside the traffic, as a tap does),
+    // hands it 300 exchanges, closes, and exits the moment `handedOver` resolves: what a tap does on
+    // SIGTERM while closing. The built code, as the CLI runs it.
+    const script = `
+      import { PipelineThread } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/pipeline-thread.js'))};
+      import { recordingOptions } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/recording-options.js'))};
+      import { silentLogger } from ${JSON.stringify(join(ROOT, 'dist/src/util/logger.js'))};
+      const wp = PipelineThread.open({ sinks: { transport: 'stdio', target: 'test-server' }, recording: recordingOptions(${JSON.stringify(path)}), logger: silentLogger, logLevel: 'silent' });
+      const c = (direction, text) => wp.pushChunk({ connectionId: 'stdio', direction, channel: 'stdio', bytes: Buffer.from(text), timeUs: wp.clock.nowUs() });
+      wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
+      for (let id = 1; id <= 300; id++) {
+        c('c2s', JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }) + '\\n');
+        c('s2c', JSON.stringify({ jsonrpc: '2.0', id, result: { tools: [] } }) + '\\n');
+      }
+      wp.closeConnection('stdio', { reason: 'exited with code 0', exitCode: 0 });
+      void wp.close();
+      await wp.handedOver;
+      process.exit(0);
+    `;
+    const file = join(dirname(path), 'exit-when-handed-over.mjs');
+    writeFileSync(file, script);
+    execFileSync(process.execPath, [file], { timeout: 60_000 });
+    // The indexer outlives it: poll (bounded) until the recording has ended.
+    let ended = false;
+    for (let i = 0; i < 300 && !ended; i++) {
+      if (existsSync(path)) {
+        const store = RecordingStore.open(path);
+        try {
+          ended = store.listRecordings()[0]?.endedUs !== undefined;
+        } finally {
+          store.close();
+        }
+      }
+      if (!ended) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ended).toBe(true);
+    const r = read(path);
+    expect(r.exchanges).toHaveLength(300);
+    expect(r.exchanges.every((e) => e.outcome === 'ok')).toBe(true);
+    expect(r.anomalies).toEqual([]);
+  }, 60_000);
 });

@@ -138,8 +138,14 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
 
     const down = await replay([db, ...outputs, '--', join(dir, 'no-such-server')]);
+    expect(down.stderr + down.code).toBe('x');
     expect(down.code).toBe(5);
     expect(down.stderr).toMatch(/no-such-server/);
+    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
+
+    const refused = await replay([db, ...outputs, '--url', 'http://127.0.0.1:1/mcp']); // nothing listens on port 1
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toMatch(/http:\/\/127\.0\.0\.1:1\/mcp did not answer: .*connection refused/);
     noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
     expect(existsSync(join(dir, 'u.db'))).toBe(false);
   }, 60_000);
