@@ -122,6 +122,15 @@ export class McpSession {
     return params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
   }
 
+  /** The notification this session would send (modern: with the `_meta` envelope). */
+  buildNotification(method: string, params?: Record<string, unknown>): JsonRpcNotification {
+    if (this.era === 'modern') {
+      const p = withModernMeta(params, { protocolVersion: this.version, clientInfo: this.opts.clientInfo, capabilities: this.opts.capabilities });
+      return { jsonrpc: '2.0', method, params: p };
+    }
+    return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+  }
+
   request(method: string, params?: Record<string, unknown>, opts: ChannelRequestOptions & { id?: JsonRpcId } = {}): Promise<CallResult> {
     return this.send(this.build(method, params, opts.id ?? this.ids.next()), opts);
   }

@@ -67,6 +67,8 @@ export class McpStdioClient {
   private readonly byToken = new Map<string, Pending>();
   /** Ids given up on (timed out, aborted), oldest first: their late answers are no protocol violation. */
   private readonly gaveUp = new Set<string>();
+  /** Pending ids the caller already sent `notifications/cancelled` for (not sent twice on abort). */
+  private readonly cancelSent = new Set<string>();
   private readonly decoder: NdjsonDecoder;
   private readonly clock: Clock;
   private exitReason: string | undefined;
@@ -148,7 +150,12 @@ export class McpStdioClient {
 
   /** Send a notification (or any message) as one line. */
   send(msg: JsonRpcNotification | JsonRpcResponse | JsonRpcMessage): void {
-    if (!this.exitReason) this.child.stdin!.write(JSON.stringify(msg) + '\n');
+    if (this.exitReason) return;
+    if ('method' in msg && msg.method === 'notifications/cancelled') {
+      const id = (msg.params as { requestId?: unknown } | undefined)?.requestId;
+      if ((typeof id === 'string' || typeof id === 'number') && this.pending.has(idKey(id))) this.cancelSent.add(idKey(id));
+    }
+    this.child.stdin!.write(JSON.stringify(msg) + '\n');
   }
 
   /** Signals the process at once (a run stopped while it had not answered yet); its exit fails what is pending. */
@@ -216,16 +223,18 @@ export class McpStdioClient {
   private forget(key: string, p: Pending): void {
     clearTimeout(p.timer);
     this.pending.delete(key);
+    this.cancelSent.delete(key);
     if (p.progressToken !== undefined) this.byToken.delete(idKey(p.progressToken));
   }
 
   private settle(key: string, err: TransportError): void {
     const p = this.pending.get(key);
     if (!p) return;
+    const alreadyCancelled = this.cancelSent.has(key);
     this.forget(key, p);
     if (err.errorClass === 'timeout' || err.errorClass === 'aborted') {
-      // Given up on: say so to the server (MCP: the sender SHOULD), and expect a late answer.
-      this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: p.id, reason: err.message } });
+      // Given up on: say so to the server (MCP: the sender SHOULD; once), and expect a late answer.
+      if (!alreadyCancelled) this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: p.id, reason: err.message } });
       this.gaveUp.add(key);
       if (this.gaveUp.size > MAX_GAVE_UP) this.gaveUp.delete(this.gaveUp.values().next().value!);
     }

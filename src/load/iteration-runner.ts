@@ -44,7 +44,9 @@ export function createIterationRunner(d: RunnerDeps): IterationRunner {
 
 function record(d: RunnerDeps, rec: CallRecord | undefined): void {
   if (!rec) return;
-  d.metrics.record(rec.sample);
+  if (rec.cancel) d.metrics.recordCancel(rec.cancel.observation, rec.cancel.verdict);
+  // A cancelled call is reported in the cancellation section: its "latency" is the experiment's timing.
+  if (!rec.cancel?.verdict) d.metrics.record(rec.sample);
   d.onRecord?.(rec);
 }
 
@@ -58,7 +60,7 @@ async function runStep(d: RunnerDeps, lane: Lane, slot: IterationSlot): Promise<
     random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
   }) as Record<string, unknown> | undefined;
   const rec = await lane.call(prepared(step, params), slot.intendedUs);
-  if (rec) applyChecks(step.checks, rec);
+  if (rec && !rec.cancel?.verdict) applyChecks(step.checks, rec);
   record(d, rec);
 }
 
@@ -66,6 +68,7 @@ export function prepared(step: StepSpec, params: Record<string, unknown> | undef
   const c: PreparedCall = { step: step.name, method: step.method, params, progress: step.progress };
   if (step.method === 'tools/call' && step.target !== undefined) c.tool = step.target;
   if (step.headers) c.headers = step.headers;
+  if (step.cancel) c.cancel = step.cancel;
   return c;
 }
 

@@ -5,6 +5,7 @@
  * recomputed after every merge; the encoded histograms are the truth.
  */
 import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
+import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
 import { addCounters, emptyCounters, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
@@ -47,6 +48,8 @@ export interface LoadResult {
   methods: Record<string, GroupResult>;
   tools: Record<string, GroupResult>;
   steps: Record<string, GroupResult>;
+  /** Cancellation experiments (steps with `cancel:`), by tool (or step): verdict, figures, evidence. */
+  cancel?: Record<string, CancelGroupResult>;
   /** Threshold expressions as written, by scope label, so a merge can judge them again. */
   thresholdSpecs: { scope: string; expression: string }[];
   thresholds: ThresholdOutcome[];
@@ -106,6 +109,9 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
     methods: groups(m.methods),
     tools: groups(m.tools),
     steps: groups(m.steps),
+    ...(m.cancel.size > 0
+      ? { cancel: Object.fromEntries([...m.cancel.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, c]) => [k, cancelGroupResult(c)])) }
+      : {}),
     thresholdSpecs: meta.thresholdSpecs,
     thresholds: [],
   };

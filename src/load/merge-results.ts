@@ -7,6 +7,7 @@
  * is a stopped run.
  */
 import { McptapError, type McptapErrorCode } from '../errors.js';
+import { mergeCancel } from './cancel-stats.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
@@ -96,6 +97,7 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     methods: mergeGroupMaps(a.methods, b.methods),
     tools: mergeGroupMaps(a.tools, b.tools),
     steps: mergeGroupMaps(a.steps, b.steps),
+    ...(a.cancel || b.cancel ? { cancel: mergeCancel(a.cancel, b.cancel) } : {}),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
   };
 }

@@ -8,6 +8,7 @@
  * (`isError: true`), `violations` by kind, `checkFailures`.
  */
 import { newHistogram, recordUs, type Histogram } from './histogram.js';
+import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import type { Sample } from './sample.js';
 
 export interface GroupCounters {
@@ -105,6 +106,8 @@ export class LoadMetrics {
   readonly methods = new Map<string, GroupStats>();
   readonly tools = new Map<string, GroupStats>();
   readonly steps = new Map<string, GroupStats>();
+  /** Cancellation experiments, by tool (or step): see cancel-stats.ts. */
+  readonly cancel = new Map<string, CancelStats>();
   readonly phases: PhaseStats[] = [];
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
@@ -119,6 +122,12 @@ export class LoadMetrics {
     group(this.methods, s.method).record(s);
     if (s.tool !== undefined) group(this.tools, s.tool).record(s);
     group(this.steps, s.step).record(s);
+  }
+
+  recordCancel(o: CancelObservation, v: CallVerdict | undefined): void {
+    let c = this.cancel.get(o.key);
+    if (!c) this.cancel.set(o.key, (c = new CancelStats()));
+    c.record(o, v);
   }
 
   /** A check made by a scripted iteration, attributed to the step of its last call. */

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckSpec, DataSpec, StepSpec } from './scenario.js';
+import { validateCancel } from './scenario-cancel.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
 import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
 import { isObj, kind, Reader, type Path } from './validation.js';
@@ -40,7 +41,7 @@ export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[]
   return out;
 }
 
-const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check'];
+const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'cancel'];
 
 export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<string>): StepSpec[] {
   if (v === undefined) return [];
@@ -95,6 +96,11 @@ function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<str
   if (target !== undefined) step.target = target;
   const headers = r.stringMap(o, 'headers', p, true);
   if (headers) step.headers = headers;
+  if (o.cancel !== undefined) {
+    const cancel = validateCancel(r, o.cancel, [...p, 'cancel']);
+    // Progress is what a cancelled call is watched by (and its token is the probe's key).
+    if (cancel) Object.assign(step, { cancel, progress: true });
+  }
   return step;
 }
 
@@ -157,7 +163,9 @@ function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): 
 export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSpec[]): ThresholdSpec[] {
   if (v === undefined) return [];
   const out: ThresholdSpec[] = [];
-  const add = (expr: unknown, scope: ThresholdScope, p: Path) => {
+  const add = (written: unknown, scope: ThresholdScope, p: Path) => {
+    // YAML reads `- cancel: honoured` as a mapping: it is the expression `cancel: honoured`.
+    const expr = isObj(written) && Object.keys(written).length === 1 && 'cancel' in written ? `cancel: ${String(written.cancel)}` : written;
     if (typeof expr !== 'string') return r.fail(p, `must be a threshold expression string like "p(99) < 300ms" (got ${kind(expr)})`);
     const t = parseThreshold(expr, scope);
     if (typeof t === 'string') return r.fail(p, t);

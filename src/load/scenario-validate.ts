@@ -172,7 +172,7 @@ function validateCommand(r: Reader, o: Record<string, unknown>, pool: number, ba
 
 function validateReference(r: Reader, v: unknown, pool: number): TargetSpec | undefined {
   if (v === true) return { kind: 'reference', transport: 'http', inProcess: false, pool };
-  const o = r.obj(v, ['target', 'reference'], ['transport', 'stall', 'inProcess']);
+  const o = r.obj(v, ['target', 'reference'], ['transport', 'stall', 'inProcess', 'ignoreCancel']);
   if (!o) return undefined;
   const p: Path = ['target', 'reference'];
   const t: TargetSpec = {
@@ -181,6 +181,7 @@ function validateReference(r: Reader, v: unknown, pool: number): TargetSpec | un
     inProcess: r.bool(o, 'inProcess', p) ?? false,
     pool,
   };
+  if (r.bool(o, 'ignoreCancel', p)) t.ignoreCancel = true;
   if (o.stall !== undefined) {
     const st = o.stall;
     const m = typeof st === 'string' ? /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(st) : null;
@@ -304,6 +305,7 @@ function crossChecks(r: Reader, s: Scenario): void {
       (ph, i) => ph.kind !== 'closed' && r.fail(['phases', i, ph.kind], 'the raw driver runs closed phases only (autocannon is a closed-model tool)'),
     );
     if (s.iteration) r.fail(['driver'], 'raw mode sends prebuilt requests; it cannot run an iteration function');
+    s.steps.forEach((st, i) => st.cancel && r.fail(['steps', i, 'cancel'], 'the raw driver cannot cancel calls (use the default driver)'));
   } else {
     s.phases.forEach(
       (ph, i) =>

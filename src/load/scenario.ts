@@ -15,7 +15,15 @@ export type EraChoice = 'legacy' | 'modern' | 'detect';
 export type TargetSpec =
   | { kind: 'http'; url: string; headers: Record<string, string>; connections?: number }
   | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string; pool: number }
-  | { kind: 'reference'; transport: 'http' | 'stdio'; stall?: { everyMs: number; forMs: number }; inProcess: boolean; pool: number };
+  | {
+      kind: 'reference';
+      transport: 'http' | 'stdio';
+      stall?: { everyMs: number; forMs: number };
+      inProcess: boolean;
+      pool: number;
+      /** The reference server's tools ignore cancellation by default (`mcptap reference --ignore-cancel`). */
+      ignoreCancel?: boolean;
+    };
 
 export interface ThinkTime {
   minMs: number;
@@ -66,6 +74,26 @@ export type CheckSpec =
   | { kind: 'contains'; text: string }
   | { kind: 'path'; path: string; equals?: unknown; matches?: RegExp };
 
+/**
+ * Cancel the call mid-flight, by its era's and transport's mechanism (close the 2026-07-28 HTTP
+ * stream; `notifications/cancelled` in the legacy era and on stdio), then watch what the server
+ * does. See cancel-call.ts for the measures and the verdict.
+ */
+export interface CancelSpec {
+  /** Cancel this long after the request was sent... */
+  afterMs?: number;
+  /** ...or once this many progress notifications arrived (exactly one of the two). */
+  afterProgress?: number;
+  /** Legacy HTTP: also close the response stream right after `notifications/cancelled`. */
+  close: boolean;
+  /** How long to watch for work after the cancel (progress, a final response). */
+  observeMs: number;
+  /** Signs of work within this long after the cancel do not count (already in flight). */
+  graceMs: number;
+  /** A tool asked afterwards about the cancelled call's work (the reference server's `in-flight`). */
+  probe?: string;
+}
+
 export interface StepSpec {
   name: string;
   weight: number;
@@ -79,6 +107,7 @@ export interface StepSpec {
   /** Ask for progress notifications (adds `_meta.progressToken`). */
   progress: boolean;
   checks: CheckSpec[];
+  cancel?: CancelSpec;
 }
 
 export interface DataSpec {

@@ -38,10 +38,21 @@ function groupOf(r: LoadResult, t: ThresholdSpec): GroupResult | undefined {
 
 function evaluateOne(r: LoadResult, t: ThresholdSpec): ThresholdOutcome {
   const base = { scope: scopeLabel(t.scope), expression: t.expression };
+  if (t.metric.kind === 'cancel') return evaluateCancel(r, t, t.metric.expect, base);
   const g = groupOf(r, t);
   const observed = observe(r, g, t);
   if (observed === null) return { ...base, ok: false, observed: null, observedText: 'no requests' };
   return { ...base, ok: compare(observed, t.op, t.value), observed, observedText: formatObserved(t, observed) };
+}
+
+/** `cancel: honoured`: every verdict in scope must be the expected one; none at all fails. */
+function evaluateCancel(r: LoadResult, t: ThresholdSpec, expect: string, base: { scope: string; expression: string }): ThresholdOutcome {
+  const all = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
+  const inScope = t.scope.kind === 'all' ? all : all.filter(([k]) => k === (t.scope as { name: string }).name);
+  if (inScope.length === 0) return { ...base, ok: false, observed: null, observedText: 'no cancelled calls' };
+  const ok = inScope.every(([, g]) => g.verdict === expect);
+  const text = inScope.map(([k, g]) => `${inScope.length > 1 ? `${k} ` : ''}${g.verdict} (${g[g.verdict]} of ${g.cancelled} cancelled)`).join(', ');
+  return { ...base, ok, observed: ok ? 1 : 0, observedText: text };
 }
 
 function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): number | null {
@@ -69,6 +80,7 @@ function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): n
     if (m.stat === 'avg') return h.mean;
     return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
   }
+  if (m.kind !== 'counter') return null;
   const count = counterValue(g, m.counter, m.code);
   return t.percent ? count / g.counters.requests : count;
 }

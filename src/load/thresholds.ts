@@ -11,6 +11,8 @@
  *              `< 5%` compares the share of requests (dropped: of scheduled iterations);
  *              a bare number compares the count.
  *   rate:      iterations started per second of planned phase time, e.g. `rate >= 1900` (run scope only)
+ *   cancel:    `cancel: honoured` (or `ignored`): the cancellation verdict of a tool (tool:NAME), of a
+ *              step that is not a tool call (step:NAME), or of every cancelling step (all)
  */
 export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };
 
@@ -19,7 +21,8 @@ export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';
 export type ThresholdMetric =
   | { kind: 'latency'; series: LatencySeries; stat: 'p' | 'avg' | 'min' | 'max'; percentile?: number }
   | { kind: 'counter'; counter: CounterName; code?: number }
-  | { kind: 'rate' };
+  | { kind: 'rate' }
+  | { kind: 'cancel'; expect: 'honoured' | 'ignored' };
 
 export type LatencySeries = 'latency' | 'service' | 'first_event' | 'gap' | 'final';
 
@@ -65,6 +68,13 @@ const TIME_US: Record<string, number> = { us: 1, µs: 1, ms: 1000, s: 1_000_000 
 
 /** Parse one expression; returns an error message string when it is not valid. */
 export function parseThreshold(expression: string, scope: ThresholdScope = { kind: 'all' }): ThresholdSpec | string {
+  const cancel = /^\s*cancel\s*(?::|==)\s*(\w+)\s*$/.exec(expression);
+  if (cancel) {
+    const word = cancel[1]!.replace('honored', 'honoured');
+    if (word !== 'honoured' && word !== 'ignored') return `threshold "${expression}": the cancel verdict is honoured or ignored`;
+    if (scope.kind === 'method') return `threshold "${expression}": cancel verdicts are per tool (tool:NAME), per step or for all`;
+    return { scope, expression, metric: { kind: 'cancel', expect: word }, op: '==', value: 0, percent: false };
+  }
   const m = /^\s*(.+?)\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*(us|µs|ms|s|%)?\s*$/.exec(expression);
   if (!m) return `cannot parse threshold "${expression}": expected METRIC OP VALUE, e.g. "p(99) < 300ms" or "tool_errors < 5%"`;
   const [, metricText, op, num, unit] = m as unknown as [string, string, Op, string, string | undefined];

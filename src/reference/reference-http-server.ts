@@ -50,6 +50,7 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
   const onerror = (err: Error) => log.debug(`reference http: ${err.message}`);
   const factory = createReferenceServerFactory(behaviour);
   const modern = createMcpHandler(factory, { legacy: 'reject', onerror });
+  behaviour.hub.setBus(modern.bus);
   const legacy = new LegacySessionHandler(factory, log, opts.maxLegacySessions);
 
   const fetch = async (request: Request): Promise<Response> => {

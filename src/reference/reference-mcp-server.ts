@@ -27,8 +27,10 @@ import { isRecord } from '../model/jsonrpc.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
 import type { Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
-import { REFERENCE_TOOLS, ToolInputError, honorsCancel, isReferenceTool, runReferenceTool, type ToolRunContext } from './reference-tools.js';
+import { REFERENCE_TOOLS, ToolInputError, WORK_TOOLS, honorsCancel, isReferenceTool, runReferenceTool, type ToolRunContext } from './reference-tools.js';
 import type { StallOptions } from './stall-schedule.js';
+import type { NotificationHub } from './notification-hub.js';
+import { describeWork, type WorkTracker } from './work-tracker.js';
 
 export const REFERENCE_SERVER_NAME = 'mcptap-reference';
 export const REFERENCE_INFO_URI = 'mcptap://reference/info';
@@ -42,6 +44,10 @@ export interface ReferenceBehaviour {
   transport: 'stdio' | 'http';
   stall?: StallOptions;
   startedAtEpochMs: number;
+  /** Tool work in flight, shared by every instance this behaviour serves (the `in-flight` tool). */
+  work: WorkTracker;
+  /** Where the `trigger` tool's notifications go. */
+  hub: NotificationHub;
 }
 
 type RequestId = string | number;
@@ -49,21 +55,22 @@ type RequestId = string | number;
 /** `Server` that can let chosen in-flight requests ignore `notifications/cancelled`. */
 export class ReferenceMcpServer extends Server {
   /** In-flight requests ignoring cancellation -> whether a cancel was swallowed. Ids verbatim. */
-  private readonly ignoring = new Map<RequestId, { cancelled: boolean }>();
+  private readonly ignoring = new Map<RequestId, { cancelled: boolean; onCancel: () => void }>();
 
   constructor(private readonly log: Logger) {
     super(
       { name: REFERENCE_SERVER_NAME, version: VERSION },
       {
-        capabilities: { tools: {}, resources: {}, prompts: {} },
+        // listChanged/subscribe: the `trigger` tool sends these notifications on demand.
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } },
         instructions: `mcptap reference server. Tools: ${REFERENCE_TOOLS.map((t) => t.name).join(', ')}.`,
       },
     );
   }
 
   /** Until `release()`, cancels for `id` are swallowed (and remembered for `cancelled()`). */
-  ignoreCancellation(id: RequestId): { cancelled(): boolean; release(): void } {
-    const entry = { cancelled: false };
+  ignoreCancellation(id: RequestId, onCancel: () => void = () => undefined): { cancelled(): boolean; release(): void } {
+    const entry = { cancelled: false, onCancel };
     this.ignoring.set(id, entry);
     return { cancelled: () => entry.cancelled, release: () => this.ignoring.delete(id) };
   }
@@ -74,6 +81,7 @@ export class ReferenceMcpServer extends Server {
       const entry = typeof id === 'string' || typeof id === 'number' ? this.ignoring.get(id) : undefined;
       if (entry) {
         entry.cancelled = true;
+        entry.onCancel();
         this.log.debug(`reference: ignoring notifications/cancelled for request ${JSON.stringify(id)}`);
         return;
       }
@@ -89,6 +97,17 @@ export function createReferenceServerFactory(behaviour: ReferenceBehaviour): Mcp
 
 export function buildReferenceServer(behaviour: ReferenceBehaviour, era: 'legacy' | 'modern'): ReferenceMcpServer {
   const server = new ReferenceMcpServer(behaviour.logger);
+  // Long-lived instances (a legacy session, a stdio connection) receive the trigger's notifications.
+  if (era === 'legacy' || behaviour.transport === 'stdio') {
+    const remove = behaviour.hub.add({ notification: (n) => (server.transport ? server.notification(n) : Promise.resolve()) });
+    const previous = server.onclose;
+    server.onclose = () => {
+      remove();
+      previous?.();
+    };
+  }
+  server.setRequestHandler('resources/subscribe', () => ({}));
+  server.setRequestHandler('resources/unsubscribe', () => ({}));
   server.setRequestHandler('tools/list', () => ({ tools: [...REFERENCE_TOOLS] }));
   server.setRequestHandler('tools/call', (req, ctx) =>
     callTool(server, behaviour, req.params.name, isRecord(req.params.arguments) ? req.params.arguments : {}, ctx),
@@ -136,20 +155,30 @@ async function callTool(
 ): Promise<CallToolResult> {
   if (!isReferenceTool(name)) throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
   const honor = honorsCancel(args, b.honorCancel);
-  const ignore = honor ? undefined : server.ignoreCancellation(ctx.mcpReq.id);
+  const token = ctx.mcpReq._meta?.progressToken;
+  const work = WORK_TOOLS.has(name) ? b.work.begin(name, token === undefined ? undefined : String(token), honor) : undefined;
+  const ignore = honor ? undefined : server.ignoreCancellation(ctx.mcpReq.id, () => work?.cancelSeen());
+  // A closed 2026-07-28 stream aborts the SDK's signal whatever the call does about it.
+  ctx.mcpReq.signal.addEventListener('abort', () => work?.cancelSeen(), { once: true });
   const runCtx: ToolRunContext = {
     signal: honor ? ctx.mcpReq.signal : new AbortController().signal,
     progress: progressSender(ctx, b.logger),
     cancelIgnored: () => (ignore?.cancelled() ?? false) || (!honor && ctx.mcpReq.signal.aborted),
+    work: work ?? { unit: () => undefined },
+    inFlight: (key) => inFlightReport(b.work, key),
+    trigger: (kind, uri) => b.hub.fire(kind, uri),
   };
+  let outcome: 'completed' | 'stopped' = 'completed';
   try {
     return await runReferenceTool(name, args, runCtx);
   } catch (err) {
+    if (honor && ctx.mcpReq.signal.aborted) outcome = 'stopped';
     if (err instanceof ToolInputError) {
       return { content: [{ type: 'text', text: `invalid arguments for ${name}: ${err.message}` }], isError: true };
     }
     throw err;
   } finally {
+    work?.end(outcome);
     ignore?.release();
     if (honor && ctx.mcpReq.signal.aborted) {
       b.logger.debug(`reference: ${name} (request ${JSON.stringify(ctx.mcpReq.id)}) stopped: cancelled`);
@@ -159,6 +188,13 @@ async function callTool(
       b.logger.debug(`reference: ${name} (request ${JSON.stringify(ctx.mcpReq.id)}) ran on after its stream closed; the SDK drops the response`);
     }
   }
+}
+
+function inFlightReport(work: WorkTracker, key: string | undefined): Record<string, unknown> {
+  const now = Date.now();
+  if (key === undefined) return { inFlight: work.inFlight, running: work.list().map((w) => describeWork(w, now)) };
+  const w = work.status(key);
+  return w ? describeWork(w, now) : { found: false, key, running: false };
 }
 
 /**

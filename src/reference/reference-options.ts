@@ -5,7 +5,9 @@
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { ReferenceBehaviour } from './reference-mcp-server.js';
+import { NotificationHub } from './notification-hub.js';
 import { StallSchedule, type StallOptions } from './stall-schedule.js';
+import { WorkTracker } from './work-tracker.js';
 
 export interface ReferenceServerOptions {
   /** Hold ALL responses for `forMs` at the end of every `everyMs` period (see stall-schedule.ts). */
@@ -33,6 +35,8 @@ export function resolveReference(opts: ReferenceServerOptions, transport: 'stdio
     transport,
     stall: opts.stall,
     startedAtEpochMs: schedule?.anchorEpochMs ?? clock.nowUs() / 1000,
+    work: new WorkTracker(),
+    hub: new NotificationHub(() => clock.nowUs()),
   };
   return { behaviour, schedule };
 }

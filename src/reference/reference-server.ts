@@ -10,6 +10,8 @@
  * - reference-http-server.ts  HTTP serving (`startReferenceHttpServer`), era dispatch
  * - legacy-session-handler.ts stateful 2025-era sessions over HTTP
  * - stall-schedule.ts, stalled-response.ts  the stall option
+ * - work-tracker.ts           tool work in flight (the `in-flight` tool)
+ * - notification-hub.ts       where the `trigger` tool's notifications go
  */
 export { runReferenceStdio, type ReferenceStdioOptions, type ReferenceStdioHandle } from './reference-stdio.js';
 export { startReferenceHttpServer, type ReferenceHttpServerOptions, type ReferenceHttpServer } from './reference-http-server.js';
@@ -24,4 +26,6 @@ export {
 } from './reference-mcp-server.js';
 export { resolveReference } from './reference-options.js';
 export { REFERENCE_TOOLS, MAX_DELAY_MS, MAX_PAYLOAD_KB, MAX_PROGRESS_STEPS, payloadText } from './reference-tools.js';
+export { WorkTracker, describeWork, type WorkStatus } from './work-tracker.js';
+export { NotificationHub, FIRED_AT_META, SEQ_META, TRIGGER_METHODS, type TriggerKind } from './notification-hub.js';
 export { StallSchedule, stallDelayMs, parseStallSpec, type StallOptions } from './stall-schedule.js';

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { ErrorCodes } from '../protocol/error-codes.js';
+import { TRIGGER_METHODS, type Fired, type TriggerKind } from './notification-hub.js';
 
 /** What a running tool may use; built per call by the MCP adapter. */
 export interface ToolRunContext {
@@ -19,6 +20,12 @@ export interface ToolRunContext {
   progress(progress: number, total: number, message: string): Promise<void>;
   /** True once a cancellation arrived that this call chose to ignore. */
   cancelIgnored(): boolean;
+  /** This call's entry in the work tracker: one `unit()` per piece of work done. */
+  work: { unit(): void };
+  /** The `in-flight` tool's answer: one call's work (by progress token), or all running work. */
+  inFlight(progressToken: string | undefined): Record<string, unknown>;
+  /** The `trigger` tool's action: send one notification to every listener. */
+  trigger(kind: TriggerKind, uri: string): Promise<Fired>;
 }
 
 /** A tool-level failure (bad arguments): reported as `isError: true`, never as a JSON-RPC error. */
@@ -27,6 +34,9 @@ export class ToolInputError extends Error {}
 export const MAX_DELAY_MS = 600_000;
 export const MAX_PROGRESS_STEPS = 10_000;
 export const MAX_PAYLOAD_KB = 65_536;
+export const MAX_TRIGGER_COUNT = 10_000;
+/** The tools whose work is tracked (and that may honour or ignore cancellation). */
+export const WORK_TOOLS: ReadonlySet<string> = new Set(['delay', 'progress']);
 
 const HONOR_CANCEL = {
   type: 'boolean',
@@ -59,6 +69,21 @@ export const REFERENCE_TOOLS: readonly Tool[] = [
     kb: { type: 'number', minimum: 0, maximum: MAX_PAYLOAD_KB },
   }),
   tool('clock', 'Answers with the current time (ISO-8601), as text: an answer that differs on every call.', {}),
+  tool(
+    'in-flight',
+    'Reports tool work in flight. With `progressToken`: the work of the call that carried that _meta.progressToken (running, last work, end, cancel seen, work after the cancel). Without: every running call.',
+    { progressToken: { type: ['string', 'integer'] } },
+  ),
+  tool(
+    'trigger',
+    'Sends `count` notifications of kind `notification` (tools, prompts, resources: list_changed; resource: resources/updated for `uri`) every `intervalMs` to every listener (subscriptions/listen streams, legacy GET streams, the stdio connection), each stamped with _meta["io.mcptap/firedAtUs"]; answers with the stamps.',
+    {
+      notification: { type: 'string', enum: Object.keys(TRIGGER_METHODS) },
+      uri: { type: 'string' },
+      count: { type: 'integer', minimum: 1, maximum: MAX_TRIGGER_COUNT },
+      intervalMs: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
+    },
+  ),
 ];
 
 const TOOL_NAMES = new Set(REFERENCE_TOOLS.map((t) => t.name));
@@ -89,6 +114,10 @@ export async function runReferenceTool(name: string, args: Record<string, unknow
       return text(payloadText(num(args, 'kb', 1, MAX_PAYLOAD_KB)));
     case 'clock':
       return text(`now: ${new Date().toISOString()}`);
+    case 'in-flight':
+      return structured(ctx.inFlight(args.progressToken === undefined ? undefined : tokenArg(args.progressToken)));
+    case 'trigger':
+      return runTrigger(args, ctx);
     default:
       throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
   }
@@ -97,6 +126,7 @@ export async function runReferenceTool(name: string, args: Record<string, unknow
 async function runDelay(args: Record<string, unknown>, ctx: ToolRunContext): Promise<CallToolResult> {
   const ms = int(args, 'ms', 0, MAX_DELAY_MS);
   await sleep(ms, undefined, { signal: ctx.signal });
+  ctx.work.unit();
   return text(`delayed ${ms} ms${ctx.cancelIgnored() ? ' (cancellation ignored)' : ''}`);
 }
 
@@ -105,9 +135,33 @@ async function runProgress(args: Record<string, unknown>, ctx: ToolRunContext): 
   const intervalMs = int(args, 'intervalMs', 100, MAX_DELAY_MS);
   for (let i = 1; i <= steps; i++) {
     await sleep(intervalMs, undefined, { signal: ctx.signal });
+    ctx.work.unit();
     await ctx.progress(i, steps, `step ${i}/${steps}`);
   }
   return text(`progress: ${steps} steps every ${intervalMs} ms${ctx.cancelIgnored() ? ' (cancellation ignored)' : ''}`);
+}
+
+async function runTrigger(args: Record<string, unknown>, ctx: ToolRunContext): Promise<CallToolResult> {
+  const kind = str(args, 'notification', 'tools');
+  if (!(kind in TRIGGER_METHODS)) throw new ToolInputError(`notification must be one of ${Object.keys(TRIGGER_METHODS).join(', ')}`);
+  const uri = str(args, 'uri', 'mcptap://reference/info');
+  const count = int(args, 'count', 1, MAX_TRIGGER_COUNT);
+  const intervalMs = int(args, 'intervalMs', 0, MAX_DELAY_MS);
+  const fired: Fired[] = [];
+  for (let i = 0; i < count; i++) {
+    if (i > 0) await sleep(intervalMs, undefined, { signal: ctx.signal });
+    fired.push(await ctx.trigger(kind as TriggerKind, uri));
+  }
+  return structured({ method: TRIGGER_METHODS[kind as TriggerKind], fired });
+}
+
+function tokenArg(v: unknown): string {
+  if (typeof v !== 'string' && !(typeof v === 'number' && Number.isInteger(v))) throw new ToolInputError('progressToken must be a string or an integer');
+  return String(v);
+}
+
+function structured(o: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(o) }], structuredContent: o };
 }
 
 function rpcError(args: Record<string, unknown>): ProtocolError {

@@ -11,7 +11,7 @@ import { StdioClientTransport as ModernStdioTransport } from '@modelcontextproto
 import { MCPTAP } from '../helpers/paths.js';
 
 const SERVER = { command: process.execPath, args: [MCPTAP, 'reference', '--stdio', '--log-level', 'warn'] };
-const TOOLS = ['clock', 'delay', 'echo', 'fail', 'payload', 'progress', 'rpc-error'];
+const TOOLS = ['clock', 'delay', 'echo', 'fail', 'in-flight', 'payload', 'progress', 'rpc-error', 'trigger'];
 
 function textOf(result: unknown): string {
   const content = (result as { content: Array<{ type: string; text?: string }> }).content;

@@ -5,7 +5,9 @@
  */
 import type { CallResult } from '../../client/call-result.js';
 import type { JsonRpcResponse } from '../../model/jsonrpc.js';
+import type { CallVerdict, CancelObservation } from '../cancel-stats.js';
 import type { Sample } from '../sample.js';
+import type { CancelSpec } from '../scenario.js';
 
 export interface PreparedCall {
   step: string;
@@ -17,12 +19,16 @@ export interface PreparedCall {
   headers?: Readonly<Record<string, string | null>>;
   /** Add `_meta.progressToken` so the server streams progress. */
   progress: boolean;
+  /** Cancel the call mid-flight and watch the server (see cancel-call.ts). */
+  cancel?: CancelSpec;
 }
 
 export interface CallRecord {
   sample: Sample;
   response?: JsonRpcResponse;
   result?: CallResult;
+  /** Calls of a cancelling step: what was seen, and the verdict when the cancel fired. */
+  cancel?: { observation: CancelObservation; verdict?: CallVerdict };
 }
 
 export interface Lane {

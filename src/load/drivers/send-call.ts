@@ -4,9 +4,11 @@ import type { McpSession } from '../../client/mcp-session.js';
 import type { Clock } from '../../util/clock.js';
 import { isRecord } from '../../model/jsonrpc.js';
 import { sampleFromResult, sampleFromTransportError, type Sample } from '../sample.js';
+import { sendCancellableCall } from './cancel-call.js';
 import type { CallRecord, PreparedCall } from './driver.js';
 
 export async function sendCall(session: McpSession, c: PreparedCall, intendedUs: number, clock: Clock): Promise<CallRecord> {
+  if (c.cancel) return sendCancellableCall(session, { ...c, cancel: c.cancel }, intendedUs, clock);
   const id = session.nextId();
   let params = c.params;
   if (c.progress) {

@@ -5,13 +5,14 @@
 import { formatDurationUs } from '../duration.js';
 import type { GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
+import { renderCancel } from './cancel-report.js';
 
 export function renderSummary(r: LoadResult): string {
   const out: string[] = [];
   const shards = r.shards.length > 1 || r.shards[0]!.count > 1 ? ` [shards ${r.shards.map((s) => `${s.index}/${s.count}`).join(', ')}]` : '';
   out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
   if (r.stopped) out.push(`STOPPED EARLY (${r.stopped}): the run is incomplete; the figures and thresholds below cover only what ran`);
-  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall));
+  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel));
   if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
   out.push('', ...renderThresholds(r));
   return out.join('\n') + '\n';

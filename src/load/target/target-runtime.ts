@@ -25,7 +25,7 @@ const noop = async () => {};
 export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
   if (spec.kind === 'http') return { ...spec, description: spec.url, close: noop };
   if (spec.kind === 'stdio') return { ...spec, description: [spec.command, ...spec.args].join(' '), close: noop };
-  const stallArgs = spec.stall ? [String(spec.stall.everyMs), String(spec.stall.forMs)] : [];
+  const stallArgs = [...(spec.ignoreCancel ? ['--ignore-cancel'] : []), ...(spec.stall ? [String(spec.stall.everyMs), String(spec.stall.forMs)] : [])];
   if (spec.transport === 'stdio') {
     const [command, ...prefix] = childCommand();
     return {
@@ -39,7 +39,7 @@ export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
     };
   }
   if (spec.inProcess) {
-    const s = await startReferenceHttpServer({ port: 0, stall: spec.stall });
+    const s = await startReferenceHttpServer({ port: 0, stall: spec.stall, ...(spec.ignoreCancel ? { honorCancel: false } : {}) });
     return { kind: 'http', url: s.url, headers: {}, description: `reference server ${s.url}`, startedAtEpochMs: s.startedAtEpochMs, close: () => s.close() };
   }
   return startReferenceChild(stallArgs);
