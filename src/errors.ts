@@ -49,6 +49,7 @@ export const ERROR_CODES = {
   LOAD_SCENARIO_TYPE: 'invalid_input',
   LOAD_SCENARIO_YAML: 'invalid_input',
   LOAD_WRITE_FAILED: 'invalid_input',
+  LOAD_UNKNOWN_TOOL: 'invalid_input',
   LOAD_REFERENCE_FAILED: 'target_unavailable',
   LOAD_TARGET_REFUSED: 'target_unavailable',
   LOAD_TARGET_UNAVAILABLE: 'target_unavailable',

@@ -45,6 +45,9 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
       { ...scenario, target: { kind: 'http', url: tap.url, headers: {} } },
       {
         logger,
+        // The demo's target is the reference server, whose tools its scenario names: a pre-flight
+        // would only add its own exchanges to the recording being made.
+        preflight: false,
         progressIntervalMs: tty ? 250 : 2000,
         ...(opts.progress !== false
           ? { onProgress: (p) => process.stderr.write(tty ? `\r\x1b[K${renderProgressLine(p)}` : `${renderProgressLine(p)}\n`) }

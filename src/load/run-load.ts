@@ -26,6 +26,7 @@ import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraff
 import { runReplayPhase } from './executors/replay-executor.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
 import { evaluateThresholds } from './threshold-eval.js';
+import { checkTools, toolsNamed } from './preflight.js';
 import { scopeLabel } from './thresholds.js';
 import type { CallRecord } from './drivers/driver.js';
 
@@ -44,6 +45,8 @@ export interface RunLoadOptions {
   progressIntervalMs?: number;
   /** Every recorded call, as it completes. */
   onRecord?: (rec: CallRecord) => void;
+  /** Check the tools the steps name against the target first (default true; see preflight.ts). */
+  preflight?: boolean;
   /** Use this driver instead of the scenario's target (simulations, tests). */
   driverFactory?: (sink: DriverSink) => Promise<Driver>;
 }
@@ -65,7 +68,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     const ran =
       scenario.driver === 'raw' && target
         ? await runRaw(scenario, target, { shard, metrics, clock, signal: opts.signal })
-        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress, traffic });
+        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress, traffic, tools: toolsNamed(input.steps) });
     const result = buildResult(metrics, {
       scenario: scenario.name,
       ...ran,
@@ -100,6 +103,8 @@ interface PhaseDeps extends RunLoadOptions {
   progress: ProgressTracker;
   /** `from:`'s recording (replay phases take their schedule and requests from it). */
   traffic: RecordedTraffic | undefined;
+  /** Tools the scenario's own steps name: checked against the target before any load. */
+  tools: string[];
 }
 
 /** The run was stopped (its signal) while the target was still being checked: nothing ran. */
@@ -140,6 +145,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
   const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k) };
   const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
   try {
+    await preflight(driver, d);
     const { shard } = d;
     d.logger.info(
       `load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`,
@@ -167,6 +173,19 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
   } finally {
     await driver.close();
   }
+}
+
+/** The target must have every tool the steps name (see preflight.ts); a server that lists none is not checked. */
+async function preflight(driver: Driver, d: PhaseDeps): Promise<void> {
+  if (d.preflight === false || d.tools.length === 0 || !driver.listTools) return;
+  let listed: string[] | undefined;
+  try {
+    listed = await driver.listTools();
+  } catch (err) {
+    d.logger.warn(`load: could not list the target's tools before the run (${(err as Error).message}); tool names not checked`);
+    return;
+  }
+  if (listed) checkTools(d.tools, listed, driver.target);
 }
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {

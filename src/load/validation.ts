@@ -101,10 +101,10 @@ function show(v: unknown): string {
   return typeof v === 'string' ? `"${v}"` : kind(v);
 }
 
-/** The allowed name closest to `k` (edit distance <= 2), for "did you mean". */
-export function nearest(k: string, allowed: readonly string[]): string | undefined {
+/** The allowed name closest to `k` (edit distance <= `within`, default 2), for "did you mean". */
+export function nearest(k: string, allowed: readonly string[], within = 2): string | undefined {
   let best: string | undefined;
-  let bestD = 3;
+  let bestD = within + 1;
   for (const a of allowed) {
     const d = editDistance(k.toLowerCase(), a.toLowerCase());
     if (d < bestD) ((best = a), (bestD = d));

@@ -441,3 +441,42 @@ describe('SSE streams in the summary', () => {
     }
   });
 });
+
+describe('pre-flight and cancel verdicts through the CLI', () => {
+  it('a step naming a tool the server lacks exits 4 before any load, naming the nearest tool', async () => {
+    write(
+      'typo-tool.yaml',
+      'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 5 } } ]\nsteps: [ { tool: echoo, arguments: { text: x } }, { tool: progres } ]\n',
+    );
+    const r = await mcptap(['load', 'typo-tool.yaml', '--progress', 'none', '--json', 'typo.json'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/the scenario calls tool "echoo" \(nor "progres"\), but .* has no such tool; the nearest is "echo"\. Its tools: .*in-flight/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // Nothing ran: no summary, no result file.
+    expect(r.stdout).toBe('');
+    expect(readdirSync(dir)).not.toContain('typo.json');
+  });
+
+  it('a cancel probe naming no tool of the server is caught the same way', async () => {
+    write(
+      'typo-probe.yaml',
+      'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\nsteps:\n  - tool: progress\n    cancel: { after: 50ms, probe: inflight }\n',
+    );
+    const r = await mcptap(['load', 'typo-probe.yaml', '--progress', 'none'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/calls tool "inflight", .* the nearest is "in-flight"/);
+  });
+
+  it('cancel: honoured fails (exit 3) against --ignore-cancel, with the verdict in the summary', async () => {
+    write(
+      'cancel-ignored.yaml',
+      'target: { reference: { transport: stdio, ignoreCancel: true } }\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps:\n  - tool: progress\n    arguments: { steps: 20, intervalMs: 20 }\n    cancel: { afterProgress: 1, observe: 200ms, probe: in-flight }\nthresholds:\n  tool:progress:\n    - cancel: honoured\n',
+    );
+    const r = await mcptap(['load', 'cancel-ignored.yaml', '--progress', 'none', '--json', 'cancel.json'], dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/progress: IGNORED: work went on after the cancel in 2 of 2: for p50 \S+ p99 \S+/);
+    expect(r.stdout).toMatch(/FAIL {2}tool:progress: cancel: honoured {2}\(observed ignored \(2 of 2 cancelled\)\)/);
+    const json = JSON.parse(readFileSync(path.join(dir, 'cancel.json'), 'utf8')) as LoadResult;
+    expect(json.cancel!.progress).toMatchObject({ verdict: 'ignored', cancelled: 2, ignored: 2 });
+  });
+});

@@ -76,6 +76,7 @@ Examples:
   mcptap load scenarios/open-ramp.yaml --json run.json --junit thresholds.xml
   mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
   mcptap load scenarios/replay.yaml      # a recording (from: tap.db) replayed on its schedule, then at 2x
+  mcptap load scenarios/cancel.yaml      # cancel calls mid-flight: does the server stop? (cancel: honoured)
   mcptap merge-results shard-*.json --junit thresholds.xml`,
     )
     .action(async (file: string, flags: LoadFlags) => {

@@ -45,11 +45,21 @@ Tools (arguments in braces, all optional unless noted):
   fail {message}                             a tool error: result with isError: true
   rpc-error {code, message, data}            a JSON-RPC error response (default code -32603)
   payload {kb}                               one text content of exactly kb KiB (default 1)
+  clock                                      the current time (differs on every call)
+  in-flight {progressToken}                  the work of the call that carried that progress token (running,
+                                             lastWorkAtMs, endedAtMs, cancelSeenAtMs, workAfterCancelMs);
+                                             without it, every running call. The load engine's cancel probe
+  trigger {notification, uri, count, intervalMs}
+                                             sends notifications/{tools,prompts,resources}/list_changed or
+                                             resources/updated (notification: resource) to every listener:
+                                             subscriptions/listen streams, legacy GET streams, the stdio
+                                             connection; each stamped _meta["io.mcptap/firedAtUs"]
 Resource: mcptap://reference/info (JSON: era, transport, options). Prompt: greet {name}.
 
 Cancellation: delay and progress stop when the request is cancelled (notifications/cancelled, or closing
 the 2026-07-28 HTTP stream) and send no response. With honorCancel: false (or --ignore-cancel, which makes
 that the default) they run to the end and still answer (over a closed 2026-07-28 stream the answer is lost).
+Both modes work in both eras and on both transports; in-flight shows which one a call was in.
 
 The endpoint URL is printed to stderr once listening (a line containing http://HOST:PORT/mcp).
 With --stall 2000:500, a response leaving during [k*2000-500, k*2000) ms after start (k = 1, 2, ...) waits
@@ -59,6 +69,7 @@ Examples:
   mcptap reference --stdio
   mcptap reference --http 127.0.0.1:3333
   mcptap reference --http 127.0.0.1:0 --stall 2000:500
+  mcptap reference --http 127.0.0.1:3333 --ignore-cancel   # a server that ignores cancellation
   mcptap stdio --record tap.db -- mcptap reference --stdio`,
     )
     .action(async (flags: ReferenceFlags) => {

@@ -49,6 +49,8 @@ export interface Driver {
   /** Human-readable target, e.g. the URL or command line. */
   readonly target: string;
   newLane(id: number): Lane;
+  /** The target's tool names (`tools/list`, every page), for the pre-flight; undefined when it does not list them. */
+  listTools?(): Promise<string[] | undefined>;
   close(): Promise<void>;
 }
 

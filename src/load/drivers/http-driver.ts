@@ -17,7 +17,7 @@ import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
 import type { CallRecord, Driver, DriverSink, Lane, PreparedCall } from './driver.js';
-import { openLegacySession, sendCall } from './send-call.js';
+import { listToolNames, openLegacySession, sendCall } from './send-call.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -72,6 +72,17 @@ export class HttpDriver implements Driver {
       return { id, call: (c, t) => sendCall(session, c, t, clock), endIteration: async () => {}, close: async () => {} };
     }
     return new LegacyHttpLane(id, this.channel, this.opts);
+  }
+
+  async listTools(): Promise<string[] | undefined> {
+    if (this.modernSession) return listToolNames(this.modernSession);
+    const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
+    await s.initialize();
+    try {
+      return s.isInitialized ? await listToolNames(s) : undefined;
+    } finally {
+      await s.close();
+    }
   }
 
   close(): Promise<void> {

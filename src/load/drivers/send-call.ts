@@ -45,3 +45,18 @@ export async function openLegacySession(
   }
   return session.isInitialized;
 }
+
+/** Every page of `tools/list` (at most 50), as names; undefined when the server answers with an error. */
+export async function listToolNames(session: McpSession): Promise<string[] | undefined> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const r = await session.request('tools/list', cursor === undefined ? {} : { cursor });
+    const result = r.response?.result;
+    if (!isRecord(result) || !Array.isArray(result.tools)) return undefined;
+    for (const t of result.tools) if (isRecord(t) && typeof t.name === 'string') names.push(t.name);
+    if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return names;
+    cursor = result.nextCursor;
+  }
+  return names;
+}

@@ -18,7 +18,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
 import type { Driver, DriverSink, Lane } from './driver.js';
-import { openLegacySession, sendCall } from './send-call.js';
+import { listToolNames, openLegacySession, sendCall } from './send-call.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -105,6 +105,10 @@ export class StdioDriver implements Driver {
     const proc = this.procs[id % this.procs.length]!;
     const clock = this.opts.clock;
     return { id, call: (c, t) => sendCall(proc.session, c, t, clock), endIteration: async () => {}, close: async () => {} };
+  }
+
+  listTools(): Promise<string[] | undefined> {
+    return listToolNames(this.procs[0]!.session);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,109 @@
+/**
+ * The pure parts of cancel steps: the `cancel:` block and the `cancel: honoured` threshold as
+ * scenarios write them, one call's verdict from what was seen, and shards' cancel sections merging.
+ */
+import { describe, expect, it } from 'vitest';
+import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, type CancelObservation } from '../../src/load/cancel-stats.js';
+import { parseThreshold } from '../../src/load/thresholds.js';
+import { scenario } from './scenario-fixtures.js';
+
+const head = 'target: { reference: true }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\n';
+
+describe('the cancel: block', () => {
+  it('parses after / afterProgress, defaults, and turns progress on', () => {
+    const s = scenario(
+      `${head}steps:\n  - tool: progress\n    cancel: { after: 300ms, probe: in-flight }\n  - tool: delay\n    cancel: { afterProgress: 2, close: true, observe: 2s, grace: 10ms }\n`,
+    );
+    expect(s.steps[0]).toMatchObject({ progress: true, cancel: { afterMs: 300, close: false, observeMs: 1000, graceMs: 50, probe: 'in-flight' } });
+    expect(s.steps[1]!.cancel).toEqual({ afterProgress: 2, close: true, observeMs: 2000, graceMs: 10 });
+  });
+
+  it.each([
+    ['{ close: true }', /give one of after \(a duration, e\.g\. 300ms\) or afterProgress/],
+    ['{ after: 1s, afterProgress: 1 }', /give one of after/],
+    ['{ after: 300 }', /cancel\.after: 300 has no unit; write 300s or 300ms/],
+    ['{ afterProgress: 0 }', /afterProgress/],
+    ['{ after: 1s, observe: soon }', /cancel\.observe: must be a duration like 300ms or 2s/],
+    ['{ after: 1s, nope: 1 }', /unknown field/],
+  ])('refuses %s', (block, message) => {
+    expect(() => scenario(`${head}steps:\n  - tool: progress\n    cancel: ${block}\n`)).toThrow(message);
+  });
+
+  it('the raw driver cannot cancel', () => {
+    expect(() => scenario(`${head}driver: raw\nsteps:\n  - tool: progress\n    cancel: { after: 1s }\n`)).toThrow(/the raw driver cannot cancel calls/);
+  });
+
+  it('thresholds: "cancel: honoured", the YAML mapping form, the US spelling; a method scope is refused', () => {
+    const s = scenario(
+      `${head}steps:\n  - tool: progress\n    cancel: { after: 1s }\nthresholds:\n  tool:progress:\n    - cancel: honoured\n  all: [ "cancel == ignored", "cancel: honored" ]\n`,
+    );
+    expect(s.thresholds.map((t) => [t.scope.kind, t.metric])).toEqual([
+      ['tool', { kind: 'cancel', expect: 'honoured' }],
+      ['all', { kind: 'cancel', expect: 'ignored' }],
+      ['all', { kind: 'cancel', expect: 'honoured' }],
+    ]);
+    expect(parseThreshold('cancel: maybe')).toMatch(/the cancel verdict is honoured or ignored/);
+    expect(parseThreshold('cancel: honoured', { kind: 'method', name: 'tools/call' })).toMatch(/per tool/);
+  });
+});
+
+const obs = (o: Partial<CancelObservation>): CancelObservation => ({
+  key: 't',
+  mechanism: 'notifications/cancelled',
+  fired: true,
+  progressBefore: 1,
+  progressAfterUs: [],
+  streamEnd: 'observe_end',
+  streamEndAfterUs: 1_000_000,
+  ...o,
+});
+
+describe('one call’s verdict', () => {
+  it('progress past the grace is ignored, for as long as the last one', () => {
+    expect(judgeCall(obs({ progressAfterUs: [10_000, 400_000, 900_000] }), 50)).toMatchObject({ verdict: 'ignored', workAfterUs: 900_000 });
+  });
+  it('a final result past the grace is ignored; an error answer is a stop', () => {
+    expect(judgeCall(obs({ final: { kind: 'result', afterUs: 700_000 }, streamEnd: 'response' }), 50)).toMatchObject({
+      verdict: 'ignored',
+      workAfterUs: 700_000,
+    });
+    expect(judgeCall(obs({ final: { kind: 'error', afterUs: 3_000 }, streamEnd: 'response' }), 50)).toMatchObject({ verdict: 'honoured', stopDelayUs: 3_000 });
+  });
+  it('the server ending the stream is the stop delay; a message within the grace does not count as work', () => {
+    expect(judgeCall(obs({ progressAfterUs: [4_000], streamEnd: 'server', streamEndAfterUs: 6_000 }), 50)).toMatchObject({
+      verdict: 'honoured',
+      stopDelayUs: 6_000,
+    });
+  });
+  it("the probe's end of the work is the stop delay, and its running work is ignored", () => {
+    const probe = { found: true, running: false, lastWorkAfterUs: -5_000, endedAfterUs: 2_500, askedAfterUs: 1_000_000 };
+    expect(judgeCall(obs({ mechanism: 'close', streamEnd: 'client', streamEndAfterUs: 0, probe }), 50)).toMatchObject({
+      verdict: 'honoured',
+      stopDelayUs: 2_500,
+    });
+    const running = { ...probe, running: true, endedAfterUs: undefined };
+    expect(judgeCall(obs({ mechanism: 'close', streamEnd: 'client', probe: running }), 50)).toMatchObject({ verdict: 'ignored', workAfterUs: 1_000_000 });
+  });
+  it('a closed stream without a probe shows nothing: unknown', () => {
+    expect(judgeCall(obs({ mechanism: 'close', streamEnd: 'client', streamEndAfterUs: 0 }), 50).verdict).toBe('unknown');
+  });
+});
+
+describe('the cancel section', () => {
+  it('counts calls, keeps ignored evidence first, and merges shards into the same verdict', () => {
+    const a = new CancelStats();
+    const b = new CancelStats();
+    for (let i = 0; i < 6; i++)
+      a.record(obs({ streamEnd: 'server', streamEndAfterUs: 1000 }), judgeCall(obs({ streamEnd: 'server', streamEndAfterUs: 1000 }), 50));
+    a.record(obs({ fired: false }), undefined);
+    const late = obs({ progressAfterUs: [500_000] });
+    b.record(late, judgeCall(late, 50));
+    const ra = cancelGroupResult(a);
+    expect(ra).toMatchObject({ verdict: 'honoured', calls: 7, cancelled: 6, completedBeforeCancel: 1, honoured: 6 });
+    const merged = mergeCancel({ t: ra }, { t: cancelGroupResult(b) })!.t!;
+    expect(merged).toMatchObject({ verdict: 'ignored', calls: 8, cancelled: 7, honoured: 6, ignored: 1, progressAfterCancel: 1 });
+    expect(merged.stopDelay.summary.count).toBe(6);
+    expect(merged.evidence[0]).toMatch(/^ignored: /);
+    expect(merged.evidence).toHaveLength(5);
+  });
+});
