@@ -13,6 +13,7 @@ import { describe, it } from 'vitest';
 import { stringify } from 'yaml';
 import { McptapError, type McptapErrorCode } from '../../src/errors.js';
 import { loadYaml } from '../../src/load/scenario-loader.js';
+import { SCENARIO_FIELDS } from '../../src/load/scenario-validate.js';
 import { parseRules } from '../../src/replay/rules.js';
 import { parseRedactionRules } from '../../src/redact/redaction-rules.js';
 import { ROOT } from '../helpers/paths.js';
@@ -79,21 +80,9 @@ function documents(keys: string[], samples: string[]): fc.Arbitrary<string> {
   );
 }
 
+// The top-level fields and some of those below them (phases, steps, thresholds, targets).
 const SCENARIO_KEYS = [
-  'name',
-  'target',
-  'era',
-  'protocolVersion',
-  'session',
-  'timeout',
-  'seed',
-  'mix',
-  'driver',
-  'data',
-  'phases',
-  'steps',
-  'thresholds',
-  'from',
+  ...SCENARIO_FIELDS,
   'open',
   'closed',
   'rate',
