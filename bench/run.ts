@@ -9,6 +9,7 @@ import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
 import { runRecorderBench } from './recorder-bench.js';
 import { runStartupBench } from './startup-bench.js';
 import { runReplayBench } from './replay-bench.js';
+import { runHostileBench } from './hostile-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
@@ -19,6 +20,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   'otel-cpu': () => runOtelCpuBench(),
   startup: () => runStartupBench(),
   replay: () => runReplayBench(),
+  hostile: () => runHostileBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -133,7 +133,9 @@ export class Correlator {
       this.complete(pk, finishWithout(ex, outcome, ex.cancel?.timeUs ?? timeUs, outcome === 'unanswered' ? errorClass : undefined), out);
     }
     this.conns.delete(connectionId);
-    for (const k of this.progressTokens.keys()) if (k.startsWith(`${connectionId}|`)) this.progressTokens.delete(k);
+    // Nothing of a closed connection stays (a long-running tap sees connections come and go).
+    const prefix = `${connectionId}|`;
+    for (const m of [this.progressTokens, this.streams, this.operations]) for (const k of m.keys()) if (k.startsWith(prefix)) m.delete(k);
     return out;
   }
 

@@ -19,7 +19,8 @@ export interface ValidateContext {
   locate?: Locator;
 }
 
-const TOP = [
+/** The fields a scenario file may have at its top level. */
+export const SCENARIO_FIELDS: readonly string[] = [
   'name',
   'target',
   'era',
@@ -39,7 +40,7 @@ const TOP = [
 
 export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   const r = new Reader();
-  const o = r.obj(raw, [], TOP);
+  const o = r.obj(raw, [], SCENARIO_FIELDS);
   if (!o) throw scenarioError(ctx.source, r.issues, ctx.locate);
   const dataSpecs = validateData(r, o.data, ctx.baseDir);
   const iteration = validateIteration(r, o.iteration);

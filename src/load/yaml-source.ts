@@ -4,7 +4,7 @@
  * `file:line: field: message`. Shared by the scenario, match-rules and redaction-rules loaders.
  */
 import { readFileSync } from 'node:fs';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { McptapError } from '../errors.js';
 import type { Locator, Path } from './validation.js';
 
@@ -31,7 +31,27 @@ export function parseYamlSource(text: string, invalid: (line: number, message: s
     const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
     throw invalid(line, e.message.split('\n')[0]!);
   }
-  return { value: doc.toJS() as unknown, locate: yamlLocator(doc, lc) };
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (err) {
+    // Resolving aliases can fail after a clean parse (an alias before its anchor, too many aliases).
+    throw invalid(firstAliasLine(doc, lc), (err as Error).message.split('\n')[0]!);
+  }
+  return { value, locate: yamlLocator(doc, lc) };
+}
+
+/** The line of the document's first alias (what toJS can fail on), else 1. */
+function firstAliasLine(doc: Document, lc: LineCounter): number {
+  let line = 1;
+  visit(doc, {
+    Alias(_key, node) {
+      const start = rangeStart(node);
+      if (start !== undefined) line = lc.linePos(start).line;
+      return visit.BREAK;
+    },
+  });
+  return line;
 }
 
 /** The line of a path's value (or of its key) in the document; the deepest existing node otherwise. */

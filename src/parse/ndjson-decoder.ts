@@ -8,7 +8,7 @@
  *   decoded only per complete line.
  * - `\r\n` is accepted; whitespace-only lines are skipped.
  * - A line longer than `maxLineBytes` is not buffered further: it becomes one `too_long` invalid
- *   frame carrying its first bytes, and decoding resumes at the next newline.
+ *   frame carrying its first min(4096, maxLineBytes) bytes, and decoding resumes at the next newline.
  * - Never throws.
  * - On the `stderr` channel lines become `log` frames instead of being parsed.
  */
@@ -95,7 +95,8 @@ export class NdjsonDecoder {
     this.parts.push(bytes);
     this.partsLen += bytes.length;
     if (this.partsLen > this.maxLineBytes) {
-      const head = concat(this.parts, this.partsLen).subarray(0, KEEP_OF_LONG_LINE);
+      // The same head however the line was chunked: never more than the limit let in.
+      const head = concat(this.parts, this.partsLen).subarray(0, Math.min(KEEP_OF_LONG_LINE, this.maxLineBytes));
       out.push({
         seq: this.opts.seq.next(),
         connectionId: this.opts.connectionId,

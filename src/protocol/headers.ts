@@ -128,8 +128,8 @@ function one(h: HeaderBag, name: string): string | undefined {
  * checked only for headers it chose to send. Never throws.
  */
 export function checkRequestHeaders(headers: HeaderBag, msg: JsonRpcMessage): HeaderMismatch[] {
-  const method = (msg as { method?: unknown }).method;
-  if (typeof method !== 'string') return [];
+  if (!hasMethod(msg)) return [];
+  const method = (msg as { method: string }).method;
   const out: HeaderMismatch[] = [];
   const isRequest = 'id' in msg;
   const metaVersion = metaProtocolVersion(msg);

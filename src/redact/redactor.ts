@@ -195,15 +195,44 @@ export class Redactor {
   /** Every match of the user's patterns in `s` (outside tokens already there) becomes a token. */
   private redactPatterns(s: string): string {
     if (this.patterns.length === 0) return s;
-    const outside = (t: string) => this.patterns.reduce((acc, re) => acc.replace(re, (m) => (m === '' ? m : this.token(m))), t);
+    let out = s;
+    for (const re of this.patterns) out = this.redactPattern(re, out);
+    return out === s ? s : out;
+  }
+
+  /**
+   * One pattern over the whole string (so `^`, `$` and `\b` mean the same on a second pass as on
+   * the first: redacting twice changes nothing). A match touching a token is never replaced: the
+   * text before the token is tried on its own, and matching goes on after the token.
+   */
+  private redactPattern(re: RegExp, s: string): string {
+    const tokens = [...s.matchAll(TOKEN_RE)];
+    if (tokens.length === 0) return s.replace(re, (m) => (m === '' ? m : this.token(m)));
     let out = '';
     let from = 0;
-    for (const m of s.matchAll(TOKEN_RE)) {
-      out += outside(s.slice(from, m.index)) + m[0];
-      from = m.index + m[0].length;
+    let t = 0;
+    re.lastIndex = 0;
+    for (let m = re.exec(s); m; m = re.exec(s)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      if (m[0] === '') {
+        re.lastIndex = start + 1;
+        continue;
+      }
+      while (t < tokens.length && tokens[t]!.index + tokens[t]![0].length <= start) t++;
+      const tok = tokens[t];
+      if (tok === undefined || tok.index >= end) {
+        out += s.slice(from, start) + this.token(m[0]);
+        from = end;
+        continue;
+      }
+      const tokEnd = tok.index + tok[0].length;
+      const before = start < tok.index ? s.slice(start, tok.index).replace(re, (x) => (x === '' ? x : this.token(x))) : '';
+      out += s.slice(from, Math.min(start, tok.index)) + before + tok[0];
+      from = tokEnd;
+      re.lastIndex = tokEnd;
     }
-    out += outside(s.slice(from));
-    return out === s ? s : out;
+    return out + s.slice(from);
   }
 
   /**

@@ -9,6 +9,7 @@ import { McptapError } from '../errors.js';
 import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../load/validation.js';
 import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
 import { forEachMatch, isUnder, parsePointer, type Segments } from './json-pointer.js';
+import { linearRegExp } from '../redact/linear-regexp.js';
 
 export type NormaliserName = 'timestamp' | 'uuid' | 'duration';
 export const NORMALISERS: readonly NormaliserName[] = ['timestamp', 'uuid', 'duration'];
@@ -239,9 +240,10 @@ function readAction(kind: (typeof ACTIONS)[number], o: Record<string, unknown>, 
       if (typeof w !== 'string') return r.fail([...path, 'with'], '"with" (the replacement text) is required and must be a string');
       let regex: RegExp;
       try {
-        regex = new RegExp(src ?? '', 'g');
+        // Linear time whatever the pattern: a replay or mock never hangs on a rule (see linear-regexp.ts).
+        regex = linearRegExp(src ?? '');
       } catch (err) {
-        return r.fail([...path, 'replace'], `not a valid regular expression: ${(err as Error).message}`);
+        return r.fail([...path, 'replace'], (err as Error).message);
       }
       const p = pointer('path');
       return src !== undefined && onlyWith(['path', 'with']) ? { kind, regex, with: w, ...(p ? { path: p } : {}) } : undefined;

@@ -21,6 +21,7 @@
  * - the request body passes --max-body -> 413, upstream request aborted.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../util/clock.js';
 import { connectionTokens, isHopByHop } from '../protocol/headers.js';
@@ -64,6 +65,8 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
   private headers: Record<string, string | string[] | undefined> | undefined;
   private headersUs = 0;
   private heldChunk: Buffer | undefined;
+  /** The client's socket, while this request's response is queued behind others on it (pipelining). */
+  private queuedOn: Socket | undefined;
   /** When the client disconnected (µs), for measuring how fast the upstream request was aborted. */
   clientGoneUs: number | undefined;
 
@@ -81,6 +84,12 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
 
   start(): void {
     this.res.on('close', this.onClientClose);
+    // A pipelined request's response waits its turn off the socket, and gets no 'close' if the
+    // client leaves first: the socket's own close says so (else its upstream request would stay).
+    if (!this.res.socket) {
+      this.queuedOn = this.req.socket;
+      this.queuedOn.once('close', this.onClientClose);
+    }
     const h = this.req.headers;
     const cl = h['content-length'];
     if (cl !== undefined ? cl === '0' : h['transfer-encoding'] === undefined) return this.dispatch(null);
@@ -214,7 +223,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
       this.releaseStart();
       this.obs.responseEnd(t);
     }
-    this.s.onDone(this, 'ok');
+    this.settle('ok');
   }
 
   /** Let the side path see the start of a plain response, and the chunk held with it. */
@@ -250,7 +259,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     if (this.res.headersSent) {
       this.res.destroy();
       this.obs?.finish(t, { kind: 'failed', errorClass });
-      this.s.onDone(this, 'upstream_failed');
+      this.settle('upstream_failed');
       return;
     }
     // Answer only once the request body is in: its id goes into the error, and the recording gets it.
@@ -268,7 +277,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
         // The answer could not be written: the client must not wait for it.
         this.res.destroy();
       } finally {
-        this.s.onDone(this, 'upstream_failed');
+        this.settle('upstream_failed');
       }
     };
     if (this.bodyIn || !this.pump || errorClass === 'tap_closed') answer();
@@ -292,7 +301,12 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
       this.res.setHeader('connection', 'close');
       sendTapError(this.res, 413, TAP_ERROR_CODE.rejected, `mcptap: ${detail}`);
     }
-    this.s.onDone(this, 'too_large');
+    this.settle('too_large');
+  }
+
+  private settle(outcome: Parameters<ForwardSettings['onDone']>[1]): void {
+    this.queuedOn?.off('close', this.onClientClose);
+    this.s.onDone(this, outcome);
   }
 
   private onDrain(): void {
@@ -309,7 +323,7 @@ export class Forwarder implements Dispatcher.DispatchHandler, BodyHooks {
     this.pump?.destroy();
     this.releaseStart();
     this.obs?.finish(t, { kind: 'cancelled' });
-    this.s.onDone(this, 'client_gone');
+    this.settle('client_gone');
   };
 }
 

@@ -10,8 +10,9 @@
  * names a host it does not serve (DNS rebinding); answers 413 past --max-body; secrets in headers
  * reach the recording only as keyed-hash tokens.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
@@ -22,6 +23,19 @@ import { HttpObserver } from './http-observer.js';
 import { Forwarder, type ForwardSettings } from './http-forwarder.js';
 import { ListenerGuard, isLoopbackHost, isWildcardHost } from './listener-guard.js';
 import { sendTapError, TAP_ERROR_CODE, UpstreamHealth } from './upstream-failure.js';
+
+/** Limits on what clients send (documented in the README's HTTP tap section, tested in test/tap/http-hostile.test.ts). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+/** What node:http itself answers to each parse failure (its clientError default). */
+const CLIENT_ERROR_STATUS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
 
 /** The documented default port (6277 belongs to the MCP Inspector's proxy). */
 export const DEFAULT_HTTP_TAP_PORT = 7077;
@@ -47,6 +61,14 @@ export interface HttpTapOptions {
   idleTimeoutMs?: number;
   /** Largest request body forwarded, bytes (default 4 MiB); larger gets 413. */
   maxBodyBytes?: number;
+  /** Time a client has to send a request's headers, ms (default 10 000): slower gets 408 and the connection closed (slowloris). */
+  headersTimeoutMs?: number;
+  /** Time a client has to send a whole request, headers and body, ms (default 60 000): then 408. */
+  requestTimeoutMs?: number;
+  /** Largest request head (request line and headers), bytes (default 16 KiB): larger gets 431. */
+  maxHeaderBytes?: number;
+  /** How long an idle keep-alive connection from a client stays open, ms (default 10 000). */
+  keepAliveTimeoutMs?: number;
   /** Extra `Host` values accepted (hostname, or host:port). */
   allowedHosts?: string[];
   /** Extra `Origin`s accepted (hostname, or scheme://host:port). */
@@ -64,6 +86,8 @@ export interface HttpTapStats {
   upstreamFailures: number;
   /** Refused by the tap itself (403 Host/Origin, 413 body too large). */
   rejected: number;
+  /** Connections node:http closed with 400/408/431 (not HTTP, too slow, head too large) before a request could be forwarded. */
+  badRequests: number;
   openSessions: number;
 }
 
@@ -110,7 +134,7 @@ class HttpTapServer implements HttpTap {
   private readonly logger: Logger;
   private readonly inFlight = new Set<Forwarder>();
   private readonly maxBodyBytes: number;
-  private readonly counts = { requests: 0, clientAborts: 0, upstreamFailures: 0, rejected: 0 };
+  private readonly counts = { requests: 0, clientAborts: 0, upstreamFailures: 0, rejected: 0, badRequests: 0 };
   private closing: Promise<void> | undefined;
   /** While draining: ends the drain (the last request finished, the time is up, or a cut was asked for). */
   private endDrain: (() => void) | undefined;
@@ -161,8 +185,39 @@ class HttpTapServer implements HttpTap {
         else if (outcome === 'too_large') this.counts.rejected++;
       },
     };
-    this.server = createServer({ keepAliveTimeout: 10_000 }, this.handle);
+    const headersTimeout = opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.server = createServer(
+      {
+        keepAliveTimeout: opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+        headersTimeout,
+        // node:http wants the whole-request limit at least the headers' one (0 = none).
+        requestTimeout: requestTimeout === 0 ? 0 : Math.max(requestTimeout, headersTimeout),
+        maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
+        // The two timeouts above are enforced by a sweep at this period (node's default is 30 s).
+        connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(headersTimeout / 4))),
+      },
+      this.handle,
+    );
+    this.server.on('clientError', this.onClientError);
   }
+
+  /**
+   * A connection node:http could not parse a request from (not HTTP, head too large, bad chunked
+   * framing) or that was too slow to send one: answered as node:http would (400, 431, 408) when
+   * nothing was answered on it yet, else cut; counted, and recorded as an anomaly.
+   */
+  private readonly onClientError = (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return void socket.destroy();
+    this.counts.badRequests++;
+    const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
+    this.observer.reject(`bad request from a client (${err.code ?? err.message}): answered ${status}`, this.clock.nowUs());
+    // A response already begun on this connection cannot be followed by another: the connection is cut.
+    const answering =
+      (socket as Duplex & { _httpMessage?: unknown })._httpMessage !== undefined && (socket as Duplex & { _httpMessage?: unknown })._httpMessage !== null;
+    if (!socket.writable || answering) return void socket.destroy();
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+  };
 
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
-import { BIN } from './paths.js';
+import { BIN, MCPTAP } from './paths.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { startReferenceChild } from '../../bench/hostile-clients.js';
 import { freeLoopbackPort } from '../../src/util/free-port.js';
 
 export const freePort = freeLoopbackPort;
@@ -101,4 +104,29 @@ export function modernToolCallHeaders(tool: string): Record<string, string> {
     'mcp-method': 'tools/call',
     'mcp-name': tool,
   };
+}
+
+/** `mcptap reference --http` in a process of its own for one test suite (memory and fds measured in the test's process are the tap's). */
+export function referenceChildPerSuite(): () => { url: string } {
+  let ref: Awaited<ReturnType<typeof startReferenceChild>> | undefined;
+  beforeAll(async () => {
+    ref = await startReferenceChild(MCPTAP);
+  });
+  afterAll(async () => {
+    await ref?.stop();
+  });
+  return () => ref!;
+}
+
+let gcFn: (() => void) | undefined;
+/** Heap used plus Buffers, MiB, after full garbage collections (the flag is turned on the first time). */
+export function heapAfterGcMiB(): number {
+  if (!gcFn) {
+    setFlagsFromString('--expose-gc');
+    gcFn = runInNewContext('gc') as () => void;
+  }
+  gcFn();
+  gcFn();
+  const m = process.memoryUsage();
+  return (m.heapUsed + m.arrayBuffers) / 2 ** 20;
 }

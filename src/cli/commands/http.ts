@@ -5,7 +5,15 @@
  * (up to --drain-timeout; the same signal again cuts them), flush the sinks and exit 0.
  */
 import type { Command } from 'commander';
-import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTap } from '../../tap/http-tap.js';
+import {
+  startHttpTap,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HTTP_TAP_HOST,
+  DEFAULT_HTTP_TAP_PORT,
+  DEFAULT_MAX_HEADER_BYTES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type HttpTap,
+} from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
 import {
   closeObeyingSignals,
@@ -33,6 +41,9 @@ interface HttpFlags {
   responseTimeout: string;
   idleTimeout: string;
   maxBody: string;
+  maxHeader: string;
+  headerTimeout: string;
+  requestTimeout: string;
   drainTimeout: string;
   allowedHost: string[];
   allowedOrigin: string[];
@@ -68,6 +79,9 @@ export function register(program: Command): void {
     .option('--response-timeout <ms>', "time allowed until the upstream's response headers, 0 = none (then 504)", '300000')
     .option('--idle-timeout <ms>', 'longest silence inside a response body, 0 = none (long-lived SSE streams)', '300000')
     .option('--max-body <bytes>', 'largest request body forwarded (larger: 413)', String(4 * 1024 * 1024))
+    .option('--max-header <bytes>', 'largest request line and headers a client may send (larger: 431)', String(DEFAULT_MAX_HEADER_BYTES))
+    .option('--header-timeout <ms>', "time a client has to send a request's headers (then 408 and closed: slowloris)", String(DEFAULT_HEADERS_TIMEOUT_MS))
+    .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body (then 408), 0 = none', String(DEFAULT_REQUEST_TIMEOUT_MS))
     .option(
       '--drain-timeout <ms>',
       'on SIGINT/SIGTERM, how long requests in flight may take to finish before they are cut (new ones get 503; GET streams are cut at once); 0 = cut at once',
@@ -142,6 +156,9 @@ async function runHttp(flags: HttpFlags): Promise<number> {
       responseTimeoutMs: positiveInt('--response-timeout', flags.responseTimeout, true),
       idleTimeoutMs: positiveInt('--idle-timeout', flags.idleTimeout, true),
       maxBodyBytes: positiveInt('--max-body', flags.maxBody, false),
+      maxHeaderBytes: positiveInt('--max-header', flags.maxHeader, false),
+      headersTimeoutMs: positiveInt('--header-timeout', flags.headerTimeout, false),
+      requestTimeoutMs: positiveInt('--request-timeout', flags.requestTimeout, true),
       allowedHosts: flags.allowedHost,
       allowedOrigins: flags.allowedOrigin,
     });
