@@ -10,6 +10,7 @@ import { McptapError, type McptapErrorCode } from '../errors.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
+import { mergeSeries } from './series.js';
 import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
 
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
@@ -97,6 +98,8 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     tools: mergeGroupMaps(a.tools, b.tools),
     steps: mergeGroupMaps(a.steps, b.steps),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
+    // Series only when every part has them (a partial series would chart part of the run as all of it).
+    series: a.series && b.series && a.series.intervalMs === b.series.intervalMs ? mergeSeries(a.series, b.series) : undefined,
   };
 }
 
