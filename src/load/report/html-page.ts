@@ -138,13 +138,17 @@ const DRAW = `(function () {
     }));
     var xAxis = { label: spec.x.label };
     var scales = { x: { time: spec.x.kind === 'time' }, y: spec.yLog ? { distr: 3 } : { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } };
+    var width = Math.max(320, Math.floor(el.getBoundingClientRect().width) || 560);
     if (spec.x.kind === 'category') {
-      xAxis.values = function (u, splits) { return splits.map(function (i) { return Number.isInteger(i) ? (cats[i] || '') : ''; }); };
-      xAxis.splits = function () { var step = Math.max(1, Math.ceil(cats.length / 12)); var out = []; for (var i = 0; i < cats.length; i += step) out.push(i); return out; };
+      var short = cats.map(function (c) { return c.length > 22 ? c.slice(0, 21) + '…' : c; });
+      var longest = short.reduce(function (m, c) { return Math.max(m, c.length); }, 0);
+      var room = Math.max(1, Math.floor((width - 80) / (longest > 8 ? 24 : 7 * longest + 16)));
+      xAxis.values = function (u, splits) { return splits.map(function (i) { return Number.isInteger(i) ? (short[i] || '') : ''; }); };
+      xAxis.splits = function () { var step = Math.max(1, Math.ceil(cats.length / room)); var out = []; for (var i = 0; i < cats.length; i += step) out.push(i); return out; };
+      if (longest > 8) { xAxis.rotate = -35; xAxis.size = 40 + longest * 5; }
       scales.x.range = function () { return [-0.5, cats.length - 0.5]; };
     }
-    var width = Math.max(320, Math.floor(el.getBoundingClientRect().width) || 560);
-    new uPlot({ width: width, height: 240, series: series, scales: scales, axes: [xAxis, { label: spec.yLabel, size: 60 }], legend: { live: true } },
+    new uPlot({ width: width, height: 240 + (xAxis.size ? xAxis.size - 50 : 0), series: series, scales: scales, axes: [xAxis, { label: spec.yLabel, size: 60 }], legend: { live: true } },
       [spec.x.values].concat(spec.series.map(function (s) { return s.values; })), el);
     el.setAttribute('data-drawn', 'true');
   });
