@@ -99,7 +99,7 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     steps: mergeGroupMaps(a.steps, b.steps),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
     // Series only when every part has them (a partial series would chart part of the run as all of it).
-    series: a.series && b.series && a.series.intervalMs === b.series.intervalMs ? mergeSeries(a.series, b.series) : undefined,
+    series: a.series && b.series ? mergeSeries(a.series, b.series) : undefined,
   };
 }
 

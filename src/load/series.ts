@@ -3,12 +3,15 @@
  * requests and errors by layer (by completion time), iterations started and dropped (by intended
  * time), the most iterations in flight, and an HDR histogram of the latencies that completed in it.
  * Intervals sit on epoch-second boundaries so shards line up and merge point by point; only the
- * open intervals hold a live histogram (a closed one is kept encoded).
+ * open intervals hold a live histogram (a closed one is kept encoded). A long run keeps at most
+ * {@link MAX_SERIES_POINTS}: past that the interval doubles (2 s, 4 s, … on epoch multiples), so a
+ * day-long soak stays a few MB.
  */
 import { decodeHistogram, encodeHistogram, newHistogram, recordUs, type Histogram } from './histogram.js';
 import type { Sample } from './sample.js';
 
 export const SERIES_INTERVAL_MS = 1000;
+export const MAX_SERIES_POINTS = 3600;
 
 /** One interval's counts. Error layers as in {@link GroupCounters}; `http` counts statuses ≥ 400. */
 export interface SeriesPoint {
@@ -45,8 +48,11 @@ const OPEN_INTERVALS = 3;
 
 export class SeriesRecorder {
   private readonly live = new Map<number, LivePoint>();
-  private readonly closed: SeriesPoint[] = [];
+  private closed: SeriesPoint[] = [];
   private newest = -Infinity;
+  private intervalMs = SERIES_INTERVAL_MS;
+
+  constructor(private readonly maxPoints = MAX_SERIES_POINTS) {}
 
   record(s: Sample): void {
     const p = this.at(s.endUs);
@@ -79,11 +85,11 @@ export class SeriesRecorder {
   /** Every interval so far, in time order (the recorder keeps working afterwards). */
   snapshot(): ResultSeries {
     const open = [...this.live.values()].map(encodePoint);
-    return { intervalMs: SERIES_INTERVAL_MS, points: [...this.closed, ...open].sort((a, b) => a.t - b.t) };
+    return { intervalMs: this.intervalMs, points: [...this.closed, ...open].sort((a, b) => a.t - b.t) };
   }
 
   private at(us: number): LivePoint {
-    const t = Math.floor(us / 1000 / SERIES_INTERVAL_MS) * SERIES_INTERVAL_MS;
+    const t = Math.floor(us / 1000 / this.intervalMs) * this.intervalMs;
     let p = this.live.get(t) ?? this.reopen(t);
     if (!p) {
       p = { t, ...zeroCounts(), inFlight: 0, hist: undefined };
@@ -92,12 +98,23 @@ export class SeriesRecorder {
     if (t > this.newest) {
       this.newest = t;
       for (const [k, old] of this.live) {
-        if (k >= t - OPEN_INTERVALS * SERIES_INTERVAL_MS) continue;
+        if (k >= t - OPEN_INTERVALS * this.intervalMs) continue;
         this.closed.push(encodePoint(old));
         this.live.delete(k);
       }
+      if (this.closed.length + this.live.size > this.maxPoints) return this.coarsen(us);
     }
     return p;
+  }
+
+  /** Twice the interval: every point so far merged into its new one; then `us`'s point, live. */
+  private coarsen(us: number): LivePoint {
+    const all = this.snapshot();
+    this.live.clear();
+    this.newest = -Infinity;
+    this.intervalMs *= 2;
+    this.closed = rebucket(all, this.intervalMs).points;
+    return this.at(us);
   }
 
   /** A late event for an interval already closed (a very slow response): decode it again. */
@@ -121,20 +138,53 @@ function encodePoint(p: LivePoint): SeriesPoint {
   return { ...rest, latency: encodeHistogram(hist ?? newHistogram()) };
 }
 
-/** Two runs' (or shards') series, interval by interval: counts add, histograms add. */
-export function mergeSeries(a: ResultSeries, b: ResultSeries): ResultSeries {
-  const byT = new Map<number, SeriesPoint>();
-  for (const p of [...a.points, ...b.points]) {
-    const q = byT.get(p.t);
-    if (!q) {
-      byT.set(p.t, { ...p });
+/**
+ * Points regrouped on intervals of `intervalMs` (a multiple of the series' own, epoch-aligned):
+ * counts and histograms add, in flight is the highest (one process's figure).
+ */
+export function rebucket(s: ResultSeries, intervalMs: number): ResultSeries {
+  if (intervalMs === s.intervalMs) return s;
+  return { intervalMs, points: combine(s.points, (p) => Math.floor(p.t / intervalMs) * intervalMs, Math.max) };
+}
+
+/**
+ * Two runs' (or shards') series, interval by interval: counts add, histograms add, in flight adds
+ * (an upper bound). Series of different intervals meet on the longer one; undefined when neither
+ * interval is a multiple of the other.
+ */
+export function mergeSeries(a: ResultSeries, b: ResultSeries): ResultSeries | undefined {
+  const ms = Math.max(a.intervalMs, b.intervalMs);
+  if (ms % a.intervalMs !== 0 || ms % b.intervalMs !== 0) return undefined;
+  return {
+    intervalMs: ms,
+    points: combine(
+      [...rebucket(a, ms).points, ...rebucket(b, ms).points],
+      (p) => p.t,
+      (x, y) => x + y,
+    ),
+  };
+}
+
+/** Points of equal slot folded into one, in time order; one histogram decoded at a time. */
+function combine(points: readonly SeriesPoint[], slot: (p: SeriesPoint) => number, inFlight: (a: number, b: number) => number): SeriesPoint[] {
+  const out: SeriesPoint[] = [];
+  let cur: SeriesPoint | undefined;
+  let hist: Histogram | undefined;
+  const flush = () => {
+    if (cur && hist) cur.latency = encodeHistogram(hist);
+    hist = undefined;
+  };
+  for (const p of [...points].sort((x, y) => x.t - y.t)) {
+    const t = slot(p);
+    if (cur?.t !== t) {
+      flush();
+      out.push((cur = { ...p, t }));
       continue;
     }
-    for (const k of COUNTS) q[k] += p[k];
-    q.inFlight += p.inFlight;
-    const h = decodeHistogram(q.latency);
-    h.add(decodeHistogram(p.latency));
-    q.latency = encodeHistogram(h);
+    for (const k of COUNTS) cur[k] += p[k];
+    cur.inFlight = inFlight(cur.inFlight, p.inFlight);
+    (hist ??= decodeHistogram(cur.latency)).add(decodeHistogram(p.latency));
   }
-  return { intervalMs: a.intervalMs, points: [...byT.values()].sort((x, y) => x.t - y.t) };
+  flush();
+  return out;
 }

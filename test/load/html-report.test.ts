@@ -3,18 +3,21 @@
  * scenario named `</script>`), the page's offline guarantees (inlined library, a CSP that allows
  * no source, no URL to fetch), results of the previous format (no series, no scenario), and the
  * numbers behind the charts. Results come from runs on virtual time with the simulated driver (as
- * the executor tests); the browser tests open reports of real runs.
+ * the executor tests) or samples made up for the pure series recorder; the browser tests open
+ * reports of real runs.
  */
 import { describe, expect, it } from 'vitest';
 import { compareResults } from '../../src/load/compare-results.js';
 import { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
-import { newHistogram, recordUs } from '../../src/load/histogram.js';
+import { decodeHistogram, newHistogram, recordUs } from '../../src/load/histogram.js';
 import type { LoadResult } from '../../src/load/load-result.js';
 import { loadChartLibrary } from '../../src/load/report/chart-library.js';
 import { renderCompareHtml } from '../../src/load/report/compare-html.js';
 import { LOAD_CHART_TITLES, renderLoadHtml } from '../../src/load/report/html-report.js';
 import { intervals, logBins, targetRateAt } from '../../src/load/report/load-charts.js';
 import { runLoad } from '../../src/load/run-load.js';
+import type { Sample } from '../../src/load/sample.js';
+import { mergeSeries, SeriesRecorder } from '../../src/load/series.js';
 import { scenario } from './scenario-fixtures.js';
 import { simulatedDriver } from './simulated-driver.js';
 
@@ -107,7 +110,7 @@ describe('chart numbers', () => {
     const ivs = intervals(r);
     expect(ivs.reduce((a, iv) => a + iv.counts.requests, 0)).toBe(r.overall.counters.requests);
     expect(ivs.reduce((a, iv) => a + iv.counts.started, 0)).toBe(180);
-    expect(ivs.reduce((a, iv) => a + iv.latency.totalCount, 0)).toBe(r.overall.counters.requests);
+    expect(ivs.reduce((a, iv) => a + iv.latencyCount, 0)).toBe(r.overall.counters.requests);
     const start = r.phases[0]!.startUs / 1000;
     expect(targetRateAt(r.phases, start)).toBeCloseTo(20);
     expect(targetRateAt(r.phases, start + 1500)).toBeCloseTo(60);
@@ -126,5 +129,47 @@ describe('chart numbers', () => {
     expect(b.edgesUs[0]).toBeGreaterThanOrEqual(150);
     expect(b.edgesUs.at(-1)).toBeGreaterThanOrEqual(80_000);
     expect(b.edgesUs[5]! / b.edgesUs[4]!).toBeCloseTo(Math.pow(10, 0.1), 1);
+  });
+});
+
+describe('series of long runs', () => {
+  const sample = (endUs: number): Sample => ({
+    step: 's',
+    method: 'tools/call',
+    intendedUs: endUs - 5000,
+    sentUs: endUs - 4000,
+    endUs,
+    outcome: 'ok',
+    isError: false,
+    violations: [],
+    sse: false,
+    checks: 0,
+    checkFailures: 0,
+  });
+  const T0 = 1_700_000_000_000_000; // µs, on an 8 s boundary
+
+  it('past the point limit the interval doubles, on epoch multiples, and nothing is lost', () => {
+    const rec = new SeriesRecorder(8);
+    for (let s = 0; s < 40; s++) for (let j = 0; j < 3; j++) rec.record(sample(T0 + s * 1e6 + j * 1000));
+    const out = rec.snapshot();
+    expect(out.intervalMs).toBe(8000);
+    expect(out.points.length).toBeLessThanOrEqual(8);
+    expect(out.points.every((p) => p.t % 8000 === 0)).toBe(true);
+    expect(out.points.reduce((a, p) => a + p.requests, 0)).toBe(120);
+    expect(out.points.reduce((a, p) => a + decodeHistogram(p.latency).totalCount, 0)).toBe(120);
+  });
+
+  it('series of different intervals merge on the longer one', () => {
+    const fine = new SeriesRecorder();
+    const coarse = new SeriesRecorder(8);
+    for (let s = 0; s < 20; s++) {
+      fine.record(sample(T0 + s * 1e6));
+      coarse.record(sample(T0 + s * 1e6 + 500_000));
+    }
+    const merged = mergeSeries(fine.snapshot(), coarse.snapshot())!;
+    expect(coarse.snapshot().intervalMs).toBe(4000);
+    expect(merged.intervalMs).toBe(4000);
+    expect(merged.points.map((p) => p.requests)).toEqual([8, 8, 8, 8, 8]);
+    expect(mergeSeries({ intervalMs: 3000, points: [] }, { intervalMs: 2000, points: [] })).toBeUndefined();
   });
 });

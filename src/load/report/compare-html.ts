@@ -10,7 +10,7 @@ import { histogramOf, type LoadResult } from '../load-result.js';
 import { newHistogram } from '../histogram.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { pct, signed, valueText } from './compare-report.js';
-import { binCounts, intervals, logEdges, percentileMs } from './load-charts.js';
+import { binCounts, intervals, logEdges } from './load-charts.js';
 
 export const COMPARE_CHART_TITLES = {
   scopes: 'p95 per scope: baseline vs candidate',
@@ -124,10 +124,10 @@ function timeCharts(a: LoadResult, b: LoadResult, charts: ChartSpec[]): string[]
     yLabel: 'ms',
     yLog: true,
     series: [
-      { label: 'baseline p50', values: at(ia, (iv) => percentileMs(iv.latency, 50)), color: BASE },
-      { label: 'baseline p95', values: at(ia, (iv) => percentileMs(iv.latency, 95)), color: BASE, dash: true },
-      { label: 'candidate p50', values: at(ib, (iv) => percentileMs(iv.latency, 50)), color: CAND },
-      { label: 'candidate p95', values: at(ib, (iv) => percentileMs(iv.latency, 95)), color: CAND, dash: true },
+      { label: 'baseline p50', values: at(ia, (iv) => iv.latencyMs[50]), color: BASE },
+      { label: 'baseline p95', values: at(ia, (iv) => iv.latencyMs[95]), color: BASE, dash: true },
+      { label: 'candidate p50', values: at(ib, (iv) => iv.latencyMs[50]), color: CAND },
+      { label: 'candidate p95', values: at(ib, (iv) => iv.latencyMs[95]), color: CAND, dash: true },
     ],
   };
   const rate: ChartSpec = {

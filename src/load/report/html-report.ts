@@ -8,7 +8,7 @@ import { formatDurationUs } from '../duration.js';
 import { histogramOf, type GroupResult, type LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
-import { intervals, logBins, percentileMs, targetRateAt } from './load-charts.js';
+import { intervals, logBins, targetRateAt } from './load-charts.js';
 
 /** The headings of the charts, in page order (tests look for them). */
 export const LOAD_CHART_TITLES = {
@@ -109,7 +109,7 @@ function timeCharts(r: LoadResult, charts: ChartSpec[]): string {
         ['p99', 99],
         ['max', 100],
       ] as const
-    ).map(([label, p], i) => ({ label, values: ivs.map((iv) => percentileMs(iv.latency, p)), color: PALETTE[i]! })),
+    ).map(([label, p], i) => ({ label, values: ivs.map((iv) => iv.latencyMs[p]), color: PALETTE[i]! })),
   };
   const hasTarget = ivs.some((iv) => targetRateAt(r.phases, iv.t + iv.ms / 2) !== null);
   const rate: ChartSpec = {

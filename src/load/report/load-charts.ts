@@ -11,33 +11,63 @@ import type { SeriesPoint } from '../series.js';
 /** More intervals than this are merged in runs of equal length (a chart has no more pixels). */
 export const MAX_CHART_POINTS = 600;
 
+/** The percentiles charted over time (100: the maximum). */
+export const CHART_PERCENTILES = [50, 90, 95, 99, 100] as const;
+export type ChartPercentile = (typeof CHART_PERCENTILES)[number];
+
 export interface Interval {
   /** Start, epoch ms. */
   t: number;
   ms: number;
   counts: Omit<SeriesPoint, 't' | 'latency'>;
-  latency: Histogram;
+  /** Requests completed in the interval with a latency. */
+  latencyCount: number;
+  /** Latency percentiles in ms; null where nothing completed (a gap, not a zero). */
+  latencyMs: Record<ChartPercentile, number | null>;
 }
 
-/** The result's intervals, gaps filled with empty ones, merged `k` at a time to at most {@link MAX_CHART_POINTS}. */
+/**
+ * The result's intervals, gaps filled with empty ones, merged `k` at a time to at most
+ * {@link MAX_CHART_POINTS}. One histogram is decoded at a time (a long run's are many).
+ */
 export function intervals(r: LoadResult, maxPoints = MAX_CHART_POINTS): Interval[] {
   const s = r.series;
   if (!s || s.points.length === 0) return [];
-  const first = s.points[0]!.t;
-  const last = s.points[s.points.length - 1]!.t;
-  const n = Math.round((last - first) / s.intervalMs) + 1;
+  const points = [...s.points].sort((a, b) => a.t - b.t);
+  const first = points[0]!.t;
+  const n = Math.round((points[points.length - 1]!.t - first) / s.intervalMs) + 1;
   const k = Math.max(1, Math.ceil(n / maxPoints));
   const out: Interval[] = [];
-  for (let i = 0; i < Math.ceil(n / k); i++) out.push({ t: first + i * k * s.intervalMs, ms: k * s.intervalMs, counts: zero(), latency: newHistogram() });
-  for (const p of s.points) {
-    const iv = out[Math.floor(Math.round((p.t - first) / s.intervalMs) / k)]!;
+  for (let i = 0; i < Math.ceil(n / k); i++) {
+    out.push({ t: first + i * k * s.intervalMs, ms: k * s.intervalMs, counts: zero(), latencyCount: 0, latencyMs: percentiles(undefined) });
+  }
+  let hist: Histogram | undefined;
+  let at = -1;
+  const close = () => {
+    if (at >= 0 && hist) {
+      out[at]!.latencyCount = hist.totalCount;
+      out[at]!.latencyMs = percentiles(hist);
+    }
+    hist = undefined;
+  };
+  for (const p of points) {
+    const idx = Math.floor(Math.round((p.t - first) / s.intervalMs) / k);
+    if (idx !== at) close();
+    at = idx;
+    const iv = out[idx]!;
     const { t: _t, latency, ...counts } = p;
     for (const key of Object.keys(counts) as (keyof Interval['counts'])[]) {
       iv.counts[key] = key === 'inFlight' ? Math.max(iv.counts[key], counts[key]) : iv.counts[key] + counts[key];
     }
-    iv.latency.add(decodeHistogram(latency));
+    (hist ??= newHistogram()).add(decodeHistogram(latency));
   }
+  close();
   return out;
+}
+
+function percentiles(h: Histogram | undefined): Interval['latencyMs'] {
+  const at = (p: number) => (h && h.totalCount > 0 ? h.getValueAtPercentile(p) / 1000 : null);
+  return { 50: at(50), 90: at(90), 95: at(95), 99: at(99), 100: at(100) };
 }
 
 function zero(): Interval['counts'] {
@@ -55,11 +85,6 @@ function zero(): Interval['counts'] {
     dropped: 0,
     inFlight: 0,
   };
-}
-
-/** A percentile in ms, or null where the interval had no request (a gap, not a zero). */
-export function percentileMs(h: Histogram, p: number): number | null {
-  return h.totalCount === 0 ? null : h.getValueAtPercentile(p) / 1000;
 }
 
 /**
