@@ -76,6 +76,7 @@ export const ERROR_CODES = {
   MERGE_RECORDINGS_INVALID: 'invalid_input',
   COMPARE_BAD_TOLERANCE: 'usage',
   COMPARE_UNREADABLE: 'invalid_input',
+  REPORT_UNREADABLE: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;

@@ -3,7 +3,7 @@
  * so that histograms from any run, shard or machine add up exactly: merging is bucket-wise
  * addition, and the compressed base64 encoding round-trips every count.
  */
-import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
+import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, JsHistogram, type Histogram } from 'hdr-histogram-js';
 
 export type { Histogram };
 
@@ -72,4 +72,17 @@ export function sameCounts(a: Histogram, b: Histogram): boolean {
   ca.add(a);
   cb.add(b);
   return ca.totalCount === cb.totalCount && encodeHistogram(ca) === encodeHistogram(cb);
+}
+
+/** Every recorded value (the bucket's highest equivalent value, µs) with its count, ascending. */
+export function recordedValues(h: Histogram): { valueUs: number; count: number }[] {
+  if (!(h instanceof JsHistogram)) throw new Error('recordedValues: not a JS histogram');
+  const it = h.recordedValuesIterator;
+  it.reset();
+  const out: { valueUs: number; count: number }[] = [];
+  while (it.hasNext()) {
+    const v = it.next();
+    out.push({ valueUs: v.valueIteratedTo, count: v.countAtValueIteratedTo });
+  }
+  return out;
 }

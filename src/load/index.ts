@@ -22,6 +22,12 @@ export { evaluateThresholds, thresholdsPassed, specsOfResult, type ThresholdOutc
 export { parseThreshold, parseScope, type ThresholdSpec, type ThresholdScope } from './thresholds.js';
 export { renderSummary } from './report/text-report.js';
 export { renderJunit } from './report/junit-report.js';
+export { renderLoadHtml } from './report/html-report.js';
+export { renderCompareHtml } from './report/compare-html.js';
+export { loadChartLibrary } from './report/chart-library.js';
+export type { ChartLibrary } from './report/html-page.js';
+export type { ResultSeries, SeriesPoint } from './series.js';
+export type { ScenarioPlan } from './scenario-plan.js';
 export { renderProgressLine } from './report/progress-line.js';
 export type { ProgressSnapshot } from './progress.js';
 export { parseShard, NO_SHARD, type ShardSpec, type IterationSlot } from './executors/iteration.js';

@@ -7,6 +7,8 @@
 import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
 import { addCounters, emptyCounters, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
+import type { ScenarioPlan } from './scenario-plan.js';
+import type { ResultSeries } from './series.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
@@ -62,6 +64,10 @@ export interface LoadResult {
    * reason a library caller gave): its figures and thresholds cover only what ran.
    */
   stopped?: string;
+  /** Per-second series for charts over time (results of older versions have none). */
+  series?: ResultSeries;
+  /** The scenario as it ran (older results have none). */
+  plan?: ScenarioPlan;
 }
 
 /** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */
@@ -114,6 +120,7 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
       : {}),
     thresholdSpecs: meta.thresholdSpecs,
     thresholds: [],
+    series: m.series.snapshot(),
   };
 }
 

@@ -11,6 +11,7 @@ import { mergeCancel } from './cancel-stats.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
+import { mergeSeries } from './series.js';
 import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
 
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
@@ -99,6 +100,8 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     steps: mergeGroupMaps(a.steps, b.steps),
     ...(a.cancel || b.cancel ? { cancel: mergeCancel(a.cancel, b.cancel) } : {}),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
+    // Series only when every part has them (a partial series would chart part of the run as all of it).
+    series: a.series && b.series ? mergeSeries(a.series, b.series) : undefined,
   };
 }
 

@@ -10,6 +10,7 @@
 import { newHistogram, recordUs, type Histogram } from './histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import type { Sample } from './sample.js';
+import { SeriesRecorder } from './series.js';
 
 export interface GroupCounters {
   requests: number;
@@ -111,6 +112,8 @@ export class LoadMetrics {
   readonly phases: PhaseStats[] = [];
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
+  /** Per-second counts and latencies, for charts over time. */
+  readonly series = new SeriesRecorder();
   inFlight = 0;
   maxInFlight = 0;
   /** Scripted iterations that threw (a bug in the scenario script, not in the server). */
@@ -122,6 +125,7 @@ export class LoadMetrics {
     group(this.methods, s.method).record(s);
     if (s.tool !== undefined) group(this.tools, s.tool).record(s);
     group(this.steps, s.step).record(s);
+    this.series.record(s);
   }
 
   recordCancel(o: CancelObservation, v: CallVerdict | undefined): void {
@@ -139,8 +143,9 @@ export class LoadMetrics {
   }
 
   /** A violation that belongs to no request (stdout pollution, a response nobody asked for). */
-  recordViolation(kind: string): void {
+  recordViolation(kind: string, nowUs?: number): void {
     bump(this.overall.counters.violations, kind);
+    if (nowUs !== undefined) this.series.violation(nowUs);
   }
 
   scriptError(err: unknown): void {
@@ -159,6 +164,13 @@ export class LoadMetrics {
     recordUs(this.scheduleLag, nowUs - intendedUs);
     this.inFlight++;
     if (this.inFlight > this.maxInFlight) this.maxInFlight = this.inFlight;
+    this.series.started(nowUs, this.inFlight);
+  }
+
+  /** Due but not started: the in-flight cap was reached. */
+  iterationDropped(phase: PhaseStats, dueUs: number): void {
+    phase.dropped++;
+    this.series.dropped(dueUs);
   }
 
   iterationEnded(phase: PhaseStats): void {

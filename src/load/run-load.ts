@@ -24,6 +24,7 @@ import type { Scenario } from './scenario.js';
 import { StepMix } from './step-mix.js';
 import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraffic } from './recording-mix.js';
 import { runReplayPhase } from './executors/replay-executor.js';
+import { describeScenario } from './scenario-plan.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
 import { evaluateThresholds } from './threshold-eval.js';
 import { checkTools, toolsNamed } from './preflight.js';
@@ -77,6 +78,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
       endedAtMs: clock.nowUs() / 1000,
       thresholdSpecs: scenario.thresholds.map((t) => ({ scope: scopeLabel(t.scope), expression: t.expression })),
     });
+    result.plan = describeScenario(scenario);
     if (target?.startedAtEpochMs !== undefined) result.targetStartedAtEpochMs = target.startedAtEpochMs;
     if (opts.signal?.aborted) result.stopped = typeof opts.signal.reason === 'string' ? opts.signal.reason : 'stopped';
     if (metrics.scriptErrors > 0) {
@@ -142,7 +144,7 @@ function untilStopped<T extends { close(): Promise<void> }>(connecting: Promise<
 }
 
 async function runPhases(scenario: Scenario, target: RunningTarget | undefined, d: PhaseDeps): Promise<Ran> {
-  const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k) };
+  const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k, d.clock.nowUs()) };
   const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
   try {
     await preflight(driver, d);

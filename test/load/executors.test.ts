@@ -145,6 +145,12 @@ describe('shards', () => {
     expect(merged.overall.latency.summary).toEqual(single.overall.latency.summary);
     expect(merged.phases.map((p) => [p.scheduled, p.started, p.dropped])).toEqual(single.phases.map((p) => [p.scheduled, p.started, p.dropped]));
     expect(merged.shards).toEqual([1, 2, 3].map((index) => ({ index, count: 3 })));
+    // the per-second series add up too, point by point (in flight is a sum of maxima: an upper bound)
+    const points = (r: LoadResult) => r.series!.points.map(({ latency: _l, inFlight: _f, ...counts }) => counts);
+    expect(points(merged)).toEqual(points(single));
+    expect(single.series!.points.reduce((a, p) => a + p.requests, 0)).toBe(single.overall.counters.requests);
+    expect(single.series!.points.reduce((a, p) => a + p.started, 0)).toBe(400);
+    merged.series!.points.forEach((p, i) => expect(sameCounts(decodeHistogram(p.latency), decodeHistogram(single.series!.points[i]!.latency))).toBe(true));
     // known shares: weights 3:1:1 over 300 (open: average 150/s for 2 s) + 100 (closed) iterations
     expect(single.steps.a!.counters.requests + single.steps.b!.counters.requests + single.steps.c!.counters.requests).toBe(400);
     expect(single.steps.b!.counters.toolErrors).toBe(80);

@@ -5,6 +5,8 @@
 import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { compareResults, DEFAULT_MIN_SAMPLES, DEFAULT_TOLERANCE_SPEC, parseTolerances } from '../../load/compare-results.js';
+import { renderCompareHtml } from '../../load/report/compare-html.js';
+import { loadChartLibrary } from '../../load/report/chart-library.js';
 import { renderComparison } from '../../load/report/compare-report.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -14,6 +16,7 @@ interface CompareFlags {
   maxRegression: string;
   minSamples: string;
   json?: string;
+  html?: string;
 }
 
 export function register(program: Command): void {
@@ -32,6 +35,7 @@ export function register(program: Command): void {
     .option('--max-regression <spec>', 'how much worse each metric may get: p50/p95/p99=+N% or +Nms, errors=+N% (points), rate=-N%', DEFAULT_TOLERANCE_SPEC)
     .option('--min-samples <n>', 'requests needed on both sides for a verdict', String(DEFAULT_MIN_SAMPLES))
     .option('--json <file>', 'write the comparison as JSON; - for stdout')
+    .option('--html <file>', 'write the comparison as a self-contained HTML page with charts (works offline)')
     .addHelpText(
       'after',
       [
@@ -41,6 +45,7 @@ export function register(program: Command): void {
         '  mcptap load scenarios/demo.yaml --json pr.json        # on the change',
         '  mcptap compare main.json pr.json',
         '  mcptap compare main.json pr.json --max-regression p95=+10%,p99=+25ms,errors=+0.5%',
+        '  mcptap compare main.json pr.json --html compare.html',
         '',
         'Exit codes: 0 no regression, 1 a regression (the scopes and metrics are named), 2 a bad flag,',
         '4 a file that is not a load result.',
@@ -63,13 +68,14 @@ export function register(program: Command): void {
         process.stdout.write(JSON.stringify(comparison) + '\n');
       } else {
         process.stdout.write(text);
-        if (flags.json) await writeAtomically(flags.json, JSON.stringify(comparison, null, 1) + '\n');
+        if (flags.json) await writeAtomically('--json', flags.json, JSON.stringify(comparison, null, 1) + '\n');
       }
+      if (flags.html) await writeAtomically('--html', flags.html, renderCompareHtml(comparison, baseline, candidate, loadChartLibrary()));
       process.exitCode = comparison.regressions.length > 0 ? ExitCode.Failed : ExitCode.Ok;
     });
 }
 
-async function writeAtomically(path: string, text: string): Promise<void> {
+async function writeAtomically(flag: string, path: string, text: string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
   try {
     await writeFile(tmp, text);
@@ -77,7 +83,7 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   } catch (err) {
     throw new McptapError(
       'LOAD_WRITE_FAILED',
-      `--json ${path}: cannot write the comparison (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      `${flag} ${path}: cannot write the comparison (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     );
   }
 }

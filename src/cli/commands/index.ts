@@ -21,6 +21,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'merge-results': () => import('./merge-results.js'),
   export: () => import('./export.js'),
   compare: () => import('./compare.js'),
+  report: () => import('./report.js'),
   import: () => import('./import.js'),
   merge: () => import('./merge.js'),
   redact: () => import('./redact.js'),

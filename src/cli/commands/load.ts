@@ -1,6 +1,6 @@
 /**
  * `mcptap load SCENARIO`: run a load scenario; print the summary to stdout and live progress to
- * stderr; write the JSON result and JUnit on request. Exit code: 0 all thresholds passed,
+ * stderr; write the JSON result, JUnit and an HTML report on request. Exit code: 0 all thresholds passed,
  * 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable,
  * 130/143 the run was stopped by SIGINT/SIGTERM (what ran is still reported and written: a CI job
  * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
@@ -14,6 +14,8 @@ import { parseShard } from '../../load/executors/iteration.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
 import type { LoadResult } from '../../load/load-result.js';
 import type { ProgressSnapshot } from '../../load/progress.js';
+import { loadChartLibrary } from '../../load/report/chart-library.js';
+import { renderLoadHtml } from '../../load/report/html-report.js';
 import { renderJunit } from '../../load/report/junit-report.js';
 import { renderProgressLine } from '../../load/report/progress-line.js';
 import { renderSummary } from '../../load/report/text-report.js';
@@ -28,6 +30,7 @@ import { logLevelOption } from '../log-level-option.js';
 interface LoadFlags {
   json?: string;
   junit?: string;
+  html?: string;
   shard?: string;
   raw?: boolean;
   startAt?: string;
@@ -49,6 +52,7 @@ export function register(program: Command): void {
     .argument('<scenario>', 'scenario file (.yaml/.yml/.ts/.js)')
     .option('--json <file>', 'write the JSON result (mergeable with merge-results); - for stdout')
     .option('--junit <file>', 'write thresholds as JUnit XML')
+    .option('--html <file>', 'write a self-contained HTML report with charts (works offline; also: mcptap report RESULT.json --html FILE)')
     .option('--shard <i/n>', 'run shard i of n: every n-th arrival (open, replay) or virtual user (closed); merge the results')
     .option('--raw', 'maximum-throughput mode on autocannon (HTTP, closed phases only)')
     .option('--start-at <time>', 'wait until this wall-clock time (ISO 8601 or epoch ms) before starting: lines up shards')
@@ -74,6 +78,7 @@ thresholds are judged by merge-results (a shard sees part of the run), so a shar
 Examples:
   mcptap load scenarios/demo.yaml
   mcptap load scenarios/open-ramp.yaml --json run.json --junit thresholds.xml
+  mcptap load scenarios/demo.yaml --json run.json --html report.html
   mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
   mcptap load scenarios/replay.yaml      # a recording (from: tap.db) replayed on its schedule, then at 2x
   mcptap load scenarios/cancel.yaml      # cancel calls mid-flight: does the server stop? (cancel: honoured)
@@ -129,13 +134,14 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 /**
- * --json / --junit must be writable before a run starts: finding out after a long run, with its
- * results lost, is the worst time (exit 2).
+ * --json / --junit / --html must be writable before a run starts: finding out after a long run,
+ * with its results lost, is the worst time (exit 2).
  */
-export function checkOutputPaths(flags: { json?: string; junit?: string }): void {
+export function checkOutputPaths(flags: { json?: string; junit?: string; html?: string }): void {
   for (const [flag, path] of [
     ['--json', flags.json],
     ['--junit', flags.junit],
+    ['--html', flags.html],
   ] as const) {
     if (path === undefined || path === '-') continue;
     try {
@@ -146,7 +152,7 @@ export function checkOutputPaths(flags: { json?: string; junit?: string }): void
   }
 }
 
-export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string }): Promise<void> {
+export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string; html?: string }): Promise<void> {
   const summary = renderSummary(result);
   const write = async (flag: string, path: string, text: string) => {
     try {
@@ -163,6 +169,7 @@ export async function writeOutputs(result: LoadResult, flags: { json?: string; j
     if (flags.json) await write('--json', flags.json, JSON.stringify(result, null, 1) + '\n');
   }
   if (flags.junit) await write('--junit', flags.junit, renderJunit(result));
+  if (flags.html) await write('--html', flags.html, renderLoadHtml(result, loadChartLibrary()));
 }
 
 /** Shards started by a scheduler (CI matrix, Kubernetes) line up on a shared wall-clock time. */

@@ -23,8 +23,9 @@ export function register(program: Command): void {
     .argument('<files...>', 'JSON results written by `mcptap load --json`')
     .option('--json <file>', 'write the merged JSON result; - for stdout')
     .option('--junit <file>', 'write thresholds of the merged result as JUnit XML')
+    .option('--html <file>', 'write a self-contained HTML report of the merged result')
     .addHelpText('after', '\nExit codes: 0 thresholds passed, 3 a threshold failed, 4 unreadable or incompatible results.')
-    .action(async (files: string[], flags: { json?: string; junit?: string }) => {
+    .action(async (files: string[], flags: { json?: string; junit?: string; html?: string }) => {
       checkOutputPaths(flags);
       const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));
       let merged: LoadResult;

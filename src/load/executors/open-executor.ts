@@ -103,7 +103,7 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
       await o.scheduler.sleepUntil(Math.max(dueUs, now + tickUs));
       continue;
     }
-    if (running.size >= cap) stats.dropped++;
+    if (running.size >= cap) o.metrics.iterationDropped(stats, dueUs);
     else {
       o.metrics.iterationStarted(stats, dueUs, now);
       const p: Promise<void> = o

@@ -53,9 +53,9 @@ function describeTolerances(t: Tolerances): string {
   return parts.length ? parts.join(', ') : 'none';
 }
 
-const pct = (x: number) => `${+(x * 100).toFixed(2)}%`;
+export const pct = (x: number) => `${+(x * 100).toFixed(2)}%`;
 
-function valueText(m: CompareMetric, v: number): string {
+export function valueText(m: CompareMetric, v: number): string {
   if (m === 'errors') return pct(v);
   if (m === 'rate') return v.toFixed(1);
   return formatUs(v);
@@ -66,7 +66,7 @@ function cellText(cell: MetricCell): string {
   return `${valueText(cell.metric, cell.baseline)} → ${valueText(cell.metric, cell.candidate)}${change}${cell.verdict === 'regressed' ? ' !' : ''}`;
 }
 
-const signed = (x: number) => `${x >= 0 ? '+' : '-'}${Math.round(Math.abs(x) * 100)}%`;
+export const signed = (x: number) => `${x >= 0 ? '+' : '-'}${Math.round(Math.abs(x) * 100)}%`;
 
 function verdictText(v: Verdict, paint: Paint): string {
   if (v === 'regressed') return paint.bad('REGRESSED');

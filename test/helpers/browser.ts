@@ -1,0 +1,67 @@
+/**
+ * Opens an HTML report in the real headless Chromium (Debian `chromium`; .ci/run installs it),
+ * driven over the DevTools protocol by playwright-core, and reports what a person would see: the
+ * headings, how many distinct colours each chart's screenshot holds (a blank or failed chart has
+ * one or two), every request the page made, and any script error. Every wait is bounded.
+ */
+import { PNG } from 'pngjs';
+import { chromium } from 'playwright-core';
+import { pathToFileURL } from 'node:url';
+import { findExecutable } from './prometheus.js';
+
+export const CHROMIUM = findExecutable('chromium') ?? findExecutable('chromium-browser');
+
+export interface OpenedReport {
+  /** Every URL the page requested (the report itself first). */
+  requests: string[];
+  /** Script errors and console errors. */
+  errors: string[];
+  headings: string[];
+  /** `data-chart` id → distinct colours in that chart's screenshot. */
+  chartColours: Record<string, number>;
+  /** Distinct colours of the whole page's screenshot. */
+  pageColours: number;
+  chartsDrawn: number;
+  /** Whatever the given expression evaluates to in the page. */
+  probe: unknown;
+  text: string;
+}
+
+export function distinctColours(png: Buffer): number {
+  const img = PNG.sync.read(png);
+  const seen = new Set<number>();
+  for (let i = 0; i < img.data.length; i += 4) seen.add(img.data.readUInt32BE(i));
+  return seen.size;
+}
+
+export async function openReport(file: string, screenshot?: string, probe = 'undefined'): Promise<OpenedReport> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    const errors: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => (m.type() === 'error' ? errors.push(`console: ${m.text()}`) : undefined));
+    await page.goto(pathToFileURL(file).href, { timeout: 30_000 });
+    await page.waitForSelector('body[data-charts-drawn]', { timeout: 30_000 });
+    const chartColours: Record<string, number> = {};
+    for (const el of await page.$$('[data-chart]')) {
+      const id = (await el.getAttribute('data-chart'))!;
+      chartColours[id] = distinctColours(await el.screenshot({ timeout: 30_000 }));
+    }
+    const full = await page.screenshot({ fullPage: true, timeout: 30_000, ...(screenshot ? { path: screenshot } : {}) });
+    return {
+      requests,
+      errors,
+      headings: await page.$$eval('h1, h2, h3', (hs) => hs.map((h) => h.textContent ?? '')),
+      chartColours,
+      pageColours: distinctColours(full),
+      chartsDrawn: Number(await page.getAttribute('body', 'data-charts-drawn')),
+      probe: await page.evaluate(probe),
+      text: await page.innerText('body'),
+    };
+  } finally {
+    await browser.close();
+  }
+}
