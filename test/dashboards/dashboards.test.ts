@@ -69,9 +69,9 @@ describe('dashboards/mcptap.json', () => {
     const used = [...new Set(queries.flatMap((q) => metricNames(q.expr)))].sort();
     expect(used).toEqual(
       [
-        'mcp_client_operation_duration_bucket', 'mcp_client_operation_duration_count', 'mcp_client_session_duration_bucket', 'mcptap_exchanges_total',
+        'mcp_client_operation_duration_seconds_bucket', 'mcp_client_operation_duration_seconds_count', 'mcp_client_session_duration_seconds_bucket', 'mcptap_exchanges_total',
         'mcptap_protocol_violations_total', 'mcptap_requests_in_flight', 'mcptap_sink_dropped_total', 'mcptap_sse_events_per_stream_count',
-        'mcptap_sse_events_per_stream_sum', 'mcptap_sse_time_to_first_event_bucket',
+        'mcptap_sse_events_per_stream_sum', 'mcptap_sse_time_to_first_event_seconds_bucket',
       ].sort(),
     );
     for (const name of used) expect(emitted.has(name), `${name} is not emitted`).toBe(true);

@@ -210,7 +210,7 @@ describe('the stack without Docker: its mcptap services from their compose comma
     let counts: string[] = [];
     for (let i = 0; i < 50; i++) {
       metrics = await (await fetch(`http://127.0.0.1:${port.metrics}/metrics`)).text();
-      counts = metrics.split('\n').filter((l) => l.startsWith('mcp_client_operation_duration_count{'));
+      counts = metrics.split('\n').filter((l) => l.startsWith('mcp_client_operation_duration_seconds_count{'));
       if (tools.every((t) => counts.some((l) => l.includes(`gen_ai_tool_name="${t}"`)))) break;
       await new Promise((r) => setTimeout(r, 200));
     }
