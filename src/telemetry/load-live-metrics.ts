@@ -140,13 +140,21 @@ export class LoadLiveMetrics implements LoadRunObserver {
     if (s.rpcCode !== undefined) this.error(key, 'jsonrpc', String(s.rpcCode));
     if (s.isError) this.error(key, 'tool', 'tool_error');
     for (const v of s.violations) this.error(key, 'violation', v);
+    if (s.checks > 0) this.countChecks(key, s.checks, s.checkFailures);
     if (s.sse && s.eventTimesUs && s.eventTimesUs.length > 0) this.recordSse(s, s.eventTimesUs, key);
   }
 
+  /** A scripted iteration's check (a step's declarative checks come with its sample). */
   check(step: string, ok: boolean, phase: PhaseStats | undefined): void {
-    const k = this.requestKey(phase?.name ?? '', undefined, undefined, step);
-    this.count(this.checks, k, ok ? 'cpass' : 'cfail', { [LOAD_ATTR.checkResult]: ok ? 'pass' : 'fail' });
-    if (!ok) this.error(k, 'check', 'check_failed');
+    this.countChecks(this.requestKey(phase?.name ?? '', undefined, undefined, step), 1, ok ? 0 : 1);
+  }
+
+  private countChecks(key: RequestKey, checks: number, failures: number): void {
+    if (checks > failures) this.count(this.checks, key, 'cpass', { [LOAD_ATTR.checkResult]: 'pass' }, checks - failures);
+    if (failures > 0) {
+      this.count(this.checks, key, 'cfail', { [LOAD_ATTR.checkResult]: 'fail' }, failures);
+      this.count(this.errors, key, 'echeck', { [LOAD_ATTR.errorLayer]: 'check', [ATTR_ERROR_TYPE]: 'check_failed' }, failures);
+    }
   }
 
   violation(kind: string, phase: PhaseStats | undefined): void {
