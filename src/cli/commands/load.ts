@@ -95,11 +95,11 @@ Examples:
 async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   const shard = flags.shard ? parseShard(flags.shard) : undefined;
   if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
+  const lingerMs = metricsLingerMs(flags.metricsLinger);
   const scenario = await loadScenarioFile(file);
   if (flags.raw) scenario.driver = 'raw';
   checkOutputPaths(flags);
   const logger = createLogger(flags.logLevel);
-  const lingerMs = metricsLingerMs(flags.metricsLinger);
   const telemetry = await startLiveMetrics(flags, logger);
   try {
     return await runAndReport(scenario, shard, flags, logger, telemetry.observer);
