@@ -111,6 +111,9 @@ describe.skipIf(!PROMETHEUS)('real Prometheus scraping a live tap and a sharded 
       }
       await new Promise((r) => setTimeout(r, 500));
     }
+    // Both shards report side by side (the first result above may have come before one started).
+    const perShardExpr = dashboardQueries(LOAD_DASHBOARD_FILE).find((q) => q.panel === 'Achieved rate per shard')!.expr;
+    live.set(perShardExpr, await prom.waitFor(concreteExpr(perShardExpr, WINDOW), (r) => new Set(r.map((x) => x.metric.mcptap_load_shard)).size === 2, 20_000));
     const byTitle = (t: string) => dashboardQueries(DASHBOARD_FILE).find((q) => q.panel.startsWith(t))!.expr;
     slowSeries.push(...(await prom.query(concreteExpr(byTitle('p99 latency by method and tool'), WINDOW))));
     failedSeries.push(...(await prom.query(concreteExpr(byTitle('Failed requests by method and tool'), WINDOW))));
