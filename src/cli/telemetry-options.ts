@@ -7,25 +7,33 @@ import { resolveTelemetryConfig, type Env, type TelemetryConfig, type TelemetryF
 
 /** Adds `--otlp`, `--metrics`, `--service-name`, `--capture-content`, `--inject-trace-context`. */
 export function addTelemetryOptions(cmd: Command): Command {
-  return cmd
-    .option('--otlp <url>', 'export a span per exchange and metrics over OTLP/HTTP to this base URL (/v1/traces, /v1/metrics are appended)')
-    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
-    .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")')
+  return addMetricsOptions(cmd, 'export a span per exchange and metrics over OTLP/HTTP to this base URL (/v1/traces, /v1/metrics are appended)')
     .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (redacted, truncated)')
     .option(
       '--inject-trace-context',
       "CHANGES THE FORWARDED BYTES: each host->server request is re-serialized with params._meta.traceparent set to the tap's span " +
         '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp)',
     )
-    .addHelpText(
-      'after',
-      `
+    .addHelpText('after', ENV_HELP);
+}
+
+/** `mcptap load`'s: `--otlp`, `--metrics`, `--service-name` for its live metrics (it exports no spans). */
+export function addLoadMetricsOptions(cmd: Command): Command {
+  return addMetricsOptions(cmd, 'export live load metrics over OTLP/HTTP to this base URL (/v1/metrics is appended)').addHelpText('after', ENV_HELP);
+}
+
+function addMetricsOptions(cmd: Command, otlp: string): Command {
+  return cmd
+    .option('--otlp <url>', otlp)
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
+    .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")');
+}
+
+const ENV_HELP = `
 Telemetry also follows the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
 OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME,
 OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER (otlp | console | none; metrics
-also prometheus). "console" writes JSON lines to stderr. Nothing is exported unless one of these is set.`,
-    );
-}
+also prometheus). "console" writes JSON lines to stderr. Nothing is exported unless one of these is set.`;
 
 /** The parsed flags (commander's camelCased option values) and the environment, as a TelemetryConfig. */
 export function telemetryConfigFromOptions(opts: Readonly<Record<string, unknown>>, env: Env = process.env): TelemetryConfig {

@@ -102,6 +102,17 @@ export interface PhaseStats {
   endUs: number;
 }
 
+/**
+ * Told of what {@link LoadMetrics} counts, as it counts it, with the phase running then (live
+ * metrics: src/telemetry/load-live-metrics.ts). Must not throw; called on the hot path.
+ */
+export interface LoadObserver {
+  sample(s: Sample, phase: PhaseStats | undefined): void;
+  check(step: string, ok: boolean, phase: PhaseStats | undefined): void;
+  /** A violation that belongs to no request. */
+  violation(kind: string, phase: PhaseStats | undefined): void;
+}
+
 export class LoadMetrics {
   readonly overall = new GroupStats();
   readonly methods = new Map<string, GroupStats>();
@@ -120,12 +131,15 @@ export class LoadMetrics {
   scriptErrors = 0;
   firstScriptError: string | undefined;
 
+  constructor(private readonly observer?: LoadObserver) {}
+
   record(s: Sample): void {
     this.overall.record(s);
     group(this.methods, s.method).record(s);
     if (s.tool !== undefined) group(this.tools, s.tool).record(s);
     group(this.steps, s.step).record(s);
     this.series.record(s);
+    this.observer?.sample(s, this.phases[this.phases.length - 1]);
   }
 
   recordCancel(o: CancelObservation, v: CallVerdict | undefined): void {
@@ -140,12 +154,14 @@ export class LoadMetrics {
       g.counters.checks++;
       if (!ok) g.counters.checkFailures++;
     }
+    this.observer?.check(step, ok, this.phases[this.phases.length - 1]);
   }
 
   /** A violation that belongs to no request (stdout pollution, a response nobody asked for). */
   recordViolation(kind: string, nowUs?: number): void {
     bump(this.overall.counters.violations, kind);
     if (nowUs !== undefined) this.series.violation(nowUs);
+    this.observer?.violation(kind, this.phases[this.phases.length - 1]);
   }
 
   scriptError(err: unknown): void {

@@ -70,10 +70,15 @@ export class ProgressTracker {
         checks: c.checkFailures,
       },
     };
-    if (this.phase?.kind === 'open') {
-      const f = Math.min(1, (now - this.phaseStartUs) / 1000 / this.phase.durationMs);
-      snap.targetRate = (this.phase.fromRate + (this.phase.toRate - this.phase.fromRate) * f) / this.shardCount;
-    }
+    const target = this.targetRate(now);
+    if (target !== undefined) snap.targetRate = target;
     return snap;
+  }
+
+  /** The rate an open phase's schedule asks of this process at `nowUs`; undefined in other phases. */
+  targetRate(nowUs = this.scheduler.nowUs()): number | undefined {
+    if (this.phase?.kind !== 'open') return undefined;
+    const f = Math.min(1, (nowUs - this.phaseStartUs) / 1000 / this.phase.durationMs);
+    return (this.phase.fromRate + (this.phase.toRate - this.phase.fromRate) * f) / this.shardCount;
   }
 }

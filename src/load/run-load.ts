@@ -15,10 +15,10 @@ import { NO_SHARD, type ShardSpec } from './executors/iteration.js';
 import { runOpenPhase } from './executors/open-executor.js';
 import { RealScheduler, type Scheduler } from './executors/scheduler.js';
 import { createIterationRunner } from './iteration-runner.js';
-import { buildResult, type LoadResult, type ResultMeta } from './load-result.js';
+import { buildResult, type LoadResult, type ResultMeta, type ThresholdOutcome } from './load-result.js';
 import { runRawPhases, type RawRunOptions } from './drivers/raw-driver.js';
 import { McptapError } from '../errors.js';
-import { LoadMetrics } from './metrics.js';
+import { LoadMetrics, type LoadObserver } from './metrics.js';
 import { ProgressTracker, type ProgressSnapshot } from './progress.js';
 import type { Scenario } from './scenario.js';
 import { StepMix } from './step-mix.js';
@@ -26,7 +26,7 @@ import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraff
 import { runReplayPhase } from './executors/replay-executor.js';
 import { describeScenario } from './scenario-plan.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
-import { evaluateThresholds } from './threshold-eval.js';
+import { evaluateLiveThresholds, evaluateThresholds } from './threshold-eval.js';
 import { checkTools, toolsNamed } from './preflight.js';
 import { scopeLabel } from './thresholds.js';
 import type { CallRecord } from './drivers/driver.js';
@@ -50,6 +50,26 @@ export interface RunLoadOptions {
   preflight?: boolean;
   /** Use this driver instead of the scenario's target (simulations, tests). */
   driverFactory?: (sink: DriverSink) => Promise<Driver>;
+  /** Live metrics: told of every sample as it is counted (see {@link LoadRunObserver}). */
+  observer?: LoadRunObserver;
+}
+
+/** What a live observer reads at its own pace (each metrics collection). */
+export interface LiveLoadRun {
+  scenario: string;
+  shard: ShardSpec;
+  metrics: LoadMetrics;
+  /** The rate the running open phase asks of this process now; undefined in other phases. */
+  targetRate(): number | undefined;
+  /** The scenario's thresholds judged on what ran so far. */
+  thresholds(): ThresholdOutcome[];
+}
+
+export interface LoadRunObserver extends LoadObserver {
+  /** Once, before the first phase. */
+  attach(run: LiveLoadRun): void;
+  /** Once, with the final result (thresholds judged). */
+  finished(result: LoadResult): void;
 }
 
 export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promise<LoadResult> {
@@ -60,10 +80,18 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
   const logger = opts.logger ?? silentLogger;
   const shard = opts.shard ?? NO_SHARD;
   const data = await DataTables.load(scenario.data, scenario.seed);
-  const metrics = new LoadMetrics();
+  const metrics = new LoadMetrics(opts.observer);
   const target = opts.driverFactory ? undefined : await startTarget(scenario.target);
   const startedAtMs = clock.nowUs() / 1000;
   const progress = new ProgressTracker(metrics, scheduler, shard.count);
+  const thresholdSpecs = scenario.thresholds.map((t) => ({ scope: scopeLabel(t.scope), expression: t.expression }));
+  opts.observer?.attach({
+    scenario: scenario.name,
+    shard,
+    metrics,
+    targetRate: () => progress.targetRate(),
+    thresholds: () => evaluateLiveThresholds(metrics, clock.nowUs() / 1000 - startedAtMs, scenario.thresholds),
+  });
   const timer = opts.onProgress ? setInterval(() => opts.onProgress!(progress.snapshot()), opts.progressIntervalMs ?? 1000) : undefined;
   try {
     const ran =
@@ -76,7 +104,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
       shard,
       startedAtMs,
       endedAtMs: clock.nowUs() / 1000,
-      thresholdSpecs: scenario.thresholds.map((t) => ({ scope: scopeLabel(t.scope), expression: t.expression })),
+      thresholdSpecs,
     });
     result.plan = describeScenario(scenario);
     if (target?.startedAtEpochMs !== undefined) result.targetStartedAtEpochMs = target.startedAtEpochMs;
@@ -86,6 +114,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
       logger.warn(`${metrics.scriptErrors} scripted iteration(s) threw; the first: ${metrics.firstScriptError}`);
     }
     result.thresholds = evaluateThresholds(result, scenario.thresholds);
+    opts.observer?.finished(result);
     return result;
   } finally {
     if (timer) clearInterval(timer);

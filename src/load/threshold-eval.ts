@@ -2,14 +2,58 @@
  * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
-import { histogramOf, type GroupResult, type LoadResult, type ThresholdOutcome } from './load-result.js';
-import { httpErrors, sum } from './metrics.js';
+import { newHistogram, type Histogram } from './histogram.js';
+import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
+import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
+import { cancelGroupResult } from './cancel-stats.js';
 import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
 
 export type { ThresholdOutcome } from './load-result.js';
 
+type Series = 'latency' | 'service' | 'first_event' | 'gap' | 'final';
+
+/** What thresholds are judged on: a result, or the metrics of a run still going (live). */
+interface Subject {
+  phases: readonly PhaseStats[];
+  wallMs: number;
+  group(t: ThresholdSpec): { counters: GroupCounters; histogram(series: Series): Histogram } | undefined;
+  /** Cancellation verdicts by tool (or step), for `cancel:` thresholds. */
+  cancel?: LoadResult['cancel'];
+}
+
 export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
-  return specs.map((t) => evaluateOne(result, t));
+  const subject: Subject = {
+    phases: result.phases,
+    wallMs: result.wallMs,
+    ...(result.cancel ? { cancel: result.cancel } : {}),
+    group: (t) => {
+      const g = groupOf(result, t);
+      return g && { counters: g.counters, histogram: (series) => histogramOf(g, series) };
+    },
+  };
+  return specs.map((t) => evaluateOne(subject, t));
+}
+
+/**
+ * The same judgement on a run still going, from its live metrics (no encoding of histograms, so
+ * cheap enough for each metrics collection): what ran so far, `wallMs` since the start.
+ */
+export function evaluateLiveThresholds(m: LoadMetrics, wallMs: number, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
+  const live = (g: GroupStats | undefined) =>
+    g && {
+      counters: g.counters,
+      histogram: (series: Series) => (series === 'latency' || series === 'service' ? g[series] : (g.sse?.[series] ?? newHistogram())),
+    };
+  const subject: Subject = {
+    phases: m.phases,
+    wallMs,
+    cancel: Object.fromEntries([...m.cancel].map(([k, c]) => [k, cancelGroupResult(c)])),
+    group: (t) => {
+      const s = t.scope;
+      return live(s.kind === 'all' ? m.overall : (s.kind === 'method' ? m.methods : s.kind === 'tool' ? m.tools : m.steps).get(s.name));
+    },
+  };
+  return specs.map((t) => evaluateOne(subject, t));
 }
 
 /** Re-parse the expressions stored in a result (after a merge). */
@@ -23,7 +67,7 @@ export function specsOfResult(result: LoadResult): ThresholdSpec[] {
   return out;
 }
 
-function groupOf(r: LoadResult, t: ThresholdSpec): GroupResult | undefined {
+function groupOf(r: LoadResult, t: ThresholdSpec): LoadResult['overall'] | undefined {
   switch (t.scope.kind) {
     case 'all':
       return r.overall;
@@ -36,17 +80,16 @@ function groupOf(r: LoadResult, t: ThresholdSpec): GroupResult | undefined {
   }
 }
 
-function evaluateOne(r: LoadResult, t: ThresholdSpec): ThresholdOutcome {
+function evaluateOne(r: Subject, t: ThresholdSpec): ThresholdOutcome {
   const base = { scope: scopeLabel(t.scope), expression: t.expression };
   if (t.metric.kind === 'cancel') return evaluateCancel(r, t, t.metric.expect, base);
-  const g = groupOf(r, t);
-  const observed = observe(r, g, t);
+  const observed = observe(r, r.group(t), t);
   if (observed === null) return { ...base, ok: false, observed: null, observedText: 'no requests' };
   return { ...base, ok: compare(observed, t.op, t.value), observed, observedText: formatObserved(t, observed) };
 }
 
 /** `cancel: honoured`: every verdict in scope must be the expected one; none at all fails. */
-function evaluateCancel(r: LoadResult, t: ThresholdSpec, expect: string, base: { scope: string; expression: string }): ThresholdOutcome {
+function evaluateCancel(r: Subject, t: ThresholdSpec, expect: string, base: { scope: string; expression: string }): ThresholdOutcome {
   const all = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
   const inScope = t.scope.kind === 'all' ? all : all.filter(([k]) => k === (t.scope as { name: string }).name);
   if (inScope.length === 0) return { ...base, ok: false, observed: null, observedText: 'no cancelled calls' };
@@ -55,7 +98,7 @@ function evaluateCancel(r: LoadResult, t: ThresholdSpec, expect: string, base: {
   return { ...base, ok, observed: ok ? 1 : 0, observedText: text };
 }
 
-function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): number | null {
+function observe(r: Subject, g: ReturnType<Subject['group']>, t: ThresholdSpec): number | null {
   const m = t.metric;
   if (m.kind === 'rate') {
     // Each phase's planned length (stragglers past it do not lower the rate); a phase without one
@@ -74,7 +117,7 @@ function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): n
   }
   if (!g || g.counters.requests === 0) return null;
   if (m.kind === 'latency') {
-    const h = histogramOf(g, m.series);
+    const h = g.histogram(m.series);
     if (h.totalCount === 0) return null;
     if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
     if (m.stat === 'avg') return h.mean;
@@ -85,7 +128,7 @@ function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): n
   return t.percent ? count / g.counters.requests : count;
 }
 
-function counterValue(g: GroupResult, name: string, code?: number): number {
+function counterValue(g: { counters: GroupCounters }, name: string, code?: number): number {
   const c = g.counters;
   switch (name) {
     case 'errors':

@@ -46,7 +46,11 @@ export const MCPTAP_METRIC = {
   requestsInFlight: 'mcptap.requests.in_flight',
   protocolViolations: 'mcptap.protocol.violations',
   sinkDropped: 'mcptap.sink.dropped',
+  cancellations: 'mcptap.cancellations',
 } as const;
+
+/** Attributes of `mcptap.cancellations`: who cancelled, and whether a response came anyway. */
+export const CANCEL_ATTR = { by: 'mcptap.cancel.by', outcome: 'mcptap.cancel.outcome' } as const;
 
 /** Drop counts per sink name (a Map, entries, or a plain record). */
 export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
@@ -77,6 +81,7 @@ interface Instruments {
   inFlight: ObservableUpDownCounter;
   violations: Counter;
   dropped: ObservableCounter;
+  cancellations: Counter;
 }
 
 /** Instrument names in creation order (the order the SDK reports them in). */
@@ -89,6 +94,7 @@ export const METRIC_ORDER: readonly string[] = [
   MCPTAP_METRIC.requestsInFlight,
   MCPTAP_METRIC.protocolViolations,
   MCPTAP_METRIC.sinkDropped,
+  MCPTAP_METRIC.cancellations,
 ];
 
 function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }): Instruments {
@@ -117,6 +123,10 @@ function createInstruments(meter: Meter, histograms: HistogramSource = { create:
     dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, {
       unit: '{item}',
       description: 'Work items sinks dropped (full queues, failed exports).',
+    }),
+    cancellations: meter.createCounter(MCPTAP_METRIC.cancellations, {
+      unit: '{request}',
+      description: 'Requests cancelled, by who cancelled and whether a response came anyway (answered_after_cancel) or not (unanswered).',
     }),
   };
 }
@@ -294,6 +304,10 @@ export class OtelMetricsSink implements Sink {
         ex.outcome,
       );
     counted.n++;
+    if (ex.cancel) {
+      const outcome = ex.responseAfterCancel ? 'answered_after_cancel' : 'unanswered';
+      this.inst.cancellations.add(1, { [ATTR_MCP_METHOD_NAME]: ex.method, [CANCEL_ATTR.by]: ex.cancel.by, [CANCEL_ATTR.outcome]: outcome });
+    }
     if (ex.endUs !== undefined) this.inst.operationDuration.record(Math.max(0, ex.endUs - ex.startUs) / 1e6, this.operationAttrs(ex, conn));
     this.recordSse(ex);
   }

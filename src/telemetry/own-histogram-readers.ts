@@ -11,6 +11,7 @@ import { PeriodicExportingMetricReader, type CollectionResult, type MetricReader
 /** What collect() accepts (the SDK does not export the type by name). */
 type CollectionOptions = Parameters<MetricReader['collect']>[0];
 import type { OwnHistograms } from './own-histograms.js';
+import { withUnitSuffixes } from './prometheus-units.js';
 
 export interface OwnHistogramsRef {
   own?: OwnHistograms;
@@ -30,6 +31,7 @@ export class OwnHistogramPeriodicReader extends PeriodicExportingMetricReader {
   }
 }
 
+/** Also names each metric with its unit, as Prometheus' conventions ask (prometheus-units.ts). */
 export class OwnHistogramPrometheusExporter extends PrometheusExporter {
   constructor(
     config: ExporterConfig,
@@ -40,6 +42,6 @@ export class OwnHistogramPrometheusExporter extends PrometheusExporter {
 
   override async collect(options?: CollectionOptions): Promise<CollectionResult> {
     const result = await super.collect(options);
-    return this.ref.own ? this.ref.own.addTo(this, result) : result;
+    return withUnitSuffixes(this.ref.own ? this.ref.own.addTo(this, result) : result);
   }
 }

@@ -26,7 +26,7 @@ import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/ex
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { Tracer } from '@opentelemetry/api';
+import type { Meter, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
@@ -69,6 +69,11 @@ export interface TelemetryDeps {
   spanIdSeed?: string;
   /** Replaying a recording made with `--inject-trace-context` (see OtelSpanSink). */
   recordedInjection?: boolean;
+  /**
+   * Build the tap's span and metrics sinks (default true). `mcptap load` says false: it records its
+   * own instruments on {@link Telemetry.meter}.
+   */
+  tapSinks?: boolean;
 }
 
 export interface Telemetry {
@@ -80,11 +85,19 @@ export interface Telemetry {
   readonly minter?: TraceContextMinter;
   /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
   readonly metricsUrl?: string;
+  /** The meter of the metrics provider, when metrics are exported (the load run's instruments). */
+  readonly meter?: Meter;
   /** The seed the exchange and session span ids are derived from; present with traces. */
   readonly spanIdSeed?: string;
   /** Span export counts summed over span exporters; undefined without traces. */
   spanCounts(): SpanExportCounts | undefined;
   forceFlush(): Promise<void>;
+  /**
+   * Resolves true when the scrape endpoint has answered a scrape that started after this call,
+   * false after `timeoutMillis` or at once without one: a short-lived process lingers for it so
+   * that Prometheus holds its final values.
+   */
+  nextScrape(timeoutMillis: number): Promise<boolean>;
   /** Closes the sinks (ending open spans), flushes and stops providers and the scrape server. */
   shutdown(): Promise<void>;
 }
@@ -94,7 +107,7 @@ const SCOPE = 'mcptap';
 export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDeps = {}): Promise<Telemetry> {
   const logger = deps.logger ?? silentLogger;
   if (!telemetryEnabled(config)) {
-    return { sinks: [], spanCounts: () => undefined, forceFlush: async () => {}, shutdown: async () => {} };
+    return { sinks: [], spanCounts: () => undefined, forceFlush: async () => {}, nextScrape: async () => false, shutdown: async () => {} };
   }
   const resource = buildResource(config);
   // The OTLP exporters' sockets say whether their endpoints were ever reached (for the close).
@@ -108,7 +121,10 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     throw err;
   }
   const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000, reach);
-  const { minter, spanSink, metricsSink, sinks } = buildSinks(config, traces, metrics, deps, logger, deadline);
+  const { minter, spanSink, metricsSink, sinks } =
+    deps.tapSinks === false
+      ? { sinks: [] as Sink[], minter: undefined, spanSink: undefined, metricsSink: undefined }
+      : buildSinks(config, traces, metrics, deps, logger, deadline);
   let stopping: Promise<void> | undefined;
   return {
     sinks,
@@ -116,11 +132,13 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     ...(metricsSink ? { metricsSink } : {}),
     ...(minter ? { minter } : {}),
     ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
+    ...(metrics ? { meter: metrics.provider.getMeter(SCOPE, VERSION) } : {}),
     ...(spanSink && traces ? { spanIdSeed: traces.seed } : {}),
     spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
     },
+    nextScrape: (timeoutMillis) => (metrics?.server ? nextScrape(metrics.server, timeoutMillis) : Promise.resolve(false)),
     shutdown: () => (stopping ??= shutdownAll(sinks, traces, metrics, deadline, logger)),
   };
 }
@@ -281,7 +299,11 @@ async function buildMetrics(
 async function servePrometheus(exporter: PrometheusExporter, host: string, port: number): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') return exporter.getMetricsRequestHandler(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') {
+      const startedAt = performance.now();
+      res.once('finish', () => server.emit(SCRAPED, startedAt));
+      return exporter.getMetricsRequestHandler(req, res);
+    }
     res.statusCode = 404;
     res.end('not found; metrics are at /metrics\n');
   });
@@ -298,6 +320,23 @@ async function servePrometheus(exporter: PrometheusExporter, host: string, port:
   const addr = server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return { server, url: `http://${shownHost}:${addr.port}/metrics` };
+}
+
+/** Emitted by the scrape server when it has answered a scrape. */
+const SCRAPED = 'mcptap:scraped';
+
+function nextScrape(server: Server, timeoutMillis: number): Promise<boolean> {
+  const calledAt = performance.now();
+  return new Promise((resolve) => {
+    const done = (scraped: boolean) => {
+      clearTimeout(timer);
+      server.off(SCRAPED, onScrape);
+      resolve(scraped);
+    };
+    const onScrape = (startedAt: number) => startedAt >= calledAt && done(true);
+    const timer = setTimeout(() => done(false), timeoutMillis);
+    server.on(SCRAPED, onScrape);
+  });
 }
 
 async function shutdownAll(

@@ -90,6 +90,18 @@ describe('docker-compose.yml', () => {
     expect(otlp.pathname).toBe('/v1/traces');
     expect(portsOf(services[otlp.hostname]!)).toContain(otlp.port);
 
+    // The load run's live metrics go to Prometheus' OTLP receiver.
+    const loadOtlp = new URL(services.load!.environment!.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT!);
+    expect(loadOtlp.hostname).toBe('prometheus');
+    expect(loadOtlp.pathname).toBe('/api/v1/otlp/v1/metrics');
+    expect(portsOf(services.prometheus!)).toContain(loadOtlp.port);
+    expect(services.prometheus!.command).toContain('--web.enable-otlp-receiver');
+    // The dashboards' Jaeger UI links point at the port compose publishes Jaeger's UI on.
+    const jaegerUi = (JSON.parse(readFileSync(join(ROOT, 'dashboards', 'mcptap.json'), 'utf8')) as { templating: { list: { name: string; query?: string }[] } }).templating.list.find(
+      (v) => v.name === 'jaeger_url',
+    )!.query!;
+    expect(services.jaeger!.ports).toContain(`${new URL(jaegerUi).port}:${new URL(jaegerUi).port}`);
+
     const upstream = new URL(flag(tap, '--upstream')!);
     expect(upstream.hostname).toBe('reference');
     expect(flag(services.reference!, '--http')).toBe(`0.0.0.0:${upstream.port}`);
@@ -210,7 +222,7 @@ describe('the stack without Docker: its mcptap services from their compose comma
     let counts: string[] = [];
     for (let i = 0; i < 50; i++) {
       metrics = await (await fetch(`http://127.0.0.1:${port.metrics}/metrics`)).text();
-      counts = metrics.split('\n').filter((l) => l.startsWith('mcp_client_operation_duration_count{'));
+      counts = metrics.split('\n').filter((l) => l.startsWith('mcp_client_operation_duration_seconds_count{'));
       if (tools.every((t) => counts.some((l) => l.includes(`gen_ai_tool_name="${t}"`)))) break;
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -50,7 +50,7 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
           (r) => r.text(),
           () => '',
         );
-        if (prometheus.includes('mcp_client_session_duration_count')) break;
+        if (prometheus.includes('mcp_client_session_duration_seconds_count')) break;
         await new Promise((r) => setTimeout(r, 100));
       }
     } finally {
@@ -147,22 +147,24 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
       server_port: String(peer.port),
     };
     expect(
-      findSamples(samples, 'mcp_client_operation_duration_count', {
+      findSamples(samples, 'mcp_client_operation_duration_seconds_count', {
         ...conn,
         mcp_method_name: 'tools/call',
         gen_ai_tool_name: 'echo',
         gen_ai_operation_name: 'execute_tool',
       })[0]?.value,
     ).toBe(1);
-    expect(findSamples(samples, 'mcp_client_operation_duration_count', { ...conn, gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value).toBe(1);
     expect(
-      findSamples(samples, 'mcp_client_operation_duration_count', {
+      findSamples(samples, 'mcp_client_operation_duration_seconds_count', { ...conn, gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value,
+    ).toBe(1);
+    expect(
+      findSamples(samples, 'mcp_client_operation_duration_seconds_count', {
         ...conn,
         mcp_method_name: 'no/such-method',
         error_type: '-32601',
         rpc_response_status_code: '-32601',
       })[0]?.value,
     ).toBe(1);
-    expect(findSamples(samples, 'mcp_client_session_duration_count', conn)[0]?.value).toBe(1);
+    expect(findSamples(samples, 'mcp_client_session_duration_seconds_count', conn)[0]?.value).toBe(1);
   });
 });

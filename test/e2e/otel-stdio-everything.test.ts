@@ -133,11 +133,14 @@ describe('OTel sinks on the stdio tap with server-everything', () => {
   it('exposes the operation-duration histogram to Prometheus with semconv labels', () => {
     const samples = parseProm(prometheus);
     expect(
-      findSamples(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', network_transport: 'pipe' })[0]
-        ?.value,
+      findSamples(samples, 'mcp_client_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'echo',
+        network_transport: 'pipe',
+      })[0]?.value,
     ).toBe(1);
-    expect(findSamples(samples, 'mcp_client_operation_duration_count', { gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value).toBe(1);
+    expect(findSamples(samples, 'mcp_client_operation_duration_seconds_count', { gen_ai_tool_name: 'get-sum', error_type: 'tool_error' })[0]?.value).toBe(1);
     expect(findSamples(samples, 'mcptap_exchanges_total', { mcptap_outcome: 'jsonrpc_error', mcp_method_name: 'no/such-method' })[0]?.value).toBe(1);
-    expect(findSamples(samples, 'mcp_client_session_duration_count', { network_transport: 'pipe' })[0]?.value).toBe(1);
+    expect(findSamples(samples, 'mcp_client_session_duration_seconds_count', { network_transport: 'pipe' })[0]?.value).toBe(1);
   });
 });

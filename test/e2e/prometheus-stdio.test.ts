@@ -61,10 +61,10 @@ describe.skipIf(!PROMETHEUS)('real Prometheus scraping a live stdio tap', () => 
 
     const sel = `job="${TAP_JOB}", mcp_method_name="tools/call"`;
     const queries: Record<string, string> = {
-      rate: `sum by (mcp_method_name, gen_ai_tool_name) (rate(mcp_client_operation_duration_count{job="${TAP_JOB}"}[${WINDOW}]))`,
+      rate: `sum by (mcp_method_name, gen_ai_tool_name) (rate(mcp_client_operation_duration_seconds_count{job="${TAP_JOB}"}[${WINDOW}]))`,
       errorRatio: `sum by (mcptap_outcome) (rate(mcptap_exchanges_total{${sel}}[${WINDOW}])) / ignoring (mcptap_outcome) group_left sum(rate(mcptap_exchanges_total{${sel}}[${WINDOW}]))`,
       errorShare: `sum by (mcptap_outcome) (mcptap_exchanges_total{${sel}}) / ignoring (mcptap_outcome) group_left sum(mcptap_exchanges_total{${sel}})`,
-      p99: `histogram_quantile(0.99, sum by (le) (rate(mcp_client_operation_duration_bucket{${sel}}[${WINDOW}])))`,
+      p99: `histogram_quantile(0.99, sum by (le) (rate(mcp_client_operation_duration_seconds_bucket{${sel}}[${WINDOW}])))`,
       violations: `sum by (mcptap_anomaly_kind) (mcptap_protocol_violations_total{job="${TAP_JOB}"})`,
     };
     for (const [name, expr] of Object.entries(queries)) results.set(name, await prom.query(expr));

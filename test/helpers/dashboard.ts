@@ -11,6 +11,7 @@ import { TrafficScript } from '../sinks/traffic-script.js';
 import { ROOT } from './paths.js';
 
 export const DASHBOARD_FILE = join(ROOT, 'dashboards', 'mcptap.json');
+export const LOAD_DASHBOARD_FILE = join(ROOT, 'dashboards', 'mcptap-load.json');
 
 export interface DashboardQuery {
   panel: string;
@@ -20,19 +21,27 @@ export interface DashboardQuery {
   datasourceUid: string | undefined;
 }
 
-interface PanelJson {
+export interface PanelJson {
   type: string;
   title: string;
   datasource?: { uid?: string };
   targets?: { refId: string; expr: string; datasource?: { uid?: string } }[];
   panels?: PanelJson[];
+  fieldConfig?: { defaults?: { links?: { title: string; url: string }[] } };
 }
 
-export function loadDashboard(): { uid: string; panels: PanelJson[]; templating: { list: { name: string }[] } } {
-  return JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8'));
+export interface DashboardJson {
+  uid: string;
+  schemaVersion: number;
+  panels: PanelJson[];
+  templating: { list: { name: string; datasource?: { uid?: string } }[] };
 }
 
-export function dashboardQueries(): DashboardQuery[] {
+export function loadDashboard(file = DASHBOARD_FILE): DashboardJson {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+export function dashboardQueries(file = DASHBOARD_FILE): DashboardQuery[] {
   const out: DashboardQuery[] = [];
   const walk = (panels: PanelJson[]) => {
     for (const p of panels) {
@@ -40,13 +49,24 @@ export function dashboardQueries(): DashboardQuery[] {
       for (const t of p.targets ?? []) out.push({ panel: p.title, refId: t.refId, expr: t.expr, datasourceUid: t.datasource?.uid ?? p.datasource?.uid });
     }
   };
-  walk(loadDashboard().panels);
+  walk(loadDashboard(file).panels);
   return out;
 }
 
-/** Grafana variables -> values Prometheus can run: `$job` -> every job, `$__rate_interval` -> `rateInterval`. */
+/** Every panel, rows' panels included. */
+export function allPanels(file = DASHBOARD_FILE): PanelJson[] {
+  const out: PanelJson[] = [];
+  const walk = (panels: PanelJson[]) => panels.forEach((p) => (out.push(p), walk(p.panels ?? [])));
+  walk(loadDashboard(file).panels);
+  return out;
+}
+
+/**
+ * Grafana variables -> values Prometheus can run: the dashboards' variables (always in `=~`
+ * matchers) -> every value, `$__rate_interval` -> `rateInterval`. (`$1` in label_replace stays.)
+ */
 export function concreteExpr(expr: string, rateInterval = '15s'): string {
-  return expr.replaceAll('$__rate_interval', rateInterval).replaceAll('$job', '.*');
+  return expr.replaceAll('$__rate_interval', rateInterval).replace(/\$(job|scenario|shard)\b/g, '.*');
 }
 
 /** Metric names selected in an expression (every selector in the dashboard has a `{...}` matcher). */
@@ -56,7 +76,8 @@ export function metricNames(expr: string): string[] {
 
 /**
  * Events that make every instrument report: a stdio session (ok, tool error, JSON-RPC error,
- * an orphan and stdout pollution, then closed) and an HTTP exchange answered over SSE.
+ * a cancelled request answered anyway, an orphan and stdout pollution, then closed) and HTTP
+ * exchanges: one answered over SSE, one whose upstream reset, one answered by a bare HTTP 502.
  */
 export function allInstrumentsEvents(): TapEvent[] {
   const s = new TrafficScript('stdio-1').open({ transport: 'stdio', target: 'srv' }, 0);
@@ -70,6 +91,9 @@ export function allInstrumentsEvents(): TapEvent[] {
   s.result(77, {}, 410);
   s.send('s2c', 'not json at all', 420);
   s.request(4, 'tools/call', { name: 'slow', arguments: {} }, 430);
+  s.request(5, 'tools/call', { name: 'slow', arguments: {} }, 440);
+  s.send('c2s', { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'user' } }, 450);
+  s.result(5, { content: [] }, 460);
   s.close(2500);
   const h = new TrafficScript('http-1').open({ transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 0);
   h.request(1, 'tools/call', { name: 'op', arguments: {}, _meta: { progressToken: 't' } }, 0, { channel: 'http-body', context: { streamId: 'x' } });
@@ -80,5 +104,10 @@ export function allInstrumentsEvents(): TapEvent[] {
     });
   h.result(1, { content: [] }, 400, { channel: 'sse', context: { streamId: 'x', httpStatus: 200 } });
   h.request(2, 'tools/list', {}, 500, { channel: 'http-body', context: { streamId: 'y' } });
+  // Failures below JSON-RPC: a reset upstream (a transport class) and a bare HTTP 502.
+  h.request(3, 'tools/call', { name: 'op', arguments: {} }, 600, { channel: 'http-body', context: { streamId: 'z' } });
+  h.endStream('z', { outcome: 'transport_error', errorClass: 'upstream_reset' }, 650);
+  h.request(4, 'tools/call', { name: 'op', arguments: {} }, 700, { channel: 'http-body', context: { streamId: 'w' } });
+  h.endStream('w', { outcome: 'transport_error', httpStatus: 502 }, 710);
   return [...s.events, ...h.events];
 }

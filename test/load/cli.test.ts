@@ -350,6 +350,13 @@ thresholds:
     expect(r.stdout).toBe('');
   });
 
+  it('a --metrics-linger without a unit is a usage error (exit 2), before anything runs', async () => {
+    const r = await mcptap(['load', 'strict.yaml', '--progress', 'none', '--metrics', '127.0.0.1:0', '--metrics-linger', '30'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--metrics-linger: .*30/);
+    expect(r.stdout).toBe('');
+  });
+
   it('an unwritable --json or --junit path is refused before the run (exit 2), not found after it', async () => {
     const started = Date.now();
     const r = await mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'no/such/dir/r.json'], dir);

@@ -49,7 +49,7 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
     await withPrometheus(async (t) => {
       for (const e of session().events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
-      const ok = find(samples, 'mcp_client_operation_duration_bucket', {
+      const ok = find(samples, 'mcp_client_operation_duration_seconds_bucket', {
         mcp_method_name: 'tools/call',
         gen_ai_tool_name: 'echo',
         network_transport: 'pipe',
@@ -58,13 +58,13 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       expect(ok.map((s) => s.labels.le)).toEqual([...DURATION_BUCKETS_S.map(String), '+Inf']);
       expect(ok.find((s) => s.labels.le === '0.01')!.value).toBe(0);
       expect(ok.find((s) => s.labels.le === '0.02')!.value).toBe(1);
-      const toolErr = find(samples, 'mcp_client_operation_duration_bucket', { error_type: 'tool_error', gen_ai_tool_name: 'echo' });
+      const toolErr = find(samples, 'mcp_client_operation_duration_seconds_bucket', { error_type: 'tool_error', gen_ai_tool_name: 'echo' });
       expect(toolErr.find((s) => s.labels.le === '0.2')!.value).toBe(0);
       expect(toolErr.find((s) => s.labels.le === '0.5')!.value).toBe(1);
-      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'nope', error_type: '-32601', network_transport: 'pipe' })[0]?.value).toBe(
-        1,
-      );
-      expect(find(samples, 'mcp_client_operation_duration_count', { mcp_method_name: 'initialize' })[0]?.value).toBe(1);
+      expect(
+        find(samples, 'mcp_client_operation_duration_seconds_count', { mcp_method_name: 'nope', error_type: '-32601', network_transport: 'pipe' })[0]?.value,
+      ).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_seconds_count', { mcp_method_name: 'initialize' })[0]?.value).toBe(1);
     });
   });
 
@@ -85,7 +85,7 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       for (const e of s.events.slice(-2)) t.metricsSink!.onEvent(e);
       samples = await scrape(t);
       expect(find(samples, 'mcptap_requests_in_flight', { mcp_method_name: 'tools/call' })[0]?.value).toBe(0);
-      expect(find(samples, 'mcp_client_operation_duration_count', { error_type: 'unanswered' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_seconds_count', { error_type: 'unanswered' })[0]?.value).toBe(1);
     });
   });
 
@@ -94,9 +94,13 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       const s = session().close(2500, 'exited with code 3', 3);
       for (const e of s.events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
-      const sum = find(samples, 'mcp_client_session_duration_sum', { network_transport: 'pipe', mcp_protocol_version: '2025-11-25', error_type: 'child_exit' });
+      const sum = find(samples, 'mcp_client_session_duration_seconds_sum', {
+        network_transport: 'pipe',
+        mcp_protocol_version: '2025-11-25',
+        error_type: 'child_exit',
+      });
       expect(sum[0]?.value).toBeCloseTo(2.5, 6);
-      const buckets = find(samples, 'mcp_client_session_duration_bucket', { network_transport: 'pipe' });
+      const buckets = find(samples, 'mcp_client_session_duration_seconds_bucket', { network_transport: 'pipe' });
       expect(buckets.map((b) => b.labels.le)).toEqual([...DURATION_BUCKETS_S.map(String), '+Inf']);
       expect(buckets.find((b) => b.labels.le === '2')!.value).toBe(0);
       expect(buckets.find((b) => b.labels.le === '5')!.value).toBe(1);
@@ -118,11 +122,11 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       s.result(2, { tools: [] }, 530, { channel: 'sse', context: { streamId: 'y', httpStatus: 200 } });
       for (const e of s.events) t.metricsSink!.onEvent(e);
       const samples = await scrape(t);
-      expect(find(samples, 'mcptap_sse_time_to_first_event_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBeCloseTo(0.1, 6);
+      expect(find(samples, 'mcptap_sse_time_to_first_event_seconds_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBeCloseTo(0.1, 6);
       expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBe(4); // 3 progress, 1 response
-      expect(find(samples, 'mcptap_sse_time_to_first_event_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBeCloseTo(0.03, 6);
+      expect(find(samples, 'mcptap_sse_time_to_first_event_seconds_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBeCloseTo(0.03, 6);
       expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBe(1);
-      expect(find(samples, 'mcp_client_operation_duration_count', { network_transport: 'tcp', mcp_method_name: 'tools/call' })[0]?.value).toBe(1);
+      expect(find(samples, 'mcp_client_operation_duration_seconds_count', { network_transport: 'tcp', mcp_method_name: 'tools/call' })[0]?.value).toBe(1);
     });
   });
 
@@ -149,7 +153,7 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
         server_port: '3001',
       };
       expect(
-        find(samples, 'mcp_client_operation_duration_count', {
+        find(samples, 'mcp_client_operation_duration_seconds_count', {
           ...conn,
           mcp_method_name: 'tools/call',
           gen_ai_operation_name: 'execute_tool',
@@ -157,7 +161,7 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
         })[0]?.value,
       ).toBe(1);
       // A JSON-RPC error code 500 and an HTTP 500 share error.type, but only the first has an rpc status code.
-      const prompts = find(samples, 'mcp_client_operation_duration_count', {
+      const prompts = find(samples, 'mcp_client_operation_duration_seconds_count', {
         ...conn,
         mcp_method_name: 'prompts/get',
         gen_ai_prompt_name: 'greet',

@@ -10,7 +10,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { parseShard } from '../../load/executors/iteration.js';
+import { parseShard, type ShardSpec } from '../../load/executors/iteration.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
 import type { LoadResult } from '../../load/load-result.js';
 import type { ProgressSnapshot } from '../../load/progress.js';
@@ -22,7 +22,11 @@ import { renderSummary } from '../../load/report/text-report.js';
 import { runLoad, StoppedBeforeRun } from '../../load/run-load.js';
 import { loadScenarioFile } from '../../load/scenario-loader.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
-import { createLogger, type LogLevel } from '../../util/logger.js';
+import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
+import type { Scenario } from '../../load/scenario.js';
+import { LoadLiveMetrics } from '../../telemetry/load-live-metrics.js';
+import { createTelemetry, type Telemetry } from '../../telemetry/telemetry.js';
+import { addLoadMetricsOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { logLevelOption } from '../log-level-option.js';
@@ -37,10 +41,12 @@ interface LoadFlags {
   progress: string;
   progressInterval?: string;
   logLevel: LogLevel;
+  metricsLinger?: string;
+  [telemetryFlag: string]: unknown;
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('load')
     .summary('load-test an MCP server with a scenario (open or closed model, both eras, HTTP or stdio)')
     .description(
@@ -65,6 +71,7 @@ export function register(program: Command): void {
         .default('auto'),
     )
     .option('--progress-interval <duration>', 'period of progress lines when not live (default 5s)')
+    .option('--metrics-linger <duration>', 'with --metrics: after the run, keep serving until a scrape has read the final values (at most this long)')
     .addOption(logLevelOption('warn'))
     .addHelpText(
       'after',
@@ -82,20 +89,58 @@ Examples:
   mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
   mcptap load scenarios/replay.yaml      # a recording (from: tap.db) replayed on its schedule, then at 2x
   mcptap load scenarios/cancel.yaml      # cancel calls mid-flight: does the server stop? (cancel: honoured)
-  mcptap merge-results shard-*.json --junit thresholds.xml`,
-    )
-    .action(async (file: string, flags: LoadFlags) => {
-      process.exitCode = await runLoadCommand(file, flags);
-    });
+  mcptap merge-results shard-*.json --junit thresholds.xml
+  mcptap load scenarios/open-ramp.yaml --metrics :9465      # live metrics to scrape (dashboards/mcptap-load.json)
+  mcptap load scenarios/open-ramp.yaml --otlp http://localhost:9090/api/v1/otlp   # pushed to Prometheus' OTLP receiver`,
+    );
+  addLoadMetricsOptions(cmd).action(async (file: string, flags: LoadFlags) => {
+    process.exitCode = await runLoadCommand(file, flags);
+  });
 }
 
 async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   const shard = flags.shard ? parseShard(flags.shard) : undefined;
   if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
+  const lingerMs = metricsLingerMs(flags.metricsLinger);
   const scenario = await loadScenarioFile(file);
   if (flags.raw) scenario.driver = 'raw';
   checkOutputPaths(flags);
   const logger = createLogger(flags.logLevel);
+  const telemetry = await startLiveMetrics(flags, logger);
+  try {
+    return await runAndReport(scenario, shard, flags, logger, telemetry.observer);
+  } finally {
+    if (lingerMs > 0 && telemetry.metricsUrl && !(await telemetry.nextScrape(lingerMs))) {
+      logger.warn(`--metrics-linger: no scrape of ${telemetry.metricsUrl} within ${flags.metricsLinger}; its final values were not read`);
+    }
+    await telemetry.shutdown();
+  }
+}
+
+/** Live metrics (`--metrics`, `--otlp`, OTEL_*): only metrics; a load run exports no spans. */
+async function startLiveMetrics(flags: LoadFlags, logger: Logger): Promise<Telemetry & { observer?: LoadLiveMetrics }> {
+  const config = telemetryConfigFromOptions(flags);
+  const telemetry = await createTelemetry({ ...config, traces: {} }, { logger, tapSinks: false });
+  if (telemetry.metricsUrl) process.stderr.write(`mcptap load: Prometheus metrics at ${telemetry.metricsUrl}\n`);
+  return telemetry.meter ? Object.assign(telemetry, { observer: new LoadLiveMetrics(telemetry.meter) }) : telemetry;
+}
+
+function metricsLingerMs(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const bare = bareDurationNumber(text);
+  if (bare !== undefined) throw new McptapError('LOAD_BAD_FLAG', `--metrics-linger: ${bareDurationMessage(bare)}`);
+  const ms = parseDurationMs(text);
+  if (ms === undefined || ms < 0) throw new McptapError('LOAD_BAD_FLAG', `--metrics-linger: not a duration: ${text}`);
+  return ms;
+}
+
+async function runAndReport(
+  scenario: Scenario,
+  shard: ShardSpec | undefined,
+  flags: LoadFlags,
+  logger: Logger,
+  observer: LoadLiveMetrics | undefined,
+): Promise<number> {
   if (flags.startAt) await waitUntil(flags.startAt);
   const progress = progressWriter(flags);
   const abort = new AbortController();
@@ -108,7 +153,14 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   process.on('SIGTERM', onSignal);
   let result: LoadResult;
   try {
-    result = await runLoad(scenario, { shard, logger, signal: abort.signal, onProgress: progress.write, progressIntervalMs: progress.intervalMs });
+    result = await runLoad(scenario, {
+      shard,
+      logger,
+      signal: abort.signal,
+      onProgress: progress.write,
+      progressIntervalMs: progress.intervalMs,
+      ...(observer ? { observer } : {}),
+    });
   } catch (err) {
     if (!(err instanceof StoppedBeforeRun)) throw err;
     // Nothing ran, so nothing is written (the target's processes were stopped with the run).
