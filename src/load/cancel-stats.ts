@@ -4,7 +4,8 @@
  * histograms, so shards merge exactly; the verdict is recomputed from the counters).
  *
  * A call's verdict:
- * - **ignored** when the server showed work later than `grace` after the cancel: progress
+ * - **ignored** when the server showed work later than `grace` after the cancel (after the server
+ *   saw it, when the probe says when: work before that is not the server's to stop): progress
  *   notifications, a final (non-error) response, or the probe saying the work ran on; `workAfterUs`
  *   is how long (at least: a probe finding it still running says "until the probe");
  * - **honoured** when it could have shown work and did not; `stopDelayUs` is the cancel to the
@@ -37,6 +38,8 @@ export interface ProbeFinding {
   lastWorkAfterUs?: number;
   /** When the work ended, µs after the cancel. */
   endedAfterUs?: number;
+  /** When the server saw the cancel, µs after the client sent it (its transit and queueing). */
+  cancelSeenAfterUs?: number;
   /** The probe answered this long after the cancel (a running work went on at least this long). */
   askedAfterUs: number;
   error?: string;
@@ -71,7 +74,7 @@ export interface CallVerdict {
 const ms = (us: number) => `${+(us / 1000).toFixed(1)}ms`;
 
 export function judgeCall(o: CancelObservation, graceMs: number): CallVerdict {
-  const graceUs = graceMs * 1000;
+  const graceUs = graceMs * 1000 + Math.max(0, o.probe?.cancelSeenAfterUs ?? 0);
   const work: Array<[number, string]> = [];
   const late = o.progressAfterUs.filter((t) => t > graceUs);
   if (late.length > 0)

@@ -84,6 +84,11 @@ describe('one call’s verdict', () => {
     const running = { ...probe, running: true, endedAfterUs: undefined };
     expect(judgeCall(obs({ mechanism: 'close', streamEnd: 'client', probe: running }), 50)).toMatchObject({ verdict: 'ignored', workAfterUs: 1_000_000 });
   });
+  it('work before the server saw the cancel (the probe says when) is not held against it', () => {
+    const probe = { found: true, running: false, lastWorkAfterUs: 120_000, endedAfterUs: 125_000, cancelSeenAfterUs: 118_000, askedAfterUs: 1_000_000 };
+    expect(judgeCall(obs({ progressAfterUs: [60_000, 121_000], probe }), 50)).toMatchObject({ verdict: 'honoured', stopDelayUs: 125_000 });
+    expect(judgeCall(obs({ progressAfterUs: [60_000, 400_000], probe: { ...probe, lastWorkAfterUs: 400_000 } }), 50).verdict).toBe('ignored');
+  });
   it('a closed stream without a probe shows nothing: unknown', () => {
     expect(judgeCall(obs({ mechanism: 'close', streamEnd: 'client', streamEndAfterUs: 0 }), 50).verdict).toBe('unknown');
   });

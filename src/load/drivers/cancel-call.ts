@@ -149,7 +149,7 @@ async function nextRequest(
 
 /**
  * The probe's answer (`structuredContent`, or JSON text): `{found, running, lastWorkAtMs,
- * endedAtMs}` in epoch ms, the reference server's `in-flight` shape. Server and client clocks are
+ * endedAtMs, cancelSeenAtMs?}` in epoch ms, the reference server's `in-flight` shape. Server and client clocks are
  * compared: on one host they agree to about a millisecond.
  */
 export function readProbe(r: CallResult, cancelUs: number, askedUs: number): ProbeFinding {
@@ -174,5 +174,7 @@ export function readProbe(r: CallResult, cancelUs: number, askedUs: number): Pro
   const endedAt = at('endedAtMs');
   if (last !== undefined) f.lastWorkAfterUs = last;
   if (endedAt !== undefined) f.endedAfterUs = endedAt;
+  const seen = at('cancelSeenAtMs');
+  if (seen !== undefined) f.cancelSeenAfterUs = seen;
   return f;
 }
