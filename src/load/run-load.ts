@@ -176,7 +176,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
   const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k, d.clock.nowUs()) };
   const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
   try {
-    await preflight(driver, d);
+    if (scenario.preflight !== false) await preflight(driver, d);
     const { shard } = d;
     d.logger.info(
       `load: ${scenario.name} against ${driver.target} (${driver.transport}, ${driver.era} era)${shard.count > 1 ? `, shard ${shard.index}/${shard.count}` : ''}`,

@@ -36,6 +36,7 @@ export const SCENARIO_FIELDS: readonly string[] = [
   'thresholds',
   'from',
   'iteration',
+  'preflight',
 ];
 
 export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
@@ -67,6 +68,7 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   if (pv) s.protocolVersion = pv;
   if (iteration) s.iteration = iteration;
   if (from) s.from = from;
+  if (r.bool(o, 'preflight', []) === false) s.preflight = false;
   crossChecks(r, s);
   if (r.issues.length > 0) throw scenarioError(ctx.source, r.issues, ctx.locate);
   return s;

@@ -163,6 +163,8 @@ export interface Scenario {
   data: DataSpec[];
   thresholds: ThresholdSpec[];
   iteration?: ScriptedIteration;
+  /** `preflight: false`: do not check the tools the steps name against the target's tools/list first. */
+  preflight?: boolean;
   /** Take the mix and arguments (and `replay` phases their schedule) from this recording (SQLite). */
   from?: { file: string; recording?: number };
 }

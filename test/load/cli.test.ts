@@ -462,6 +462,14 @@ describe('pre-flight and cancel verdicts through the CLI', () => {
     // Nothing ran: no summary, no result file.
     expect(r.stdout).toBe('');
     expect(readdirSync(dir)).not.toContain('typo.json');
+
+    // preflight: false loads the unknown-tool error path on purpose: the calls run and fail as JSON-RPC errors.
+    write('typo-tool-on-purpose.yaml', readFileSync(path.join(dir, 'typo-tool.yaml'), 'utf8') + 'preflight: false\n');
+    const onPurpose = await mcptap(['load', 'typo-tool-on-purpose.yaml', '--progress', 'none', '--json', 'typo.json'], dir);
+    expect(onPurpose.code).toBe(0);
+    const result = JSON.parse(readFileSync(path.join(dir, 'typo.json'), 'utf8')) as LoadResult;
+    expect(result.overall.counters.requests).toBe(5);
+    expect(result.overall.counters.errors).toBe(5);
   });
 
   it('a cancel probe naming no tool of the server is caught the same way', async () => {

@@ -34,7 +34,8 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     const file = join(dir, `${name}.yaml`);
     writeFileSync(
       file,
-      `name: html-e2e\ntarget: ${target}\nera: 2026-07-28\nseed: 3\nphases:\n` +
+      // preflight off: the evil step calls a tool the server lacks, on purpose (an error row in the report).
+      `name: html-e2e\ntarget: ${target}\nera: 2026-07-28\nseed: 3\npreflight: false\nphases:\n` +
         `  - { name: ramp, open: { from: 20, to: 60, duration: 3s } }\n  - { name: steady, open: { rate: 40, duration: 2s } }\nsteps:\n` +
         `  - { name: echo, tool: echo, weight: 6, arguments: { text: "x {{iteration}}" } }\n` +
         `  - { name: slow, tool: delay, weight: 2, arguments: { ms: 3 } }\n` +
