@@ -112,6 +112,7 @@ export class BodyReader {
   private readonly messages: JsonRpcMessage[] = [];
   private readonly violations: ViolationKind[] = [];
   private readonly eventTimes: number[] = [];
+  private progressTimes: number[] | undefined;
   private contentType: CallResult['contentType'] = 'empty';
   private status = 0;
   private isJson = false;
@@ -186,6 +187,7 @@ export class BodyReader {
       return;
     }
     if (kind === 'response') this.violations.push('id_mismatch');
+    else if ((msg as { method?: string }).method === 'notifications/progress') (this.progressTimes ??= []).push(t);
     this.messages.push(msg);
   }
 
@@ -210,6 +212,7 @@ export class BodyReader {
       r.timing.firstEventUs = this.eventTimes[0];
       r.timing.eventTimesUs = this.eventTimes;
     }
+    if (this.progressTimes) r.timing.progressTimesUs = this.progressTimes;
     return r;
   }
 }
