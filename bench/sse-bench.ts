@@ -20,7 +20,7 @@ import { startTarget } from '../src/load/target/target-runtime.js';
 import type { LoadResult } from '../src/load/load-result.js';
 import type { CallRecord } from '../src/load/drivers/driver.js';
 import { RecordingStore } from '../src/store/recording-store.js';
-import { MCPTAP, percentile, stopChild, table } from './bench-util.js';
+import { MCPTAP, percentile, table } from './bench-util.js';
 
 const TTFE_DELAY_MS = 1000;
 
@@ -45,6 +45,19 @@ function startTap(upstream: string, record: string): Promise<Tap> {
       }
     });
     child.once('exit', (code) => reject(new Error(`tap exited ${code}: ${err}`)));
+  });
+}
+
+/** SIGINT, then wait for the recording to be flushed (up to 2 min: a big one takes a while). */
+function stopTap(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGINT');
   });
 }
 
@@ -110,7 +123,7 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
     await runLoad(scenarioFor(tap.url, `{ closed: { vus: 20, iterations: 2 } }`, `{ steps: 1, intervalMs: 10 }`));
     await runLoad(scenarioFor(tap.url, phase, args), raw(viaTapUs));
   } finally {
-    await stopChild(tap.child, 'SIGINT');
+    await stopTap(tap.child);
   }
   const rec = recordedFirstEventsUs(record);
   const d = TTFE_DELAY_MS * 1000;
@@ -138,6 +151,8 @@ async function scale(upstream: string, dir: string): Promise<string> {
   const seconds = Number(process.env.SSE_BENCH_SECONDS ?? 60);
   const intervalMs = 500;
   const steps = Math.round((seconds * 1000) / intervalMs);
+  // Streams open at 100/s (1,000 at once would measure the server's start-up queue, not streaming).
+  const rampS = Math.max(1, Math.ceil(streams / 100));
   const record = join(dir, 'scale.db');
   const tap = await startTap(upstream, record);
   const samples: { t: number; rss: number }[] = [];
@@ -146,11 +161,16 @@ async function scale(upstream: string, dir: string): Promise<string> {
   let result: LoadResult;
   try {
     result = await runLoad(
-      scenarioFor(tap.url, `{ closed: { vus: ${streams}, iterations: 1 } }`, `{ steps: ${steps}, intervalMs: ${intervalMs} }`, `${seconds + 60}s`),
+      scenarioFor(
+        tap.url,
+        `{ open: { rate: ${streams / rampS}, duration: ${rampS}s, maxInFlight: ${streams} } }`,
+        `{ steps: ${steps}, intervalMs: ${intervalMs} }`,
+        `${seconds + 60}s`,
+      ),
     );
   } finally {
     clearInterval(timer);
-    await stopChild(tap.child, 'SIGINT');
+    await stopTap(tap.child);
   }
   const rec = recordedFirstEventsUs(record);
   const live = samples.filter((s) => Number.isFinite(s.rss));
@@ -163,7 +183,7 @@ async function scale(upstream: string, dir: string): Promise<string> {
   const ok = result.overall.counters.ok;
   const maxGap = Math.max(sse.gap.summary.max, sse.progress?.summary.max ?? 0);
   return [
-    `${streams} concurrent SSE streams, a progress event every ${intervalMs} ms for ${seconds} s, through mcptap http --record`,
+    `${streams} concurrent SSE streams (opened at 100/s), a progress event every ${intervalMs} ms for ${seconds} s each, through mcptap http --record`,
     table(
       ['figure', 'value', 'bound'],
       [

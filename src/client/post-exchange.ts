@@ -31,6 +31,7 @@ export class PostExchange implements Dispatcher.DispatchHandler {
     readonly reader: BodyReader,
     private readonly clock: Clock,
     signal?: AbortSignal,
+    private readonly onHeadersIn?: (status: number, timeUs: number) => void,
   ) {
     this.done = new Promise<void>((resolve, reject) => {
       this.settle = (err) => {
@@ -63,6 +64,7 @@ export class PostExchange implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.headers = flatHeaders(headers);
     this.reader.start(statusCode, this.headers['content-type'] ?? '');
+    this.onHeadersIn?.(statusCode, this.headersUs);
   }
 
   onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {

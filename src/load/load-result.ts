@@ -4,19 +4,17 @@
  * (same layout everywhere, see histogram.ts). Summaries next to them are for humans and are
  * recomputed after every merge; the encoded histograms are the truth.
  */
-import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
+import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from './histogram.js';
+import type { ListenResult } from './listen-stats.js';
 import { addCounters, emptyCounters, SSE_SERIES, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import type { ScenarioPlan } from './scenario-plan.js';
 import type { ResultSeries } from './series.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
-export interface EncodedHistogram {
-  /** HDR histogram of µs, compressed base64 (hdr-histogram-js / HdrHistogram V2 encoding). */
-  hdr: string;
-  summary: LatencySummary;
-}
+export type { EncodedHistogram } from './histogram.js';
+export { encodeHist } from './histogram.js';
 
 export interface GroupResult {
   counters: GroupCounters;
@@ -60,6 +58,8 @@ export interface LoadResult {
   targetStartedAtEpochMs?: number;
   /** Scripted iterations that threw. */
   scriptErrors?: number;
+  /** Streams of `listen` steps (subscriptions/listen, legacy GET streams), when the scenario has one. */
+  listen?: ListenResult;
   /**
    * The run was stopped before its schedule ended (by what: `SIGINT`, `SIGTERM`, or the abort
    * reason a library caller gave): its figures and thresholds cover only what ran.
@@ -69,12 +69,6 @@ export interface LoadResult {
   series?: ResultSeries;
   /** The scenario as it ran (older results have none). */
   plan?: ScenarioPlan;
-}
-
-/** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */
-export function encodeHist(h: Histogram): EncodedHistogram {
-  const hdr = encodeHistogram(h);
-  return { hdr, summary: summarize(decodeHistogram(hdr)) };
 }
 
 export function groupResult(g: GroupStats): GroupResult {
@@ -123,6 +117,7 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
     thresholdSpecs: meta.thresholdSpecs,
     thresholds: [],
     series: m.series.snapshot(),
+    ...(m.listen.used ? { listen: m.listen.result() } : {}),
   };
 }
 

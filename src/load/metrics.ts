@@ -11,6 +11,7 @@ import { newHistogram, recordUs, type Histogram } from './histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import type { Sample } from './sample.js';
 import { SeriesRecorder } from './series.js';
+import { ListenStats } from './listen-stats.js';
 
 export interface GroupCounters {
   requests: number;
@@ -125,6 +126,8 @@ export class LoadMetrics {
   /** Cancellation experiments, by tool (or step): see cancel-stats.ts. */
   readonly cancel = new Map<string, CancelStats>();
   readonly phases: PhaseStats[] = [];
+  /** Streams of `listen` steps. */
+  readonly listen = new ListenStats();
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
   /** Per-second counts and latencies, for charts over time. */

@@ -2,6 +2,7 @@
  * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
+import { decodeHistogram, type Histogram } from './histogram.js';
 import { histogramOf, type GroupResult, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum } from './metrics.js';
 import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
@@ -72,17 +73,19 @@ function observe(r: LoadResult, g: GroupResult | undefined, t: ThresholdSpec): n
     if (!t.percent) return dropped;
     return scheduled > 0 ? dropped / scheduled : null;
   }
+  if (m.kind === 'latency' && m.series === 'delivery') return r.listen ? latencyStat(decodeHistogram(r.listen.delay.hdr), m) : null;
   if (!g || g.counters.requests === 0) return null;
-  if (m.kind === 'latency') {
-    const h = histogramOf(g, m.series);
-    if (h.totalCount === 0) return null;
-    if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
-    if (m.stat === 'avg') return h.mean;
-    return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
-  }
+  if (m.kind === 'latency') return m.series === 'delivery' ? null : latencyStat(histogramOf(g, m.series), m);
   if (m.kind !== 'counter') return null;
   const count = counterValue(g, m.counter, m.code);
   return t.percent ? count / g.counters.requests : count;
+}
+
+function latencyStat(h: Histogram, m: Extract<ThresholdSpec['metric'], { kind: 'latency' }>): number | null {
+  if (h.totalCount === 0) return null;
+  if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
+  if (m.stat === 'avg') return h.mean;
+  return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
 }
 
 function counterValue(g: GroupResult, name: string, code?: number): number {

@@ -9,6 +9,7 @@
  *   SSE, from the send:                 headers.p(99) (response headers), first_event, final
  *   SSE, between events:                gap (any two events), progress (two progress notifications)
  *   SSE, after the response:            tail.max (response to the end of the stream)
+ *   listen streams (run scope):         delivery.p(99) (a notification's firing to its arrival)
  *   counters:  errors, transport_errors, http_errors, jsonrpc_errors, tool_errors,
  *              protocol_violations, check_failures, requests, dropped, http(429), jsonrpc(-32020)
  *              `< 5%` compares the share of requests (dropped: of scheduled iterations);
@@ -29,7 +30,7 @@ export type ThresholdMetric =
   | { kind: 'rate' }
   | { kind: 'cancel'; expect: 'honoured' | 'ignored' };
 
-export type LatencySeries = 'latency' | 'service' | SseSeries;
+export type LatencySeries = 'latency' | 'service' | SseSeries | 'delivery';
 
 export const COUNTER_NAMES = [
   'errors',
@@ -87,6 +88,7 @@ export function parseThreshold(expression: string, scope: ThresholdScope = { kin
   if (typeof metric === 'string') return `threshold "${expression}": ${metric}`;
   const n = Number(num);
   if (metric.kind === 'latency') {
+    if (metric.series === 'delivery' && scope.kind !== 'all') return `threshold "${expression}": delivery is measured for the whole run only`;
     if (unit === '%') return `threshold "${expression}": a latency takes a time unit (us, ms, s), not %`;
     return { scope, expression, metric, op, value: n * TIME_US[unit ?? 'ms']!, percent: false };
   }
@@ -100,7 +102,7 @@ export function parseThreshold(expression: string, scope: ThresholdScope = { kin
 }
 
 function parseMetric(t: string): ThresholdMetric | string {
-  const series = /^(service|headers|first_event|gap|progress|final|tail)\.(.+)$/.exec(t);
+  const series = /^(service|headers|first_event|gap|progress|final|tail|delivery)\.(.+)$/.exec(t);
   const name: LatencySeries = series ? (series[1] as LatencySeries) : 'latency';
   const stat = series ? series[2]! : t;
   const p = /^p\(?\s*(\d+(?:\.\d+)?)\s*\)?$/.exec(stat);

@@ -12,7 +12,7 @@ export function renderSummary(r: LoadResult): string {
   const shards = r.shards.length > 1 || r.shards[0]!.count > 1 ? ` [shards ${r.shards.map((s) => `${s.index}/${s.count}`).join(', ')}]` : '';
   out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
   if (r.stopped) out.push(`STOPPED EARLY (${r.stopped}): the run is incomplete; the figures and thresholds below cover only what ran`);
-  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel));
+  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel), ...renderListen(r));
   if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
   out.push('', ...renderThresholds(r));
   return out.join('\n') + '\n';
@@ -108,6 +108,18 @@ function renderSse(g: GroupResult): string[] {
   return [
     `sse (${sse.final.summary.count} streams): ${headers}first event ${f(sse.first_event)}; final response ${f(sse.final)}; end of stream after it ${opt(sse.tail, 'n/a')}`,
     `  gaps ${opt(sse.gap, 'none (one event per stream)')}; progress every ${opt(sse.progress, 'n/a (no progress)')}`,
+  ];
+}
+
+function renderListen(r: LoadResult): string[] {
+  const l = r.listen;
+  if (!l) return [];
+  const d = l.delay.summary;
+  const delay = d.count === 0 ? 'n/a (no firing stamp)' : `p50 ${formatDurationUs(d.p50)} p99 ${formatDurationUs(d.p99)} max ${formatDurationUs(d.max)}`;
+  return [
+    `listen (${l.streams} streams, ${l.held} held to the phase end, ${l.failed} failed, at most ${l.maxOpen} open): ` +
+      `${l.notifications} notifications (${l.perSecond.toFixed(1)}/s), ${l.perStream.min}..${l.perStream.max} per stream, ${l.duplicates} duplicates`,
+    `  delivery delay ${delay}`,
   ];
 }
 

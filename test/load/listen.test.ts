@@ -1,0 +1,83 @@
+/**
+ * `listen` steps against the reference server (a child process): 100 streams held open for the
+ * phase, 2026-07-28 `subscriptions/listen` and legacy GET streams, while the `notify` tool fires
+ * tools/list_changed every 100 ms. Every notification must arrive exactly once on every stream;
+ * the delivery delay (the server's firing stamp to arrival) is reported, not bounded (it is a
+ * figure of the machine: see `npm run bench -- sse`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpSession } from '../../src/client/mcp-session.js';
+import { HttpChannel } from '../../src/client/mcp-channel.js';
+import { runLoad } from '../../src/load/run-load.js';
+import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
+import { scenario } from './scenario-fixtures.js';
+
+let target: RunningTarget & { kind: 'http' };
+beforeAll(async () => {
+  target = (await startTarget({ kind: 'reference', transport: 'http', inProcess: false, pool: 1 })) as typeof target;
+});
+afterAll(async () => {
+  await target?.close();
+});
+
+const STREAMS = 100;
+const TRIGGERS = 10;
+
+/** Fires `TRIGGERS` notifications 100 ms apart once `ready()` says every stream is open (bounded: 20 s). */
+async function fireWhenOpen(url: string, ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+  const channel = new HttpChannel({ url, timeoutMs: 30_000 });
+  try {
+    const session = new McpSession(channel, { era: 'modern' });
+    const r = await session.request('tools/call', { name: 'notify', arguments: { kind: 'tools', count: TRIGGERS, intervalMs: 100 } });
+    expect(r.response?.result).toMatchObject({ structuredContent: { firedAtUs: expect.any(Array) } });
+  } finally {
+    await channel.close();
+  }
+}
+
+describe.each(['2026-07-28', 'legacy'])('listen step, %s era', (era) => {
+  it(`${STREAMS} streams held for the phase get every notification once`, async () => {
+    let ready = 0;
+    const s = scenario(`
+target: { url: "${target.url}", connections: ${STREAMS + 10} }
+era: ${era}
+phases: [ { closed: { vus: ${STREAMS}, duration: 6s } } ]
+steps: [ { name: changes, listen: { toolsListChanged: true } } ]
+thresholds: [ "delivery.p(99) < 60s" ]
+`);
+    // Ready: acknowledged (2026-07-28) or answered 200 (a legacy GET stream, registered by then).
+    const running = runLoad(s, { onListenReady: (n) => (ready = n) });
+    await fireWhenOpen(target.url, () => ready >= STREAMS);
+    const r = await running;
+    const l = r.listen!;
+    expect(l.streams).toBe(STREAMS);
+    expect(l.held).toBe(STREAMS);
+    expect(l.failed).toBe(0);
+    if (era !== 'legacy') expect(l.acked).toBe(STREAMS);
+    expect(l.duplicates).toBe(0);
+    expect(l.perStream).toEqual({ min: TRIGGERS, max: TRIGGERS });
+    expect(l.notifications).toBe(STREAMS * TRIGGERS);
+    expect(l.byMethod).toEqual({ 'notifications/tools/list_changed': STREAMS * TRIGGERS });
+    expect(l.delay.summary.count).toBe(STREAMS * TRIGGERS);
+    expect(r.thresholds[0]).toMatchObject({ ok: true });
+    console.log(`listen ${era}: ${STREAMS} streams, delivery delay p50 ${l.delay.summary.p50} us p99 ${l.delay.summary.p99} us max ${l.delay.summary.max} us`);
+  }, 60_000);
+});
+
+describe('listen step validation', () => {
+  it('takes a filter and only a name and weight beside it', () => {
+    expect(() => scenario(`target: { url: "http://127.0.0.1:1/mcp" }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\nsteps: [ { listen: {} } ]`)).toThrow(
+      /subscribe to something/,
+    );
+    expect(() =>
+      scenario(
+        `target: { url: "http://127.0.0.1:1/mcp" }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\nsteps: [ { tool: echo, listen: { toolsListChanged: true } } ]`,
+      ),
+    ).toThrow(/only name and weight besides listen/);
+    const s = scenario(
+      `target: { url: "http://127.0.0.1:1/mcp" }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\nsteps: [ { listen: { resourceSubscriptions: [ "a://b" ] } } ]`,
+    );
+    expect(s.steps[0]).toMatchObject({ name: 'listen', method: 'subscriptions/listen', listen: { resourceSubscriptions: ['a://b'] } });
+  });
+});
