@@ -5,11 +5,16 @@
  * the delivery delay (the server's firing stamp to arrival) is reported, not bounded (it is a
  * figure of the machine: see `npm run bench -- sse`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpSession } from '../../src/client/mcp-session.js';
 import { HttpChannel } from '../../src/client/mcp-channel.js';
 import { runLoad } from '../../src/load/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
+import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 import { scenario } from './scenario-fixtures.js';
 
 let target: RunningTarget & { kind: 'http' };
@@ -62,6 +67,53 @@ thresholds: [ "delivery.p(99) < 60s" ]
     expect(l.delay.summary.count).toBe(STREAMS * TRIGGERS);
     expect(r.thresholds[0]).toMatchObject({ ok: true });
     console.log(`listen ${era}: ${STREAMS} streams, delivery delay p50 ${l.delay.summary.p50} us p99 ${l.delay.summary.p99} us max ${l.delay.summary.max} us`);
+  }, 60_000);
+});
+
+describe.each(['2026-07-28', 'legacy'])('listen streams through the recording tap, %s era', (era) => {
+  it('every notification is recorded on its stream (listen: on its exchange)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcptap-listen-tap-'));
+    const file = path.join(dir, 'listen.db');
+    const n = 20;
+    try {
+      const tap = await startHttpTapCli(target.url, ['--record', file]);
+      let ready = 0;
+      try {
+        const running = runLoad(
+          scenario(`
+target: { url: "${tap.url}", connections: ${n + 5} }
+era: ${era}
+phases: [ { closed: { vus: ${n}, duration: 4s } } ]
+steps: [ { listen: { toolsListChanged: true } } ]
+`),
+          { onListenReady: (k) => (ready = k) },
+        );
+        await fireWhenOpen(target.url, () => ready >= n);
+        const r = await running;
+        expect(r.listen!.perStream).toEqual({ min: TRIGGERS, max: TRIGGERS });
+      } finally {
+        tap.child.kill('SIGINT');
+        await tap.exited;
+      }
+      const store = RecordingStore.open(file);
+      try {
+        const rows = store.db
+          .prepare("SELECT count(*) AS n, count(DISTINCT stream_id || connection_id) AS streams FROM frames WHERE method = 'notifications/tools/list_changed'")
+          .get() as { n: number; streams: number };
+        expect(rows).toEqual({ n: n * TRIGGERS, streams: n });
+        if (era !== 'legacy') {
+          const listens = store.exchanges({ method: 'subscriptions/listen' });
+          expect(listens).toHaveLength(n);
+          // The acknowledgement and every notification are events of the listen exchange; the
+          // client closing the stream at the phase end is how a listen ends.
+          for (const ex of listens) expect(ex.transport!.eventTimesUs).toHaveLength(1 + TRIGGERS);
+        }
+      } finally {
+        store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
