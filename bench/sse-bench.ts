@@ -5,7 +5,10 @@
  *    `intervalMs` after the call starts (the known delay, 1 s). 100 concurrent streams (open
  *    model, 100 arrivals within 1 s, each held 1 s); the load engine's first_event p99 and the tap recording's
  *    (first event - request seen) p99 must be within 2 ms of the delay.
- * 2. Scale: 1,000 concurrent SSE streams (progress every 500 ms for 60 s) through
+ * 2. Listen: 100 `subscriptions/listen` streams (and legacy GET streams), direct and through the
+ *    tap, while the reference server's `trigger` tool fires every 100 ms: each notification counted
+ *    once on every stream, delivery delay from the server's firing stamp.
+ * 3. Scale: 1,000 concurrent SSE streams (progress every 500 ms for 60 s) through
  *    `mcptap http --record`: the tap's peak RSS and its growth over the last 30 s, the longest gap
  *    between events against the server's 500 ms, and every event found in the recording.
  * Options (env): SSE_BENCH_STREAMS (1000), SSE_BENCH_SECONDS (60).
@@ -20,6 +23,8 @@ import { startTarget } from '../src/load/target/target-runtime.js';
 import type { LoadResult } from '../src/load/load-result.js';
 import type { CallRecord } from '../src/load/drivers/driver.js';
 import { RecordingStore } from '../src/store/recording-store.js';
+import { HttpChannel } from '../src/client/mcp-channel.js';
+import { McpSession } from '../src/client/mcp-session.js';
 import { MCPTAP, percentile, table } from './bench-util.js';
 
 const TTFE_DELAY_MS = 1000;
@@ -86,10 +91,14 @@ steps: [ { tool: progress, arguments: ${args}, progress: true } ]
 }
 
 /** First-event delay of every recorded tools/call (first event seen - request seen), µs. */
-function recordedFirstEventsUs(file: string): { ttfe: number[]; events: number; progress: number; calls: number } {
+function recordedFirstEventsUs(file: string, intervalMs?: number): { ttfe: number[]; events: number; progress: number; calls: number } {
   const store = RecordingStore.open(file);
   try {
-    const calls = store.exchanges({ method: 'tools/call' });
+    const all = store.exchanges({ method: 'tools/call' });
+    const calls =
+      intervalMs === undefined
+        ? all
+        : all.filter((e) => (e.request as { params?: { arguments?: { intervalMs?: number } } }).params?.arguments?.intervalMs === intervalMs);
     const ttfe = calls.flatMap((e) => (e.transport?.firstEventUs !== undefined ? [e.transport.firstEventUs - e.startUs] : []));
     const events = calls.reduce((a, e) => a + (e.transport?.eventTimesUs?.length ?? 0), 0);
     const progress = calls.reduce((a, e) => a + e.progress.length, 0);
@@ -125,9 +134,8 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
   } finally {
     await stopTap(tap.child);
   }
-  const rec = recordedFirstEventsUs(record);
   const d = TTFE_DELAY_MS * 1000;
-  const measuredTtfe = rec.ttfe.filter((t) => t > d / 2); // the warm-up calls are 10 ms ones
+  const measuredTtfe = recordedFirstEventsUs(record, TTFE_DELAY_MS).ttfe; // not the warm-up calls
   const rows: string[][] = [];
   const verdicts: boolean[] = [];
   const row = (name: string, xs: number[]) => {
@@ -203,12 +211,66 @@ async function scale(upstream: string, dir: string): Promise<string> {
   ].join('\n');
 }
 
+/** 100 listen streams per era, direct and through the tap, while `trigger` fires every 100 ms. */
+async function listen(upstream: string, dir: string): Promise<string> {
+  const streams = 100;
+  const triggers = 30;
+  const rows: string[][] = [];
+  for (const era of ['2026-07-28', 'legacy']) {
+    for (const via of ['direct', 'via tap']) {
+      const tap = via === 'via tap' ? await startTap(upstream, join(dir, `listen-${era}.db`)) : undefined;
+      try {
+        let ready = 0;
+        const running = runLoad(
+          loadYaml(
+            `
+name: sse-bench-listen
+target: { url: "${tap?.url ?? upstream}", connections: ${streams + 10} }
+era: ${era}
+phases: [ { closed: { vus: ${streams}, duration: ${Math.ceil(triggers / 10) + 5}s } } ]
+steps: [ { listen: { toolsListChanged: true } } ]
+`,
+            { source: 'sse-bench-listen.yaml', baseDir: process.cwd() },
+          ),
+          { onListenReady: (n) => (ready = n) },
+        );
+        for (let i = 0; i < 600 && ready < streams; i++) await new Promise((r) => setTimeout(r, 50));
+        const channel = new HttpChannel({ url: upstream, timeoutMs: 60_000 });
+        await new McpSession(channel, { era: 'modern' }).request('tools/call', {
+          name: 'trigger',
+          arguments: { notification: 'tools', count: triggers, intervalMs: 100 },
+        });
+        await channel.close();
+        const l = (await running).listen!;
+        const d = l.delay.summary;
+        const exact = l.perStream.min === triggers && l.perStream.max === triggers && l.duplicates === 0;
+        rows.push([
+          `${era}, ${via}`,
+          `${l.held}/${l.streams}`,
+          `${l.perStream.min}..${l.perStream.max}`,
+          String(l.duplicates),
+          ms(d.p50),
+          ms(d.p99),
+          ms(d.max),
+          exact ? 'yes' : 'NO',
+        ]);
+      } finally {
+        if (tap) await stopTap(tap.child);
+      }
+    }
+  }
+  return [
+    `listen: ${streams} streams held open, trigger fires tools/list_changed ${triggers} times every 100 ms; delivery delay = arrival - the server's firing stamp`,
+    table(['streams', 'held', 'per stream', 'dups', 'delay p50', 'p99', 'max', 'each once'], rows),
+  ].join('\n');
+}
+
 export async function runSseBench(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-sse-bench-'));
   const target = await startTarget({ kind: 'reference', transport: 'http', inProcess: false, pool: 1 });
   if (target.kind !== 'http') throw new Error('reference target is not HTTP');
   try {
-    const parts = [await ttfeAccuracy(target.url, dir)];
+    const parts = [await ttfeAccuracy(target.url, dir), await listen(target.url, dir)];
     if (process.env.SSE_BENCH_STREAMS !== '0') parts.push(await scale(target.url, dir));
     return parts.join('\n\n');
   } finally {

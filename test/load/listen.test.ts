@@ -1,6 +1,6 @@
 /**
  * `listen` steps against the reference server (a child process): 100 streams held open for the
- * phase, 2026-07-28 `subscriptions/listen` and legacy GET streams, while the `notify` tool fires
+ * phase, 2026-07-28 `subscriptions/listen` and legacy GET streams, while the `trigger` tool fires
  * tools/list_changed every 100 ms. Every notification must arrive exactly once on every stream;
  * the delivery delay (the server's firing stamp to arrival) is reported, not bounded (it is a
  * figure of the machine: see `npm run bench -- sse`).
@@ -34,8 +34,8 @@ async function fireWhenOpen(url: string, ready: () => boolean): Promise<void> {
   const channel = new HttpChannel({ url, timeoutMs: 30_000 });
   try {
     const session = new McpSession(channel, { era: 'modern' });
-    const r = await session.request('tools/call', { name: 'notify', arguments: { kind: 'tools', count: TRIGGERS, intervalMs: 100 } });
-    expect(r.response?.result).toMatchObject({ structuredContent: { firedAtUs: expect.any(Array) } });
+    const r = await session.request('tools/call', { name: 'trigger', arguments: { notification: 'tools', count: TRIGGERS, intervalMs: 100 } });
+    expect(r.response?.result).toMatchObject({ structuredContent: { fired: expect.any(Array) } });
   } finally {
     await channel.close();
   }
