@@ -30,7 +30,7 @@ export interface ListenResult {
   notifications: number;
   byMethod: Record<string, number>;
   duplicates: number;
-  /** Fewest and most notifications one stream received. */
+  /** Fewest and most notifications one held stream received (failed streams are counted apart). */
   perStream: { min: number; max: number };
   /** Notifications per second while streams were open (merged: summed over shards). */
   perSecond: number;
@@ -121,10 +121,11 @@ export class ListenStats {
   /** The stream ended: `held` when it lasted until its phase's end. */
   closed(s: ListenStream, held: boolean, timeUs: number): void {
     this.open--;
-    if (held) this.held++;
-    else this.failed++;
-    if (s.count < this.min) this.min = s.count;
-    if (s.count > this.max) this.max = s.count;
+    if (held) {
+      this.held++;
+      if (s.count < this.min) this.min = s.count;
+      if (s.count > this.max) this.max = s.count;
+    } else this.failed++;
     if (timeUs > this.lastCloseUs) this.lastCloseUs = timeUs;
   }
 

@@ -103,7 +103,7 @@ describe('time to first event against a known delay, 100 concurrent streams', ()
       const s = r.overall.sse!.first_event.summary;
       expect(s.count).toBe(100);
       expect(s.min).toBeGreaterThanOrEqual(DELAY_US - 512); // the histogram's bucket width at 1 s
-      expect(s.p50 - DELAY_US).toBeLessThan(1_000_000);
+      expect(s.p50 - DELAY_US).toBeLessThan(5_000_000);
     }
     const store = RecordingStore.open(record);
     try {
@@ -111,7 +111,7 @@ describe('time to first event against a known delay, 100 concurrent streams', ()
       expect(ttfe).toHaveLength(100);
       const sorted = ttfe.sort((a, b) => a - b);
       expect(sorted[0]).toBeGreaterThanOrEqual(DELAY_US);
-      expect(sorted[50]! - DELAY_US).toBeLessThan(1_000_000);
+      expect(sorted[50]! - DELAY_US).toBeLessThan(5_000_000);
     } finally {
       store.close();
     }
