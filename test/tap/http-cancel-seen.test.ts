@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-http-server.js';
+import { HttpChannel } from '../../src/client/mcp-channel.js';
+import { McpSession } from '../../src/client/mcp-session.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import type { StoredExchange } from '../../src/store/types.js';
 import { startHttpTapCli, type HttpTapCli } from '../helpers/http-tap-cli.js';
@@ -86,29 +88,18 @@ describe('the HTTP tap records what followed a cancellation', () => {
 
   it('2026-07-28: the client closing its stream is seen as a stream_closed cancel', async () => {
     const [ex] = await recorded('modern-closed', async (url) => {
-      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: 'p1' };
+      // mcptap's own client: aborting its request closes the stream, the 2026-07-28 way to cancel.
+      const channel = new HttpChannel({ url, timeoutMs: 20_000 });
       const ac = new AbortController();
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'progress',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'progress', arguments: { steps: 6, intervalMs: 40 }, _meta: meta },
-        }),
-        signal: ac.signal,
-      });
-      const reader = res.body!.getReader();
-      await reader.read(); // the first progress event: the call is running
-      ac.abort();
+      await new McpSession(channel, { era: 'modern' })
+        .request(
+          'tools/call',
+          { name: 'progress', arguments: { steps: 6, intervalMs: 40 }, _meta: { progressToken: 'p1' } },
+          { signal: ac.signal, onMessage: () => ac.abort() },
+        )
+        .catch(() => undefined);
       await new Promise((r) => setTimeout(r, 300));
+      await channel.close();
     });
     expect(ex!.outcome).toBe('cancelled');
     expect(ex!.cancel).toMatchObject({ by: 'disconnect' });
