@@ -10,6 +10,7 @@ import { runRecorderBench } from './recorder-bench.js';
 import { runStartupBench } from './startup-bench.js';
 import { runReplayBench } from './replay-bench.js';
 import { runHostileBench } from './hostile-bench.js';
+import { runSseBench } from './sse-bench.js';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
@@ -21,6 +22,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   startup: () => runStartupBench(),
   replay: () => runReplayBench(),
   hostile: () => runHostileBench(),
+  sse: () => runSseBench(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

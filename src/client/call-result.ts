@@ -18,6 +18,8 @@ export interface CallTiming {
   firstEventUs?: number;
   /** Arrival of every SSE event with data / related notification, in order (the response included). */
   eventTimesUs?: number[];
+  /** Arrival of every `notifications/progress` that came with the answer (SSE / stdio). */
+  progressTimesUs?: number[];
   /** The JSON-RPC response arrived (absent when none did). */
   responseUs?: number;
   /** The exchange ended: body fully read, stream closed, or response matched. */

@@ -35,6 +35,8 @@ export interface PostOptions {
   timeoutMs?: number;
   /** Called for every message as it arrives (SSE: per event). */
   onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
+  /** The final response headers arrived (streams: the stream is open). */
+  onHeaders?: (status: number, timeUs: number) => void;
   /** The id the response must carry; taken from the body when it is a message. `null`: no response expected. */
   expectId?: JsonRpcId | null;
 }
@@ -64,9 +66,21 @@ export class McpHttpClient {
   }
 
   /** POST one message (or exact raw bytes) and read the whole answer. */
-  async post(body: JsonRpcMessage | string, opts: PostOptions = {}): Promise<CallResult> {
+  post(body: JsonRpcMessage | string, opts: PostOptions = {}): Promise<CallResult> {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const expectId = opts.expectId !== undefined ? opts.expectId : typeof body === 'string' ? null : idOf(body);
+    return this.exchange('POST', text, expectId, opts);
+  }
+
+  /**
+   * GET the standalone server->client stream (legacy era) and read it until it ends, the timeout
+   * or `opts.signal`; its messages go to `opts.onMessage` as they arrive.
+   */
+  stream(opts: PostOptions = {}): Promise<CallResult> {
+    return this.exchange('GET', undefined, null, { ...opts, headers: { accept: 'text/event-stream', ...opts.headers } });
+  }
+
+  private async exchange(method: 'POST' | 'GET', text: string | undefined, expectId: JsonRpcId | null, opts: PostOptions): Promise<CallResult> {
     const timeout = opts.timeoutMs ?? this.timeoutMs;
     // A deadline for the whole exchange, SSE stream included, as the stdio client has: undici's own
     // timeouts restart with every byte (a stream of progress events never times out) and run on
@@ -76,22 +90,23 @@ export class McpHttpClient {
       new BodyReader(this.clock, expectId, opts.onMessage),
       this.clock,
       opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline,
+      opts.onHeaders,
     );
     const sentUs = this.clock.nowUs();
     try {
       const request = {
         origin: this.origin,
         path: this.path,
-        method: 'POST' as const,
+        method,
         headers: opts.headers ? merged(this.headers, opts.headers) : this.headers,
-        body: text,
+        body: text ?? null,
         headersTimeout: timeout,
         bodyTimeout: timeout,
       };
       this.dispatcher.dispatch(request, ex);
       await ex.done;
     } catch (err) {
-      const what = ex.headersUs === undefined ? `POST ${this.url.href}` : `reading the response of POST ${this.url.href}`;
+      const what = ex.headersUs === undefined ? `${method} ${this.url.href}` : `reading the response of ${method} ${this.url.href}`;
       throw toTransportError(err, what);
     }
     const result = ex.reader.result(ex.status, sentUs, ex.headersUs!, this.clock.nowUs());

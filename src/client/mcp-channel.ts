@@ -15,12 +15,16 @@ export interface ChannelRequestOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
+  /** HTTP: the response headers arrived. */
+  onHeaders?: (status: number, timeUs: number) => void;
 }
 
 export interface McpChannel {
   readonly transport: 'http' | 'stdio';
   request(req: JsonRpcRequest, ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<CallResult>;
   notify(n: JsonRpcNotification, ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<void>;
+  /** Legacy HTTP: the session's standalone GET stream, read until it ends (absent on stdio). */
+  stream?(ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<CallResult>;
   /** Ends a legacy session (HTTP DELETE). No-op where sessions are not addressable. */
   endSession(ctx: HeaderContext): Promise<void>;
   close(): Promise<void>;
@@ -42,6 +46,11 @@ export class HttpChannel implements McpChannel {
   async notify(n: JsonRpcNotification, ctx: HeaderContext, opts: ChannelRequestOptions = {}): Promise<void> {
     const headers = applyHeaderOverrides(mcpHeaders(n.method, n.params, ctx), opts.headers);
     await this.client.post(n, { headers, timeoutMs: opts.timeoutMs, signal: opts.signal });
+  }
+
+  stream(ctx: HeaderContext, opts: ChannelRequestOptions = {}): Promise<CallResult> {
+    const headers = applyHeaderOverrides(mcpHeaders('', undefined, ctx), opts.headers);
+    return this.client.stream({ headers, timeoutMs: opts.timeoutMs, signal: opts.signal, onMessage: opts.onMessage, onHeaders: opts.onHeaders });
   }
 
   async endSession(ctx: HeaderContext): Promise<void> {

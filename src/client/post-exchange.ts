@@ -31,6 +31,7 @@ export class PostExchange implements Dispatcher.DispatchHandler {
     readonly reader: BodyReader,
     private readonly clock: Clock,
     signal?: AbortSignal,
+    private readonly onHeadersIn?: (status: number, timeUs: number) => void,
   ) {
     this.done = new Promise<void>((resolve, reject) => {
       this.settle = (err) => {
@@ -63,6 +64,7 @@ export class PostExchange implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.headers = flatHeaders(headers);
     this.reader.start(statusCode, this.headers['content-type'] ?? '');
+    this.onHeadersIn?.(statusCode, this.headersUs);
   }
 
   onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -112,6 +114,7 @@ export class BodyReader {
   private readonly messages: JsonRpcMessage[] = [];
   private readonly violations: ViolationKind[] = [];
   private readonly eventTimes: number[] = [];
+  private progressTimes: number[] | undefined;
   private contentType: CallResult['contentType'] = 'empty';
   private status = 0;
   private isJson = false;
@@ -186,6 +189,7 @@ export class BodyReader {
       return;
     }
     if (kind === 'response') this.violations.push('id_mismatch');
+    else if ((msg as { method?: string }).method === 'notifications/progress') (this.progressTimes ??= []).push(t);
     this.messages.push(msg);
   }
 
@@ -210,6 +214,7 @@ export class BodyReader {
       r.timing.firstEventUs = this.eventTimes[0];
       r.timing.eventTimesUs = this.eventTimes;
     }
+    if (this.progressTimes) r.timing.progressTimesUs = this.progressTimes;
     return r;
   }
 }

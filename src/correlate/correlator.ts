@@ -13,7 +13,7 @@
 import type { AnomalyKind, StreamEnd, TapEvent } from '../model/events.js';
 
 export type { StreamEnd } from '../model/events.js';
-import type { Exchange } from '../model/exchange.js';
+import type { CancelAftermath, Exchange } from '../model/exchange.js';
 import type { Direction, Frame, MessageFrame } from '../model/frame.js';
 import { idKey, isRecord, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { paramsOf, progressTokenOf } from '../protocol/mcp.js';
@@ -289,6 +289,7 @@ export class Correlator {
   }
 
   private complete(pk: string, ex: Exchange, out: TapEvent[]): void {
+    if (ex.cancel) (ex.transport ??= {}).afterCancel = aftermath(ex, ex.cancel);
     this.pending.delete(pk);
     this.byExchangeKey.delete(ex.key);
     const token = progressTokenOf(ex.request);
@@ -312,4 +313,22 @@ export class Correlator {
       ...(exchangeKey ? { exchangeKey } : {}),
     });
   }
+}
+
+/** What the server did after `cancel` on this exchange's stream (see CancelAftermath). */
+function aftermath(ex: Exchange, cancel: NonNullable<Exchange['cancel']>): CancelAftermath {
+  const c = cancel.timeUs;
+  const t = ex.transport;
+  const progress = ex.progress.filter((p) => p.timeUs > c);
+  const events = (t?.eventTimesUs ?? []).filter((u) => u > c);
+  const responseUs = ex.responseAfterCancel && ex.endUs !== undefined ? ex.endUs : undefined;
+  const last = Math.max(c, progress.at(-1)?.timeUs ?? c, events.at(-1) ?? c, responseUs ?? c);
+  const a: CancelAftermath = {
+    mechanism: cancel.by === 'disconnect' ? 'stream_closed' : 'notification',
+    progressAfter: progress.length,
+    eventsAfter: events.length,
+    workAfterUs: last - c,
+  };
+  if (t?.streamEndUs !== undefined && t.streamEndUs >= c) a.streamEndAfterUs = t.streamEndUs - c;
+  return a;
 }

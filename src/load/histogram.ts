@@ -86,3 +86,15 @@ export function recordedValues(h: Histogram): { valueUs: number; count: number }
   }
   return out;
 }
+
+export interface EncodedHistogram {
+  /** HDR histogram of µs, compressed base64 (hdr-histogram-js / HdrHistogram V2 encoding). */
+  hdr: string;
+  summary: LatencySummary;
+}
+
+/** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */
+export function encodeHist(h: Histogram): EncodedHistogram {
+  const hdr = encodeHistogram(h);
+  return { hdr, summary: summarize(decodeHistogram(hdr)) };
+}

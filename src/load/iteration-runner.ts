@@ -27,6 +27,10 @@ export interface RunnerDeps {
   scheduler: Scheduler;
   /** Called with every recorded call (progress display, tests). */
   onRecord?: (rec: CallRecord) => void;
+  /** The run's stop: held `listen` streams close on it. */
+  signal?: AbortSignal;
+  /** The driver's era (`listen` steps: legacy GET streams have no acknowledgement). */
+  era?: 'legacy' | 'modern';
 }
 
 export function createIterationRunner(d: RunnerDeps): IterationRunner {
@@ -59,9 +63,43 @@ async function runStep(d: RunnerDeps, lane: Lane, slot: IterationSlot): Promise<
     rows: d.data.rowsFor(slot.phaseIndex, slot.index),
     random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
   }) as Record<string, unknown> | undefined;
+  if (step.listen) return holdListen(d, lane, slot, prepared(step, params));
   const rec = await lane.call(prepared(step, params), slot.intendedUs);
   if (rec && !rec.cancel?.verdict) applyChecks(step.checks, rec);
   record(d, rec);
+}
+
+/**
+ * A `listen` step: its stream stays open until the phase's planned end (a phase without one: the
+ * scenario's timeout), or until the run stops. A stream that fails or ends sooner is recorded as
+ * a sample of the step as well as counted.
+ */
+async function holdListen(d: RunnerDeps, lane: Lane, slot: IterationSlot, c: PreparedCall): Promise<void> {
+  const now = d.scheduler.nowUs();
+  const untilUs = slot.phaseEndUs ?? now + d.scenario.timeoutMs * 1000;
+  const stream = d.metrics.listen.opened(now, d.era === 'legacy');
+  if (!lane.listen) {
+    d.metrics.listen.closed(stream, false, now);
+    return;
+  }
+  const stop = new AbortController();
+  const onStop = () => stop.abort();
+  d.signal?.addEventListener('abort', onStop, { once: true });
+  void d.scheduler.sleepUntil(untilUs).then(onStop);
+  try {
+    const maxMs = Math.ceil(Math.max(0, (untilUs - now) / 1000)) + d.scenario.timeoutMs;
+    const { held, rec } = await lane.listen(c, slot.intendedUs, {
+      stop: stop.signal,
+      maxMs,
+      onMessage: (m, t) => stream.message(m, t),
+      onHeaders: (status) => stream.headers(status),
+    });
+    d.metrics.listen.closed(stream, held, d.scheduler.nowUs());
+    record(d, rec);
+  } finally {
+    d.signal?.removeEventListener('abort', onStop);
+    stop.abort();
+  }
 }
 
 export function prepared(step: StepSpec, params: Record<string, unknown> | undefined): PreparedCall {

@@ -4,25 +4,24 @@
  * (same layout everywhere, see histogram.ts). Summaries next to them are for humans and are
  * recomputed after every merge; the encoded histograms are the truth.
  */
-import { decodeHistogram, encodeHistogram, newHistogram, summarize, type Histogram, type LatencySummary } from './histogram.js';
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
-import { addCounters, emptyCounters, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
+import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from './histogram.js';
+import type { ListenResult } from './listen-stats.js';
+import { addCounters, emptyCounters, SSE_SERIES, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import type { ScenarioPlan } from './scenario-plan.js';
 import type { ResultSeries } from './series.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
-export interface EncodedHistogram {
-  /** HDR histogram of µs, compressed base64 (hdr-histogram-js / HdrHistogram V2 encoding). */
-  hdr: string;
-  summary: LatencySummary;
-}
+export type { EncodedHistogram } from './histogram.js';
+export { encodeHist } from './histogram.js';
 
 export interface GroupResult {
   counters: GroupCounters;
   latency: EncodedHistogram;
   service: EncodedHistogram;
-  sse?: { first_event: EncodedHistogram; gap: EncodedHistogram; final: EncodedHistogram };
+  /** SSE answers (see SSE_SERIES); results written before `headers`, `progress` and `tail` lack them. */
+  sse?: Partial<Record<SseSeries, EncodedHistogram>> & { first_event: EncodedHistogram; gap: EncodedHistogram; final: EncodedHistogram };
 }
 
 export interface ShardId {
@@ -59,6 +58,8 @@ export interface LoadResult {
   targetStartedAtEpochMs?: number;
   /** Scripted iterations that threw. */
   scriptErrors?: number;
+  /** Streams of `listen` steps (subscriptions/listen, legacy GET streams), when the scenario has one. */
+  listen?: ListenResult;
   /**
    * The run was stopped before its schedule ended (by what: `SIGINT`, `SIGTERM`, or the abort
    * reason a library caller gave): its figures and thresholds cover only what ran.
@@ -70,15 +71,10 @@ export interface LoadResult {
   plan?: ScenarioPlan;
 }
 
-/** Encoded histogram plus its summary, computed from the decoded form so a merge reports identically. */
-export function encodeHist(h: Histogram): EncodedHistogram {
-  const hdr = encodeHistogram(h);
-  return { hdr, summary: summarize(decodeHistogram(hdr)) };
-}
-
 export function groupResult(g: GroupStats): GroupResult {
   const r: GroupResult = { counters: structuredClone(g.counters), latency: encodeHist(g.latency), service: encodeHist(g.service) };
-  if (g.sse) r.sse = { first_event: encodeHist(g.sse.first_event), gap: encodeHist(g.sse.gap), final: encodeHist(g.sse.final) };
+  const sse = g.sse;
+  if (sse) r.sse = Object.fromEntries(SSE_SERIES.map((k) => [k, encodeHist(sse[k])])) as NonNullable<GroupResult['sse']>;
   return r;
 }
 
@@ -121,13 +117,15 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
     thresholdSpecs: meta.thresholdSpecs,
     thresholds: [],
     series: m.series.snapshot(),
+    ...(m.listen.used ? { listen: m.listen.result() } : {}),
   };
 }
 
 /** Decoded histogram of a group's series (`latency`, `service` or an SSE series). */
-export function histogramOf(g: GroupResult, series: 'latency' | 'service' | 'first_event' | 'gap' | 'final'): Histogram {
+export function histogramOf(g: GroupResult, series: 'latency' | 'service' | SseSeries): Histogram {
   if (series === 'latency' || series === 'service') return decodeHistogram(g[series].hdr);
-  return g.sse ? decodeHistogram(g.sse[series].hdr) : newHistogram();
+  const h = g.sse?.[series];
+  return h ? decodeHistogram(h.hdr) : newHistogram();
 }
 
 function addEncoded(a: EncodedHistogram | undefined, b: EncodedHistogram | undefined): EncodedHistogram {
@@ -143,11 +141,7 @@ export function mergeGroups(a: GroupResult | undefined, b: GroupResult | undefin
   if (b) addCounters(counters, b.counters);
   const r: GroupResult = { counters, latency: addEncoded(a?.latency, b?.latency), service: addEncoded(a?.service, b?.service) };
   if (a?.sse || b?.sse) {
-    r.sse = {
-      first_event: addEncoded(a?.sse?.first_event, b?.sse?.first_event),
-      gap: addEncoded(a?.sse?.gap, b?.sse?.gap),
-      final: addEncoded(a?.sse?.final, b?.sse?.final),
-    };
+    r.sse = Object.fromEntries(SSE_SERIES.map((k) => [k, addEncoded(a?.sse?.[k], b?.sse?.[k])])) as NonNullable<GroupResult['sse']>;
   }
   return r;
 }

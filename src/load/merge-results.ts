@@ -6,6 +6,7 @@
  * same shard twice, or the same result twice. A merge with a stopped run
  * is a stopped run.
  */
+import { mergeListen } from './listen-stats.js';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import { mergeCancel } from './cancel-stats.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
@@ -99,6 +100,7 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     tools: mergeGroupMaps(a.tools, b.tools),
     steps: mergeGroupMaps(a.steps, b.steps),
     ...(a.cancel || b.cancel ? { cancel: mergeCancel(a.cancel, b.cancel) } : {}),
+    ...(a.listen || b.listen ? { listen: mergeListen(a.listen, b.listen) } : {}),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
     // Series only when every part has them (a partial series would chart part of the run as all of it).
     series: a.series && b.series ? mergeSeries(a.series, b.series) : undefined,

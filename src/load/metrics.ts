@@ -11,6 +11,7 @@ import { newHistogram, recordUs, type Histogram } from './histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import type { Sample } from './sample.js';
 import { SeriesRecorder } from './series.js';
+import { ListenStats } from './listen-stats.js';
 
 export interface GroupCounters {
   requests: number;
@@ -43,7 +44,18 @@ export function addCounters(into: GroupCounters, from: GroupCounters): void {
   for (const k of ['transport', 'http', 'jsonrpc', 'violations'] as const) for (const [key, n] of Object.entries(from[k])) bump(into[k], key, n);
 }
 
-export type SseSeries = 'first_event' | 'gap' | 'final';
+/**
+ * SSE answers, each from the request's send unless said otherwise: `headers` (response headers),
+ * `first_event`, `gap` (between consecutive events), `progress` (between consecutive
+ * `notifications/progress`: the cadence), `final` (the JSON-RPC response), `tail` (from the
+ * response to the end of the stream).
+ */
+export const SSE_SERIES = ['headers', 'first_event', 'gap', 'progress', 'final', 'tail'] as const;
+export type SseSeries = (typeof SSE_SERIES)[number];
+
+export function newSseHistograms(): Record<SseSeries, Histogram> {
+  return { headers: newHistogram(), first_event: newHistogram(), gap: newHistogram(), progress: newHistogram(), final: newHistogram(), tail: newHistogram() };
+}
 
 export class GroupStats {
   readonly counters = emptyCounters();
@@ -51,7 +63,7 @@ export class GroupStats {
   readonly latency: Histogram = newHistogram();
   /** From the moment the request was sent to the response. */
   readonly service: Histogram = newHistogram();
-  /** SSE answers only: time to first event, gaps between events, time to the final response. */
+  /** SSE answers only (see {@link SSE_SERIES}). */
   sse: Record<SseSeries, Histogram> | undefined;
 
   record(s: Sample): void {
@@ -73,10 +85,14 @@ export class GroupStats {
   }
 
   private recordSse(s: Sample, times: readonly number[]): void {
-    const h = (this.sse ??= { first_event: newHistogram(), gap: newHistogram(), final: newHistogram() });
+    const h = (this.sse ??= newSseHistograms());
+    if (s.headersUs !== undefined) recordUs(h.headers, s.headersUs - s.sentUs);
     recordUs(h.first_event, times[0]! - s.sentUs);
     for (let i = 1; i < times.length; i++) recordUs(h.gap, times[i]! - times[i - 1]!);
+    const p = s.progressTimesUs;
+    if (p) for (let i = 1; i < p.length; i++) recordUs(h.progress, p[i]! - p[i - 1]!);
     recordUs(h.final, s.endUs - s.sentUs);
+    if (s.streamEndUs !== undefined && s.outcome !== 'unanswered') recordUs(h.tail, s.streamEndUs - s.endUs);
   }
 }
 
@@ -121,6 +137,8 @@ export class LoadMetrics {
   /** Cancellation experiments, by tool (or step): see cancel-stats.ts. */
   readonly cancel = new Map<string, CancelStats>();
   readonly phases: PhaseStats[] = [];
+  /** Streams of `listen` steps. */
+  readonly listen = new ListenStats();
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
   /** Per-second counts and latencies, for charts over time. */

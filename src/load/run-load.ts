@@ -48,6 +48,8 @@ export interface RunLoadOptions {
   onRecord?: (rec: CallRecord) => void;
   /** Check the tools the steps name against the target first (default true; see preflight.ts). */
   preflight?: boolean;
+  /** `listen` steps: called with the number of streams ready so far (acknowledged / GET 200). */
+  onListenReady?: (ready: number) => void;
   /** Use this driver instead of the scenario's target (simulations, tests). */
   driverFactory?: (sink: DriverSink) => Promise<Driver>;
   /** Live metrics: told of every sample as it is counted (see {@link LoadRunObserver}). */
@@ -81,6 +83,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
   const shard = opts.shard ?? NO_SHARD;
   const data = await DataTables.load(scenario.data, scenario.seed);
   const metrics = new LoadMetrics(opts.observer);
+  metrics.listen.onReady = opts.onListenReady;
   const target = opts.driverFactory ? undefined : await startTarget(scenario.target);
   const startedAtMs = clock.nowUs() / 1000;
   const progress = new ProgressTracker(metrics, scheduler, shard.count);
@@ -183,7 +186,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
     );
     const pool = new LanePool((id) => driver.newLane(id));
     const mix = scenario.steps.length > 0 ? new StepMix(scenario.steps, scenario.mix) : undefined;
-    const runnerDeps = { scenario, pool, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord };
+    const runnerDeps = { scenario, pool, data: d.data, metrics: d.metrics, scheduler: d.scheduler, onRecord: d.onRecord, signal: d.signal, era: driver.era };
     const run = createIterationRunner({ ...runnerDeps, mix });
     // Replay phases: arrival j sends recorded request j.
     const replay = d.traffic && scenario.phases.some((p) => p.kind === 'replay') ? replaySequence(d.traffic) : undefined;
@@ -193,7 +196,7 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
     for (const [phaseIndex, phase] of scenario.phases.entries()) {
       if (d.signal?.aborted) break;
       d.progress.enterPhase(phaseIndex, phase);
-      const common = { scheduler: d.scheduler, metrics: d.metrics, phaseIndex, shard, run, signal: d.signal };
+      const common = { scheduler: d.scheduler, metrics: d.metrics, phaseIndex, shard, run, signal: d.signal, era: driver.era };
       if (phase.kind === 'open') unsettled.push((await runOpenPhase(phase, common)).settled);
       else if (phase.kind === 'replay') unsettled.push((await runReplayPhase(phase, replay!.offsetsUs, { ...common, run: replayRun! })).settled);
       else await runClosedPhase(phase, { ...common, seed: scenario.seed });

@@ -30,8 +30,14 @@ export interface Sample {
   violations: readonly string[];
   /** The answer came as an SSE stream. */
   sse: boolean;
+  /** HTTP response headers arrived. */
+  headersUs?: number;
   firstEventUs?: number;
   eventTimesUs?: readonly number[];
+  /** SSE: arrival of each `notifications/progress` for this request. */
+  progressTimesUs?: readonly number[];
+  /** SSE: the stream ended (after the response, normally). */
+  streamEndUs?: number;
   checks: number;
   checkFailures: number;
 }
@@ -58,6 +64,9 @@ export function sampleFromResult(labels: SampleLabels, r: CallResult): Sample {
   if (res?.error && typeof res.error.code === 'number') s.rpcCode = res.error.code;
   if (r.timing.firstEventUs !== undefined) s.firstEventUs = r.timing.firstEventUs;
   if (r.timing.eventTimesUs) s.eventTimesUs = r.timing.eventTimesUs;
+  if (r.timing.headersUs !== undefined) s.headersUs = r.timing.headersUs;
+  if (r.timing.progressTimesUs) s.progressTimesUs = r.timing.progressTimesUs;
+  if (s.sse) s.streamEndUs = r.timing.endUs;
   return s;
 }
 

@@ -4,8 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { CheckSpec, DataSpec, StepSpec } from './scenario.js';
 import { validateCancel } from './scenario-cancel.js';
+import type { CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
 import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
 import { isObj, kind, Reader, type Path } from './validation.js';
@@ -41,7 +41,8 @@ export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[]
   return out;
 }
 
-const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'cancel'];
+const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'cancel', 'listen'];
+const LISTEN = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged', 'resourceSubscriptions'] as const;
 
 export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<string>): StepSpec[] {
   if (v === undefined) return [];
@@ -64,6 +65,7 @@ const SHORTHAND_METHOD = { tool: 'tools/call', prompt: 'prompts/get', uri: 'reso
 function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<string>): StepSpec | undefined {
   const o = r.obj(v, p, STEP);
   if (!o) return undefined;
+  if (o.listen !== undefined) return validateListenStep(r, o, p);
   const tool = r.str(o, 'tool', p);
   const prompt = r.str(o, 'prompt', p);
   const uri = r.str(o, 'uri', p);
@@ -102,6 +104,40 @@ function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<str
     if (cancel) Object.assign(step, { cancel, progress: true });
   }
   return step;
+}
+
+/**
+ * `listen: {toolsListChanged: true, ...}`: a stream held for the phase (see StepSpec.listen).
+ * Only a name and a weight go with it: what it sends is fixed by the era.
+ */
+function validateListenStep(r: Reader, o: Record<string, unknown>, p: Path): StepSpec | undefined {
+  const extra = Object.keys(o).filter((k) => k !== 'listen' && k !== 'name' && k !== 'weight');
+  if (extra.length) return r.fail(p, `a listen step takes only name and weight besides listen (got ${extra.join(', ')})`);
+  const lp: Path = [...p, 'listen'];
+  const l = r.obj(o.listen, lp, [...LISTEN]);
+  if (!l) return undefined;
+  const filter: ListenFilter = {};
+  for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const) {
+    const b = r.bool(l, k, lp);
+    if (b !== undefined) filter[k] = b;
+  }
+  if (l.resourceSubscriptions !== undefined) {
+    const uris = l.resourceSubscriptions;
+    if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) return r.fail([...lp, 'resourceSubscriptions'], 'must be a list of resource URIs');
+    filter.resourceSubscriptions = uris as string[];
+  }
+  if (!Object.values(filter).some((x) => x === true || Array.isArray(x))) {
+    return r.fail(lp, `subscribe to something: set one of ${LISTEN.join(', ')}`);
+  }
+  return {
+    name: r.str(o, 'name', p) ?? 'listen',
+    weight: r.num(o, 'weight', p, { integer: true, min: 1 }) ?? 1,
+    method: 'subscriptions/listen',
+    params: compileTemplate({ notifications: filter }, new Set(), []),
+    progress: false,
+    checks: [],
+    listen: filter,
+  };
 }
 
 /** Where a template issue sits in the step as written (`params.x`, `arguments.x`, `tool`, `uri`). */

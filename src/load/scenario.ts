@@ -108,6 +108,19 @@ export interface StepSpec {
   progress: boolean;
   checks: CheckSpec[];
   cancel?: CancelSpec;
+  /**
+   * A long-lived stream held open until its phase ends (or for the timeout, in a phase with no
+   * duration): 2026-07-28 `subscriptions/listen` with this filter, a legacy session's GET stream.
+   */
+  listen?: ListenFilter;
+}
+
+/** What a `listen` step subscribes to (the `notifications` of `subscriptions/listen`). */
+export interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
 }
 
 export interface DataSpec {

@@ -2,15 +2,15 @@
  * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
-import { newHistogram, type Histogram } from './histogram.js';
-import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
-import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats } from './metrics.js';
 import { cancelGroupResult } from './cancel-stats.js';
+import { decodeHistogram, newHistogram, type Histogram } from './histogram.js';
+import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
+import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
 
 export type { ThresholdOutcome } from './load-result.js';
 
-type Series = 'latency' | 'service' | 'first_event' | 'gap' | 'final';
+type Series = 'latency' | 'service' | SseSeries;
 
 /** What thresholds are judged on: a result, or the metrics of a run still going (live). */
 interface Subject {
@@ -19,6 +19,8 @@ interface Subject {
   group(t: ThresholdSpec): { counters: GroupCounters; histogram(series: Series): Histogram } | undefined;
   /** Cancellation verdicts by tool (or step), for `cancel:` thresholds. */
   cancel?: LoadResult['cancel'];
+  /** Delivery delays of `listen` streams (run-wide), when there were any. */
+  delivery(): Histogram | undefined;
 }
 
 export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
@@ -26,6 +28,7 @@ export function evaluateThresholds(result: LoadResult, specs: readonly Threshold
     phases: result.phases,
     wallMs: result.wallMs,
     ...(result.cancel ? { cancel: result.cancel } : {}),
+    delivery: () => (result.listen ? decodeHistogram(result.listen.delay.hdr) : undefined),
     group: (t) => {
       const g = groupOf(result, t);
       return g && { counters: g.counters, histogram: (series) => histogramOf(g, series) };
@@ -48,6 +51,7 @@ export function evaluateLiveThresholds(m: LoadMetrics, wallMs: number, specs: re
     phases: m.phases,
     wallMs,
     cancel: Object.fromEntries([...m.cancel].map(([k, c]) => [k, cancelGroupResult(c)])),
+    delivery: () => (m.listen.used ? m.listen.delayHistogram : undefined),
     group: (t) => {
       const s = t.scope;
       return live(s.kind === 'all' ? m.overall : (s.kind === 'method' ? m.methods : s.kind === 'tool' ? m.tools : m.steps).get(s.name));
@@ -115,17 +119,22 @@ function observe(r: Subject, g: ReturnType<Subject['group']>, t: ThresholdSpec):
     if (!t.percent) return dropped;
     return scheduled > 0 ? dropped / scheduled : null;
   }
-  if (!g || g.counters.requests === 0) return null;
-  if (m.kind === 'latency') {
-    const h = g.histogram(m.series);
-    if (h.totalCount === 0) return null;
-    if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
-    if (m.stat === 'avg') return h.mean;
-    return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
+  if (m.kind === 'latency' && m.series === 'delivery') {
+    const h = r.delivery();
+    return h ? latencyStat(h, m) : null;
   }
+  if (!g || g.counters.requests === 0) return null;
+  if (m.kind === 'latency') return m.series === 'delivery' ? null : latencyStat(g.histogram(m.series), m);
   if (m.kind !== 'counter') return null;
   const count = counterValue(g, m.counter, m.code);
   return t.percent ? count / g.counters.requests : count;
+}
+
+function latencyStat(h: Histogram, m: Extract<ThresholdSpec['metric'], { kind: 'latency' }>): number | null {
+  if (h.totalCount === 0) return null;
+  if (m.stat === 'p') return h.getValueAtPercentile(m.percentile!);
+  if (m.stat === 'avg') return h.mean;
+  return m.stat === 'min' ? h.minNonZeroValue : h.maxValue;
 }
 
 function counterValue(g: { counters: GroupCounters }, name: string, code?: number): number {

@@ -6,6 +6,10 @@
  *
  *   latency (from the intended start):  p(99) < 300ms   p95 < 1s   avg < 50ms   med, min, max
  *   other latencies:                    service.p(99)   first_event.p(95)   gap.max   final.p(99)
+ *   SSE, from the send:                 headers.p(99) (response headers), first_event, final
+ *   SSE, between events:                gap (any two events), progress (two progress notifications)
+ *   SSE, after the response:            tail.max (response to the end of the stream)
+ *   listen streams (run scope):         delivery.p(99) (a notification's firing to its arrival)
  *   counters:  errors, transport_errors, http_errors, jsonrpc_errors, tool_errors,
  *              protocol_violations, check_failures, requests, dropped, http(429), jsonrpc(-32020)
  *              `< 5%` compares the share of requests (dropped: of scheduled iterations);
@@ -14,6 +18,8 @@
  *   cancel:    `cancel: honoured` (or `ignored`): the cancellation verdict of a tool (tool:NAME), of a
  *              step that is not a tool call (step:NAME), or of every cancelling step (all)
  */
+import type { SseSeries } from './metrics.js';
+
 export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };
 
 export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';
@@ -24,7 +30,7 @@ export type ThresholdMetric =
   | { kind: 'rate' }
   | { kind: 'cancel'; expect: 'honoured' | 'ignored' };
 
-export type LatencySeries = 'latency' | 'service' | 'first_event' | 'gap' | 'final';
+export type LatencySeries = 'latency' | 'service' | SseSeries | 'delivery';
 
 export const COUNTER_NAMES = [
   'errors',
@@ -82,6 +88,7 @@ export function parseThreshold(expression: string, scope: ThresholdScope = { kin
   if (typeof metric === 'string') return `threshold "${expression}": ${metric}`;
   const n = Number(num);
   if (metric.kind === 'latency') {
+    if (metric.series === 'delivery' && scope.kind !== 'all') return `threshold "${expression}": delivery is measured for the whole run only`;
     if (unit === '%') return `threshold "${expression}": a latency takes a time unit (us, ms, s), not %`;
     return { scope, expression, metric, op, value: n * TIME_US[unit ?? 'ms']!, percent: false };
   }
@@ -95,7 +102,7 @@ export function parseThreshold(expression: string, scope: ThresholdScope = { kin
 }
 
 function parseMetric(t: string): ThresholdMetric | string {
-  const series = /^(service|first_event|gap|final)\.(.+)$/.exec(t);
+  const series = /^(service|headers|first_event|gap|progress|final|tail|delivery)\.(.+)$/.exec(t);
   const name: LatencySeries = series ? (series[1] as LatencySeries) : 'latency';
   const stat = series ? series[2]! : t;
   const p = /^p\(?\s*(\d+(?:\.\d+)?)\s*\)?$/.exec(stat);

@@ -23,6 +23,23 @@ export interface CancelInfo {
   reason?: string;
 }
 
+/**
+ * What followed a cancellation, worked out when the exchange completes: how it was cancelled and
+ * whether the server stopped. `stream_closed` is the 2026-07-28 way (the client closed the HTTP
+ * stream); `notification` is `notifications/cancelled` (legacy HTTP, stdio).
+ */
+export interface CancelAftermath {
+  mechanism: 'notification' | 'stream_closed';
+  /** Progress notifications the server still sent after the cancel (it kept working). */
+  progressAfter: number;
+  /** Messages of any kind on the request's stream after the cancel (progress, response, others). */
+  eventsAfter: number;
+  /** From the cancel to the server's last sign of work on this request (0: none after it). */
+  workAfterUs: number;
+  /** From the cancel to the end of the request's stream, when it ended after the cancel. */
+  streamEndAfterUs?: number;
+}
+
 export interface Exchange {
   /** Unique within a pipeline run: `${connectionId}/${direction}/${seq}`. */
   key: string;
@@ -67,4 +84,6 @@ export interface ExchangeTransport {
   eventTimesUs?: number[];
   streamEndUs?: number;
   responseHeadersUs?: number;
+  /** A cancelled exchange: what happened after the cancel (recorded with the transport facts). */
+  afterCancel?: CancelAftermath;
 }

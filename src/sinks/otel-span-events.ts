@@ -22,6 +22,10 @@ export const MCPTAP_EVENT = {
   cancelled: 'mcptap.cancelled',
   cancelBy: 'mcptap.cancel.by',
   cancelReason: 'mcptap.cancel.reason',
+  cancelMechanism: 'mcptap.cancel.mechanism',
+  cancelProgressAfter: 'mcptap.cancel.progress_after',
+  cancelWorkAfter: 'mcptap.cancel.work_after_ms',
+  cancelStreamEndAfter: 'mcptap.cancel.stream_end_after_ms',
   responseAfterCancel: 'mcptap.response_after_cancel',
 } as const;
 
@@ -46,6 +50,13 @@ export function addExchangeEvents(span: Span, ex: Exchange): void {
   if (ex.cancel) {
     const attrs: Attributes = { [MCPTAP_EVENT.cancelBy]: ex.cancel.by };
     if (ex.cancel.reason !== undefined) attrs[MCPTAP_EVENT.cancelReason] = ex.cancel.reason;
+    const a = ex.transport?.afterCancel;
+    if (a) {
+      attrs[MCPTAP_EVENT.cancelMechanism] = a.mechanism;
+      attrs[MCPTAP_EVENT.cancelProgressAfter] = a.progressAfter;
+      attrs[MCPTAP_EVENT.cancelWorkAfter] = a.workAfterUs / 1000;
+      if (a.streamEndAfterUs !== undefined) attrs[MCPTAP_EVENT.cancelStreamEndAfter] = a.streamEndAfterUs / 1000;
+    }
     span.addEvent(MCPTAP_EVENT.cancelled, attrs, usToHrTime(ex.cancel.timeUs));
   }
   if (ex.responseAfterCancel) {

@@ -15,6 +15,9 @@ describe('threshold expressions', () => {
     });
     expect(parseThreshold('p99.9<=1.5s')).toMatchObject({ metric: { percentile: 99.9 }, op: '<=', value: 1_500_000 });
     expect(parseThreshold('first_event.p(95) < 50')).toMatchObject({ metric: { series: 'first_event' }, value: 50_000 });
+    for (const series of ['headers', 'gap', 'progress', 'final', 'tail']) {
+      expect(parseThreshold(`${series}.max < 2s`)).toMatchObject({ metric: { kind: 'latency', series, stat: 'max' }, value: 2_000_000 });
+    }
     expect(parseThreshold('tool_errors < 5%')).toMatchObject({ metric: { kind: 'counter', counter: 'tool_errors' }, value: 0.05, percent: true });
     expect(parseThreshold('transport_errors == 0')).toMatchObject({ value: 0, percent: false });
     expect(parseThreshold('jsonrpc(-32020) == 10')).toMatchObject({ metric: { counter: 'jsonrpc', code: -32020 }, value: 10 });

@@ -177,7 +177,14 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
     expect(late!.events.find((e) => e.name === 'mcptap.cancelled')).toEqual({
       name: 'mcptap.cancelled',
       timeUnixNano: ns(110),
-      attributes: { 'mcptap.cancel.by': 'c2s', 'mcptap.cancel.reason': 'user pressed stop' },
+      // What followed the cancel: the response still came 10 ms later (the server went on working).
+      attributes: {
+        'mcptap.cancel.by': 'c2s',
+        'mcptap.cancel.reason': 'user pressed stop',
+        'mcptap.cancel.mechanism': 'notification',
+        'mcptap.cancel.progress_after': 0,
+        'mcptap.cancel.work_after_ms': 10,
+      },
     });
     expect(late!.events.find((e) => e.name === 'mcptap.response_after_cancel')?.timeUnixNano).toBe(ns(120));
     expect(late!.endTimeUnixNano).toBe(ns(120));

@@ -4,8 +4,8 @@
  * go (a legacy session, a stdio process, or the stateless modern endpoint).
  */
 import type { CallResult } from '../../client/call-result.js';
-import type { JsonRpcResponse } from '../../model/jsonrpc.js';
 import type { CallVerdict, CancelObservation } from '../cancel-stats.js';
+import type { JsonRpcMessage, JsonRpcResponse } from '../../model/jsonrpc.js';
 import type { Sample } from '../sample.js';
 import type { CancelSpec } from '../scenario.js';
 
@@ -38,9 +38,24 @@ export interface Lane {
    * not be set up (that failure is already recorded as an `initialize` sample). Never rejects.
    */
   call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined>;
+  /**
+   * Hold a `listen` step's stream open until `stop` aborts, handing every message to `onMessage`.
+   * `held`: it lasted until the stop; otherwise `rec` says how it failed or ended early. Absent
+   * where the transport has no such stream (stdio).
+   */
+  listen?(c: PreparedCall, intendedUs: number, hold: StreamHold): Promise<{ held: boolean; rec?: CallRecord }>;
   /** An iteration ended on this lane (legacy HTTP: counts towards session churn). */
   endIteration(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface StreamHold {
+  stop: AbortSignal;
+  /** Upper bound on the hold, ms (the stream's own timeout). */
+  maxMs: number;
+  onMessage: (m: JsonRpcMessage, timeUs: number) => void;
+  /** The stream's response headers arrived. */
+  onHeaders: (status: number, timeUs: number) => void;
 }
 
 export interface Driver {

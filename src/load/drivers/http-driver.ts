@@ -16,8 +16,8 @@ import type { ClientInfo } from '../../client/mcp-request.js';
 import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
-import type { CallRecord, Driver, DriverSink, Lane, PreparedCall } from './driver.js';
-import { listToolNames, openLegacySession, sendCall } from './send-call.js';
+import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } from './driver.js';
+import { holdStream, listToolNames, openLegacySession, sendCall } from './send-call.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -69,7 +69,13 @@ export class HttpDriver implements Driver {
     if (this.modernSession) {
       const session = this.modernSession;
       const clock = this.opts.clock;
-      return { id, call: (c, t) => sendCall(session, c, t, clock), endIteration: async () => {}, close: async () => {} };
+      return {
+        id,
+        call: (c, t) => sendCall(session, c, t, clock),
+        listen: (c, t, hold) => holdStream(session, c, t, clock, hold),
+        endIteration: async () => {},
+        close: async () => {},
+      };
     }
     return new LegacyHttpLane(id, this.channel, this.opts);
   }
@@ -139,16 +145,29 @@ class LegacyHttpLane implements Lane {
     private readonly opts: HttpDriverOptions,
   ) {}
 
-  async call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined> {
+  private async ready(intendedUs: number): Promise<McpSession | undefined> {
     if (!this.session) {
       const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
       if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.sink.record(x)))) return undefined;
       this.session = s;
     }
-    const rec = await sendCall(this.session, c, intendedUs, this.opts.clock);
+    return this.session;
+  }
+
+  async call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined> {
+    const session = await this.ready(intendedUs);
+    if (!session) return undefined;
+    const rec = await sendCall(session, c, intendedUs, this.opts.clock);
     // 404 on a session request means the server dropped the session: start a new one next time.
     if (rec.sample.httpStatus === 404) this.session = undefined;
     return rec;
+  }
+
+  /** The session's GET stream (one per session: the lane's own). */
+  async listen(c: PreparedCall, intendedUs: number, hold: StreamHold): Promise<{ held: boolean; rec?: CallRecord }> {
+    const session = await this.ready(intendedUs);
+    if (!session) return { held: false };
+    return holdStream(session, c, intendedUs, this.opts.clock, hold);
   }
 
   async endIteration(): Promise<void> {

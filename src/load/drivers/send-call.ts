@@ -5,7 +5,7 @@ import type { Clock } from '../../util/clock.js';
 import { isRecord } from '../../model/jsonrpc.js';
 import { sampleFromResult, sampleFromTransportError, type Sample } from '../sample.js';
 import { sendCancellableCall } from './cancel-call.js';
-import type { CallRecord, PreparedCall } from './driver.js';
+import type { CallRecord, PreparedCall, StreamHold } from './driver.js';
 
 export async function sendCall(session: McpSession, c: PreparedCall, intendedUs: number, clock: Clock): Promise<CallRecord> {
   if (c.cancel) return sendCancellableCall(session, { ...c, cancel: c.cancel }, intendedUs, clock);
@@ -24,6 +24,34 @@ export async function sendCall(session: McpSession, c: PreparedCall, intendedUs:
   } catch (err) {
     const te = toTransportError(err, c.method);
     return { sample: sampleFromTransportError(labels, sentUs, clock.nowUs(), te.errorClass) };
+  }
+}
+
+/**
+ * A `listen` step's stream: `subscriptions/listen` (modern) or the session's GET stream (legacy),
+ * held until `hold.stop`. Stopping it is the normal end (`held`); an answer or failure before
+ * that is recorded as a sample of the step.
+ */
+export async function holdStream(
+  session: McpSession,
+  c: PreparedCall,
+  intendedUs: number,
+  clock: Clock,
+  hold: StreamHold,
+): Promise<{ held: boolean; rec?: CallRecord }> {
+  const labels = { step: c.step, method: session.era === 'modern' ? c.method : 'GET stream', intendedUs };
+  const sentUs = clock.nowUs();
+  const opts = { signal: hold.stop, timeoutMs: hold.maxMs, onMessage: hold.onMessage, onHeaders: hold.onHeaders };
+  try {
+    const stream = session.channel.stream;
+    let r;
+    if (session.era === 'modern') r = await session.send(session.build(c.method, c.params), opts);
+    else if (stream) r = await stream.call(session.channel, session.headerContext, opts);
+    else return { held: false };
+    return { held: false, rec: { sample: sampleFromResult(labels, r), response: r.response, result: r } };
+  } catch (err) {
+    if (hold.stop.aborted) return { held: true };
+    return { held: false, rec: { sample: sampleFromTransportError(labels, sentUs, clock.nowUs(), toTransportError(err, labels.method).errorClass) } };
   }
 }
 

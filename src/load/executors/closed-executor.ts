@@ -57,7 +57,7 @@ async function runVu(phase: ClosedPhase, o: ClosedExecutorOptions, stats: PhaseS
     if (readyUs >= endUs || now >= endUs) break;
     o.metrics.iterationStarted(stats, readyUs, now);
     try {
-      await o.run({ phaseIndex: o.phaseIndex, phase: phase.name, index, vu, intendedUs: readyUs });
+      await o.run({ phaseIndex: o.phaseIndex, phase: phase.name, index, vu, intendedUs: readyUs, ...(endUs < Infinity ? { phaseEndUs: endUs } : {}) });
     } catch {
       // an iteration that throws is the runner's bug, already reported there; keep the VU going
     } finally {

@@ -8,6 +8,8 @@ export interface IterationSlot {
   vu: number;
   /** When the iteration should have started by the schedule (µs since the epoch). */
   intendedUs: number;
+  /** When the phase is planned to end (absent: a phase of iterations only); `listen` steps hold until then. */
+  phaseEndUs?: number;
 }
 
 /** Runs one iteration; never rejects on purpose (failures are samples), and is bounded by the request timeout. */

@@ -107,7 +107,7 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
     else {
       o.metrics.iterationStarted(stats, dueUs, now);
       const p: Promise<void> = o
-        .run({ phaseIndex: o.phaseIndex, phase: stats.name, index: j, vu: -1, intendedUs: dueUs })
+        .run({ phaseIndex: o.phaseIndex, phase: stats.name, index: j, vu: -1, intendedUs: dueUs, phaseEndUs: startUs + plan.durationUs })
         .catch(() => undefined)
         .finally(() => {
           running.delete(p);

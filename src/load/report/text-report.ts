@@ -3,7 +3,7 @@
  * (latency from the intended start; errors by layer), error codes, SSE timings, thresholds. Pure.
  */
 import { formatDurationUs } from '../duration.js';
-import type { GroupResult, LoadResult } from '../load-result.js';
+import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { renderCancel } from './cancel-report.js';
 
@@ -12,7 +12,7 @@ export function renderSummary(r: LoadResult): string {
   const shards = r.shards.length > 1 || r.shards[0]!.count > 1 ? ` [shards ${r.shards.map((s) => `${s.index}/${s.count}`).join(', ')}]` : '';
   out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
   if (r.stopped) out.push(`STOPPED EARLY (${r.stopped}): the run is incomplete; the figures and thresholds below cover only what ran`);
-  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel));
+  out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel), ...renderListen(r));
   if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
   out.push('', ...renderThresholds(r));
   return out.join('\n') + '\n';
@@ -99,11 +99,28 @@ function renderCodes(g: GroupResult): string[] {
 }
 
 function renderSse(g: GroupResult): string[] {
-  if (!g.sse || g.sse.final.summary.count === 0) return [];
+  const sse = g.sse;
+  if (!sse || sse.final.summary.count === 0) return [];
   const f = (x: { summary: { p50: number; p99: number } }) => `p50 ${formatDurationUs(x.summary.p50)} p99 ${formatDurationUs(x.summary.p99)}`;
-  // A stream of one event (the response alone) has no gap: "p50 0us" would read as instant gaps.
-  const gaps = g.sse.gap.summary.count === 0 ? 'none (one event per stream)' : `${f(g.sse.gap)} (${g.sse.gap.summary.count})`;
-  return [`sse (${g.sse.final.summary.count} streams): first event ${f(g.sse.first_event)}; gaps ${gaps}; final response ${f(g.sse.final)}`];
+  // A series with no values (one event per stream, no progress) says so: "p50 0us" would read as instant.
+  const opt = (x: EncodedHistogram | undefined, none: string) => (!x || x.summary.count === 0 ? none : `${f(x)} max ${formatDurationUs(x.summary.max)}`);
+  const headers = sse.headers && sse.headers.summary.count > 0 ? `headers ${f(sse.headers)}; ` : '';
+  return [
+    `sse (${sse.final.summary.count} streams): ${headers}first event ${f(sse.first_event)}; final response ${f(sse.final)}; end of stream after it ${opt(sse.tail, 'n/a')}`,
+    `  gaps ${opt(sse.gap, 'none (one event per stream)')}; progress every ${opt(sse.progress, 'n/a (no progress)')}`,
+  ];
+}
+
+function renderListen(r: LoadResult): string[] {
+  const l = r.listen;
+  if (!l) return [];
+  const d = l.delay.summary;
+  const delay = d.count === 0 ? 'n/a (no firing stamp)' : `p50 ${formatDurationUs(d.p50)} p99 ${formatDurationUs(d.p99)} max ${formatDurationUs(d.max)}`;
+  return [
+    `listen (${l.streams} streams, ${l.held} held to the phase end, ${l.failed} failed, at most ${l.maxOpen} open): ` +
+      `${l.notifications} notifications (${l.perSecond.toFixed(1)}/s), ${l.perStream.min}..${l.perStream.max} per stream, ${l.duplicates} duplicates`,
+    `  delivery delay ${delay}`,
+  ];
 }
 
 function renderThresholds(r: LoadResult): string[] {
