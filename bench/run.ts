@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark, each measuring mcptap and its baseline in the same run and
- * printing the ratio. Select with arguments: `npm run bench -- stdio http`.
+ * printing the ratio. Select with arguments: `npm run bench -- stdio http`. Options take a value
+ * (`npm run bench -- soak --minutes 2`) and go to every bench selected.
  */
 import { runStdioBench } from './stdio-bench.js';
 import { runHttpBench } from './http-bench.js';
@@ -11,6 +12,11 @@ import { runStartupBench } from './startup-bench.js';
 import { runReplayBench } from './replay-bench.js';
 import { runHostileBench } from './hostile-bench.js';
 import { runSseBench } from './sse-bench.js';
+import { runSoakBench } from './soak-bench.js';
+
+const args = process.argv.slice(2);
+/** Bench names: the arguments that are neither an option nor an option's value. */
+const wanted = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--'));
 
 const BENCHES: Record<string, () => Promise<string>> = {
   stdio: () => runStdioBench(),
@@ -23,10 +29,12 @@ const BENCHES: Record<string, () => Promise<string>> = {
   replay: () => runReplayBench(),
   hostile: () => runHostileBench(),
   sse: () => runSseBench(),
+  soak: () => runSoakBench(args),
 };
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+/** Long runs, only when named. */
+const NAMED_ONLY = new Set(['soak']);
+for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((b) => !NAMED_ONLY.has(b))) {
   const bench = BENCHES[name];
   if (!bench) {
     process.stderr.write(`unknown benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}\n`);
