@@ -13,6 +13,7 @@ import { runReplayBench } from './replay-bench.js';
 import { runHostileBench } from './hostile-bench.js';
 import { runSseBench } from './sse-bench.js';
 import { runSoakBench } from './soak-bench.js';
+import { runBigrecBench } from './bigrec-bench.js';
 
 const args = process.argv.slice(2);
 /** Bench names: the arguments that are neither an option nor an option's value. */
@@ -30,10 +31,11 @@ const BENCHES: Record<string, () => Promise<string>> = {
   hostile: () => runHostileBench(),
   sse: () => runSseBench(),
   soak: () => runSoakBench(args),
+  bigrec: () => runBigrecBench(args),
 };
 
 /** Long runs, only when named. */
-const NAMED_ONLY = new Set(['soak']);
+const NAMED_ONLY = new Set(['soak', 'bigrec']);
 for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((b) => !NAMED_ONLY.has(b))) {
   const bench = BENCHES[name];
   if (!bench) {

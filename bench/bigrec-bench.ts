@@ -1,0 +1,162 @@
+/**
+ * A big recording in bounded memory: builds a recording of 1,000,000 `tools/call echo` exchanges
+ * (`--exchanges N` or MCPTAP_BIGREC_EXCHANGES) by `mcptap import` of a generated JSONL (stdio, one
+ * call every millisecond, answers as the reference server gives them), then runs `mcptap ls`,
+ * `show --limit 100`, `export --jsonl` and `replay --pace fast` against `mcptap reference --stdio`,
+ * each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
+ * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
+ * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
+ * the first 100,000 calls; `all` for every one) caps it with replay's own --until.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MCPTAP, table } from './bench-util.js';
+
+const TARGET_BYTES = 200e6;
+const POLL_MS = 20;
+
+function options(argv: string[]): { exchanges: number; replayUntil: string } {
+  const arg = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  return {
+    exchanges: Number(arg('exchanges') ?? process.env.MCPTAP_BIGREC_EXCHANGES ?? 1_000_000),
+    replayUntil: arg('replay-until') ?? process.env.MCPTAP_BIGREC_REPLAY_UNTIL ?? '100s',
+  };
+}
+
+/** JSONL of `n` echo calls over stdio, one a millisecond, each answered 200 µs later. */
+function writeJsonl(path: string, n: number): void {
+  const fd = openSync(path, 'w');
+  const t0 = Date.parse('2026-12-03T00:00:00Z') * 1000;
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: 'mcptap-reference', version: '0.1.0' } };
+  let chunk = JSON.stringify({ mcptap: 'jsonl', version: 1, recording: { transport: 'stdio', target: 'mcptap reference --stdio' } }) + '\n';
+  for (let i = 1; i <= n; i++) {
+    const t = t0 + i * 1000;
+    const text = `hello ${i}`;
+    chunk +=
+      JSON.stringify({ t, dir: 'c2s', message: { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: meta } } }) +
+      '\n' +
+      JSON.stringify({
+        t: t + 200,
+        dir: 's2c',
+        message: { result: { content: [{ type: 'text', text }], resultType: 'complete', _meta: serverInfo }, jsonrpc: '2.0', id: i },
+      }) +
+      '\n';
+    if (chunk.length > 1 << 20) {
+      writeSync(fd, chunk);
+      chunk = '';
+    }
+  }
+  writeSync(fd, chunk);
+  closeSync(fd);
+}
+
+function hwmKiB(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        for (const kid of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)) out.push(kid, ...descendants(kid));
+      } catch {
+        /* thread gone */
+      }
+    }
+  } catch {
+    /* process gone */
+  }
+  return out;
+}
+
+interface Run {
+  code: number | null;
+  seconds: number;
+  /** Peak RSS of the mcptap process, bytes. */
+  peak: number;
+  /** Highest peak RSS among the processes it started (the replayed server), bytes. */
+  childPeak: number;
+  stderrTail: string;
+}
+
+/** Runs `mcptap ARGS` (stdout to `stdoutFile` or discarded) and polls its and its children's VmHWM. */
+function measure(args: string[], cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [MCPTAP, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
+    const peaks = new Map<number, number>();
+    const poll = () => {
+      for (const pid of [child.pid!, ...descendants(child.pid!)]) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, hwmKiB(pid)));
+    };
+    const timer = setInterval(poll, POLL_MS);
+    poll();
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      const childPeak = Math.max(0, ...[...peaks].filter(([pid]) => pid !== child.pid).map(([, kb]) => kb));
+      resolve({
+        code,
+        seconds: (performance.now() - t0) / 1000,
+        peak: (peaks.get(child.pid!) ?? 0) * 1024,
+        childPeak: childPeak * 1024,
+        stderrTail: err.trim().split('\n').slice(-2).join(' | '),
+      });
+    });
+  });
+}
+
+const mb = (b: number) => (b / 1e6).toFixed(0);
+
+export async function runBigrecBench(argv: string[] = []): Promise<string> {
+  const { exchanges, replayUntil } = options(argv);
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-bigrec-'));
+  try {
+    const genT = performance.now();
+    writeJsonl(join(dir, 'big.jsonl'), exchanges);
+    const genS = (performance.now() - genT) / 1000;
+    const imp = await measure(['import', 'big.jsonl', '--into', 'big.db'], dir);
+    if (imp.code !== 0) throw new Error(`mcptap import exited ${imp.code}: ${imp.stderrTail}`);
+    const dbBytes = statSync(join(dir, 'big.db')).size;
+    const until = replayUntil === 'all' ? [] : ['--until', replayUntil];
+    const runs: Array<[string, string[]]> = [
+      ['ls', ['ls', 'big.db']],
+      ['show --limit 100', ['show', 'big.db', '--limit', '100']],
+      ['export --jsonl', ['export', 'big.db', '--jsonl', 'out.jsonl']],
+      [
+        `replay --pace fast${until.length ? ` --until ${replayUntil}` : ''}`,
+        ['replay', 'big.db', '--pace', 'fast', ...until, '--', process.execPath, MCPTAP, 'reference', '--stdio'],
+      ],
+    ];
+    const rows: string[][] = [['import (building it)', String(imp.code), imp.seconds.toFixed(1), mb(imp.peak), '-', imp.peak <= TARGET_BYTES ? 'yes' : 'no']];
+    let pass = true;
+    for (const [name, args] of runs) {
+      const r = await measure(args, dir);
+      const ok = r.peak <= TARGET_BYTES;
+      pass &&= ok;
+      rows.push([name, String(r.code), r.seconds.toFixed(1), mb(r.peak), r.childPeak ? mb(r.childPeak) : '-', ok ? 'yes' : 'NO']);
+      if (r.code !== 0) rows[rows.length - 1]![0] += ` (${r.stderrTail.slice(0, 120)})`;
+      rmSync(join(dir, 'out.jsonl'), { force: true });
+    }
+    return [
+      `a recording of ${exchanges.toLocaleString('en')} tools/call echo exchanges (stdio), built by mcptap import of generated JSONL (generated in ${genS.toFixed(1)} s); ` +
+        `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
+      table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
+      `target: ls, show, export and replay each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+    ].join('\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
