@@ -82,7 +82,8 @@ function descendants(pid: number): number[] {
 }
 
 interface Run {
-  code: number | null;
+  /** Exit code, or the signal that ended it. */
+  code: number | string;
   seconds: number;
   /** Peak RSS of the mcptap process, bytes. */
   peak: number;
@@ -97,22 +98,27 @@ function measure(args: string[], cwd: string): Promise<Run> {
     const t0 = performance.now();
     const child = spawn(process.execPath, [MCPTAP, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
-    child.stderr!.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
+    // A crash's reason (V8's `FATAL ERROR: ...`) comes before a long native stack: kept apart.
+    let fatal = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      err = (err + b.toString()).slice(-2000);
+      fatal ||= /FATAL ERROR[^\n]*/.exec(err)?.[0] ?? '';
+    });
     const peaks = new Map<number, number>();
     const poll = () => {
       for (const pid of [child.pid!, ...descendants(child.pid!)]) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, hwmKiB(pid)));
     };
     const timer = setInterval(poll, POLL_MS);
     poll();
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearInterval(timer);
       const childPeak = Math.max(0, ...[...peaks].filter(([pid]) => pid !== child.pid).map(([, kb]) => kb));
       resolve({
-        code,
+        code: code ?? String(signal),
         seconds: (performance.now() - t0) / 1000,
         peak: (peaks.get(child.pid!) ?? 0) * 1024,
         childPeak: childPeak * 1024,
-        stderrTail: err.trim().split('\n').slice(-2).join(' | '),
+        stderrTail: fatal || err.trim().split('\n').slice(-2).join(' | '),
       });
     });
   });
@@ -142,18 +148,20 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
     ];
     const rows: string[][] = [['import (building it)', String(imp.code), imp.seconds.toFixed(1), mb(imp.peak), '-', imp.peak <= TARGET_BYTES ? 'yes' : 'no']];
     let pass = true;
+    const notes: string[] = [];
     for (const [name, args] of runs) {
       const r = await measure(args, dir);
       const ok = r.peak <= TARGET_BYTES;
       pass &&= ok;
       rows.push([name, String(r.code), r.seconds.toFixed(1), mb(r.peak), r.childPeak ? mb(r.childPeak) : '-', ok ? 'yes' : 'NO']);
-      if (r.code !== 0) rows[rows.length - 1]![0] += ` (${r.stderrTail.slice(0, 120)})`;
+      if (r.code !== 0) notes.push(`${name}: exit ${r.code}: ${r.stderrTail.slice(0, 200)}`);
       rmSync(join(dir, 'out.jsonl'), { force: true });
     }
     return [
       `a recording of ${exchanges.toLocaleString('en')} tools/call echo exchanges (stdio), built by mcptap import of generated JSONL (generated in ${genS.toFixed(1)} s); ` +
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
+      ...notes,
       `target: ls, show, export and replay each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
