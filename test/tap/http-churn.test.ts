@@ -153,7 +153,9 @@ describe('HTTP tap connection churn (reference server upstream)', () => {
       expect(exchanges).toBe(10_000 + 2 * 1000);
       // fds: what the first 2,000 connections opened for good (the runner's, undici's) stays; nothing more.
       expect(fdsAfterConnections).toBeLessThanOrEqual(fdsAfterWarmup + 4);
-      expect(fdsAfterSessions).toBeLessThanOrEqual(fdsAfterWarmup + 4);
+      // The sessions run 8 at a time: the tap's keep-alive pool to the upstream may keep up to 8 more
+      // sockets than the short connections needed (a fixed bound; a leak per session would be 1,000).
+      expect(fdsAfterSessions).toBeLessThanOrEqual(fdsAfterWarmup + 4 + 8);
       // Heap: 8,000 more connections and 1,000 sessions leave at most a few MiB (a leak of 1 KiB each would be 9 MiB).
       expect(heapAfterConnections - heapAfterWarmup).toBeLessThan(4);
       expect(heapAfterSessions - heapAfterWarmup).toBeLessThan(4);
