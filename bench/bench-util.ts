@@ -61,12 +61,12 @@ export function cpuUs(pid: number | undefined): number {
 
 /**
  * Ends a child process and waits for it: its stdin is closed (and `signal` sent, when given); one
- * still running after 5 s is killed.
+ * still running after `graceMs` (5 s) is killed.
  */
-export function stopChild(child: ChildProcess, signal?: NodeJS.Signals): Promise<void> {
+export function stopChild(child: ChildProcess, signal?: NodeJS.Signals, graceMs = 5000): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(timer);
       resolve();

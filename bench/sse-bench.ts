@@ -25,7 +25,7 @@ import type { CallRecord } from '../src/load/drivers/driver.js';
 import { RecordingStore } from '../src/store/recording-store.js';
 import { HttpChannel } from '../src/client/mcp-channel.js';
 import { McpSession } from '../src/client/mcp-session.js';
-import { MCPTAP, percentile, table } from './bench-util.js';
+import { MCPTAP, percentile, stopChild, table } from './bench-util.js';
 
 const TTFE_DELAY_MS = 1000;
 
@@ -54,17 +54,7 @@ function startTap(upstream: string, record: string): Promise<Tap> {
 }
 
 /** SIGINT, then wait for the recording to be flushed (up to 2 min: a big one takes a while). */
-function stopTap(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGINT');
-  });
-}
+const stopTapAndRecording = (child: ChildProcess) => stopChild(child, 'SIGINT', 120_000);
 
 /** Resident set size of a process, bytes (Linux /proc); NaN once it is gone. */
 function rssBytes(pid: number | undefined): number {
@@ -132,7 +122,7 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
     await runLoad(scenarioFor(tap.url, `{ closed: { vus: 20, iterations: 2 } }`, `{ steps: 1, intervalMs: 10 }`));
     await runLoad(scenarioFor(tap.url, phase, args), raw(viaTapUs));
   } finally {
-    await stopTap(tap.child);
+    await stopTapAndRecording(tap.child);
   }
   const d = TTFE_DELAY_MS * 1000;
   const measuredTtfe = recordedFirstEventsUs(record, TTFE_DELAY_MS).ttfe; // not the warm-up calls
@@ -178,7 +168,7 @@ async function scale(upstream: string, dir: string): Promise<string> {
     );
   } finally {
     clearInterval(timer);
-    await stopTap(tap.child);
+    await stopTapAndRecording(tap.child);
   }
   const rec = recordedFirstEventsUs(record);
   const live = samples.filter((s) => Number.isFinite(s.rss));
@@ -255,7 +245,7 @@ steps: [ { listen: { toolsListChanged: true } } ]
           exact ? 'yes' : 'NO',
         ]);
       } finally {
-        if (tap) await stopTap(tap.child);
+        if (tap) await stopTapAndRecording(tap.child);
       }
     }
   }

@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { matchesPattern, parsePointer, type Segments } from '../replay/json-pointer.js';
+import { BACKSLASH, closingQuote, findQuote, followedByColon, jsonValueEnd, keyText, lowerAscii, unquote } from './json-scan.js';
 import { linearRegExp } from './linear-regexp.js';
 
 export const TOKEN_PREFIX = 'redacted:hmac-sha256:';
@@ -66,10 +67,6 @@ export function maskTokens<T>(value: T): T {
 }
 
 type HeaderValue = string | string[] | number | undefined;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -355,47 +352,6 @@ export function redactorFromEnv(env: Record<string, string | undefined>, opts: O
   return new Redactor({ ...opts, ...(key ? { key } : {}) });
 }
 
-function closingQuote(raw: Buffer, from: number): number {
-  let q = findQuote(raw, from);
-  while (q !== -1) {
-    let slashes = 0;
-    while (q - 1 - slashes >= from && raw[q - 1 - slashes] === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) return q;
-    q = findQuote(raw, q + 1);
-  }
-  return -1;
-}
-
-/** The next `"` at or after `from`, or -1. Most JSON strings are short: a few bytes are looked at here before native indexOf (whose call costs more). */
-function findQuote(raw: Buffer, from: number): number {
-  const near = Math.min(raw.length, from + 24);
-  for (let i = from; i < near; i++) if (raw[i] === QUOTE) return i;
-  return near < raw.length ? raw.indexOf(QUOTE, near) : -1;
-}
-
-function lowerAscii(b: number): number {
-  return b >= 0x41 && b <= 0x5a ? b + 0x20 : b;
-}
-
-function followedByColon(raw: Buffer, from: number): boolean {
-  for (let i = from; i < raw.length; i++) {
-    const b = raw[i]!;
-    if (b === COLON) return true;
-    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return false;
-  }
-  return false;
-}
-
-function keyText(raw: Buffer, start: number, end: number): string {
-  const s = raw.toString('utf8', start, end);
-  if (!s.includes('\\')) return s;
-  try {
-    return JSON.parse(`"${s}"`) as string;
-  } catch {
-    return s;
-  }
-}
-
 /**
  * A JSON object or array with each member replaced by `member(key, value)` (the index for an
  * array's items). Copy-on-write: `value` itself when no member changed.
@@ -419,38 +375,3 @@ function mapMembers<T extends object>(value: T, member: (key: string | number, v
 
 /** `scheme://user:password@`: the password (group 2), not one already redacted. */
 const URL_PASSWORD_RE = new RegExp(`((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://[^\\s/:@]*:)(?!${TOKEN_PREFIX})([^\\s@/]+)@`, 'gi');
-
-/**
- * Where the JSON value starting at `text[start]` ends: a string at its closing quote, an object or
- * array at its closing bracket (strings inside honoured), a scalar before `,`, `}`, `]` or space;
- * a value cut short ends with the text.
- */
-function jsonValueEnd(text: string, start: number): number {
-  const c = text[start];
-  if (c === '"') {
-    for (let i = start + 1; i < text.length; i++) {
-      if (text[i] === '\\') i++;
-      else if (text[i] === '"') return i + 1;
-    }
-    return text.length;
-  }
-  if (c === '{' || c === '[') {
-    let depth = 0;
-    for (let i = start; i < text.length; i++) {
-      const d = text[i];
-      if (d === '"') {
-        for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
-      } else if (d === '{' || d === '[') depth++;
-      else if ((d === '}' || d === ']') && --depth === 0) return i + 1;
-    }
-    return text.length;
-  }
-  let i = start;
-  while (i < text.length && !/[,}\]\s]/.test(text[i]!)) i++;
-  return i;
-}
-
-function unquote(v: string): string {
-  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'")))) return v.slice(1, -1);
-  return v.startsWith('"') ? v.slice(1) : v;
-}
