@@ -65,6 +65,11 @@ export class McpHttpClient {
     this.dispatcher = opts.dispatcher ?? new Pool(this.url.origin, { connections: opts.connections ?? 64, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
+  /** Where requests go and the headers they carry, for a caller that dispatches its own (the load driver). */
+  get endpoint(): { dispatcher: Dispatcher; origin: string; path: string; headers: Readonly<Record<string, string>>; timeoutMs: number } {
+    return { dispatcher: this.dispatcher, origin: this.origin, path: this.path, headers: this.headers, timeoutMs: this.timeoutMs };
+  }
+
   /** POST one message (or exact raw bytes) and read the whole answer. */
   post(body: JsonRpcMessage | string, opts: PostOptions = {}): Promise<CallResult> {
     const text = typeof body === 'string' ? body : JSON.stringify(body);

@@ -8,8 +8,10 @@
  * - Non-JSON stdout lines and responses nobody waits for are reported through `onViolation`,
  *   never thrown. Server-to-client requests get an answer (`ping` -> `{}`, others -> -32601) so
  *   the server is never left waiting.
- * - A request's timeout is a deadline of its own (a timer per request, cleared by its answer), as
- *   over HTTP: a 200 ms timeout fires at 200 ms, not at the next tick of a shared sweeper.
+ * - A request's timeout is a deadline of its own, as over HTTP: a 200 ms timeout fires at 200 ms,
+ *   not at the next tick of a shared sweeper (one timer serves them all: util/deadlines.ts).
+ * - Lines written in one turn of the event loop go to the pipe in one write (stdin is corked until
+ *   the next tick): a write per request cost more than the rest of the request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
@@ -18,6 +20,7 @@ import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
 import { counter } from '../parse/frame-parser.js';
 import { progressTokenOf } from '../protocol/mcp.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { DeadlineList, type Deadline } from '../util/deadlines.js';
 import type { CallResult, ViolationKind } from './call-result.js';
 import { TransportError } from './transport-error.js';
 
@@ -47,16 +50,23 @@ export interface StdioRequestOptions {
   onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
 }
 
-interface Pending {
-  id: JsonRpcId;
-  sentUs: number;
-  timer: NodeJS.Timeout | undefined;
-  messages: JsonRpcMessage[];
-  eventTimes: number[];
-  progressToken?: JsonRpcId;
-  onMessage?: (m: JsonRpcMessage, t: number) => void;
-  resolve: (r: CallResult) => void;
-  reject: (e: TransportError) => void;
+class Pending implements Deadline {
+  deadlineUs = 0;
+  prevDeadline: Deadline | undefined = undefined;
+  nextDeadline: Deadline | undefined = undefined;
+  armed = false;
+  sentUs = 0;
+  readonly messages: JsonRpcMessage[] = [];
+  readonly eventTimes: number[] = [];
+  progressToken: JsonRpcId | undefined = undefined;
+  onMessage: ((m: JsonRpcMessage, t: number) => void) | undefined = undefined;
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly expire: () => void,
+    readonly resolve: (r: CallResult) => void,
+    readonly reject: (e: TransportError) => void,
+  ) {}
 }
 
 /** Ids given up on that are remembered (their late answers are expected, not violations). */
@@ -71,6 +81,8 @@ export class McpStdioClient {
   private readonly cancelSent = new Set<string>();
   private readonly decoder: NdjsonDecoder;
   private readonly clock: Clock;
+  private readonly deadlines: DeadlineList;
+  private corked = false;
   private exitReason: string | undefined;
   private readonly exited: Promise<void>;
 
@@ -79,6 +91,7 @@ export class McpStdioClient {
     private readonly opts: StdioClientOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
+    this.deadlines = new DeadlineList(this.clock);
     this.decoder = new NdjsonDecoder({ connectionId: 'client', direction: 's2c', seq: counter() });
     child.stdout!.on('data', (b: Buffer) => this.onFrames(this.decoder.push(b, this.clock.nowUs())));
     child.stderr!.on('data', (b: Buffer) => opts.onStderr?.(b.toString('utf8')));
@@ -120,32 +133,45 @@ export class McpStdioClient {
   }
 
   request(req: JsonRpcRequest, opts: StdioRequestOptions = {}): Promise<CallResult> {
+    return this.requestText(req.id, JSON.stringify(req), progressTokenOf(req), opts);
+  }
+
+  /**
+   * {@link request} for a request already serialized: `text` is its JSON (one line, no newline),
+   * `progressToken` the `_meta.progressToken` it carries. The load driver builds these once per step.
+   */
+  requestText(id: JsonRpcId, text: string, progressToken: JsonRpcId | undefined, opts: StdioRequestOptions = {}): Promise<CallResult> {
     if (this.exitReason) return Promise.reject(new TransportError('child_exit', this.exitReason));
-    const key = idKey(req.id);
-    if (this.pending.has(key)) return Promise.reject(new TransportError('other', `id ${JSON.stringify(req.id)} is already in flight`));
+    const key = idKey(id);
+    if (this.pending.has(key)) return Promise.reject(new TransportError('other', `id ${JSON.stringify(id)} is already in flight`));
     return new Promise<CallResult>((resolve, reject) => {
-      const p: Pending = {
-        id: req.id,
-        sentUs: this.clock.nowUs(),
-        timer: undefined,
-        messages: [],
-        eventTimes: [],
-        onMessage: opts.onMessage,
-        resolve,
-        reject,
-      };
-      const token = progressTokenOf(req);
-      if (token !== undefined) {
-        p.progressToken = token;
-        this.byToken.set(idKey(token), p);
+      const ms = opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
+      const p = new Pending(id, () => this.settle(key, new TransportError('timeout', `no response within ${ms} ms`)), resolve, reject);
+      p.sentUs = this.clock.nowUs();
+      if (opts.onMessage) p.onMessage = opts.onMessage;
+      if (progressToken !== undefined) {
+        p.progressToken = progressToken;
+        this.byToken.set(idKey(progressToken), p);
       }
       this.pending.set(key, p);
       if (opts.signal) opts.signal.addEventListener('abort', () => this.settle(key, new TransportError('aborted', 'request aborted')), { once: true });
-      const ms = opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
-      p.timer = setTimeout(() => this.settle(key, new TransportError('timeout', `no response within ${ms} ms`)), ms);
-      p.timer.unref();
-      this.child.stdin!.write(JSON.stringify(req) + '\n');
+      this.deadlines.add(p, ms);
+      this.write(text + '\n');
     });
+  }
+
+  /** One line to stdin; lines of the same turn of the event loop leave in one write. */
+  private write(line: string): void {
+    const stdin = this.child.stdin!;
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    stdin.write(line);
   }
 
   /** Send a notification (or any message) as one line. */
@@ -155,7 +181,7 @@ export class McpStdioClient {
       const id = (msg.params as { requestId?: unknown } | undefined)?.requestId;
       if ((typeof id === 'string' || typeof id === 'number') && this.pending.has(idKey(id))) this.cancelSent.add(idKey(id));
     }
-    this.child.stdin!.write(JSON.stringify(msg) + '\n');
+    this.write(JSON.stringify(msg) + '\n');
   }
 
   /** Signals the process at once (a run stopped while it had not answered yet); its exit fails what is pending. */
@@ -221,7 +247,7 @@ export class McpStdioClient {
   }
 
   private forget(key: string, p: Pending): void {
-    clearTimeout(p.timer);
+    this.deadlines.remove(p);
     this.pending.delete(key);
     this.cancelSent.delete(key);
     if (p.progressToken !== undefined) this.byToken.delete(idKey(p.progressToken));

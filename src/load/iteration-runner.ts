@@ -34,17 +34,64 @@ export interface RunnerDeps {
 }
 
 export function createIterationRunner(d: RunnerDeps): IterationRunner {
+  const steps = new StepCalls(d);
   return async (slot) => {
     const lane = slot.vu >= 0 ? d.pool.forVu(slot.vu) : d.pool.acquire();
     try {
       if (d.scenario.iteration) await runScripted(d, lane, slot);
-      else await runStep(d, lane, slot);
+      else await runStep(d, steps, lane, slot);
       await lane.endIteration();
     } finally {
       if (slot.vu < 0) d.pool.release(lane);
     }
   };
 }
+
+/**
+ * Per-iteration work that does not depend on the iteration is done once: a step whose arguments
+ * have no placeholder gets one {@link PreparedCall} for the whole run (`fixed`: drivers keep its
+ * bytes), and the mix's random stream is made only when the mix draws from it (random mode).
+ */
+class StepCalls {
+  private readonly fixed = new Map<StepSpec, PreparedCall>();
+  /** The scenario's own steps: a replay's one-off steps are not kept. */
+  private readonly mixSteps: ReadonlySet<StepSpec>;
+  private slot: IterationSlot | undefined;
+  private mixRandom: (() => number) | undefined;
+  /** The iteration's mix stream, made on first use (a weighted mix never asks). */
+  private readonly random = (): number => (this.mixRandom ??= iterationRandom(this.d.scenario.seed, this.slot!.phaseIndex, this.slot!.index, SALT.mix))();
+
+  constructor(private readonly d: RunnerDeps) {
+    this.mixSteps = new Set(d.scenario.steps);
+  }
+
+  pick(slot: IterationSlot): StepSpec {
+    this.slot = slot;
+    this.mixRandom = undefined;
+    return this.d.mix!.pick(slot.index, this.random);
+  }
+
+  call(step: StepSpec, lane: Lane, slot: IterationSlot): PreparedCall {
+    if (step.params.isStatic && this.mixSteps.has(step)) {
+      let c = this.fixed.get(step);
+      if (!c) this.fixed.set(step, (c = prepared(step, step.params.render(STATIC) as Record<string, unknown> | undefined)));
+      c.fixed = true;
+      return c;
+    }
+    const d = this.d;
+    const params = step.params.render({
+      vu: slot.vu >= 0 ? slot.vu : lane.id,
+      iteration: slot.index,
+      phase: slot.phase,
+      rows: d.data.rowsFor(slot.phaseIndex, slot.index),
+      random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
+    }) as Record<string, unknown> | undefined;
+    return prepared(step, params);
+  }
+}
+
+/** A static template renders the same value whatever the context. */
+const STATIC = { vu: 0, iteration: 0, phase: '', rows: {}, random: () => 0 };
 
 function record(d: RunnerDeps, rec: CallRecord | undefined): void {
   if (!rec) return;
@@ -54,17 +101,11 @@ function record(d: RunnerDeps, rec: CallRecord | undefined): void {
   d.onRecord?.(rec);
 }
 
-async function runStep(d: RunnerDeps, lane: Lane, slot: IterationSlot): Promise<void> {
-  const step = d.mix!.pick(slot.index, iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.mix));
-  const params = step.params.render({
-    vu: slot.vu >= 0 ? slot.vu : lane.id,
-    iteration: slot.index,
-    phase: slot.phase,
-    rows: d.data.rowsFor(slot.phaseIndex, slot.index),
-    random: iterationRandom(d.scenario.seed, slot.phaseIndex, slot.index, SALT.template),
-  }) as Record<string, unknown> | undefined;
-  if (step.listen) return holdListen(d, lane, slot, prepared(step, params));
-  const rec = await lane.call(prepared(step, params), slot.intendedUs);
+async function runStep(d: RunnerDeps, steps: StepCalls, lane: Lane, slot: IterationSlot): Promise<void> {
+  const step = steps.pick(slot);
+  const c = steps.call(step, lane, slot);
+  if (step.listen) return holdListen(d, lane, slot, c);
+  const rec = await lane.call(c, slot.intendedUs);
   if (rec && !rec.cancel?.verdict) applyChecks(step.checks, rec);
   record(d, rec);
 }

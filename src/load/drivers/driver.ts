@@ -21,6 +21,11 @@ export interface PreparedCall {
   progress: boolean;
   /** Cancel the call mid-flight and watch the server (see cancel-call.ts). */
   cancel?: CancelSpec;
+  /**
+   * The same object comes for every iteration of its step and never changes: drivers may keep
+   * what they build from it (see request-shapes.ts).
+   */
+  fixed?: boolean;
 }
 
 export interface CallRecord {

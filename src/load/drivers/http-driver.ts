@@ -17,7 +17,10 @@ import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
 import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } from './driver.js';
-import { holdStream, listToolNames, openLegacySession, sendCall } from './send-call.js';
+import { DeadlineList } from '../../util/deadlines.js';
+import { postText } from './http-exchange.js';
+import { RequestShapes } from './request-shapes.js';
+import { holdStream, listToolNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -36,6 +39,9 @@ export interface HttpDriverOptions {
 export class HttpDriver implements Driver {
   readonly transport = 'http' as const;
   private readonly modernSession: McpSession | undefined;
+  private readonly deadlines: DeadlineList;
+  /** Iteration calls go out through the driver's own dispatch handler (http-exchange.ts). */
+  private readonly fast: FastPath;
 
   private constructor(
     private readonly opts: HttpDriverOptions,
@@ -43,6 +49,10 @@ export class HttpDriver implements Driver {
     readonly era: 'legacy' | 'modern',
     protocolVersion: string | undefined,
   ) {
+    const ep = channel.client.endpoint;
+    this.deadlines = new DeadlineList(opts.clock);
+    const target = { dispatcher: ep.dispatcher, origin: ep.origin, path: ep.path, timeoutMs: opts.timeoutMs, deadlines: this.deadlines, clock: opts.clock };
+    this.fast = { shapes: new RequestShapes(ep.headers), send: (b, id) => postText(target, b.text, b.headers!, id) };
     this.modernSession =
       era === 'modern'
         ? new McpSession(channel, { era, protocolVersion, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds() })
@@ -71,13 +81,14 @@ export class HttpDriver implements Driver {
       const clock = this.opts.clock;
       return {
         id,
-        call: (c, t) => sendCall(session, c, t, clock),
+        call: (c, t) => sendCall(session, this.fast.shapes, this.fast.send, c, t, clock),
         listen: (c, t, hold) => holdStream(session, c, t, clock, hold),
         endIteration: async () => {},
         close: async () => {},
       };
     }
-    return new LegacyHttpLane(id, this.channel, this.opts);
+    // A lane of its own: the legacy headers carry the lane's session id.
+    return new LegacyHttpLane(id, this.channel, this.opts, { shapes: new RequestShapes(this.channel.client.endpoint.headers), send: this.fast.send });
   }
 
   async listTools(): Promise<string[] | undefined> {
@@ -92,8 +103,14 @@ export class HttpDriver implements Driver {
   }
 
   close(): Promise<void> {
+    this.deadlines.close();
     return this.channel.close();
   }
+}
+
+interface FastPath {
+  shapes: RequestShapes;
+  send: SendBuilt;
 }
 
 async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ era: 'legacy' | 'modern'; version?: string }> {
@@ -143,6 +160,7 @@ class LegacyHttpLane implements Lane {
     readonly id: number,
     private readonly channel: HttpChannel,
     private readonly opts: HttpDriverOptions,
+    private readonly fast: FastPath,
   ) {}
 
   private async ready(intendedUs: number): Promise<McpSession | undefined> {
@@ -155,9 +173,9 @@ class LegacyHttpLane implements Lane {
   }
 
   async call(c: PreparedCall, intendedUs: number): Promise<CallRecord | undefined> {
-    const session = await this.ready(intendedUs);
+    const session = this.session ?? (await this.ready(intendedUs));
     if (!session) return undefined;
-    const rec = await sendCall(session, c, intendedUs, this.opts.clock);
+    const rec = await sendCall(session, this.fast.shapes, this.fast.send, c, intendedUs, this.opts.clock);
     // 404 on a session request means the server dropped the session: start a new one next time.
     if (rec.sample.httpStatus === 404) this.session = undefined;
     return rec;

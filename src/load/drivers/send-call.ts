@@ -6,20 +6,28 @@ import { isRecord } from '../../model/jsonrpc.js';
 import { sampleFromResult, sampleFromTransportError, type Sample } from '../sample.js';
 import { sendCancellableCall } from './cancel-call.js';
 import type { CallRecord, PreparedCall, StreamHold } from './driver.js';
+import type { BuiltRequest, RequestShapes } from './request-shapes.js';
+import type { CallResult } from '../../client/call-result.js';
 
-export async function sendCall(session: McpSession, c: PreparedCall, intendedUs: number, clock: Clock): Promise<CallRecord> {
+/** Puts a built request on the wire of a driver; resolves with the answer, rejects on a transport failure. */
+export type SendBuilt = (b: BuiltRequest, id: number) => Promise<CallResult>;
+
+/** One call: built by `shapes` (once per step where it can be), sent by the driver's `send`. */
+export async function sendCall(
+  session: McpSession,
+  shapes: RequestShapes,
+  send: SendBuilt,
+  c: PreparedCall,
+  intendedUs: number,
+  clock: Clock,
+): Promise<CallRecord> {
   if (c.cancel) return sendCancellableCall(session, { ...c, cancel: c.cancel }, intendedUs, clock);
-  const id = session.nextId();
-  let params = c.params;
-  if (c.progress) {
-    const meta = isRecord(params?._meta) ? params!._meta : {};
-    params = { ...(params ?? {}), _meta: { ...meta, progressToken: `p-${String(id)}` } };
-  }
-  const req = session.build(c.method, params, id);
+  const id = session.nextId() as number;
+  const b = shapes.build(session, c, id);
   const labels = { step: c.step, method: c.method, tool: c.tool, intendedUs };
   const sentUs = clock.nowUs();
   try {
-    const r = await session.send(req, { headers: c.headers });
+    const r = await send(b, id);
     return { sample: sampleFromResult(labels, r), response: r.response, result: r };
   } catch (err) {
     const te = toTransportError(err, c.method);

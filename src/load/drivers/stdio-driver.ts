@@ -18,7 +18,8 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
 import type { Driver, DriverSink, Lane } from './driver.js';
-import { listToolNames, openLegacySession, sendCall } from './send-call.js';
+import { RequestShapes } from './request-shapes.js';
+import { listToolNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -40,6 +41,8 @@ export interface StdioDriverOptions {
 interface Proc {
   client: McpStdioClient;
   session: McpSession;
+  /** Iteration calls: the pre-built text straight to the client. */
+  send?: SendBuilt;
 }
 
 /** How long a newly started server process may take to answer its first request (ms). */
@@ -47,6 +50,7 @@ const STARTUP_TIMEOUT_MS = 30_000;
 
 export class StdioDriver implements Driver {
   readonly transport = 'stdio' as const;
+  private readonly shapes = new RequestShapes(undefined);
 
   private constructor(
     private readonly opts: StdioDriverOptions,
@@ -103,8 +107,9 @@ export class StdioDriver implements Driver {
 
   newLane(id: number): Lane {
     const proc = this.procs[id % this.procs.length]!;
-    const clock = this.opts.clock;
-    return { id, call: (c, t) => sendCall(proc.session, c, t, clock), endIteration: async () => {}, close: async () => {} };
+    const { clock, timeoutMs } = this.opts;
+    const send = (proc.send ??= (b, reqId) => proc.client.requestText(reqId, b.text, b.progressToken, { timeoutMs }));
+    return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), endIteration: async () => {}, close: async () => {} };
   }
 
   listTools(): Promise<string[] | undefined> {
