@@ -11,7 +11,7 @@ import type { ClosedPhase } from '../scenario.js';
 import type { LoadMetrics, PhaseStats } from '../metrics.js';
 import { iterationRandom, SALT } from '../random.js';
 import type { Scheduler } from './scheduler.js';
-import type { IterationRunner, ShardSpec } from './iteration.js';
+import type { IterationRunner, IterationSlot, ShardSpec } from './iteration.js';
 
 export interface ClosedExecutorOptions {
   scheduler: Scheduler;
@@ -57,7 +57,10 @@ async function runVu(phase: ClosedPhase, o: ClosedExecutorOptions, stats: PhaseS
     if (readyUs >= endUs || now >= endUs) break;
     o.metrics.iterationStarted(stats, readyUs, now);
     try {
-      await o.run({ phaseIndex: o.phaseIndex, phase: phase.name, index, vu, intendedUs: readyUs, ...(endUs < Infinity ? { phaseEndUs: endUs } : {}) });
+      // No object spread: once per iteration, and slow on Node 20's V8.
+      const slot: IterationSlot = { phaseIndex: o.phaseIndex, phase: phase.name, index, vu, intendedUs: readyUs };
+      if (endUs < Infinity) slot.phaseEndUs = endUs;
+      await o.run(slot);
     } catch {
       // an iteration that throws is the runner's bug, already reported there; keep the VU going
     } finally {

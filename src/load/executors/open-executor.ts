@@ -94,7 +94,15 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
   const startUs = stats.startUs;
   stats.scheduled = shardShare(total, o.shard);
   const cap = Math.max(1, Math.ceil(plan.maxInFlight / o.shard.count));
-  const running = new Set<Promise<void>>();
+  // Iterations running: a count, not a set of promises (one promise per iteration, no more).
+  let running = 0;
+  let allEnded: (() => void) | undefined;
+  const ended = (): void => {
+    running--;
+    o.metrics.iterationEnded(stats);
+    if (running === 0) allEnded?.();
+  };
+  const phaseEndUs = startUs + plan.durationUs;
   let j = o.shard.index - 1;
   while (j < total && !o.signal?.aborted) {
     const dueUs = startUs + plan.dueOffsetUs(j);
@@ -103,17 +111,11 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
       await o.scheduler.sleepUntil(Math.max(dueUs, now + tickUs));
       continue;
     }
-    if (running.size >= cap) o.metrics.iterationDropped(stats, dueUs);
+    if (running >= cap) o.metrics.iterationDropped(stats, dueUs);
     else {
       o.metrics.iterationStarted(stats, dueUs, now);
-      const p: Promise<void> = o
-        .run({ phaseIndex: o.phaseIndex, phase: stats.name, index: j, vu: -1, intendedUs: dueUs, phaseEndUs: startUs + plan.durationUs })
-        .catch(() => undefined)
-        .finally(() => {
-          running.delete(p);
-          o.metrics.iterationEnded(stats);
-        });
-      running.add(p);
+      running++;
+      o.run({ phaseIndex: o.phaseIndex, phase: stats.name, index: j, vu: -1, intendedUs: dueUs, phaseEndUs }).then(ended, ended);
     }
     j += o.shard.count;
   }
@@ -123,7 +125,7 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
   // The phase lasts its duration: the next one starts on its schedule, on every shard alike.
   else if (!o.signal?.aborted) await o.scheduler.sleepUntil(startUs + plan.durationUs);
   // Wrapped: an async function returning the bare promise would wait for it.
-  const settled = Promise.all(running).then(() => {
+  const settled = (running === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allEnded = resolve))).then(() => {
     stats.endUs = o.scheduler.nowUs();
   });
   return { settled };
