@@ -17,7 +17,8 @@ import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
 import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } from './driver.js';
-import { holdStream, listToolNames, openLegacySession, sendCall } from './send-call.js';
+import { holdStream, listNames, openLegacySession, sendCall } from './send-call.js';
+import type { NameList } from '../preflight.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -80,12 +81,12 @@ export class HttpDriver implements Driver {
     return new LegacyHttpLane(id, this.channel, this.opts);
   }
 
-  async listTools(): Promise<string[] | undefined> {
-    if (this.modernSession) return listToolNames(this.modernSession);
+  async listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
+    if (this.modernSession) return listNames(this.modernSession, lists);
     const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
     await s.initialize();
     try {
-      return s.isInitialized ? await listToolNames(s) : undefined;
+      return s.isInitialized ? await listNames(s, lists) : {};
     } finally {
       await s.close();
     }
