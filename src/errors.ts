@@ -50,6 +50,8 @@ export const ERROR_CODES = {
   LOAD_SCENARIO_YAML: 'invalid_input',
   LOAD_WRITE_FAILED: 'invalid_input',
   LOAD_UNKNOWN_TOOL: 'invalid_input',
+  LOAD_UNKNOWN_PROMPT: 'invalid_input',
+  LOAD_UNKNOWN_RESOURCE: 'invalid_input',
   LOAD_REFERENCE_FAILED: 'target_unavailable',
   LOAD_TARGET_REFUSED: 'target_unavailable',
   LOAD_TARGET_UNAVAILABLE: 'target_unavailable',

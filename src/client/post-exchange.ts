@@ -136,12 +136,14 @@ export class BodyReader {
   }
 
   data(chunk: Buffer): void {
-    if (this.decoder) this.onEvents(this.decoder.push(chunk));
+    // The arrival time, read before decoding: every event of the chunk arrived now, not after the
+    // events ahead of it in the chunk were decoded and parsed.
+    if (this.decoder) this.onEvents(this.clock.nowUs(), this.decoder.push(chunk));
     else this.parts.push(chunk);
   }
 
   end(): void {
-    if (this.decoder) return this.onEvents(this.decoder.end());
+    if (this.decoder) return this.onEvents(this.clock.nowUs(), this.decoder.end());
     const body = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     if (body.length === 0) return;
     this.contentType = this.isJson ? 'json' : 'other';
@@ -149,10 +151,9 @@ export class BodyReader {
     if (ok && !this.isJson && this.status < 400) this.violations.push('bad_content_type');
   }
 
-  private onEvents(events: { data: string }[]): void {
+  private onEvents(t: number, events: { data: string }[]): void {
     for (const ev of events) {
       if (ev.data === '') continue; // priming event (2025-11-25) or keep-alive: not an MCP message
-      const t = this.clock.nowUs();
       this.eventTimes.push(t);
       this.onText(ev.data, t, true);
     }

@@ -27,7 +27,7 @@ import { runReplayPhase } from './executors/replay-executor.js';
 import { describeScenario } from './scenario-plan.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
 import { evaluateLiveThresholds, evaluateThresholds } from './threshold-eval.js';
-import { checkTools, toolsNamed } from './preflight.js';
+import { checkNamed, listsNeeded, namedInScenario, type NamedInScenario } from './preflight.js';
 import { scopeLabel } from './thresholds.js';
 import type { CallRecord } from './drivers/driver.js';
 
@@ -100,7 +100,18 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     const ran =
       scenario.driver === 'raw' && target
         ? await runRaw(scenario, target, { shard, metrics, clock, signal: opts.signal })
-        : await runPhases(scenario, target, { ...opts, clock, scheduler, logger, shard, data, metrics, progress, traffic, tools: toolsNamed(input.steps) });
+        : await runPhases(scenario, target, {
+            ...opts,
+            clock,
+            scheduler,
+            logger,
+            shard,
+            data,
+            metrics,
+            progress,
+            traffic,
+            named: namedInScenario(input.steps),
+          });
     const result = buildResult(metrics, {
       scenario: scenario.name,
       ...ran,
@@ -137,8 +148,8 @@ interface PhaseDeps extends RunLoadOptions {
   progress: ProgressTracker;
   /** `from:`'s recording (replay phases take their schedule and requests from it). */
   traffic: RecordedTraffic | undefined;
-  /** Tools the scenario's own steps name: checked against the target before any load. */
-  tools: string[];
+  /** Tools, prompts and resources the scenario's own steps name: checked against the target before any load. */
+  named: NamedInScenario;
 }
 
 /** The run was stopped (its signal) while the target was still being checked: nothing ran. */
@@ -209,17 +220,18 @@ async function runPhases(scenario: Scenario, target: RunningTarget | undefined, 
   }
 }
 
-/** The target must have every tool the steps name (see preflight.ts); a server that lists none is not checked. */
+/** The target must have every tool, prompt and resource the steps name (see preflight.ts); a list it does not give is not checked. */
 async function preflight(driver: Driver, d: PhaseDeps): Promise<void> {
-  if (d.preflight === false || d.tools.length === 0 || !driver.listTools) return;
-  let listed: string[] | undefined;
+  const lists = listsNeeded(d.named);
+  if (d.preflight === false || lists.length === 0 || !driver.listNames) return;
+  let listed: Awaited<ReturnType<NonNullable<Driver['listNames']>>>;
   try {
-    listed = await driver.listTools();
+    listed = await driver.listNames(lists);
   } catch (err) {
-    d.logger.warn(`load: could not list the target's tools before the run (${(err as Error).message}); tool names not checked`);
+    d.logger.warn(`load: could not list the target's ${lists.join(', ')} before the run (${(err as Error).message}); names not checked`);
     return;
   }
-  if (listed) checkTools(d.tools, listed, driver.target);
+  checkNamed(d.named, listed, driver.target);
 }
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {

@@ -35,6 +35,10 @@ import { describeWork, type WorkTracker } from './work-tracker.js';
 export const REFERENCE_SERVER_NAME = 'mcptap-reference';
 export const REFERENCE_INFO_URI = 'mcptap://reference/info';
 export const REFERENCE_PROMPT = 'greet';
+/** On each progress notification of a reference tool: when the tool call started, epoch µs. */
+export const PROGRESS_STARTED_META = 'io.mcptap/startedAtUs';
+/** On each progress notification of a reference tool: when the server sent it, epoch µs. */
+export const PROGRESS_SENT_META = 'io.mcptap/sentAtUs';
 
 export interface ReferenceBehaviour {
   /** Default for the tools' `honorCancel` argument (default true). */
@@ -48,6 +52,8 @@ export interface ReferenceBehaviour {
   work: WorkTracker;
   /** Where the `trigger` tool's notifications go. */
   hub: NotificationHub;
+  /** Epoch µs, for the stamps on progress notifications. */
+  nowUs: () => number;
 }
 
 type RequestId = string | number;
@@ -154,6 +160,7 @@ async function callTool(
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   if (!isReferenceTool(name)) throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
+  const startedAtUs = b.nowUs();
   const honor = honorsCancel(args, b.honorCancel);
   const token = ctx.mcpReq._meta?.progressToken;
   const work = WORK_TOOLS.has(name) ? b.work.begin(name, token === undefined ? undefined : String(token), honor) : undefined;
@@ -162,7 +169,7 @@ async function callTool(
   ctx.mcpReq.signal.addEventListener('abort', () => work?.cancelSeen(), { once: true });
   const runCtx: ToolRunContext = {
     signal: honor ? ctx.mcpReq.signal : new AbortController().signal,
-    progress: progressSender(ctx, b.logger),
+    progress: progressSender(ctx, b, startedAtUs),
     cancelIgnored: () => (ignore?.cancelled() ?? false) || (!honor && ctx.mcpReq.signal.aborted),
     work: work ?? { unit: () => undefined },
     inFlight: (key) => inFlightReport(b.work, key),
@@ -206,15 +213,20 @@ function endResponseStream(server: ReferenceMcpServer, id: RequestId): void {
   transport?.closeSSEStream?.(id);
 }
 
-/** Progress goes out only when the request asked for it; a failed send never fails the tool. */
-function progressSender(ctx: ServerContext, logger: Logger): ToolRunContext['progress'] {
+/**
+ * Progress goes out only when the request asked for it; a failed send never fails the tool. Each
+ * carries when the tool started and when it was sent (epoch µs), so a client can tell its own
+ * timing error from the server's timer lateness ({@link PROGRESS_STARTED_META}).
+ */
+function progressSender(ctx: ServerContext, b: ReferenceBehaviour, startedAtUs: number): ToolRunContext['progress'] {
   const token = ctx.mcpReq._meta?.progressToken;
   return async (progress, total, message) => {
     if (token === undefined) return;
     try {
-      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+      const _meta = { [PROGRESS_STARTED_META]: startedAtUs, [PROGRESS_SENT_META]: b.nowUs() };
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message, _meta } });
     } catch (err) {
-      logger.debug(`reference: progress notification not sent: ${(err as Error).message}`);
+      b.logger.debug(`reference: progress notification not sent: ${(err as Error).message}`);
     }
   };
 }

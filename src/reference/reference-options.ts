@@ -37,6 +37,7 @@ export function resolveReference(opts: ReferenceServerOptions, transport: 'stdio
     startedAtEpochMs: schedule?.anchorEpochMs ?? clock.nowUs() / 1000,
     work: new WorkTracker(),
     hub: new NotificationHub(() => clock.nowUs()),
+    nowUs: () => clock.nowUs(),
   };
   return { behaviour, schedule };
 }

@@ -20,6 +20,8 @@ export {
   REFERENCE_SERVER_NAME,
   REFERENCE_INFO_URI,
   REFERENCE_PROMPT,
+  PROGRESS_STARTED_META,
+  PROGRESS_SENT_META,
   ReferenceMcpServer,
   createReferenceServerFactory,
   type ReferenceBehaviour,

@@ -4,6 +4,7 @@
  * no answer for and a changed count of progress notifications are differences; the answers
  * themselves are compared after the rules in scope (rules.ts).
  */
+import type { StreamTimes } from '../model/stream-figures.js';
 import { isRecord, type JsonRpcMessage } from '../model/jsonrpc.js';
 import type { Outcome } from '../model/outcome.js';
 import type { StoredExchange } from '../store/types.js';
@@ -19,6 +20,8 @@ export interface ReplayedAnswer {
   errorCode?: number;
   isError: boolean;
   latencyUs?: number;
+  /** The answer's moments, for the streamed-answer figures (first event, gaps, ...). */
+  stream?: StreamTimes;
   progressCount: number;
   /** Methods of server-to-client requests the recording had no answer for. */
   unexpectedServerRequests: string[];

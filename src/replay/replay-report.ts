@@ -6,6 +6,7 @@
 import { percentile } from '../store/summary.js';
 import type { StoredExchange } from '../store/types.js';
 import type { Difference, ReplayedAnswer } from './compare.js';
+import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
 
 export interface ReplayedPair {
   recorded: StoredExchange;
@@ -17,6 +18,18 @@ export interface LatencyGroup {
   /** `tools/call echo`, or the method alone. */
   name: string;
   count: number;
+  recordedP50Us?: number;
+  recordedP95Us?: number;
+  replayedP50Us?: number;
+  replayedP95Us?: number;
+}
+
+/** One figure of a group's streamed answers (SSE), recorded vs replayed, µs. */
+export interface StreamGroup {
+  name: string;
+  figure: StreamFigure;
+  recordedCount: number;
+  replayedCount: number;
   recordedP50Us?: number;
   recordedP95Us?: number;
   replayedP50Us?: number;
@@ -36,6 +49,8 @@ export interface ReplayReport {
   failure?: string;
   /** Filled by {@link finishReport}. */
   latency?: LatencyGroup[];
+  /** Streamed answers' figures per group (first event, gaps, progress cadence, final, tail), filled by {@link finishReport}. */
+  streams?: StreamGroup[];
   /** Group-level differences (slowdowns), filled by {@link finishReport}. */
   groupDifferences?: { group: string; difference: Difference }[];
 }
@@ -79,7 +94,48 @@ export function finishReport(report: ReplayReport): ReplayReport {
     const slow = NO_SLOWDOWN.has(name) ? undefined : slowdown(row, report.maxSlowdown);
     if (slow) groupDifferences.push({ group: name, difference: slow });
   }
-  return { ...report, latency, groupDifferences };
+  return { ...report, latency, streams: streamGroups(report.pairs), groupDifferences };
+}
+
+/** Per group and figure, the recorded and replayed values of the streamed answers; groups without any are left out. */
+function streamGroups(pairs: readonly ReplayedPair[]): StreamGroup[] {
+  const groups = new Map<string, Map<StreamFigure, { recorded: number[]; replayed: number[] }>>();
+  const add = (name: string, side: 'recorded' | 'replayed', figures: Partial<Record<StreamFigure, number[]>>) => {
+    for (const f of STREAM_FIGURES) {
+      const xs = figures[f];
+      if (!xs || xs.length === 0) continue;
+      let g = groups.get(name);
+      if (!g) groups.set(name, (g = new Map()));
+      let v = g.get(f);
+      if (!v) g.set(f, (v = { recorded: [], replayed: [] }));
+      v[side].push(...xs);
+    }
+  };
+  for (const p of pairs) {
+    const name = groupName(p.recorded);
+    add(name, 'recorded', streamFigures(exchangeStreamTimes(p.recorded)));
+    if (p.replayed.stream) add(name, 'replayed', streamFigures(p.replayed.stream));
+  }
+  const out: StreamGroup[] = [];
+  for (const [name, g] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const f of STREAM_FIGURES) {
+      const v = g.get(f);
+      if (!v) continue;
+      v.recorded.sort((a, b) => a - b);
+      v.replayed.sort((a, b) => a - b);
+      out.push({
+        name,
+        figure: f,
+        recordedCount: v.recorded.length,
+        replayedCount: v.replayed.length,
+        recordedP50Us: percentile(v.recorded, 50),
+        recordedP95Us: percentile(v.recorded, 95),
+        replayedP50Us: percentile(v.replayed, 50),
+        replayedP95Us: percentile(v.replayed, 95),
+      });
+    }
+  }
+  return out;
 }
 
 function slowdown(row: LatencyGroup, max: number | undefined): Difference | undefined {

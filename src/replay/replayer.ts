@@ -144,7 +144,14 @@ class Replayer {
       unexpectedServerRequests: [],
     };
     if (c.errorCode !== undefined) a.errorCode = c.errorCode;
-    if (result.timing.responseUs !== undefined) a.latencyUs = Math.max(0, result.timing.responseUs - result.timing.sentUs);
+    const t = result.timing;
+    if (t.responseUs !== undefined) a.latencyUs = Math.max(0, t.responseUs - t.sentUs);
+    if (t.eventTimesUs && t.eventTimesUs.length > 0) {
+      a.stream = { startUs: t.sentUs, eventTimesUs: t.eventTimesUs, streamEndUs: t.endUs };
+      if (t.headersUs !== undefined) a.stream.headersUs = t.headersUs;
+      if (t.progressTimesUs) a.stream.progressTimesUs = t.progressTimesUs;
+      if (t.responseUs !== undefined) a.stream.responseUs = t.responseUs;
+    }
     return a;
   }
 

@@ -47,6 +47,17 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     ]);
     out.push(table(['method / tool', 'count', 'recorded', 'replayed'], rows, [1]));
   }
+  if (report.streams && report.streams.length > 0) {
+    out.push('', 'streamed answers (SSE) recorded p50/p95 vs replayed p50/p95; first event, final from the request, gap and progress between events');
+    const rows = report.streams.map((g) => [
+      terminalSafe(g.name),
+      g.figure,
+      `${g.recordedCount} / ${g.replayedCount}`,
+      `${formatUs(g.recordedP50Us)} / ${formatUs(g.recordedP95Us)}`,
+      `${formatUs(g.replayedP50Us)} / ${formatUs(g.replayedP95Us)}`,
+    ]);
+    out.push(table(['method / tool', 'figure', 'count', 'recorded', 'replayed'], rows, [2]));
+  }
   const c = countReport(report);
   const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(`${c.differences} difference${c.differences === 1 ? '' : 's'}`);
   const notSent = report.notSent ?? 0;
@@ -83,6 +94,7 @@ export function renderJson(report: ReplayReport): string {
           differences: p.differences,
         })),
         latency: report.latency ?? [],
+        streams: report.streams ?? [],
         groupDifferences: report.groupDifferences ?? [],
       },
       null,

@@ -33,6 +33,7 @@ import {
 import type { ConnectionInfo, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { idText } from '../model/jsonrpc.js';
+import { exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
 
 /** mcptap's own attribute names (semconv has no equivalent). */
 export const MCPTAP_ATTR = {
@@ -42,6 +43,12 @@ export const MCPTAP_ATTR = {
   exchangeKey: 'mcptap.exchange.key',
   era: 'mcptap.era',
   sseEvents: 'mcptap.sse.events',
+  /** Seconds (double), on the spans of streamed answers: see model/stream-figures.ts. */
+  sseTimeToHeaders: 'mcptap.sse.time_to_headers',
+  sseTimeToFirstEvent: 'mcptap.sse.time_to_first_event',
+  sseGapMax: 'mcptap.sse.gap_max',
+  sseProgressIntervalMax: 'mcptap.sse.progress_interval_max',
+  sseTail: 'mcptap.sse.tail',
   anomalyKind: 'mcptap.anomaly.kind',
   sinkName: 'mcptap.sink.name',
 } as const;
@@ -148,8 +155,29 @@ export function exchangeEndAttributes(ex: Exchange, facts: ConnectionFacts = {})
   if (session) attrs[ATTR_MCP_SESSION_ID] = session;
   if (ex.transport?.httpStatus !== undefined) attrs[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.transport.httpStatus;
   putErrorAttributes(ex, attrs);
-  if (ex.transport?.eventTimesUs) attrs[MCPTAP_ATTR.sseEvents] = ex.transport.eventTimesUs.length;
+  if (ex.transport?.eventTimesUs) {
+    attrs[MCPTAP_ATTR.sseEvents] = ex.transport.eventTimesUs.length;
+    putStreamFigures(ex, attrs);
+  }
   return attrs;
+}
+
+/** A loop, not Math.max(...xs): a stream of 100,000 events would overflow the call's arguments. */
+function maxOf(xs: readonly number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
+/** The streamed answer's figures in seconds: headers and first event from the request, the longest gaps, the tail. */
+function putStreamFigures(ex: Exchange, attrs: Attributes): void {
+  const f = streamFigures(exchangeStreamTimes(ex));
+  const s = (us: number) => Math.max(0, us) / 1e6;
+  if (f.headers) attrs[MCPTAP_ATTR.sseTimeToHeaders] = s(f.headers[0]!);
+  if (f.first_event) attrs[MCPTAP_ATTR.sseTimeToFirstEvent] = s(f.first_event[0]!);
+  if (f.gap?.length) attrs[MCPTAP_ATTR.sseGapMax] = s(maxOf(f.gap));
+  if (f.progress?.length) attrs[MCPTAP_ATTR.sseProgressIntervalMax] = s(maxOf(f.progress));
+  if (f.tail) attrs[MCPTAP_ATTR.sseTail] = s(f.tail[0]!);
 }
 
 /**

@@ -28,6 +28,9 @@ import {
   putErrorAttributes,
   putTargetAttributes,
 } from './otel-attributes.js';
+import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
+import { FIRED_AT_META } from '../reference/notification-hub.js';
+import type { Frame } from '../model/frame.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { TupleMap } from '../telemetry/tuple-map.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
@@ -43,14 +46,20 @@ export const MCPTAP_METRIC = {
   exchanges: 'mcptap.exchanges',
   sseTimeToFirstEvent: 'mcptap.sse.time_to_first_event',
   sseEventsPerStream: 'mcptap.sse.events_per_stream',
+  sseDuration: 'mcptap.sse.duration',
   requestsInFlight: 'mcptap.requests.in_flight',
   protocolViolations: 'mcptap.protocol.violations',
   sinkDropped: 'mcptap.sink.dropped',
   cancellations: 'mcptap.cancellations',
+  notifications: 'mcptap.notifications',
+  notificationDelay: 'mcptap.notification.delivery_delay',
 } as const;
 
 /** Attributes of `mcptap.cancellations`: who cancelled, and whether a response came anyway. */
 export const CANCEL_ATTR = { by: 'mcptap.cancel.by', outcome: 'mcptap.cancel.outcome' } as const;
+
+/** Attribute of `mcptap.sse.duration`: which figure of a streamed answer (see model/stream-figures.ts). */
+export const SSE_SERIES_ATTR = 'mcptap.sse.series';
 
 /** Drop counts per sink name (a Map, entries, or a plain record). */
 export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
@@ -78,10 +87,13 @@ interface Instruments {
   exchanges: ObservableCounter;
   timeToFirstEvent: Histogram;
   eventsPerStream: Histogram;
+  sseDuration: Histogram;
   inFlight: ObservableUpDownCounter;
   violations: Counter;
   dropped: ObservableCounter;
   cancellations: Counter;
+  notifications: Counter;
+  notificationDelay: Histogram;
 }
 
 /** Instrument names in creation order (the order the SDK reports them in). */
@@ -91,10 +103,13 @@ export const METRIC_ORDER: readonly string[] = [
   MCPTAP_METRIC.exchanges,
   MCPTAP_METRIC.sseTimeToFirstEvent,
   MCPTAP_METRIC.sseEventsPerStream,
+  MCPTAP_METRIC.sseDuration,
   MCPTAP_METRIC.requestsInFlight,
   MCPTAP_METRIC.protocolViolations,
   MCPTAP_METRIC.sinkDropped,
   MCPTAP_METRIC.cancellations,
+  MCPTAP_METRIC.notifications,
+  MCPTAP_METRIC.notificationDelay,
 ];
 
 function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }): Instruments {
@@ -118,6 +133,11 @@ function createInstruments(meter: Meter, histograms: HistogramSource = { create:
       description: 'SSE events per response stream.',
       advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS },
     }),
+    sseDuration: histograms.create(MCPTAP_METRIC.sseDuration, {
+      ...seconds,
+      description:
+        'Streamed answers by figure (mcptap.sse.series): headers, first_event, final from the request; gap between events; progress between progress notifications; tail from the response to the end of the stream.',
+    }),
     inFlight: meter.createObservableUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
     violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
     dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, {
@@ -127,6 +147,14 @@ function createInstruments(meter: Meter, histograms: HistogramSource = { create:
     cancellations: meter.createCounter(MCPTAP_METRIC.cancellations, {
       unit: '{request}',
       description: 'Requests cancelled, by who cancelled and whether a response came anyway (answered_after_cancel) or not (unanswered).',
+    }),
+    notifications: meter.createCounter(MCPTAP_METRIC.notifications, {
+      unit: '{notification}',
+      description: 'Server-to-client notifications seen, by method (listen streams, GET streams, request streams, stdout).',
+    }),
+    notificationDelay: histograms.create(MCPTAP_METRIC.notificationDelay, {
+      ...seconds,
+      description: `Delivery delay of notifications that carry the time their server fired them (_meta "${FIRED_AT_META}", epoch µs; mcptap's reference server stamps its trigger's): seen by the tap minus fired.`,
     }),
   };
 }
@@ -164,6 +192,10 @@ export class OtelMetricsSink implements Sink {
   /** Frozen attribute objects of the per-exchange histograms, by their values (connection attributes, method, tool or prompt, version, error type). */
   private readonly operationSets = new TupleMap<Attributes>(5, MAX_CACHED_SETS);
   private readonly sseSets = new TupleMap<Attributes>(1, MAX_CACHED_SETS);
+  /** Notification attribute sets by method (bounded: method names come off the wire). */
+  private readonly notificationSets = new TupleMap<Attributes>(1, MAX_CACHED_SETS);
+  /** By (method, tool or prompt, figure). */
+  private readonly figureSets = new TupleMap<Attributes>(3, MAX_CACHED_SETS);
   /** The KeyedCounts entries by (method, transport[, outcome]), found without building their string keys. */
   private readonly inFlightEntries = new TupleMap<KeyedCount>(2, MAX_CACHED_SETS);
   private readonly exchangeEntries = new TupleMap<KeyedCount>(3, MAX_CACHED_SETS);
@@ -216,6 +248,8 @@ export class OtelMetricsSink implements Sink {
           })).n++;
         case 'anomaly':
           return this.countViolation(event);
+        case 'frame':
+          return this.countNotification(event.frame);
         default:
           return;
       }
@@ -242,6 +276,8 @@ export class OtelMetricsSink implements Sink {
       this.exchangeCounts.clear();
       this.operationSets.clear();
       this.sseSets.clear();
+      this.figureSets.clear();
+      this.notificationSets.clear();
       this.inFlightEntries.clear();
       this.exchangeEntries.clear();
       return;
@@ -341,6 +377,24 @@ export class OtelMetricsSink implements Sink {
     const attrs = this.sseSets.get(ex.method) ?? this.sseSets.set(Object.freeze({ [ATTR_MCP_METHOD_NAME]: ex.method }), ex.method);
     if (t.firstEventUs !== undefined) this.inst.timeToFirstEvent.record(Math.max(0, t.firstEventUs - ex.startUs) / 1e6, attrs);
     if (t.eventTimesUs !== undefined) this.inst.eventsPerStream.record(t.eventTimesUs.length, attrs);
+    const figures = streamFigures(exchangeStreamTimes(ex));
+    const target = lowCardinalityTarget(ex);
+    for (const f of STREAM_FIGURES) {
+      const xs = figures[f];
+      if (!xs) continue;
+      const a = this.figureSets.get(ex.method, target, f) ?? this.figureSets.set(figureAttributes(ex, f), ex.method, target, f);
+      for (const us of xs) this.inst.sseDuration.record(Math.max(0, us) / 1e6, a);
+    }
+  }
+
+  /** A server notification: counted by method; its delivery delay when it says when it was fired. */
+  private countNotification(f: Frame): void {
+    if (f.kind !== 'message' || f.messageKind !== 'notification' || f.direction !== 's2c') return;
+    const method = (f.message as { method: string }).method;
+    const attrs = this.notificationSets.get(method) ?? this.notificationSets.set(Object.freeze({ [ATTR_MCP_METHOD_NAME]: method }), method);
+    this.inst.notifications.add(1, attrs);
+    const fired = ((f.message as { params?: { _meta?: Record<string, unknown> } }).params?._meta ?? undefined)?.[FIRED_AT_META];
+    if (typeof fired === 'number' && Number.isFinite(fired)) this.inst.notificationDelay.record(Math.max(0, f.timeUs - fired) / 1e6, attrs);
   }
 
   private countViolation(e: AnomalySeen): void {
@@ -359,4 +413,10 @@ export class OtelMetricsSink implements Sink {
   private error(err: unknown): void {
     this.counts.errors = this.errorsSaid.count('error', () => `otel metrics sink error (further errors counted, not logged): ${String(err)}`);
   }
+}
+
+function figureAttributes(ex: Exchange, figure: string): Attributes {
+  const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, [SSE_SERIES_ATTR]: figure };
+  putTargetAttributes(ex, attrs);
+  return Object.freeze(attrs);
 }

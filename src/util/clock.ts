@@ -16,7 +16,18 @@ export interface ClockOrigin {
   hrNs: bigint;
 }
 
-export const systemClockOrigin: ClockOrigin = { epochUs: Date.now() * 1000, hrNs: process.hrtime.bigint() };
+export const systemClockOrigin: ClockOrigin = anchorNow();
+
+/**
+ * The epoch time of this instant from `performance.timeOrigin + performance.now()` (µs-exact),
+ * not `Date.now()`: that one is truncated to the millisecond, so two processes' clocks disagreed
+ * by up to 1 ms, which is all of a 2 ms budget for cross-process figures (delivery delay).
+ */
+function anchorNow(): ClockOrigin {
+  performance.now(); // the first read loads perf_hooks (milliseconds): not between the two reads below
+  const epochUs = Math.round((performance.timeOrigin + performance.now()) * 1000);
+  return { epochUs, hrNs: process.hrtime.bigint() };
+}
 
 export function clockFromOrigin(o: ClockOrigin): Clock {
   const { epochUs, hrNs } = o;

@@ -484,6 +484,46 @@ describe('pre-flight and cancel verdicts through the CLI', () => {
     expect(r.stderr).toMatch(/calls tool "inflight", .* the nearest is "in-flight"/);
   });
 
+  it('a prompt or a resource the server lacks exits 4 before any load, naming the nearest (reference over HTTP and stdio)', async () => {
+    write(
+      'typo-prompt.yaml',
+      'target: { reference: { transport: http } }\nera: 2026-07-28\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { prompt: gret, arguments: { name: x } } ]\n',
+    );
+    const p = await mcptap(['load', 'typo-prompt.yaml', '--progress', 'none'], dir);
+    expect(p.code).toBe(4);
+    expect(p.stderr).toMatch(/the scenario gets prompt "gret", but .* has no such prompt; the nearest is "greet"\. Its prompts: greet\./);
+    expect(p.stdout).toBe('');
+    write(
+      'typo-uri.yaml',
+      'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { uri: "mcptap://reference/inof" } ]\n',
+    );
+    const u = await mcptap(['load', 'typo-uri.yaml', '--progress', 'none'], dir);
+    expect(u.code).toBe(4);
+    expect(u.stderr).toMatch(/reads resource "mcptap:\/\/reference\/inof", but .* has no such resource; the nearest is "mcptap:\/\/reference\/info"/);
+  });
+
+  it('a URI that only a resource template of server-everything matches passes; one no template matches is named', async () => {
+    const everything = await startEverything('streamableHttp');
+    try {
+      const scenario = (uri: string) =>
+        `target: { url: ${JSON.stringify(everything.url)} }\nera: legacy\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps: [ { uri: ${JSON.stringify(uri)} }, { prompt: simple-prompt } ]\n`;
+      write('template-ok.yaml', scenario('demo://resource/dynamic/text/7'));
+      const ok = await mcptap(['load', 'template-ok.yaml', '--progress', 'none', '--json', 'template.json'], dir);
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      const result = JSON.parse(readFileSync(path.join(dir, 'template.json'), 'utf8')) as LoadResult;
+      expect(result.overall.counters.errors).toBe(0);
+      write('template-miss.yaml', scenario('demo://resource/dynamik/text/7'));
+      const miss = await mcptap(['load', 'template-miss.yaml', '--progress', 'none'], dir);
+      expect(miss.code).toBe(4);
+      expect(miss.stderr).toMatch(
+        /reads resource "demo:\/\/resource\/dynamik\/text\/7", but .* has no such resource and none of its 2 resource template\(s\) matches it/,
+      );
+    } finally {
+      await everything.stop();
+    }
+  });
+
   it('cancel: honoured fails (exit 3) against --ignore-cancel, with the verdict in the summary', async () => {
     write(
       'cancel-ignored.yaml',

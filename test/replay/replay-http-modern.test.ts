@@ -49,8 +49,20 @@ describe('mcptap replay across transports (legacy era, server-everything)', () =
     const r = await mcptap(['replay', httpDb, '--pace', 'fast', '--json', json, '--url', peer.url]);
     expect(r.stdout).toMatch(/no differences/);
     expect(r.code).toBe(0);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as { exchanges: { method: string; tool?: string }[] };
+    const report = JSON.parse(readFileSync(json, 'utf8')) as {
+      exchanges: { method: string; tool?: string }[];
+      streams: { name: string; figure: string; recordedCount: number; replayedCount: number; recordedP50Us?: number; replayedP50Us?: number }[];
+    };
     expect(report.exchanges.map((e) => e.tool ?? e.method)).toEqual(RECORDED);
+    // server-everything answers over SSE both times: the streamed answers' figures, recorded beside replayed.
+    const long = report.streams.filter((g) => g.name === 'tools/call trigger-long-running-operation');
+    expect(long.map((g) => g.figure)).toEqual(expect.arrayContaining(['first_event', 'gap', 'progress', 'final']));
+    const progress = long.find((g) => g.figure === 'progress')!;
+    expect([progress.recordedCount, progress.replayedCount]).toEqual([2, 2]); // 3 progress notifications, 2 intervals
+    // duration 0.3 s in 3 steps: a progress notification every ~100 ms, recorded and replayed.
+    expect(progress.recordedP50Us).toBeGreaterThanOrEqual(90_000);
+    expect(progress.replayedP50Us).toBeGreaterThanOrEqual(90_000);
+    expect(r.stdout).toMatch(/streamed answers \(SSE\)[^\n]*\n.*\n(.*\n)*tools\/call trigger-long-running-operation\s+progress\s+2 \/ 2/);
     const store = RecordingStore.open(httpDb);
     try {
       const recorded = store.exchanges({ method: 'initialize' })[0]!;

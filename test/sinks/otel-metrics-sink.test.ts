@@ -7,7 +7,7 @@ import { createTelemetry, type Telemetry } from '../../src/telemetry/telemetry.j
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
 import { DURATION_BUCKETS_S } from '../../src/sinks/otel-metrics-sink.js';
 import { sinkContract } from './sink-contract.js';
-import { TrafficScript } from './traffic-script.js';
+import { TrafficScript, us } from './traffic-script.js';
 import { findSamples, parseProm, type Sample } from '../telemetry/prometheus-text.js';
 
 const find = findSamples;
@@ -126,7 +126,47 @@ describe('OtelMetricsSink via the Prometheus exporter', () => {
       expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/call' })[0]?.value).toBe(4); // 3 progress, 1 response
       expect(find(samples, 'mcptap_sse_time_to_first_event_seconds_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBeCloseTo(0.03, 6);
       expect(find(samples, 'mcptap_sse_events_per_stream_sum', { mcp_method_name: 'tools/list' })[0]?.value).toBe(1);
+      // The figures by series, per method and tool: events at 100, 200, 300 and the response at 400 ms.
+      const figure = (series: string, what: 'sum' | 'count') =>
+        find(samples, `mcptap_sse_duration_seconds_${what}`, { mcp_method_name: 'tools/call', gen_ai_tool_name: 'op', mcptap_sse_series: series })[0]?.value;
+      expect(figure('first_event', 'sum')).toBeCloseTo(0.1, 6);
+      expect([figure('gap', 'count'), figure('gap', 'sum')]).toEqual([3, expect.closeTo(0.3, 6)]);
+      expect([figure('progress', 'count'), figure('progress', 'sum')]).toEqual([2, expect.closeTo(0.2, 6)]);
+      expect(figure('final', 'sum')).toBeCloseTo(0.4, 6);
       expect(find(samples, 'mcp_client_operation_duration_seconds_count', { network_transport: 'tcp', mcp_method_name: 'tools/call' })[0]?.value).toBe(1);
+    });
+  });
+
+  it('counts server notifications by method, and the delivery delay of those stamped with their firing time', async () => {
+    await withPrometheus(async (t) => {
+      const s = new TrafficScript('http-listen').open({ transport: 'http', target: 'http://127.0.0.1:9/mcp' }, 0);
+      s.request('L', 'subscriptions/listen', { notifications: { toolsListChanged: true } }, 0, { channel: 'http-body', context: { streamId: 'l' } });
+      // Three list-changed notifications on the listen stream, fired 2, 4 and 6 ms before the tap saw them; one unstamped.
+      for (let i = 1; i <= 3; i++)
+        s.send(
+          's2c',
+          { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.mcptap/firedAtUs': us(100 * i - 2 * i) } } },
+          100 * i,
+          {
+            channel: 'sse',
+            context: { streamId: 'l', httpStatus: 200 },
+          },
+        );
+      s.send('s2c', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, 400, {
+        channel: 'sse',
+        context: { streamId: 'l' },
+      });
+      for (const e of s.events) t.metricsSink!.onEvent(e);
+      const samples = await scrape(t);
+      expect(find(samples, 'mcptap_notifications_total', { mcp_method_name: 'notifications/tools/list_changed' })[0]?.value).toBe(3);
+      expect(find(samples, 'mcptap_notifications_total', { mcp_method_name: 'notifications/message' })[0]?.value).toBe(1);
+      const delay = (what: string) =>
+        find(samples, `mcptap_notification_delivery_delay_seconds_${what}`, { mcp_method_name: 'notifications/tools/list_changed' })[0]?.value;
+      expect(delay('count')).toBe(3);
+      expect(delay('sum')).toBeCloseTo(0.012, 6);
+      expect(find(samples, 'mcptap_notification_delivery_delay_seconds_count', { mcp_method_name: 'notifications/message' })).toEqual([]);
+      // The listen stream open is a request in flight of its own method.
+      expect(find(samples, 'mcptap_requests_in_flight', { mcp_method_name: 'subscriptions/listen' })[0]?.value).toBe(1);
     });
   });
 

@@ -245,6 +245,8 @@ describe('OtelSpanSink over OTLP/HTTP json', () => {
       'mcp.session.id': 'sess-9',
       'mcp.protocol.version': '2025-11-25',
       'mcptap.sse.events': 3, // progress, message, the response
+      'mcptap.sse.time_to_first_event': 0.01,
+      'mcptap.sse.gap_max': 0.005,
     });
     expect(a!.events.filter((e) => e.name === 'mcptap.sse.event').map((e) => e.timeUnixNano)).toEqual([ns(20), ns(25), ns(30)]);
     expect(a!.links).toContainEqual({ traceId: '11111111111111111111111111111111', spanId: '2222222222222222', attributes: { 'mcptap.link': 'http' } });

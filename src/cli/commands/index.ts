@@ -27,6 +27,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   redact: () => import('./redact.js'),
   mock: () => import('./mock.js'),
   replay: () => import('./replay.js'),
+  'probe-cancel': () => import('./probe-cancel.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

@@ -8,6 +8,7 @@ import type { CallVerdict, CancelObservation } from '../cancel-stats.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../model/jsonrpc.js';
 import type { Sample } from '../sample.js';
 import type { CancelSpec } from '../scenario.js';
+import type { NameList } from '../preflight.js';
 
 export interface PreparedCall {
   step: string;
@@ -69,8 +70,8 @@ export interface Driver {
   /** Human-readable target, e.g. the URL or command line. */
   readonly target: string;
   newLane(id: number): Lane;
-  /** The target's tool names (`tools/list`, every page), for the pre-flight; undefined when it does not list them. */
-  listTools?(): Promise<string[] | undefined>;
+  /** The target's tool, prompt, resource (URI) and template names, every page, for the pre-flight; a list it does not give is absent. */
+  listNames?(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>>;
   close(): Promise<void>;
 }
 

@@ -20,7 +20,8 @@ import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } f
 import { DeadlineList } from '../../util/deadlines.js';
 import { postText } from './http-exchange.js';
 import { RequestShapes } from './request-shapes.js';
-import { holdStream, listToolNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import type { NameList } from '../preflight.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -91,12 +92,12 @@ export class HttpDriver implements Driver {
     return new LegacyHttpLane(id, this.channel, this.opts, { shapes: new RequestShapes(this.channel.client.endpoint.headers), send: this.fast.send });
   }
 
-  async listTools(): Promise<string[] | undefined> {
-    if (this.modernSession) return listToolNames(this.modernSession);
+  async listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
+    if (this.modernSession) return listNames(this.modernSession, lists);
     const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
     await s.initialize();
     try {
-      return s.isInitialized ? await listToolNames(s) : undefined;
+      return s.isInitialized ? await listNames(s, lists) : {};
     } finally {
       await s.close();
     }

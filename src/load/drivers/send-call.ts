@@ -8,6 +8,7 @@ import { sendCancellableCall } from './cancel-call.js';
 import type { CallRecord, PreparedCall, StreamHold } from './driver.js';
 import type { BuiltRequest, RequestShapes } from './request-shapes.js';
 import type { CallResult } from '../../client/call-result.js';
+import type { NameList } from '../preflight.js';
 
 /** Puts a built request on the wire of a driver; resolves with the answer, rejects on a transport failure. */
 export type SendBuilt = (b: BuiltRequest, id: number) => Promise<CallResult>;
@@ -82,15 +83,32 @@ export async function openLegacySession(
   return session.isInitialized;
 }
 
-/** Every page of `tools/list` (at most 50), as names; undefined when the server answers with an error. */
-export async function listToolNames(session: McpSession): Promise<string[] | undefined> {
+const LISTS: Record<NameList, { method: string; key: string; field: string }> = {
+  tools: { method: 'tools/list', key: 'tools', field: 'name' },
+  prompts: { method: 'prompts/list', key: 'prompts', field: 'name' },
+  resources: { method: 'resources/list', key: 'resources', field: 'uri' },
+  resourceTemplates: { method: 'resources/templates/list', key: 'resourceTemplates', field: 'uriTemplate' },
+};
+
+/** Each list asked for, every page; a list the server answers with an error is left out. */
+export async function listNames(session: McpSession, lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
+  const out: Partial<Record<NameList, string[]>> = {};
+  for (const l of lists) {
+    const names = await listPages(session, LISTS[l]);
+    if (names) out[l] = names;
+  }
+  return out;
+}
+
+/** Every page of one list (at most 50), as names; undefined when the server answers with an error. */
+async function listPages(session: McpSession, { method, key, field }: (typeof LISTS)[NameList]): Promise<string[] | undefined> {
   const names: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 50; page++) {
-    const r = await session.request('tools/list', cursor === undefined ? {} : { cursor });
+    const r = await session.request(method, cursor === undefined ? {} : { cursor });
     const result = r.response?.result;
-    if (!isRecord(result) || !Array.isArray(result.tools)) return undefined;
-    for (const t of result.tools) if (isRecord(t) && typeof t.name === 'string') names.push(t.name);
+    if (!isRecord(result) || !Array.isArray(result[key])) return undefined;
+    for (const t of result[key]) if (isRecord(t) && typeof t[field] === 'string') names.push(t[field]);
     if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return names;
     cursor = result.nextCursor;
   }

@@ -19,7 +19,8 @@ import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
 import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
-import { listToolNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import { listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import type { NameList } from '../preflight.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -112,8 +113,8 @@ export class StdioDriver implements Driver {
     return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), endIteration: async () => {}, close: async () => {} };
   }
 
-  listTools(): Promise<string[] | undefined> {
-    return listToolNames(this.procs[0]!.session);
+  listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
+    return listNames(this.procs[0]!.session, lists);
   }
 
   async close(): Promise<void> {
