@@ -157,17 +157,25 @@ interface Others {
  */
 async function warmUp(p: Proc, amount?: number): Promise<{ requests: number; sent: number; rps: number }> {
   if (WARMUP_SECONDS <= 0) return { requests: 0, sent: 0, rps: 0 };
-  const r = await saturatingLoad(p, amount === undefined ? { duration: WARMUP_SECONDS } : { amount });
+  const { result: r, seconds } = await saturatingLoad(p, amount === undefined ? { duration: WARMUP_SECONDS } : { amount });
   await settle(p.child.pid);
-  return { requests: r.requests.total, sent: r.requests.sent, rps: r.requests.total / Math.max(0.01, r.duration) };
+  return { requests: r.requests.total, sent: r.requests.sent, rps: r.requests.total / seconds };
 }
 
 /**
  * Saturating load on a tap: CONNECTIONS connections, each one request at a time, for a duration or
  * a number of requests (then autocannon stops when all are answered: none is left in flight).
+ * `seconds` runs to the last response: autocannon notices that the amount is done only on its
+ * 1 s tick, so its own duration is up to a second long.
  */
-function saturatingLoad(p: Proc, length: { duration: number } | { amount: number }): Promise<autocannon.Result> {
-  return autocannon({ url: p.url, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, ...length });
+async function saturatingLoad(p: Proc, length: { duration: number } | { amount: number }): Promise<{ result: autocannon.Result; seconds: number }> {
+  const t0 = performance.now();
+  let last = t0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const opts = { url: p.url, method: 'POST' as const, headers: HEADERS, body: BODY, connections: CONNECTIONS, pipelining: 1, ...length };
+    autocannon(opts, (err, r) => (err ? reject(err as Error) : resolve(r))).on('response', () => (last = performance.now()));
+  });
+  return { result, seconds: Math.max(0.001, (last - t0) / 1000) };
 }
 
 async function saturate(p: Proc, others: Others, amount: number): Promise<Round> {
@@ -175,14 +183,14 @@ async function saturate(p: Proc, others: Others, amount: number): Promise<Round>
   const up0 = cpuUs(others.upstream);
   const otlp0 = cpuUs(others.otlp);
   const load0 = process.cpuUsage();
-  const r = await saturatingLoad(p, { amount });
+  const { result: r, seconds } = await saturatingLoad(p, { amount });
   const drainMs = await settle(p.child.pid);
   const load = process.cpuUsage(load0);
   const cpu = cpuUs(p.child.pid) - cpu0;
   const n = Math.max(1, r.requests.total);
   const machine = { tap: cpu / n, upstream: (cpuUs(others.upstream) - up0) / n, load: (load.user + load.system) / n, otlp: (cpuUs(others.otlp) - otlp0) / n };
   return {
-    rps: r.requests.total / Math.max(0.01, r.duration),
+    rps: r.requests.total / seconds,
     requests: r.requests.total,
     sent: r.requests.sent,
     errors: r.errors + r.non2xx + r.timeouts,
@@ -418,11 +426,14 @@ export async function runOtelBench(): Promise<string> {
     });
     procs.push(metricsOnly);
     const taps = [off, decode, on, sampled, metricsOnly];
-    // The off tap's warm-up rate sets every later load's size: a fixed number of requests, all answered.
+    // The warm off tap's rate over 2 s more sets every later load's size: a fixed number of requests, all answered.
     const offWarm = await warmUp(off);
-    const perRound = Math.max(CONNECTIONS * 20, Math.round((offWarm.rps * SECONDS) / CONNECTIONS) * CONNECTIONS);
+    const calibration = await saturatingLoad(off, { duration: 2 });
+    await settle(off.child.pid);
+    const offRate = calibration.result.requests.total / calibration.seconds;
+    const perRound = Math.max(CONNECTIONS * 20, Math.round((offRate * SECONDS) / CONNECTIONS) * CONNECTIONS);
     const warmAmount = Math.round((perRound * WARMUP_SECONDS) / SECONDS / CONNECTIONS) * CONNECTIONS;
-    const exchanges = new Map<Proc, number>([[off, offWarm.sent]]);
+    const exchanges = new Map<Proc, number>([[off, offWarm.sent + calibration.result.requests.sent]]);
     for (const p of [decode, on, sampled, metricsOnly]) exchanges.set(p, (await warmUp(p, warmAmount)).sent);
     const best = new Map<Proc, Round>();
     // Each round's own rate ratio to off: the spread shows how far the machine moved.
@@ -479,8 +490,8 @@ export async function runOtelBench(): Promise<string> {
     };
     const verdict = (p: Proc) => (median(ratios.get(p)!) >= SAMPLED_TARGET_RATIO ? 'met' : 'NOT met');
     return [
-      `OTel overhead, HTTP tap at saturation: autocannon ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${perRound} requests (about ${SECONDS}s at the off tap's warm-up rate, ` +
-        `${offWarm.rps.toFixed(0)} req/s) after ${WARMUP_SECONDS}s of unmeasured load on each tap (${warmAmount} requests after the off tap's); OTLP to span-counting endpoints in processes of their own`,
+      `OTel overhead, HTTP tap at saturation: autocannon ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${perRound} requests (about ${SECONDS}s at the warm off tap's rate, ` +
+        `${offRate.toFixed(0)} req/s) after ${WARMUP_SECONDS}s of unmeasured load on each tap (${warmAmount} requests after the off tap's); OTLP to span-counting endpoints in processes of their own`,
       table(
         ['tap', 'mode', 'best req/s', 'vs off', 'median round vs off', 'spread', 'errors', 'tap CPU us/exchange', 'longest drain (ms)'],
         taps.map((p) => {
