@@ -79,17 +79,9 @@ export class DirectTracer implements Tracer {
   }
 
   /**
-   * startSpan that takes over `options.attributes`: the caller must not use that object again (the
-   * span may keep it as its own attributes instead of copying it). The span sink builds a fresh
-   * object per exchange span; this saves the copy.
-   */
-  startSpanAdopting(name: string, options: SpanOptions, ctx: Context): ApiSpan {
-    return this.start(name, options.kind ?? SpanKind.INTERNAL, ctx, options, undefined, true);
-  }
-
-  /**
    * The sampler decides from the name, kind, parent and trace id first; `build` makes the options
-   * (adopted as in {@link startSpanAdopting}) only for a span that is recorded. A span sampled out
+   * only for a span that is recorded, and the span takes over their `attributes` (the caller must
+   * not use that object again: the span may keep it instead of copying it). A span sampled out
    * costs its ids and the sampler's call, no attributes. `root` in the built options is ignored.
    */
   startSpanDeferred(name: string, kind: SpanKind, ctx: Context, build: () => SpanOptions): ApiSpan {
