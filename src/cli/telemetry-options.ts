@@ -14,7 +14,7 @@ export function addTelemetryOptions(cmd: Command): Command {
       "CHANGES THE FORWARDED BYTES: each host->server request is re-serialized with params._meta.traceparent set to the tap's span " +
         '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp)',
     )
-    .addHelpText('after', ENV_HELP);
+    .addHelpText('after', ENV_HELP + SAMPLER_HELP);
 }
 
 /** `mcptap load`'s: `--otlp`, `--metrics`, `--service-name` for its live metrics (it exports no spans). */
@@ -34,6 +34,12 @@ Telemetry also follows the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT, OTEL
 OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME,
 OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER (otlp | console | none; metrics
 also prometheus). "console" writes JSON lines to stderr. Nothing is exported unless one of these is set.`;
+
+const SAMPLER_HELP = `
+OTEL_TRACES_SAMPLER picks the exchanges that get a span (parentbased_always_on by default; always_on, always_off,
+traceidratio, parentbased_always_off, parentbased_traceidratio), with the ratio 0..1 in OTEL_TRACES_SAMPLER_ARG;
+metrics always count every exchange. Example, 10% of traces and all metrics:
+  OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 mcptap http --otlp http://collector:4318 ...`;
 
 /** The parsed flags (commander's camelCased option values) and the environment, as a TelemetryConfig. */
 export function telemetryConfigFromOptions(opts: Readonly<Record<string, unknown>>, env: Env = process.env): TelemetryConfig {

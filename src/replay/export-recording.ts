@@ -15,7 +15,7 @@ import type { Redact } from '../sinks/otel-content.js';
 import type { RecordingStore } from '../store/recording-store.js';
 import type { RecordingInfo } from '../store/types.js';
 import { McptapError } from '../errors.js';
-import { notDelivered, type SpanExportCounts } from '../telemetry/counting-span-processor.js';
+import { NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from '../telemetry/counting-span-processor.js';
 import { readRecordingOtelMeta } from '../telemetry/recording-otel-meta.js';
 import { createTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.js';
@@ -73,7 +73,7 @@ export async function exportRecording(opts: ExportRecordingOptions): Promise<Exp
   });
   const replay = await replayInto(telemetry, opts, clock);
   await telemetry.shutdown();
-  const counts = telemetry.spanCounts()!;
+  const counts = telemetry.spanCounts() ?? NO_SPAN_COUNTS;
   return {
     recordingId,
     ...replay,
@@ -94,11 +94,15 @@ async function replayInto(telemetry: Telemetry, opts: ExportRecordingOptions, cl
     for (const sink of telemetry.sinks) sink.onEvent(event);
     if (event.type === 'connection-opened') sessionSpans++;
     if (event.type !== 'exchange-completed' && event.type !== 'connection-closed') continue;
-    if (event.type === 'exchange-completed') opts.onProgress?.({ exchanges: ++exchangeSpans, totalExchanges });
+    if (event.type === 'exchange-completed') {
+      // Counted apart from the call: `?.` skips evaluating its arguments when there is no listener.
+      exchangeSpans++;
+      opts.onProgress?.({ exchanges: exchangeSpans, totalExchanges });
+    }
     // Wait for the exporter whenever a batch is ready: the queue never fills, and a dead collector stops us early.
-    if (telemetry.spanCounts()!.queued >= batch) {
+    if ((telemetry.spanCounts() ?? NO_SPAN_COUNTS).queued >= batch) {
       await telemetry.forceFlush();
-      if ((aborted = telemetry.spanCounts()!.droppedExportFailed > 0)) break;
+      if ((aborted = (telemetry.spanCounts() ?? NO_SPAN_COUNTS).droppedExportFailed > 0)) break;
     }
   }
   // Exchanges still in flight at the end of the recording are ended (as unfinished) by the sink's close.

@@ -213,11 +213,13 @@ export class OtelSpanSink implements Sink {
     const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
     const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const links = conn?.sessionLinks ?? NO_LINKS;
-    const options = { kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links };
-    // The attributes object is new and not used again: DirectTracer may keep it instead of copying.
+    const name = spanNameOf(ex);
+    const options = () => ({ kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links });
+    // DirectTracer asks the sampler first and builds the options only for a span it records (it
+    // then keeps the new attributes object instead of copying it).
     const tracer = this.tracer;
     const start =
-      tracer instanceof DirectTracer ? () => tracer.startSpanAdopting(spanNameOf(ex), options, ctx) : () => tracer.startSpan(spanNameOf(ex), options, ctx);
+      tracer instanceof DirectTracer ? () => tracer.startSpanDeferred(name, SpanKind.CLIENT, ctx, options) : () => tracer.startSpan(name, options(), ctx);
     return this.withIds(minted?.spanContext ?? this.opts.spanIds?.exchange(ex.key), start);
   }
 
@@ -244,6 +246,8 @@ export class OtelSpanSink implements Sink {
     this.inFlight.delete(ex.key);
     const conn = this.connections.get(ex.connectionId);
     if (conn) this.learn(conn, ex);
+    // Sampled out: nothing of the exchange is built for a span that keeps nothing.
+    if (!span.isRecording()) return;
     span.setAttributes(exchangeEndAttributes(ex, conn ?? {}));
     let toolText: string | undefined;
     if (this.content) {
@@ -278,8 +282,9 @@ export class OtelSpanSink implements Sink {
     const header = e.frame.context?.headers?.traceparent;
     if (!header) return;
     const span = this.inFlight.get(e.exchangeKey);
+    if (!span?.isRecording()) return;
     const sc = parseTraceContext({ traceparent: header, ...(e.frame.context?.headers?.tracestate ? { tracestate: e.frame.context.headers.tracestate } : {}) });
-    if (!span || !sc) return;
+    if (!sc) return;
     // When the header and `_meta` name the same span, it already is the parent; a link would repeat it.
     if (sc.spanId === parseTraceContext(metaTraceCarrier(e.frame.message))?.spanId) return;
     span.addLink({ context: sc, attributes: { 'mcptap.link': 'http' } });

@@ -7,7 +7,7 @@
  * and on end.
  *
  * Where it saves work: valid initial attributes are copied in one loop, or kept as they are when
- * the caller hands the object over (DirectTracer.startSpanAdopting); a frozen link that the copy
+ * the caller hands the object over (DirectTracer.startSpanDeferred); a frozen link that the copy
  * would equal is kept as it is; `events` and `links` are one shared frozen empty array until the
  * first is added; the duration is computed when read.
  *

@@ -8,6 +8,8 @@
  *   JSON lines to stderr; `none` turns traces off even when an endpoint is set.
  * - Metrics likewise with `OTEL_METRICS_EXPORTER` (`otlp`, `console`, `prometheus`, `none`), plus
  *   `--metrics HOST:PORT`, which serves a Prometheus scrape endpoint at /metrics.
+ * - `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` choose the span sampler (the spec's six; default
+ *   `parentbased_always_on`); metrics are never sampled.
  * - `OTEL_SDK_DISABLED=true` ignores the environment (flags still apply).
  */
 import { McptapError } from '../errors.js';
@@ -33,8 +35,28 @@ export interface TelemetryConfig {
   injectTraceContext: boolean;
   maxContentLength: number;
   spanQueue: { maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number; exportTimeoutMillis: number };
-  /** The environment asks the SDK for a sampler or span limits: its tracer makes the spans (direct-tracer.ts). */
+  /** Which spans are recorded and exported (OTEL_TRACES_SAMPLER); absent: `parentbased_always_on`. */
+  sampler?: SamplerConfig;
+  /** The environment asks the SDK for span limits: its tracer makes the spans (direct-tracer.ts). */
   sdkTracer?: boolean;
+}
+
+/** The OTel spec's sampler names, as OTEL_TRACES_SAMPLER spells them. */
+export const SAMPLER_NAMES = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type SamplerName = (typeof SAMPLER_NAMES)[number];
+
+/** A sampler as plain data (the config crosses to the pipeline worker); telemetry.ts builds the SDK's. */
+export interface SamplerConfig {
+  name: SamplerName;
+  /** The ratio of the `*traceidratio` samplers, 0..1. */
+  ratio?: number;
 }
 
 /** The telemetry flags every tap command shares (see src/cli/telemetry-options.ts). */
@@ -78,6 +100,7 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
     captureContent: flags.captureContent ?? e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === 'true',
     injectTraceContext: flags.injectTraceContext ?? false,
     maxContentLength: 8192,
+    ...samplerOf(e),
     sdkTracer: sdkTracerRequired(e),
     spanQueue: {
       maxQueueSize: positiveInt(e.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
@@ -212,10 +235,27 @@ function configError(message: string): McptapError {
   return new McptapError('MCPTAP_TELEMETRY_CONFIG', message);
 }
 
-/** OTEL_* variables the SDK's tracer provider reads for sampling and span limits. */
+/**
+ * OTEL_TRACES_SAMPLER and its argument. Unlike the SDK (which logs and falls back to the default),
+ * an unknown name or a ratio outside 0..1 is a usage error: a typo must not silently trace 100%.
+ * Absent or `parentbased_always_on` (the default): nothing, so the config stays as before.
+ */
+function samplerOf(e: Env): { sampler?: SamplerConfig } {
+  const text = e.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
+  if (text === undefined || text === 'parentbased_always_on') return {};
+  const name = SAMPLER_NAMES.find((n) => n === text);
+  if (!name) throw configError(`OTEL_TRACES_SAMPLER=${e.OTEL_TRACES_SAMPLER}: unsupported sampler (supported: ${SAMPLER_NAMES.join(', ')})`);
+  if (!name.endsWith('traceidratio')) return { sampler: { name } };
+  const arg = e.OTEL_TRACES_SAMPLER_ARG?.trim();
+  // The spec's default ratio when the argument is absent.
+  if (arg === undefined) return { sampler: { name, ratio: 1 } };
+  const ratio = Number(arg);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw configError(`OTEL_TRACES_SAMPLER_ARG=${arg}: expected a ratio from 0 to 1 for ${name}`);
+  return { sampler: { name, ratio } };
+}
+
+/** OTEL_* variables the SDK's tracer provider reads for span limits. */
 const SDK_TRACER_ENV = [
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
   'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
   'OTEL_ATTRIBUTE_COUNT_LIMIT',
   'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
@@ -227,14 +267,10 @@ const SDK_TRACER_ENV = [
 ];
 
 /**
- * True when the environment asks the SDK for a sampler or span limits of its own (the SDK reads
- * these from the process environment itself): then the SDK's tracer makes the spans, so they are honoured
- * exactly. `parentbased_always_on` is the default and needs nothing.
+ * True when the environment asks the SDK for span limits of its own (the SDK reads these from the
+ * process environment itself): then the SDK's tracer makes the spans, so they are honoured exactly.
+ * The sampler is not among them: both tracers take it from {@link TelemetryConfig.sampler}.
  */
 export function sdkTracerRequired(env: Readonly<Record<string, string | undefined>>): boolean {
-  return SDK_TRACER_ENV.some((name) => {
-    const value = env[name]?.trim();
-    if (!value) return false;
-    return !(name === 'OTEL_TRACES_SAMPLER' && value === 'parentbased_always_on');
-  });
+  return SDK_TRACER_ENV.some((name) => Boolean(env[name]?.trim()));
 }

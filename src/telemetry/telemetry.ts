@@ -13,8 +13,9 @@
  *   on SIGINT; an OTLP endpoint never reached is not waited for (endpoint-reachability.ts).
  *
  * CPU per exchange (the sinks run once per JSON-RPC exchange): spans are made by DirectTracer (the
- * SDK tracer's spans, less work; the SDK tracer when OTEL_TRACES_SAMPLER or a span limit variable
- * is set), OTLP/protobuf requests are written by OtlpSpanSerializer (the SDK serializer's bytes),
+ * SDK tracer's spans, less work; the SDK tracer when a span limit variable is set), sampled by the
+ * SDK's Sampler from `config.sampler` before any attribute is built (a sampler that can never
+ * sample, without `--inject-trace-context`, builds no span sink at all), OTLP/protobuf requests are written by OtlpSpanSerializer (the SDK serializer's bytes),
  * and the per-exchange histograms are aggregated by OwnHistograms (the SDK's data points, without
  * hashing the attribute set per record and reader). Each is compared with the SDK in test/telemetry.
  */
@@ -27,7 +28,7 @@ import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Meter, Tracer } from '@opentelemetry/api';
-import { BasicTracerProvider, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, type Sampler, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
 import type { Redact } from '../sinks/otel-content.js';
@@ -46,6 +47,7 @@ import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
 import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
 import { PresetIdGenerator } from './preset-id-generator.js';
+import { samplerFor, samplesNothing } from './samplers.js';
 import { SeededSpanIds } from './seeded-span-ids.js';
 import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
 import { telemetryEnabled, type TelemetryConfig } from './telemetry-config.js';
@@ -152,7 +154,7 @@ function buildSinks(
   deadline: CloseDeadline,
 ) {
   const closeWithin = (flush: Promise<void>) => deadline.within(flush);
-  const minter = traces && config.injectTraceContext ? new TraceContextMinter() : undefined;
+  const minter = traces && config.injectTraceContext ? new TraceContextMinter({ sampler: traces.sampler }) : undefined;
   const spanSink = traces
     ? new OtelSpanSink({
         tracer: traces.tracer,
@@ -203,10 +205,14 @@ interface TraceParts {
   /** The processor of the OTLP exporter, when there is one. */
   otlp?: CountingSpanProcessor;
   idGenerator: PresetIdGenerator;
+  /** The provider's and the tracer's sampler (OTEL_TRACES_SAMPLER), also the minter's. */
+  sampler: Sampler;
   seed: string;
 }
 
 function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): TraceParts | undefined {
+  // No span can be sampled and no context is propagated: not even a non-recording span is needed.
+  if (samplesNothing(config.sampler) && !config.injectTraceContext) return undefined;
   const exporters: SpanExporter[] = [];
   // The OTLP exporter tells its processor what the collector refused: bound once both exist.
   const counted: { otlp?: CountingSpanProcessor } = {};
@@ -225,7 +231,9 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   const idGenerator = new PresetIdGenerator();
   // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
   const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
-  const provider = new BasicTracerProvider({ resource, idGenerator, spanProcessors: processors, spanLimits });
+  // An explicit sampler: the SDK would otherwise read OTEL_TRACES_SAMPLER from process.env itself.
+  const sampler = samplerFor(config.sampler);
+  const provider = new BasicTracerProvider({ resource, idGenerator, sampler, spanProcessors: processors, spanLimits });
   // The provider stays in charge of flush and shutdown (it calls the same processors).
   const tracer = config.sdkTracer
     ? provider.getTracer(SCOPE, VERSION)
@@ -235,8 +243,17 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
         idGenerator,
         processors,
         limits: sdkSpanLimits(spanLimits),
+        sampler,
       });
-  return { provider, tracer, processors, ...(counted.otlp ? { otlp: counted.otlp } : {}), idGenerator, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
+  return {
+    provider,
+    tracer,
+    processors,
+    ...(counted.otlp ? { otlp: counted.otlp } : {}),
+    idGenerator,
+    sampler,
+    seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed(),
+  };
 }
 
 interface MetricsParts {

@@ -7,11 +7,17 @@
  * The tap calls {@link TraceContextMinter.inject} (or `mint`); the span sink calls `take` when the
  * exchange starts. Entries are keyed like the correlator's pending table (connection, direction, id
  * verbatim) and bounded: the oldest are evicted first, so a sink that never takes cannot grow it.
+ *
+ * Sampling is decided here, by the tracer's own sampler, so the injected flags say what the tap
+ * will do with its span (a sampled-out exchange tells the server 00); the spec's samplers are
+ * deterministic for a parent and trace id, so the tracer decides the same when the span starts.
  */
 import { randomBytes } from 'node:crypto';
-import { TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import type { Direction } from '../model/frame.js';
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
+import { samplerFor } from './samplers.js';
 import { formatTraceContext, metaTraceCarrier, parseTraceContext, withTraceContext, type TraceCarrier } from './trace-context.js';
 
 export interface MintedTraceContext {
@@ -28,27 +34,37 @@ export interface TraceContextMinterOptions {
   maxPending?: number;
   /** Source of random bytes (tests may make ids deterministic). */
   random?: (size: number) => Buffer;
+  /** The tracer's sampler. Default: the SDK's default, parent-based always-on. */
+  sampler?: Sampler;
 }
 
 export class TraceContextMinter {
   private readonly pending = new Map<string, MintedTraceContext>();
   private readonly maxPending: number;
   private readonly random: (size: number) => Buffer;
+  private readonly sampler: Sampler;
   private evictedCount = 0;
 
   constructor(opts: TraceContextMinterOptions = {}) {
     this.maxPending = Math.max(1, opts.maxPending ?? 10_000);
     this.random = opts.random ?? randomBytes;
+    this.sampler = opts.sampler ?? samplerFor(undefined);
   }
 
   /** Mint the context for a request about to be forwarded; `request` supplies the caller's parent. */
   mint(connectionId: string, direction: Direction, id: JsonRpcId, request?: JsonRpcMessage): MintedTraceContext {
     const parent = request ? parseTraceContext(metaTraceCarrier(request)) : undefined;
+    const traceId = parent?.traceId ?? this.hexId(16);
+    // As the span sink will start the span: the parent in a root context, a CLIENT span.
+    const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    const method = request && 'method' in request ? request.method : '';
+    const result = this.sampler.shouldSample(ctx, traceId, method, SpanKind.CLIENT, {}, []);
+    const traceState = result.traceState ?? parent?.traceState;
     const spanContext: SpanContext = {
-      traceId: parent?.traceId ?? this.hexId(16),
+      traceId,
       spanId: this.hexId(8),
-      traceFlags: parent ? parent.traceFlags : TraceFlags.SAMPLED,
-      ...(parent?.traceState ? { traceState: parent.traceState } : {}),
+      traceFlags: result.decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      ...(traceState ? { traceState } : {}),
     };
     const minted: MintedTraceContext = { spanContext, carrier: formatTraceContext(spanContext), ...(parent ? { parent } : {}) };
     const key = keyOf(connectionId, direction, id);

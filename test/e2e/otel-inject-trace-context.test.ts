@@ -105,3 +105,50 @@ describe('--inject-trace-context on the stdio tap', () => {
     }
   });
 });
+
+describe('--inject-trace-context with OTEL_TRACES_SAMPLER=parentbased_traceidratio and ratio 0', () => {
+  let live: OtlpReceiver;
+  let sampledCaller: Meta;
+  let unsampledCaller: Meta;
+  let noCaller: Meta;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    live = await startOtlpReceiver();
+    const tapped = await connectThroughTap(['--otlp', live.url, '--inject-trace-context'], [process.execPath, join(FIXTURES, 'meta-echo-server.mjs')], {
+      ...OTLP_JSON,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    const call = async (flags?: '00' | '01') =>
+      received(
+        await tapped.client.callTool({
+          name: 'show-meta',
+          arguments: {},
+          ...(flags ? { _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-${flags}` } } : {}),
+        }),
+      );
+    sampledCaller = await call('01');
+    unsampledCaller = await call('00');
+    noCaller = await call();
+    await tapped.close();
+    spans = await live.waitForSpans(1, 10_000);
+  });
+
+  afterAll(async () => {
+    await live?.close();
+  });
+
+  it('exports only the child of the sampled caller, and tells the server so', () => {
+    // The tap has exited, so every span it would send has arrived.
+    expect(spans.map((s) => s.name)).toEqual(['tools/call show-meta']);
+    expect(spans[0]!.parentSpanId).toBe(CALLER_SPAN);
+    expect(sampledCaller?.traceparent).toBe(`00-${CALLER_TRACE}-${spans[0]!.spanId}-01`);
+  });
+
+  it('injects flags 00 where the tap samples its span out: a sampled-out caller, and a root the ratio refuses', () => {
+    expect(unsampledCaller?.traceparent).toMatch(new RegExp(`^00-${CALLER_TRACE}-[0-9a-f]{16}-00$`));
+    expect(noCaller?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(noCaller?.traceparent?.slice(3, 35)).not.toBe(CALLER_TRACE);
+  });
+});

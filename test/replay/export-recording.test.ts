@@ -51,6 +51,30 @@ function calls(n: number): TrafficScript {
 const config = (url: string) => resolveTelemetryConfig({ otlp: url }, ENV);
 
 describe('exportRecording', () => {
+  it('applies OTEL_TRACES_SAMPLER as live: always_off exports nothing, a ratio the same spans as the live run would', async () => {
+    const { store, id } = record(calls(200).close(300).events, recordingOtelMeta({ spanIdSeed: 'fixed-seed', traceContextInjected: false }));
+    try {
+      const off = await exportRecording({
+        store,
+        recordingId: id,
+        config: resolveTelemetryConfig({ otlp: receiver.url }, { ...ENV, OTEL_TRACES_SAMPLER: 'always_off' }),
+      });
+      expect(off).toMatchObject({ exchangeSpans: 200, failed: false });
+      expect(off.counts.exported).toBe(0);
+      const ratio = { ...ENV, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' };
+      const first = await exportRecording({ store, recordingId: id, config: resolveTelemetryConfig({ otlp: receiver.url }, ratio) });
+      const firstIds = receiver.spans.map((x) => x.spanId).sort();
+      const second = await exportRecording({ store, recordingId: id, config: resolveTelemetryConfig({ otlp: receiver.url }, ratio) });
+      // The seed fixes the trace ids, so the ratio keeps the same spans every time: some, not all.
+      expect(first.counts.exported).toBe(second.counts.exported);
+      expect(first.counts.exported).toBeGreaterThan(0);
+      expect(first.counts.exported).toBeLessThan(201);
+      expect(receiver.spans.map((x) => x.spanId).sort()).toEqual([...firstIds, ...firstIds].sort());
+    } finally {
+      store.close();
+    }
+  });
+
   it('exports more spans than the span queue holds without dropping any, reporting progress', async () => {
     const { store, id } = record(calls(3000).close(4000).events);
     const progress: ExportProgress[] = [];

@@ -11,11 +11,21 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, typ
 import { suppressTracing, TraceState } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, type IdGenerator, type ReadableSpan, type Span, type SpanLimits, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  type IdGenerator,
+  type ReadableSpan,
+  type Sampler,
+  type Span,
+  type SpanLimits,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { TapEvent } from '../../src/model/events.js';
 import { OtelSpanSink } from '../../src/sinks/otel-span-sink.js';
 import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from '../../src/telemetry/direct-tracer.js';
 import { PresetIdGenerator } from '../../src/telemetry/preset-id-generator.js';
+import { samplerFor } from '../../src/telemetry/samplers.js';
+import { SAMPLER_NAMES, type SamplerConfig } from '../../src/telemetry/telemetry-config.js';
 import { SeededSpanIds } from '../../src/telemetry/seeded-span-ids.js';
 import { TraceContextMinter } from '../../src/telemetry/trace-context-minter.js';
 import { TrafficScript } from '../sinks/traffic-script.js';
@@ -59,10 +69,10 @@ interface Run {
   returned: ApiSpan[];
 }
 
-function run(kind: 'sdk' | 'direct', limits: SpanLimits, ids: () => IdGenerator, body: Body): Run {
+function run(kind: 'sdk' | 'direct', limits: SpanLimits, ids: () => IdGenerator, body: Body, sampler: Sampler): Run {
   const processor = new RecordingProcessor();
   const idGenerator = ids();
-  const provider = new BasicTracerProvider({ resource: RESOURCE, idGenerator, spanProcessors: [processor], spanLimits: limits });
+  const provider = new BasicTracerProvider({ resource: RESOURCE, idGenerator, sampler, spanProcessors: [processor], spanLimits: limits });
   const tracer =
     kind === 'sdk'
       ? provider.getTracer('mcptap', '9.9.9')
@@ -72,6 +82,7 @@ function run(kind: 'sdk' | 'direct', limits: SpanLimits, ids: () => IdGenerator,
           idGenerator,
           processors: [processor],
           limits: sdkSpanLimits(limits),
+          sampler,
         });
   const returned: ApiSpan[] = [];
   body(tracer, returned, idGenerator);
@@ -102,9 +113,9 @@ function view(s: ReadableSpan) {
   };
 }
 
-function expectSame(limits: SpanLimits, ids: () => IdGenerator, body: Body): Run {
-  const sdk = run('sdk', limits, ids, body);
-  const direct = run('direct', limits, ids, body);
+function expectSame(limits: SpanLimits, ids: () => IdGenerator, body: Body, sampler: SamplerConfig | undefined = undefined): Run {
+  const sdk = run('sdk', limits, ids, body, samplerFor(sampler));
+  const direct = run('direct', limits, ids, body, samplerFor(sampler));
   expect(direct.spans.map(view)).toEqual(sdk.spans.map(view));
   expect(direct.calls).toEqual(sdk.calls);
   expect(direct.returned.map((s) => [s.spanContext(), s.isRecording()])).toEqual(sdk.returned.map((s) => [s.spanContext(), s.isRecording()]));
@@ -221,48 +232,74 @@ describe('DirectTracer makes the SDK tracer spans', () => {
   });
 
   it('through OtelSpanSink on real correlated traffic, with preset ids, content capture and injected trace context', () => {
-    const events = traffic();
-    const seed = 'c0ffee';
-    for (const captureContent of [false, true]) {
-      const out = expectSame(
-        { eventCountLimit: 1024, attributeValueLengthLimit: 8192 + 64 },
-        () => new PresetIdGenerator(),
-        (tracer, _returned, ids) => {
-          // The same minted ids for both runs: a counting random source.
-          let r = 0;
-          const minter = new TraceContextMinter({ random: (n) => Buffer.alloc(n, ++r) });
-          minter.mint('http-1', 'c2s', 7, {
-            jsonrpc: '2.0',
-            id: 7,
-            method: 'tools/call',
-            params: { name: 'echo', _meta: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01` } },
-          });
-          const sink = new OtelSpanSink({
-            tracer,
-            captureContent,
-            maxContentLength: 8192,
-            spanIds: new SeededSpanIds(seed),
-            idGenerator: ids as PresetIdGenerator,
-            minter,
-            redact: (v) => v,
-            clock: { nowUs: () => 1_767_225_700_000_000 },
-          });
-          for (const e of events) sink.onEvent(e);
-          void sink.close();
-          expect(sink.stats().errors).toBe(0);
-        },
-      );
-      // 2 sessions + 13 exchanges, less the resources/read whose caller's parent was not sampled.
-      expect(out.spans.length).toBe(14);
+    // 2 sessions + 13 exchanges, less the resources/read whose caller's parent was not sampled.
+    expect(sinkTraffic(undefined).length).toBe(14);
+  });
+
+  it('with every OTEL_TRACES_SAMPLER sampler, through OtelSpanSink (the sampler decides before any attribute is built)', () => {
+    const counts: Record<string, number> = {};
+    for (const name of SAMPLER_NAMES) {
+      const config: SamplerConfig = name.endsWith('traceidratio') ? { name, ratio: 0.5 } : { name };
+      counts[name] = sinkTraffic(config).length;
     }
+    expect(counts.always_on).toBe(15);
+    expect(counts.always_off).toBe(0);
+    expect(counts.parentbased_always_on).toBe(14);
+    // Only the children of a sampled caller: the injected call and the tools/call with a sampled traceparent.
+    expect(counts.parentbased_always_off).toBe(2);
+    // Half of the roots, the same way on both tracers (expectSame); children follow their parent.
+    expect(counts.traceidratio).toBeGreaterThan(0);
+    expect(counts.traceidratio).toBeLessThan(15);
+    expect(counts.parentbased_traceidratio).toBeGreaterThanOrEqual(2);
+    expect(counts.parentbased_traceidratio).toBeLessThan(14);
   });
 });
 
+/** OtelSpanSink fed {@link traffic} on both tracers (expectSame), captured content off and on: the spans ended. */
+function sinkTraffic(sampler: SamplerConfig | undefined): ReadableSpan[] {
+  const events = traffic();
+  const seed = 'c0ffee';
+  let spans: ReadableSpan[] = [];
+  for (const captureContent of [false, true]) {
+    const out = expectSame(
+      { eventCountLimit: 1024, attributeValueLengthLimit: 8192 + 64 },
+      () => new PresetIdGenerator(),
+      (tracer, _returned, ids) => {
+        // The same minted ids for both runs: a counting random source.
+        let r = 0;
+        const minter = new TraceContextMinter({ random: (n) => Buffer.alloc(n, ++r), sampler: samplerFor(sampler) });
+        minter.mint('http-1', 'c2s', 7, {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'echo', _meta: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01` } },
+        });
+        const sink = new OtelSpanSink({
+          tracer,
+          captureContent,
+          maxContentLength: 8192,
+          spanIds: new SeededSpanIds(seed),
+          idGenerator: ids as PresetIdGenerator,
+          minter,
+          redact: (v) => v,
+          clock: { nowUs: () => 1_767_225_700_000_000 },
+        });
+        for (const e of events) sink.onEvent(e);
+        void sink.close();
+        expect(sink.stats().errors).toBe(0);
+      },
+      sampler,
+    );
+    spans = out.spans;
+  }
+  return spans;
+}
+
 describe('sdkTracerRequired', () => {
-  it('is false for an empty environment and the default sampler, true for a sampler or a span limit', () => {
+  it('is false for an empty environment and any sampler (DirectTracer samples), true for a span limit', () => {
     expect(sdkTracerRequired({})).toBe(false);
     expect(sdkTracerRequired({ OTEL_TRACES_SAMPLER: 'parentbased_always_on', OTEL_SERVICE_NAME: 'x', OTEL_SPAN_EVENT_COUNT_LIMIT: ' ' })).toBe(false);
-    expect(sdkTracerRequired({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })).toBe(true);
+    expect(sdkTracerRequired({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })).toBe(false);
     expect(sdkTracerRequired({ OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: '10' })).toBe(true);
     expect(sdkTracerRequired({ OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '100' })).toBe(true);
   });

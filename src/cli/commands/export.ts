@@ -110,10 +110,13 @@ async function runExport(file: string, flags: ExportFlags & { otlp: string }): P
     return ExitCode.TargetUnavailable;
   }
   const ids = result.liveSpanIds ? 'span ids as exported live' : 'span ids derived from the recording (it predates stored seeds)';
-  // A span whose caller's traceparent says "not sampled" is not exported, live or here.
+  // A span sampled out (the caller's traceparent, OTEL_TRACES_SAMPLER) is not exported, live or here.
   const unsampled = spans - result.counts.exported;
   const count = unsampled > 0 ? `${result.counts.exported} of ${spans}` : String(spans);
-  const sampling = unsampled > 0 ? `; ${unsampled} not exported, as live: their caller's trace context says not sampled` : '';
+  const why = config.sampler
+    ? `sampled out by OTEL_TRACES_SAMPLER=${config.sampler.name} or their caller's trace context`
+    : "their caller's trace context says not sampled";
+  const sampling = unsampled > 0 ? `; ${unsampled} not exported, as live: ${why}` : '';
   process.stdout.write(
     `exported recording ${result.recordingId}: ${count} spans (${result.exchangeSpans} exchanges, ${result.sessionSpans} sessions) to ${where}; ${ids}${sampling}\n`,
   );
