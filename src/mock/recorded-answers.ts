@@ -99,7 +99,7 @@ export function indexRecordedAnswers(store: RecordingStore, recordingIds: readon
       continue;
     }
     if (rowids.length === entries.length) entries = grow(entries);
-    entries[rowids.length] = (BigInt(hash32(requestKey(rules, ex.method, paramsOf(ex)))) << 32n) | BigInt(rowids.length);
+    entries[rowids.length] = (BigInt(keyHash(requestKey(rules, ex.method, paramsOf(ex)))) << 32n) | BigInt(rowids.length);
     rowids.push(ex.rowid);
   }
   if (count === 0) throw noAnswers(recordingIds, label, unanswered);
@@ -116,7 +116,7 @@ function grow(a: BigUint64Array): BigUint64Array {
 }
 
 /** 32-bit FNV-1a of a string's UTF-16 code units: a bucket, never trusted alone (keys are compared). */
-function hash32(s: string): number {
+export function keyHash(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
@@ -155,7 +155,7 @@ class StoreSource implements MatchSource<RecordedAnswer> {
   private rows(key: string): number[] {
     let rows = this.resolved.get(key);
     if (rows) return rows;
-    const h = BigInt(hash32(key));
+    const h = BigInt(keyHash(key));
     rows = [];
     for (let i = lowerBound(this.entries, h << 32n); i < this.entries.length && this.entries[i]! >> 32n === h; i++) {
       const rowid = this.rowids[Number(this.entries[i]! & 0xffffffffn)]!;

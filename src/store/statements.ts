@@ -130,9 +130,9 @@ export const SQL = {
   openedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND opened_ord IS NOT NULL ORDER BY opened_ord',
   closedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND closed_ord IS NOT NULL ORDER BY closed_ord',
   listedOutcome: listedOutcome(),
-  /** `ls`: counts per method and outcome, and how many of them have a latency. */
+  /** `ls`: counts per method and outcome, and how many of them have a latency; outcomes in order of first appearance. */
   methodOutcomeCounts: `SELECT method, ${listedOutcome()} outcome, count(*) n, count(latency_us) timed
-    FROM exchanges WHERE recording_id = ? GROUP BY 1, 2`,
+    FROM exchanges WHERE recording_id = ? GROUP BY 1, 2 ORDER BY min(id)`,
   /** `ls`: latencies in rank order per method. No index (it would cost every write): SQLite's sorter spills to a temp file. */
   latenciesByMethod: `SELECT method, latency_us latencyUs FROM exchanges WHERE recording_id = ? AND latency_us IS NOT NULL ORDER BY method, latency_us`,
   exchangeSelect: EXCHANGE_SELECT,
