@@ -2,8 +2,8 @@
  * A big recording in bounded memory: builds a recording of 1,000,000 `tools/call echo` exchanges
  * (`--exchanges N` or MCPTAP_BIGREC_EXCHANGES) by `mcptap import` of a generated JSONL (stdio, one
  * call every millisecond, answers as the reference server gives them), then runs `mcptap ls`,
- * `show --limit 100`, `export --jsonl` and `replay --pace fast` against `mcptap reference --stdio`,
- * each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
+ * `show --limit 100`, `export --jsonl`, `replay --pace fast` against `mcptap reference --stdio` and
+ * `mock --stdio` (its start-up, then a few calls: the first, middle and last echo), each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
  * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
  * the first 100,000 calls; `all` for every one) caps it with replay's own --until.
@@ -90,13 +90,21 @@ interface Run {
   /** Highest peak RSS among the processes it started (the replayed server), bytes. */
   childPeak: number;
   stderrTail: string;
+  /** Lines it wrote to stdout, when `input` was given. */
+  stdoutLines: string[];
 }
 
-/** Runs `mcptap ARGS` (stdout to `stdoutFile` or discarded) and polls its and its children's VmHWM. */
-function measure(args: string[], cwd: string): Promise<Run> {
+/** Runs `mcptap ARGS` (stdin `input` or none, stdout kept only then) and polls its and its children's VmHWM. */
+function measure(args: string[], cwd: string, input?: string): Promise<Run> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [MCPTAP, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [MCPTAP, ...args], {
+      cwd,
+      stdio: [input === undefined ? 'ignore' : 'pipe', input === undefined ? 'ignore' : 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+    child.stdin?.end(input);
     let err = '';
     // A crash's reason (V8's `FATAL ERROR: ...`) comes before a long native stack: kept apart.
     let fatal = '';
@@ -119,6 +127,7 @@ function measure(args: string[], cwd: string): Promise<Run> {
         peak: (peaks.get(child.pid!) ?? 0) * 1024,
         childPeak: childPeak * 1024,
         stderrTail: fatal || err.trim().split('\n').slice(-2).join(' | '),
+        stdoutLines: out.split('\n').filter(Boolean),
       });
     });
   });
@@ -146,11 +155,27 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
         ['replay', 'big.db', '--pace', 'fast', ...until, '--', process.execPath, MCPTAP, 'reference', '--stdio'],
       ],
     ];
+    // The mock answers on stdio until its input ends: a few calls recorded at the start, middle and end.
+    const asked = [1, Math.ceil(exchanges / 2), exchanges];
+    const calls = asked.map(
+      (n, i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'echo', arguments: { text: `hello ${n}` } } }) + '\n',
+    );
+    runs.push([`mock --stdio (${asked.length} calls)`, ['mock', 'big.db', '--stdio']]);
     const rows: string[][] = [['import (building it)', String(imp.code), imp.seconds.toFixed(1), mb(imp.peak), '-', imp.peak <= TARGET_BYTES ? 'yes' : 'no']];
     let pass = true;
     const notes: string[] = [];
     for (const [name, args] of runs) {
-      const r = await measure(args, dir);
+      const isMock = args[0] === 'mock';
+      const r = await measure(args, dir, isMock ? calls.join('') : undefined);
+      if (isMock) {
+        const hits = r.stdoutLines.filter((l) => {
+          const m = JSON.parse(l) as { id: number; result?: { content?: { text?: string }[] } };
+          return m.result?.content?.[0]?.text === `hello ${asked[m.id - 1]}`;
+        });
+        pass &&= hits.length === asked.length;
+        if (hits.length !== asked.length)
+          notes.push(`mock: ${hits.length} of ${asked.length} calls got their recorded answer: ${r.stdoutLines.join(' ').slice(0, 200)}`);
+      }
       const ok = r.peak <= TARGET_BYTES;
       pass &&= ok;
       rows.push([name, String(r.code), r.seconds.toFixed(1), mb(r.peak), r.childPeak ? mb(r.childPeak) : '-', ok ? 'yes' : 'NO']);
@@ -162,7 +187,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
       ...notes,
-      `target: ls, show, export and replay each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+      `target: ls, show, export, replay and mock each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from 
 import { isRecord } from '../model/jsonrpc.js';
 import { describeMiss, MockMatcher, type Nearest } from '../replay/mock-matcher.js';
 import { NO_RULES, type MatchRules } from '../replay/rules.js';
-import type { RecordedAnswer, RecordedAnswers } from './recorded-answers.js';
+import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers } from './recorded-answers.js';
 
 /** The JSON-RPC error a miss gets: in the implementation-defined server error range (-32000 … -32099). */
 export const MOCK_MISS_CODE = -32088;
@@ -18,9 +18,6 @@ export const MOCK_MISS_CODE = -32088;
 /** `fast`: everything at once; `recorded`: the recorded gaps between request, notifications and response. */
 export type Pace = 'fast' | 'recorded';
 export const PACES: readonly Pace[] = ['fast', 'recorded'];
-
-/** Requests answered by the handshake rather than by key: every client sends its own capabilities and clientInfo. */
-const HANDSHAKES = new Set(['initialize', 'server/discover']);
 
 export interface PlannedMessage {
   /** Milliseconds after the request arrived. */
@@ -62,9 +59,15 @@ export class MockResponder {
   private readonly pace: Pace;
   private readonly redactParams: (params: unknown) => unknown;
 
-  constructor(recorded: RecordedAnswers, opts: MockResponderOptions = {}) {
+  /** `recorded`: answers in memory, or an index over a recording read on demand (built with the same rules). */
+  constructor(recorded: RecordedAnswers | AnswerIndex, opts: MockResponderOptions = {}) {
     this.pace = opts.pace ?? 'fast';
     this.redactParams = opts.redactParams ?? ((p) => p);
+    if ('source' in recorded) {
+      for (const [method, a] of recorded.handshakes) this.handshakes.set(method, a);
+      this.matcher = new MockMatcher(recorded.source, opts.rules ?? NO_RULES);
+      return;
+    }
     const keyed: RecordedAnswer[] = [];
     for (const a of recorded.answers) {
       if (!HANDSHAKES.has(a.method)) keyed.push(a);

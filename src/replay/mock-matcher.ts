@@ -63,29 +63,42 @@ export function requestKey(rules: MatchRules, method: string, params: unknown): 
   return p === undefined ? method : `${method} ${canonical(p)}`;
 }
 
-interface Slot<T> {
+/** A distinct recorded request: its key, and what {@link MockMatcher} compares a miss with. */
+export interface RecordedRequest {
   key: string;
   method: string;
   scope: RuleScope;
+  /** Params without `_meta`, as first recorded under this key. */
   params: unknown;
-  answers: T[];
-  next: number;
 }
 
-export class MockMatcher<T> {
-  private readonly slots = new Map<string, Slot<T>>();
+/**
+ * Where the matcher finds recorded requests: in memory ({@link MockMatcher} from candidates) or
+ * read on demand from a recording too big to hold (mock/recorded-answers.ts).
+ */
+export interface MatchSource<T> {
+  /** How many answers were recorded for `key`; 0 when none. */
+  count(key: string): number;
+  /** The `index`th of them (0-based, recorded order). */
+  answer(key: string, index: number): T;
+  /** Each distinct recorded request of `method`, in the order first recorded. */
+  requests(method: string): Iterable<RecordedRequest>;
+}
 
-  constructor(
-    candidates: readonly MockCandidate<T>[],
-    private readonly rules: MatchRules,
-  ) {
+/** The recorded request a candidate stands for. */
+export function recordedRequest(rules: MatchRules, method: string, params: unknown): RecordedRequest {
+  return { key: requestKey(rules, method, params), method, scope: scopeOfRequest(method, params), params: keyParams(params) };
+}
+
+/** Candidates held in memory, grouped by key. */
+class MemorySource<T> implements MatchSource<T> {
+  private readonly slots = new Map<string, { request: RecordedRequest; answers: T[] }>();
+
+  constructor(candidates: readonly MockCandidate<T>[], rules: MatchRules) {
     for (const c of candidates) {
-      const key = requestKey(rules, c.method, c.params);
-      let slot = this.slots.get(key);
-      if (!slot) {
-        slot = { key, method: c.method, scope: scopeOfRequest(c.method, c.params), params: keyParams(c.params), answers: [], next: 0 };
-        this.slots.set(key, slot);
-      }
+      const request = recordedRequest(rules, c.method, c.params);
+      let slot = this.slots.get(request.key);
+      if (!slot) this.slots.set(request.key, (slot = { request, answers: [] }));
       slot.answers.push(c.answer);
     }
   }
@@ -94,27 +107,57 @@ export class MockMatcher<T> {
     return this.slots.size;
   }
 
+  count(key: string): number {
+    return this.slots.get(key)?.answers.length ?? 0;
+  }
+
+  answer(key: string, index: number): T {
+    return this.slots.get(key)!.answers[index]!;
+  }
+
+  *requests(method: string): Iterable<RecordedRequest> {
+    for (const s of this.slots.values()) if (s.request.method === method) yield s.request;
+  }
+}
+
+export class MockMatcher<T> {
+  private readonly source: MatchSource<T>;
+  /** Key -> how many of its answers were given. */
+  private readonly given = new Map<string, number>();
+
+  constructor(
+    candidates: readonly MockCandidate<T>[] | MatchSource<T>,
+    private readonly rules: MatchRules,
+  ) {
+    this.source = Array.isArray(candidates) ? new MemorySource(candidates, rules) : (candidates as MatchSource<T>);
+  }
+
+  /** Distinct recorded requests (in-memory candidates only). */
+  get size(): number {
+    return this.source instanceof MemorySource ? this.source.size : 0;
+  }
+
   /** The next recorded answer for this request (the last one again once they run out), or the nearest miss. */
   match(method: string, params: unknown): MatchResult<T> {
     const key = requestKey(this.rules, method, params);
-    const slot = this.slots.get(key);
-    if (!slot) {
+    const count = this.source.count(key);
+    if (count === 0) {
       const nearest = this.nearest(method, params);
       return nearest ? { hit: false, key, nearest } : { hit: false, key };
     }
-    const index = Math.min(slot.next, slot.answers.length - 1);
-    const repeated = slot.next >= slot.answers.length;
-    if (!repeated) slot.next++;
-    return { hit: true, key, answer: slot.answers[index]!, index, repeated };
+    const next = this.given.get(key) ?? 0;
+    const index = Math.min(next, count - 1);
+    const repeated = next >= count;
+    if (!repeated) this.given.set(key, next + 1);
+    return { hit: true, key, answer: this.source.answer(key, index), index, repeated };
   }
 
   /** Among recorded requests of the same method (the same tool first), the one with the fewest differences. */
   private nearest(method: string, params: unknown): Nearest | undefined {
     const scope = scopeOfRequest(method, params);
     const mine = keyParams(params);
-    let best: { slot: Slot<T>; rank: number; diffs: ReturnType<typeof compareMessages> } | undefined;
-    for (const slot of this.slots.values()) {
-      if (slot.method !== method) continue;
+    let best: { slot: RecordedRequest; rank: number; diffs: ReturnType<typeof compareMessages> } | undefined;
+    for (const slot of this.source.requests(method)) {
       const diffs = compareMessages(this.rules, scope, { params: slot.params }, { params: mine });
       if (diffs.length === 0) continue; // equal only after normalising twice: not a useful hint
       // A candidate for the same tool beats any other; then the fewest differences.

@@ -35,41 +35,79 @@ export interface ReplayPlan {
  * `recorded`: the client-to-server exchanges of the chosen recordings (any order); `selected`: the
  * subset to replay (the filters). Orphan responses are never steps.
  */
-export function planReplay(recorded: readonly StoredExchange[], selected: (ex: StoredExchange) => boolean = () => true): ReplayPlan {
-  const requests = recorded.filter((e) => e.direction === 'c2s' && e.state !== 'orphaned' && e.method !== '');
-  const time = backToBack(requests);
-  requests.sort((a, b) => time(a).startUs - time(b).startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid);
-  const sessions = planSessions(requests);
-  const chosen = requests.filter(selected);
-  const chosenSet = new Set(chosen);
-  for (const s of sessions.values()) if (s.initialize && chosenSet.has(s.initialize)) delete s.initialize;
-  const t0 = chosen.length > 0 ? time(chosen[0]!).startUs : 0;
-  const after = dependencies(chosen.map(time));
-  const steps = chosen.map((exchange, index) => ({
-    index,
-    exchange,
-    after: after[index]!,
-    offsetUs: time(exchange).startUs - t0,
-    session: sessionKey(exchange),
-  }));
-  const used = new Set(steps.map((s) => s.session));
-  return { steps, sessions: [...sessions.values()].filter((s) => used.has(s.key)) };
+export function planReplay(recorded: Iterable<StoredExchange>, selected: (ex: StoredExchange) => boolean = () => true): ReplayPlan {
+  const builder = new ReplayPlanBuilder(selected);
+  for (const ex of recorded) builder.add(ex);
+  return builder.build();
 }
 
 type Timed = Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>;
+type Ordered = Pick<StoredExchange, 'startUs' | 'requestSeq' | 'rowid'>;
+
+/** Replay order: recorded start, then request frame, then row. */
+const byStart = (a: Ordered, b: Ordered): number => a.startUs - b.startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid;
+
+/**
+ * {@link planReplay} fed one exchange at a time (a recording streamed from the store): it keeps only
+ * the selected requests, each session's first request and `initialize`, and each recording's span,
+ * so its memory follows what is replayed, not the size of the recording.
+ */
+export class ReplayPlanBuilder {
+  private readonly chosen: StoredExchange[] = [];
+  private readonly spans = new Map<number, { first: number; last: number }>();
+  private readonly sessions = new Map<string, { plan: ReplaySessionPlan; first: StoredExchange }>();
+
+  constructor(private readonly selected: (ex: StoredExchange) => boolean = () => true) {}
+
+  add(e: StoredExchange): void {
+    if (e.direction !== 'c2s' || e.state === 'orphaned' || e.method === '') return;
+    const span = this.spans.get(e.recordingId) ?? { first: e.startUs, last: e.startUs };
+    span.first = Math.min(span.first, e.startUs);
+    span.last = Math.max(span.last, e.startUs, e.endUs ?? e.startUs);
+    this.spans.set(e.recordingId, span);
+    this.addToSession(e);
+    if (this.selected(e)) this.chosen.push(e);
+  }
+
+  build(): ReplayPlan {
+    const time = backToBack(this.spans);
+    const shifted = (e: StoredExchange): Ordered => ({ startUs: time(e).startUs, requestSeq: e.requestSeq, rowid: e.rowid });
+    const chosen = this.chosen.sort((a, b) => byStart(shifted(a), shifted(b)));
+    const chosenSet = new Set(chosen);
+    const sessions = [...this.sessions.values()].sort((a, b) => byStart(shifted(a.first), shifted(b.first))).map((s) => s.plan);
+    for (const s of sessions) if (s.initialize && chosenSet.has(s.initialize)) delete s.initialize;
+    const t0 = chosen.length > 0 ? time(chosen[0]!).startUs : 0;
+    const after = dependencies(chosen.map(time));
+    const steps = chosen.map((exchange, index) => ({
+      index,
+      exchange,
+      after: after[index]!,
+      offsetUs: time(exchange).startUs - t0,
+      session: sessionKey(exchange),
+    }));
+    const used = new Set(steps.map((s) => s.session));
+    return { steps, sessions: sessions.filter((s) => used.has(s.key)) };
+  }
+
+  /** A session takes its version from its first request, and opens with its first `initialize`. */
+  private addToSession(ex: StoredExchange): void {
+    const key = sessionKey(ex);
+    let s = this.sessions.get(key);
+    if (!s) this.sessions.set(key, (s = { plan: { key, era: ex.era === 'modern' ? 'modern' : 'legacy' }, first: ex }));
+    else if (byStart(ex, s.first) < 0) s.first = ex;
+    if (s.first === ex) {
+      if (ex.protocolVersion !== undefined) s.plan.protocolVersion = ex.protocolVersion;
+      else delete s.plan.protocolVersion;
+    }
+    if (ex.method === 'initialize' && (s.plan.initialize === undefined || byStart(ex, s.plan.initialize) < 0)) s.plan.initialize = ex;
+  }
+}
 
 /**
  * Several recordings replay one after the other (in the order they were taken), each keeping its
  * own gaps: a recording's times are shifted to start just after the previous one's last event.
  */
-function backToBack(requests: readonly StoredExchange[]): (ex: StoredExchange) => Timed {
-  const spans = new Map<number, { first: number; last: number }>();
-  for (const e of requests) {
-    const s = spans.get(e.recordingId) ?? { first: e.startUs, last: e.startUs };
-    s.first = Math.min(s.first, e.startUs);
-    s.last = Math.max(s.last, e.startUs, e.endUs ?? e.startUs);
-    spans.set(e.recordingId, s);
-  }
+function backToBack(spans: ReadonlyMap<number, { first: number; last: number }>): (ex: StoredExchange) => Timed {
   if (spans.size < 2) return (ex) => ex;
   const shift = new Map<number, number>();
   let end: number | undefined;
@@ -88,21 +126,6 @@ function backToBack(requests: readonly StoredExchange[]): (ex: StoredExchange) =
 export function sessionKey(ex: StoredExchange): string {
   if (ex.era === 'modern') return `${ex.recordingId}/modern`;
   return `${ex.recordingId}/${ex.sessionId !== undefined ? `session ${ex.sessionId}` : `connection ${ex.connectionId}`}`;
-}
-
-function planSessions(requests: readonly StoredExchange[]): Map<string, ReplaySessionPlan> {
-  const out = new Map<string, ReplaySessionPlan>();
-  for (const ex of requests) {
-    const key = sessionKey(ex);
-    let s = out.get(key);
-    if (!s) {
-      s = { key, era: ex.era === 'modern' ? 'modern' : 'legacy' };
-      if (ex.protocolVersion !== undefined) s.protocolVersion = ex.protocolVersion;
-      out.set(key, s);
-    }
-    if (ex.method === 'initialize' && s.initialize === undefined) s.initialize = ex;
-  }
-  return out;
 }
 
 /**

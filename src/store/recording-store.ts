@@ -20,7 +20,7 @@ import * as exchangeRows from './exchange-rows.js';
 import { BatchRowsWriter } from './batch-rows-writer.js';
 import * as rows from './rows.js';
 import { SQL } from './statements.js';
-import { addOutcome, summariseMethods, type ExchangeFact } from './summary.js';
+import { addOutcome, summariseMethods, type MethodLatency, type MethodOutcomeCount } from './summary.js';
 import type {
   ExchangeFilter,
   ListedOutcome,
@@ -248,19 +248,19 @@ export class RecordingStore {
 
   /** Exchanges in start order. `outcome: 'pending'` selects exchanges still in flight at the end. */
   exchanges(filter: ExchangeFilter = {}): StoredExchange[] {
-    // One statement for every filter combination: an absent filter is NULL and matches all.
-    const sql = `${SQL.exchangeSelect} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)
-      AND (@t IS NULL OR e.target = @t) AND (@o IS NULL OR ${SQL.listedOutcomeE} = @o)
-      ORDER BY e.recording_id, e.start_us, e.id LIMIT @limit OFFSET @offset`;
-    const p = {
-      r: filter.recordingId ?? null,
-      m: filter.method ?? null,
-      t: filter.target ?? null,
-      o: filter.outcome ?? null,
-      limit: filter.limit ?? -1,
-      offset: filter.offset ?? 0,
-    };
-    return (this.stmt(sql).all(p) as rows.Row[]).map(exchangeRows.rowToExchange);
+    return (this.stmt(SQL.exchangesFiltered).all(exchangeParams(filter)) as rows.Row[]).map(exchangeRows.rowToExchange);
+  }
+
+  /** {@link exchanges} one at a time, for recordings too big to hold: the connection cannot write until it ends. */
+  *iterateExchanges(filter: ExchangeFilter = {}): Generator<StoredExchange> {
+    // A fresh statement per call: a cached one cannot be iterated twice at once.
+    for (const r of this.db.prepare(SQL.exchangesFiltered).iterate(exchangeParams(filter))) yield exchangeRows.rowToExchange(r as rows.Row);
+  }
+
+  /** The exchange with this row id (any recording of the file). */
+  exchangeAt(rowid: number): StoredExchange | undefined {
+    const r = this.stmt(`${SQL.exchangeSelect} WHERE e.id = ?`).get(rowid) as rows.Row | undefined;
+    return r && exchangeRows.rowToExchange(r);
   }
 
   /** Every exchange a reference matches (an id may be reused, or appear on several connections). */
@@ -312,26 +312,27 @@ export class RecordingStore {
     return (found as rows.Row[]).map(rows.rowToAnomaly);
   }
 
+  /** Counts and per-method latency percentiles, aggregated in SQL and one sorted stream: bounded memory. */
   summary(recordingId: number): RecordingSummary {
     const count = (table: string) => (this.stmt(`SELECT count(*) n FROM ${table} WHERE recording_id = ?`).get(recordingId) as { n: number }).n;
-    const facts = this.stmt(`SELECT method, ${SQL.listedOutcome} outcome, latency_us latencyUs FROM exchanges WHERE recording_id = ?`).all(
-      recordingId,
-    ) as ExchangeFact[];
+    const counts = this.stmt(SQL.methodOutcomeCounts).all(recordingId) as MethodOutcomeCount[];
     const outcomes = {};
-    for (const f of facts) addOutcome(outcomes, f.outcome);
+    for (const c of counts) addOutcome(outcomes, c.outcome, c.n);
     const kinds = this.stmt('SELECT kind, count(*) n FROM anomalies WHERE recording_id = ? GROUP BY kind ORDER BY kind').all(recordingId) as {
       kind: string;
       n: number;
     }[];
+    // A fresh statement: the cached one may be iterating already.
+    const latencies = this.db.prepare(SQL.latenciesByMethod).iterate(recordingId) as Iterable<MethodLatency>;
     return {
       recordingId,
       frames: count('frames'),
       connections: count('connections'),
-      exchanges: facts.length,
+      exchanges: counts.reduce((s, c) => s + c.n, 0),
       outcomes,
       anomalies: kinds.reduce((s, k) => s + k.n, 0),
       anomalyKinds: Object.fromEntries(kinds.map((k) => [k.kind, k.n])),
-      methods: summariseMethods(facts),
+      methods: summariseMethods(counts, latencies),
     };
   }
 
@@ -357,6 +358,18 @@ export class RecordingStore {
     ];
     yield* mergeByOrd(sources);
   }
+}
+
+/** Parameters of {@link SQL.exchangesFiltered}: an absent filter is NULL and matches all. */
+function exchangeParams(filter: ExchangeFilter): Record<string, string | number | null> {
+  return {
+    r: filter.recordingId ?? null,
+    m: filter.method ?? null,
+    t: filter.target ?? null,
+    o: filter.outcome ?? null,
+    limit: filter.limit ?? -1,
+    offset: filter.offset ?? 0,
+  };
 }
 
 export { LATEST_SCHEMA_VERSION };

@@ -106,6 +106,9 @@ const EXCHANGE_SELECT = `SELECT e.*, rq.raw request_raw, rq.batch_index request_
   rs.batch_index response_batch_index FROM exchanges e LEFT JOIN frames rq ON rq.id = e.request_frame_id
   LEFT JOIN frames rs ON rs.id = e.response_frame_id`;
 
+/** Outcome as listed (an exchange in flight at the end is `pending`); `e.` for queries on exchangeSelect. */
+const listedOutcome = (alias = '') => `CASE WHEN ${alias}state = 'started' THEN 'pending' ELSE ${alias}outcome END`;
+
 export const SQL = {
   insertRecording: `INSERT INTO recordings (transport, target, started_us, mcptap_version, meta_json)
     VALUES (@transport, @target, @started_us, @mcptap_version, @meta_json)`,
@@ -126,10 +129,17 @@ export const SQL = {
   anomaliesByOrd: 'SELECT * FROM anomalies WHERE recording_id = ? ORDER BY ord',
   openedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND opened_ord IS NOT NULL ORDER BY opened_ord',
   closedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND closed_ord IS NOT NULL ORDER BY closed_ord',
-  listedOutcome: `CASE WHEN state = 'started' THEN 'pending' ELSE outcome END`,
-  /** The same for a query on {@link SQL.exchangeSelect} (alias `e`). */
-  listedOutcomeE: `CASE WHEN e.state = 'started' THEN 'pending' ELSE e.outcome END`,
+  listedOutcome: listedOutcome(),
+  /** `ls`: counts per method and outcome, and how many of them have a latency; outcomes in order of first appearance. */
+  methodOutcomeCounts: `SELECT method, ${listedOutcome()} outcome, count(*) n, count(latency_us) timed
+    FROM exchanges WHERE recording_id = ? GROUP BY 1, 2 ORDER BY min(id)`,
+  /** `ls`: latencies in rank order per method. No index (it would cost every write): SQLite's sorter spills to a temp file. */
+  latenciesByMethod: `SELECT method, latency_us latencyUs FROM exchanges WHERE recording_id = ? AND latency_us IS NOT NULL ORDER BY method, latency_us`,
   exchangeSelect: EXCHANGE_SELECT,
+  /** One statement for every filter combination of `exchanges()`: an absent filter is NULL and matches all. */
+  exchangesFiltered: `${EXCHANGE_SELECT} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)
+    AND (@t IS NULL OR e.target = @t) AND (@o IS NULL OR ${listedOutcome('e.')} = @o)
+    ORDER BY e.recording_id, e.start_us, e.id LIMIT @limit OFFSET @offset`,
   /** {@link SQL.exchangeSelect} for a lookup by JSON-RPC id: left alone, the planner walks the whole recording in start order. */
   exchangeById: EXCHANGE_SELECT.replace('FROM exchanges e', 'FROM exchanges e INDEXED BY exchanges_id'),
   /**

@@ -9,13 +9,13 @@ import { HttpMissForwarder, type MissForwarder } from '../../mock/miss-forwarder
 import { startMockHttpServer } from '../../mock/mock-http-server.js';
 import { describeStats, MOCK_MISS_CODE, MockResponder, PACES, type Pace } from '../../mock/mock-responder.js';
 import { serveMockStdio } from '../../mock/mock-stdio.js';
-import { readRecordedAnswers, type RecordedAnswers } from '../../mock/recorded-answers.js';
+import { indexRecordedAnswers, type AnswerIndex } from '../../mock/recorded-answers.js';
 import { Redactor, withNames } from '../../redact/redactor.js';
-import { loadRules } from '../../replay/rules.js';
+import { loadRules, NO_RULES } from '../../replay/rules.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { logLevelOption } from '../log-level-option.js';
-import { pickRecording, withRecordingFile } from '../recording-file.js';
+import { openRecordingFile, pickRecording } from '../recording-file.js';
 import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-pipeline.js';
 import { parseListen, parseUpstream, startRecordingTap, type RecordingTap } from '../upstream.js';
 
@@ -97,27 +97,37 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   // whatever token was recorded in their place (mock-matcher.ts), so the key need not be the tap's.
   const redactor = new Redactor(withNames(redactRulesFromFlags(flags).redactRules));
   const redactParams = (params: unknown) => redactor.redactJson(params, ['params']);
-  const recorded: RecordedAnswers = withRecordingFile(file, (store) => {
+  // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
+  const store = openRecordingFile(file);
+  let recorded: AnswerIndex;
+  try {
     // Every recording in the file by default: a client that probes on a short-lived process (the 2.x SDK's
     // version negotiation) leaves its server/discover in a recording of its own.
     const ids = flags.recording !== undefined ? [pickRecording(store, file, flags.recording)] : store.listRecordings().map((r) => r.id);
-    return readRecordedAnswers(store, ids, file);
-  });
-  const responder = new MockResponder(recorded, { pace: opts.pace, redactParams, ...(rules ? { rules } : {}) });
-  const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
-  let tap: RecordingTap | undefined;
-  let forwarder: MissForwarder | undefined;
-  if (opts.upstream) {
-    tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
-    forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
+    recorded = indexRecordedAnswers(store, ids, file, rules ?? NO_RULES);
+  } catch (err) {
+    store.close();
+    throw err;
   }
   try {
-    if (opts.listen) await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded);
-    else await serveStdio(responder, forwarder);
+    const responder = new MockResponder(recorded, { pace: opts.pace, redactParams, ...(rules ? { rules } : {}) });
+    const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
+    let tap: RecordingTap | undefined;
+    let forwarder: MissForwarder | undefined;
+    if (opts.upstream) {
+      tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
+      forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
+    }
+    try {
+      if (opts.listen) await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded);
+      else await serveStdio(responder, forwarder);
+    } finally {
+      await forwarder?.close();
+      for (const line of (await tap?.close()) ?? []) logger.warn(line);
+      say(describeStats(responder.stats));
+    }
   } finally {
-    await forwarder?.close();
-    for (const line of (await tap?.close()) ?? []) logger.warn(line);
-    say(describeStats(responder.stats));
+    store.close();
   }
   return ExitCode.Ok;
 }
@@ -154,7 +164,7 @@ async function serveHttp(
   forwarder: MissForwarder | undefined,
   logger: Logger,
   say: (text: string) => void,
-  recorded: RecordedAnswers,
+  recorded: AnswerIndex,
 ): Promise<void> {
   let server;
   try {
@@ -167,7 +177,7 @@ async function serveHttp(
   }
   const stopped = untilSignal();
   // Said once the signals are handled: whoever reads this line may stop the mock at once.
-  say(`serving ${recorded.answers.length} recorded answers on ${server.url}`);
+  say(`serving ${recorded.count} recorded answers on ${server.url}`);
   await stopped.signalled;
   stopped.dispose();
   await server.close();

@@ -8,7 +8,7 @@ import { McptapError } from '../../errors.js';
 import { parseDurationMs } from '../../load/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
 import { compareExchange, type ReplayedAnswer } from '../../replay/compare.js';
-import { planReplay, type ReplayPlan } from '../../replay/replay-plan.js';
+import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
 import { finishReport, hasDifferences, type ReplayReport } from '../../replay/replay-report.js';
 import { openTarget, type TargetSpec } from '../../replay/replay-target.js';
 import { runReplay, type Pace } from '../../replay/replayer.js';
@@ -151,7 +151,6 @@ async function writeOutputs(report: ReplayReport, flags: ReplayFlags, update: Up
 
 function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { plan: ReplayPlan; recordingIds: number[]; answers: ServerAnswers } {
   const recordingIds = (flags.recording ?? [undefined]).map((r) => pickRecording(store, file, r));
-  const all = recordingIds.flatMap((id) => store.exchanges({ recordingId: id }));
   const starts = new Map(recordingIds.map((id) => [id, store.getRecording(id)!.startedUs]));
   const since = flags.since !== undefined ? timeBound('--since', flags.since) : undefined;
   const until = flags.until !== undefined ? timeBound('--until', flags.until) : undefined;
@@ -164,7 +163,16 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
     if (until !== undefined && ex.startUs >= until(start)) return false;
     return true;
   };
-  const plan = planReplay(all, selected);
+  // Streamed: only the selected requests and the server's own requests are kept.
+  const builder = new ReplayPlanBuilder(selected);
+  const serverRequests: StoredExchange[] = [];
+  for (const id of recordingIds) {
+    for (const ex of store.iterateExchanges({ recordingId: id })) {
+      if (ex.direction === 'c2s') builder.add(ex);
+      else if (ex.response !== undefined && ex.method !== '') serverRequests.push(ex);
+    }
+  }
+  const plan = builder.build();
   if (plan.steps.length === 0) {
     const filtered = flags.method ?? flags.tool ?? flags.outcome ?? flags.since ?? flags.until;
     throw new McptapError(
@@ -172,7 +180,7 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
       `recording ${recordingIds.join(', ')} in ${file} has no client requests to replay${filtered !== undefined ? ' that match the filters' : ''} (see mcptap show ${file})`,
     );
   }
-  return { plan, recordingIds, answers: new ServerAnswers(all) };
+  return { plan, recordingIds, answers: new ServerAnswers(serverRequests) };
 }
 
 /** `--since`/`--until`: an absolute time, or a duration after the recording's start. */

@@ -12,6 +12,9 @@ import { McptapError } from '../../errors.js';
 import { pickRecording, withRecordingFile } from '../recording-file.js';
 import { terminalSafe } from '../../report/format.js';
 
+/** Rows a terminal gets without --limit: a big recording's list is held in memory to be printed. */
+const TERMINAL_LIMIT = 1000;
+
 interface ShowFlags {
   recording?: string;
   exchange?: string;
@@ -39,15 +42,16 @@ export function register(program: Command): void {
     .option('--method <method>', 'only exchanges of this method')
     .option('--target <name>', 'only exchanges for this tool, prompt or resource')
     .option('--anomalies', "list the recording's anomalies")
-    .option('--limit <n>', 'at most N exchanges')
+    .option('--limit <n>', `at most N exchanges (default on a terminal: ${TERMINAL_LIMIT}; piped: all)`)
     .option('--full', 'do not truncate large payloads')
     .option('--json', 'print JSON instead of text')
     .action((file: string, flags: ShowFlags) => {
-      process.stdout.write(terminalSafe(withRecordingFile(file, (store) => show(store, file, flags))));
+      const tty = process.stdout.isTTY === true;
+      process.stdout.write(terminalSafe(withRecordingFile(file, (store) => show(store, file, flags, tty))));
     });
 }
 
-function show(store: RecordingStore, file: string, flags: ShowFlags): string {
+function show(store: RecordingStore, file: string, flags: ShowFlags, tty: boolean): string {
   const recordingId = pickRecording(store, file, flags.recording);
   const out = (value: unknown, text: () => string) => (flags.json ? `${JSON.stringify(value, null, 2)}\n` : text());
   if (flags.anomalies) {
@@ -55,14 +59,16 @@ function show(store: RecordingStore, file: string, flags: ShowFlags): string {
     return out(anomalies, () => renderAnomalies(anomalies, store.getRecording(recordingId)?.startedUs));
   }
   if (flags.exchange !== undefined) return showOne(store, file, recordingId, flags.exchange, flags);
+  const limit = flags.limit !== undefined ? positiveInt(flags.limit, '--limit') : tty && !flags.json ? TERMINAL_LIMIT : undefined;
   const exchanges = store.exchanges({
     recordingId,
     ...(flags.method !== undefined ? { method: flags.method } : {}),
     ...(flags.outcome !== undefined ? { outcome: flags.outcome } : {}),
     ...(flags.target !== undefined ? { target: flags.target } : {}),
-    ...(flags.limit !== undefined ? { limit: positiveInt(flags.limit, '--limit') } : {}),
+    ...(limit !== undefined ? { limit } : {}),
   });
-  return out(exchanges.map(exchangeJson), () => renderExchangeList(exchanges));
+  const more = flags.limit === undefined && exchanges.length === limit ? `(the first ${limit} shown; --limit N for more, or pipe the output for all)\n` : '';
+  return out(exchanges.map(exchangeJson), () => renderExchangeList(exchanges) + more);
 }
 
 function showOne(store: RecordingStore, file: string, recordingId: number, ref: string, flags: ShowFlags): string {
