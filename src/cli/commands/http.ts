@@ -134,7 +134,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     logger,
     telemetry,
     redactHeaders: flags.redactHeader,
-    ...redactRulesFromFlags(flags),
+    ...(await redactRulesFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {

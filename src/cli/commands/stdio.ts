@@ -20,6 +20,7 @@ import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
+import { takeEarlyServer } from '../early-server.js';
 
 interface StdioFlags {
   record?: string;
@@ -86,7 +87,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     logger,
     telemetry,
     injectsTraceContext: true,
-    ...redactRulesFromFlags(flags),
+    ...(await redactRulesFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
@@ -101,7 +102,16 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   if (telemetry.injectTraceContext && !minter)
     logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
-    tap = await startStdioTap({ command, args, pipeline: sinks.input, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
+    const server = takeEarlyServer(command, args);
+    tap = await startStdioTap({
+      command,
+      args,
+      ...(server ? { server } : {}),
+      pipeline: sinks.input,
+      logger,
+      maxLineBytes,
+      ...(minter ? { injectTraceContext: minter } : {}),
+    });
   } catch (err) {
     await sinks.close(`the server did not start: ${(err as Error).message}`);
     throw err;
