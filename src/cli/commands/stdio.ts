@@ -46,7 +46,10 @@ export function register(program: Command): void {
       '--record <file>',
       'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
     )
-    .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
+    .option(
+      '--require-recording',
+      "stop the server rather than let traffic pass unrecorded if recording fails; the host's traffic waits until the recording works",
+    )
     .option('--redact <file>', REDACT_OPTION_HELP)
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
