@@ -5,11 +5,13 @@
  * and times the first answer line on stdout; modes run interleaved, round by round, and each mode's
  * figure is the median of its runs. The HTTP tap: time from its start until it answers its first
  * proxied request (retried every 5 ms until the listener is up), against a bare node HTTP proxy.
+ * MCPTAP_BENCH_BEFORE=/path/to/other/bin/mcptap.js also runs every mcptap mode with that build (a
+ * worktree of an earlier commit, built), interleaved with this one: before and after in one run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { BENCH_FIXTURES, MCPTAP, median, stopChild, table } from './bench-util.js';
@@ -17,21 +19,30 @@ import { BENCH_FIXTURES, MCPTAP, median, stopChild, table } from './bench-util.j
 const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n';
 /** Runs per mode; at least 5 (the target is judged on the median). */
 const RUNS = Math.max(5, Number(process.env.MCPTAP_BENCH_STARTUP_RUNS ?? 7));
+/** Another build's launcher to compare with, mode by mode (rows named `before: ...`). */
+const BEFORE = process.env.MCPTAP_BENCH_BEFORE;
 
 interface StdioMode {
   name: string;
-  args(dir: string, otlp: string): string[];
+  args(dir: string, otlp: string, mcptap?: string): string[];
 }
 
 const ECHO = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
 
 const STDIO_MODES: StdioMode[] = [
   { name: 'bare shim', args: () => [join(BENCH_FIXTURES, 'bare-shim.mjs'), ...ECHO] },
-  { name: 'mcptap stdio', args: () => [MCPTAP, 'stdio', '--', ...ECHO] },
-  { name: '--record', args: (dir) => [MCPTAP, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--', ...ECHO] },
-  { name: '--otlp', args: (_dir, otlp) => [MCPTAP, 'stdio', '--otlp', otlp, '--', ...ECHO] },
-  { name: '--record --otlp', args: (dir, otlp) => [MCPTAP, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--otlp', otlp, '--', ...ECHO] },
+  { name: 'mcptap stdio', args: (_dir, _otlp, bin = MCPTAP) => [bin, 'stdio', '--', ...ECHO] },
+  { name: '--record', args: (dir, _otlp, bin = MCPTAP) => [bin, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--', ...ECHO] },
+  { name: '--otlp', args: (_dir, otlp, bin = MCPTAP) => [bin, 'stdio', '--otlp', otlp, '--', ...ECHO] },
+  {
+    name: '--record --otlp',
+    args: (dir, otlp, bin = MCPTAP) => [bin, 'stdio', '--record', join(dir, `r${Math.random()}.db`), '--otlp', otlp, '--', ...ECHO],
+  },
 ];
+/** Each mcptap mode again with the `before` build. */
+const MODES: StdioMode[] = BEFORE
+  ? STDIO_MODES.flatMap((m) => (m.name === 'bare shim' ? [m] : [m, { name: `before: ${m.name}`, args: (d: string, o: string) => m.args(d, o, BEFORE) }]))
+  : STDIO_MODES;
 
 /** Spawn to first answer line, in ms; the child is then closed (stdin ended) and waited for. */
 async function firstAnswerMs(args: string[]): Promise<number> {
@@ -106,6 +117,7 @@ async function firstProxiedMs(args: (port: number) => string[], upstream: string
 }
 
 export async function runStartupBench(): Promise<string> {
+  const loadBefore = loadavg()[0]!.toFixed(1);
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-startup-'));
   const otlp = await fakeOtlp();
   const upstreamProc = spawn(process.execPath, [join(BENCH_FIXTURES, 'http-echo-server.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -117,23 +129,30 @@ export async function runStartupBench(): Promise<string> {
     const times = new Map<string, number[]>();
     const add = (name: string, ms: number) => times.set(name, [...(times.get(name) ?? []), ms]);
     // One warm-up round (page cache, JIT of node itself), not counted.
-    for (const m of STDIO_MODES) await firstAnswerMs(m.args(dir, otlp.url));
+    for (const m of MODES) await firstAnswerMs(m.args(dir, otlp.url));
     for (let round = 0; round < RUNS; round++) {
-      for (const m of STDIO_MODES) add(m.name, await firstAnswerMs(m.args(dir, otlp.url)));
+      for (const m of MODES) add(m.name, await firstAnswerMs(m.args(dir, otlp.url)));
       add('http: bare proxy', await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, { UPSTREAM: upstream }));
-      add(
-        'http: mcptap http --record',
-        await firstProxiedMs(
-          (port) => [MCPTAP, 'http', '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--record', join(dir, `h${round}.db`)],
-          upstream,
-        ),
-      );
+      for (const [name, bin] of BEFORE
+        ? [
+            ['', MCPTAP],
+            ['before: ', BEFORE],
+          ]
+        : [['', MCPTAP]]) {
+        add(
+          `${name}http: mcptap http --record`,
+          await firstProxiedMs(
+            (port) => [bin!, 'http', '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--record', join(dir, `h${round}${name ? 'b' : ''}.db`)],
+            upstream,
+          ),
+        );
+      }
     }
     const base = median(times.get('bare shim')!);
     const httpBase = median(times.get('http: bare proxy')!);
     const rows = [...times].map(([name, v]) => {
       const m = median(v);
-      const ref = name.startsWith('http:') ? httpBase : base;
+      const ref = name.includes('http:') ? httpBase : base;
       const added = m - ref;
       const isBase = name === 'bare shim' || name === 'http: bare proxy';
       return [
@@ -145,7 +164,7 @@ export async function runStartupBench(): Promise<string> {
       ];
     });
     return [
-      `start-up: ms from spawn to the first answer (stdio) or first proxied answer (http), median of ${RUNS} interleaved runs; target: at most 60 ms added`,
+      `start-up: ms from spawn to the first answer (stdio) or first proxied answer (http), median of ${RUNS} interleaved runs; target: at most 60 ms added; load average ${loadBefore} -> ${loadavg()[0]!.toFixed(1)}`,
       table(['mode', 'median ms', 'range', 'added ms', '<= 60 ms'], rows),
     ].join('\n');
   } finally {

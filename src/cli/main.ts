@@ -2,11 +2,15 @@
  * The commander program. Thin by rule: each command file maps flags to typed options and calls
  * the library; nothing here is needed to use mcptap as a library (see src/index.ts).
  */
-import { Command, CommanderError } from 'commander';
+import { dropEarlyServer, spawnStdioServerEarly } from './early-server.js';
 import { McptapError } from '../errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { VERSION } from '../version.js';
 import { commandsFor } from './commands/index.js';
+
+// `mcptap stdio`: the server starts now, while the rest of mcptap loads (see early-server.ts).
+spawnStdioServerEarly(process.argv.slice(2));
+const [{ Command, CommanderError }, registers] = await Promise.all([import('commander'), commandsFor(process.argv.slice(2))]);
 
 const program = new Command('mcptap')
   .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
@@ -15,7 +19,7 @@ const program = new Command('mcptap')
   .enablePositionalOptions()
   .exitOverride();
 
-for (const register of await commandsFor(process.argv.slice(2))) register(program);
+for (const register of registers) register(program);
 
 // `mcptap … | head`: a reader that goes away is not an error of ours. (The stdio tap handles its own
 // stdout errors; this covers help text, tables and reports.)
@@ -52,6 +56,8 @@ try {
     process.stderr.write(`mcptap: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exitCode = ExitCode.Internal;
   }
+} finally {
+  dropEarlyServer();
 }
 
 exitOnceWritten();

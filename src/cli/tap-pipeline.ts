@@ -4,11 +4,11 @@
  * the host's stop signals.
  */
 import { REDACT_KEY_ENV } from '../redact/redactor.js';
-import { loadRedactionRules } from '../redact/redaction-rules.js';
 import { recordingOptions, type RecordingOptions } from '../pipeline/recording-options.js';
 import type { TapPipeline, TapPipelineOptions } from '../pipeline/tap-pipeline.js';
 import type { Logger } from '../util/logger.js';
 import { McptapError } from '../errors.js';
+import { STOP_SIGNALS } from './early-server.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -37,9 +37,14 @@ export function recordingFromFlags(flags: RecordFlags, env: Env = process.env): 
   });
 }
 
-/** `--redact FILE`: the user's redaction rules, read (and refused, exit 4) before the tap starts. */
-export function redactRulesFromFlags(flags: { redact?: string }): Pick<TapPipelineOptions, 'redactRules'> {
-  return flags.redact ? { redactRules: loadRedactionRules(flags.redact) } : {};
+/**
+ * `--redact FILE`: the user's redaction rules, read (and refused, exit 4) before the tap starts.
+ * Their loader (and the YAML parser) is loaded only then: a tap's start-up pays for every module.
+ */
+export async function redactRulesFromFlags(flags: { redact?: string }): Promise<Pick<TapPipelineOptions, 'redactRules'>> {
+  if (!flags.redact) return {};
+  const { loadRedactionRules } = await import('../redact/redaction-rules.js');
+  return { redactRules: loadRedactionRules(flags.redact) };
 }
 
 /** The `--redact` option's help line, shared by the tap commands. */
@@ -84,7 +89,7 @@ SQLite file when the CPU allows; the tap ends once the recording is complete. Se
   MCPTAP_REDACT_KEY    key of the redaction tokens: set it to compare tokens across recordings`;
 
 /** The signals a tap passes on to its server, and obeys itself once the server is gone. */
-export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export { STOP_SIGNALS } from './early-server.js';
 
 /**
  * Closes a tap's pipeline once its traffic is over, which may take a while: the recording's

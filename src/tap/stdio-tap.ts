@@ -12,12 +12,12 @@
  * - The child's exit code is ours; signals sent to us are passed on to the child.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { spawnServer, type SpawnedServer } from './spawn-server.js';
 import type { Readable, Writable } from 'node:stream';
 import { constants as osConstants } from 'node:os';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { Direction, Channel } from '../model/frame.js';
 import type { Logger } from '../util/logger.js';
-import { McptapError } from '../errors.js';
 import type { TraceContextMinter } from '../telemetry/trace-context-minter.js';
 import { RequestLineRewriter } from './request-line-rewriter.js';
 
@@ -40,6 +40,8 @@ export interface StdioTapOptions {
   injectTraceContext?: TraceContextMinter;
   /** Longest host line held back for rewriting in `injectTraceContext` mode. Default 64 MiB. */
   maxLineBytes?: number;
+  /** The server, already spawned (`command` and `args` are then what it was spawned with); spawned here when absent. */
+  server?: SpawnedServer;
 }
 
 export interface StdioTapResult {
@@ -54,32 +56,19 @@ export interface StdioTap {
   signal(sig: NodeJS.Signals): void;
 }
 
-/** Spawn the server and start forwarding. Rejects with a McptapError when the command cannot start. */
+/** Spawn the server (or take `server`) and start forwarding. Rejects with a McptapError when the command cannot start. */
 export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   const { pipeline, logger } = opts;
   const stdin = opts.stdin ?? process.stdin;
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
   const connectionId = opts.connectionId ?? 'stdio';
-  const cannotStart = (why: string) => new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(opts.command)}: ${why}`);
-  if (opts.command.trim() === '') throw cannotStart('the command is empty');
-  let child: ChildProcess;
-  try {
-    child = spawn(opts.command, opts.args, { stdio: ['pipe', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}), cwd: opts.cwd });
-  } catch (err) {
-    // Arguments spawn refuses outright (a NUL byte, say) throw here instead of emitting 'error'.
-    throw cannotStart((err as Error).message);
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (err: NodeJS.ErrnoException) => {
-      reject(cannotStart(err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message));
-    });
-  });
+  const server = opts.server ?? spawnServer(opts.command, opts.args, { ...(opts.env ? { env: opts.env } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+  const child = server.child;
+  await server.started;
   child.on('error', (err) => logger.warn(`server process error: ${err.message}`));
 
-  const target = [opts.command, ...opts.args].join(' ');
+  const target = [server.command, ...server.args].join(' ');
   pipeline.openConnection({ connectionId, transport: 'stdio', target, ...(child.pid ? { pid: child.pid } : {}) });
 
   const tap = (direction: Direction, channel: Channel) => (bytes: Buffer) =>

@@ -74,7 +74,7 @@ export function register(program: Command): void {
       '--record <file>',
       'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
     )
-    .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails')
+    .option('--require-recording', 'stop the tap rather than let traffic pass unrecorded if recording fails; the listener opens once the recording works')
     .option('--connect-timeout <ms>', 'upstream TCP connect timeout (then 504)', '10000')
     .option('--response-timeout <ms>', "time allowed until the upstream's response headers, 0 = none (then 504)", '300000')
     .option('--idle-timeout <ms>', 'longest silence inside a response body, 0 = none (long-lived SSE streams)', '300000')
@@ -134,7 +134,7 @@ async function runHttp(flags: HttpFlags): Promise<number> {
     logger,
     telemetry,
     redactHeaders: flags.redactHeader,
-    ...redactRulesFromFlags(flags),
+    ...(await redactRulesFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {

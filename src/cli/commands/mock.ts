@@ -95,7 +95,7 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
   // The default sensitive fields plus the user's rules, as the tap redacted the recording; tokens match
   // whatever token was recorded in their place (mock-matcher.ts), so the key need not be the tap's.
-  const redactor = new Redactor(withNames(redactRulesFromFlags(flags).redactRules));
+  const redactor = new Redactor(withNames((await redactRulesFromFlags(flags)).redactRules));
   const redactParams = (params: unknown) => redactor.redactJson(params, ['params']);
   // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
   const store = openRecordingFile(file);

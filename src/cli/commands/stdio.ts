@@ -20,6 +20,7 @@ import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
+import { takeEarlyServer } from '../early-server.js';
 
 interface StdioFlags {
   record?: string;
@@ -45,7 +46,10 @@ export function register(program: Command): void {
       '--record <file>',
       'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
     )
-    .option('--require-recording', 'stop the server rather than let traffic pass unrecorded if recording fails')
+    .option(
+      '--require-recording',
+      "stop the server rather than let traffic pass unrecorded if recording fails; the host's traffic waits until the recording works",
+    )
     .option('--redact <file>', REDACT_OPTION_HELP)
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
@@ -86,7 +90,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     logger,
     telemetry,
     injectsTraceContext: true,
-    ...redactRulesFromFlags(flags),
+    ...(await redactRulesFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
@@ -101,7 +105,16 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   if (telemetry.injectTraceContext && !minter)
     logger.warn('--inject-trace-context has no effect without span export (--otlp, or OTEL_TRACES_EXPORTER); forwarding bytes unchanged');
   try {
-    tap = await startStdioTap({ command, args, pipeline: sinks.input, logger, maxLineBytes, ...(minter ? { injectTraceContext: minter } : {}) });
+    const server = takeEarlyServer(command, args);
+    tap = await startStdioTap({
+      command,
+      args,
+      ...(server ? { server } : {}),
+      pipeline: sinks.input,
+      logger,
+      maxLineBytes,
+      ...(minter ? { injectTraceContext: minter } : {}),
+    });
   } catch (err) {
     await sinks.close(`the server did not start: ${(err as Error).message}`);
     throw err;

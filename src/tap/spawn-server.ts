@@ -1,0 +1,38 @@
+/**
+ * Spawning the server a stdio tap wraps, apart from the tap itself, so that the CLI can spawn it
+ * before it has loaded the rest of mcptap and hand it to the tap later (see cli/early-server.ts).
+ * The child's pipes stay unread until the tap attaches: nothing it writes is lost or reordered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { McptapError } from '../errors.js';
+
+export interface SpawnedServer {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Spawned with stdin, stdout and stderr piped. */
+  readonly child: ChildProcess;
+  /** Resolves once the process runs; rejects with MCPTAP_SPAWN_FAILED when it could not start. */
+  readonly started: Promise<void>;
+}
+
+/** Spawn `command`; throws MCPTAP_SPAWN_FAILED when spawn refuses it outright (an empty command, a NUL byte). */
+export function spawnServer(command: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): SpawnedServer {
+  const cannotStart = (why: string) => new McptapError('MCPTAP_SPAWN_FAILED', `cannot start server ${JSON.stringify(command)}: ${why}`);
+  if (command.trim() === '') throw cannotStart('the command is empty');
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}), cwd: opts.cwd });
+  } catch (err) {
+    throw cannotStart((err as Error).message);
+  }
+  const started = new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    // `on`, not `once`: a later error (a failed kill) before the tap attaches its own listener must not throw.
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      reject(cannotStart(err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message));
+    });
+  });
+  // Nobody may be waiting yet (the tap attaches later): the rejection is seen when it does.
+  started.catch(() => {});
+  return { command, args, child, started };
+}
