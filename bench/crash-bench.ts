@@ -4,7 +4,8 @@
  * server) and 20 over HTTP (`mcptap http --record` in front of an echo upstream), a third of the
  * kills in the first second. Per kill: the file opens and passes `PRAGMA integrity_check`, `mcptap
  * ls` marks it incomplete, what answered traffic it lacks (crash-kill.ts says how that is
- * measured), and that no process or file is left behind. `--kills N` sets the count per transport.
+ * measured), and that no process or file is left behind. `--kills N` sets the count per transport;
+ * `--after-file` counts the kill moments from when the recording file exists instead.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_FIXTURES, MCPTAP, median, percentile, table } from './bench-util.js';
 import { killOnce, type KillOutcome } from './crash-kill.js';
+import { churnSummary, stdioChurn } from './stdio-churn.js';
 
 const TARGET_LOSS_MS = 100;
 
@@ -67,6 +69,9 @@ export function summarize(outcomes: KillOutcome[]): string {
 export async function runCrashBench(argv: string[]): Promise<string> {
   const i = argv.indexOf('--kills');
   const kills = i >= 0 ? Number(argv[i + 1]) : 20;
+  // `--after-file`: kill moments count from when the recording file exists (the indexer is up),
+  // not from the tap's start: what the spool protects, apart from the start-up window before it.
+  const afterFile = argv.includes('--after-file');
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-crash-'));
   const outcomes: KillOutcome[] = [];
   const load0 = loadavg()[0]!;
@@ -74,16 +79,32 @@ export async function runCrashBench(argv: string[]): Promise<string> {
   try {
     const server = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
     for (const [n, at] of killTimes(kills).entries()) {
-      outcomes.push(await killOnce({ transport: 'stdio', mcptap: MCPTAP, server, dir, name: `crash-stdio-${n}.db`, killAtMs: at }));
+      outcomes.push(await killOnce({ transport: 'stdio', mcptap: MCPTAP, server, dir, name: `crash-stdio-${n}.db`, killAtMs: at, afterFile }));
       process.stderr.write(`crash: stdio ${n + 1}/${kills}\n`);
     }
     for (const [n, at] of killTimes(kills).entries()) {
-      outcomes.push(await killOnce({ transport: 'http', mcptap: MCPTAP, server: upstream.url, dir, name: `crash-http-${n}.db`, killAtMs: at }));
+      outcomes.push(await killOnce({ transport: 'http', mcptap: MCPTAP, server: upstream.url, dir, name: `crash-http-${n}.db`, killAtMs: at, afterFile }));
       process.stderr.write(`crash: http ${n + 1}/${kills}\n`);
     }
   } finally {
     upstream.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  return `${summarize(outcomes)}\nload average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)} on the run's start and end`;
+  const from = afterFile ? 'kill moments from when the recording file appeared' : "kill moments from the tap's start";
+  return `${summarize(outcomes)}\n${from}; load average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)} on the run's start and end`;
+}
+
+/** `npm run bench -- churn [--cycles N]`: N (default 1,000) start/stop cycles of `mcptap stdio --record` (stdio-churn.ts). */
+export async function runChurnBench(argv: string[]): Promise<string> {
+  const i = argv.indexOf('--cycles');
+  const cycles = i >= 0 ? Number(argv[i + 1]) : 1000;
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-churn-'));
+  const load0 = loadavg()[0]!;
+  try {
+    const server = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
+    const r = await stdioChurn(MCPTAP, server, join(dir, 'churn.db'), cycles, (n) => n % 50 === 0 && process.stderr.write(`churn: ${n}/${cycles}\n`));
+    return `${churnSummary(r)}\nload average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)} on the run's start and end`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -150,14 +150,15 @@ function recordedIds(db: string): Set<number> | undefined {
 }
 
 /** A host driving a tap: `send()` keeps `window` requests in flight; answer times by id. */
-interface Driver {
+export interface Driver {
   answeredAt: Map<number, number>;
   stop(): void;
 }
 
 /** stdio: `mcptap stdio --record DB -- node echo-server.mjs` (200 B answers), 64 requests in flight. */
-function driveStdio(mcptap: string, server: string[], db: string, env: NodeJS.ProcessEnv): { tap: ChildProcess; driver: Driver } {
-  const tap = spawn(process.execPath, [mcptap, 'stdio', '--record', db, '--', ...server], { stdio: ['pipe', 'pipe', 'ignore'], env });
+export function driveStdio(mcptap: string, server: string[], db: string, env: NodeJS.ProcessEnv, flags: string[] = []): { tap: ChildProcess; driver: Driver } {
+  const tap = spawn(process.execPath, [mcptap, 'stdio', '--record', db, ...flags, '--', ...server], { stdio: ['pipe', 'pipe', 'pipe'], env });
+  tap.stderr!.on('data', () => {});
   const answeredAt = new Map<number, number>();
   let next = 1;
   let stopped = false;

@@ -14,7 +14,7 @@ import { runHostileBench } from './hostile-bench.js';
 import { runSseBench } from './sse-bench.js';
 import { runSoakBench } from './soak-bench.js';
 import { runBigrecBench } from './bigrec-bench.js';
-import { runCrashBench } from './crash-bench.js';
+import { runChurnBench, runCrashBench } from './crash-bench.js';
 
 const args = process.argv.slice(2);
 /** Bench names: the arguments that are neither an option nor an option's value. */
@@ -34,10 +34,11 @@ const BENCHES: Record<string, () => Promise<string>> = {
   soak: () => runSoakBench(args),
   bigrec: () => runBigrecBench(args),
   crash: () => runCrashBench(args),
+  churn: () => runChurnBench(args),
 };
 
 /** Long runs, only when named. */
-const NAMED_ONLY = new Set(['soak', 'bigrec', 'crash']);
+const NAMED_ONLY = new Set(['soak', 'bigrec', 'crash', 'churn']);
 for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((b) => !NAMED_ONLY.has(b))) {
   const bench = BENCHES[name];
   if (!bench) {

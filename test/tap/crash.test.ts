@@ -8,11 +8,13 @@
  * process (server, indexer) or file (spool, SQLite's -wal/-shm) is left behind.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killOnce, type KillOutcome } from '../../bench/crash-kill.js';
+import { descendants, driveStdio, killOnce, leftFiles, type KillOutcome } from '../../bench/crash-kill.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP, ROOT } from '../helpers/paths.js';
 
 const KILLS = 3;
@@ -64,6 +66,77 @@ describe.skipIf(process.platform !== 'linux')('SIGKILL of a recording tap under 
         afterFile: true,
       });
       expectSurvived(o);
+    }
+  }, 240_000);
+});
+
+describe.skipIf(process.platform !== 'linux')('the recording indexer killed alone, and a machine-wide crash (simulated)', () => {
+  const server = [process.execPath, join(ROOT, 'bench', 'fixtures', 'echo-server.mjs')];
+  const waitFor = async (cond: () => boolean) => {
+    for (let i = 0; i < 3000 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('SIGKILL of the indexer: traffic flows on, the loss is said once, the file opens, checks and is not complete; exit 1 under --require-recording', async () => {
+    for (const required of [false, true]) {
+      const db = join(dir, `indexer-killed-${required}.db`);
+      const { tap, driver } = driveStdio(MCPTAP, server, db, process.env, required ? ['--require-recording'] : []);
+      let stderr = '';
+      tap.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+      await waitFor(() => RecordingStore.hasRecording(db) && descendants(tap.pid!).some((p) => p.cmd.includes('indexer-process')));
+      // Its recording row exists a moment before it says it is ready: give it that moment.
+      await new Promise((r) => setTimeout(r, 1000));
+      const indexer = descendants(tap.pid!).find((p) => p.cmd.includes('indexer-process'))!;
+      const before = driver.answeredAt.size;
+      process.kill(indexer.pid, 'SIGKILL');
+      const exited = new Promise<number | null>((r) => tap.once('exit', (code) => r(code)));
+      if (!required) {
+        // Traffic goes on: as many answers again after the kill, then the host ends it.
+        await waitFor(() => driver.answeredAt.size > before + 1000);
+        expect(driver.answeredAt.size).toBeGreaterThan(before + 1000);
+        driver.stop();
+        tap.stdin!.end();
+      }
+      const code = await exited;
+      driver.stop();
+      expect(code, stderr).toBe(required ? 1 : 0);
+      // Said once when it happens; the close summary counts what it had not indexed.
+      expect(stderr.split('\n').filter((l) => /^mcptap error: recording indexer exited \(SIGKILL\)/.test(l)).length, stderr).toBe(1);
+      if (!required)
+        expect(stderr).toMatch(/recording incomplete: recording indexer exited \(SIGKILL\); \d+ bytes of traffic spooled before then were dropped/);
+      expect(stderr).not.toMatch(/still indexing/);
+      const d = new Database(db, { readonly: true });
+      expect(d.pragma('integrity_check', { simple: true })).toBe('ok');
+      d.close();
+      const store = RecordingStore.open(db);
+      try {
+        expect(store.listRecordings()[0]!.endedUs).toBeUndefined(); // `mcptap ls` says it is not complete
+      } finally {
+        store.close();
+      }
+      expect(leftFiles(dir, `indexer-killed-${required}.db`).filter((f) => !/-(wal|shm)$/.test(f))).toEqual([]);
+    }
+  }, 240_000);
+
+  it('a copy of the file taken mid-write (as a power cut leaves it, WAL first) opens and passes integrity_check, 5 of 5', async () => {
+    const db = join(dir, 'copied.db');
+    // --require-recording indexes at once (no lag): the file is written all along.
+    const { tap, driver } = driveStdio(MCPTAP, server, db, process.env, ['--require-recording']);
+    tap.stderr!.resume();
+    try {
+      await waitFor(() => RecordingStore.hasRecording(db));
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 300));
+        const copy = join(dir, `copy-${i}.db`);
+        if (existsSync(`${db}-wal`)) copyFileSync(`${db}-wal`, `${copy}-wal`);
+        copyFileSync(db, copy);
+        const d = new Database(copy);
+        expect(d.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect((d.prepare('SELECT count(*) AS n FROM recordings').get() as { n: number }).n).toBe(1);
+        d.close();
+      }
+    } finally {
+      driver.stop();
+      tap.kill('SIGKILL');
     }
   }, 240_000);
 });

@@ -176,7 +176,7 @@ describe('the recording file made read-only while the tap runs', () => {
     expect(run.answered, run.stderr).toBe(1000);
     expect(run.code, run.stderr).toBe(0);
     expect(statSync(db).mode & 0o777).toBe(0o444);
-    const store = RecordingStore.open(db, { readonly: true });
+    const store = RecordingStore.open(db);
     try {
       const r = store.listRecordings()[0]!;
       expect(r.endedUs).toBeDefined();
