@@ -246,7 +246,8 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
   if (rec) {
     let last = { at: rec.indexer.indexed, ms: Date.now() };
     const progress = setInterval(() => {
-      if (!rec.indexer.alive) return; // it died: said once already, and nothing more will be indexed
+      // Dead: said once already, nothing more will be indexed. Still opening the recording: nothing to say yet.
+      if (!rec.indexer.alive || !rec.indexer.opened) return;
       const total = rec.spool.end;
       const done = rec.indexer.indexed;
       if (done > last.at) last = { at: done, ms: Date.now() };

@@ -139,6 +139,11 @@ export class RecordingIndexer {
     child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));
   }
 
+  /** The child has opened the recording (or failed to). */
+  get opened(): boolean {
+    return this.isReady;
+  }
+
   /** False once the child has gone (closed, or died): nothing more will be indexed. */
   get alive(): boolean {
     return this.dead === undefined;
