@@ -108,3 +108,16 @@ export function treeCpuUs(pid: number | undefined): number {
 export function roundRatios(ratios: number[], what = 'own ratio'): string {
   return `  each round's ${what}: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`;
 }
+
+/** The URL a starting `mcptap http` (or any child saying `listening on URL` on stderr) listens on; rejects if it exits first. */
+export function listeningUrl(child: ChildProcess, what = 'mcptap http'): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${what} exited ${code}: ${err}`)));
+  });
+}

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'undici';
-import { MCPTAP, median, percentile, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { MCPTAP, median, percentile, stopChild, table, listeningUrl, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { nonReader, openFds, rawToolCall, slowloris, startReferenceChild } from './hostile-clients.js';
 
 const ROUNDS = 6;
@@ -49,15 +49,7 @@ export async function runHostileBench(): Promise<string> {
   const ref = await startReferenceChild(MCPTAP);
   const tap = spawn(process.execPath, [MCPTAP, 'http', '--upstream', ref.url, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      tap.stderr!.on('data', (b: Buffer) => {
-        err += b.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1]!);
-      });
-      tap.once('exit', (code) => reject(new Error(`mcptap http exited ${code}: ${err}`)));
-    });
+    const url = await listeningUrl(tap);
     const host = new URL(url).host;
     const rows: string[][] = [];
     const deltas: number[] = [];

@@ -14,6 +14,7 @@ import { runHostileBench } from './hostile-bench.js';
 import { runSseBench } from './sse-bench.js';
 import { runSoakBench } from './soak-bench.js';
 import { runBigrecBench } from './bigrec-bench.js';
+import { runChurnBench, runCrashBench } from './crash-bench.js';
 
 const args = process.argv.slice(2);
 /** Bench names: the arguments that are neither an option nor an option's value. */
@@ -32,10 +33,12 @@ const BENCHES: Record<string, () => Promise<string>> = {
   sse: () => runSseBench(),
   soak: () => runSoakBench(args),
   bigrec: () => runBigrecBench(args),
+  crash: () => runCrashBench(args),
+  churn: () => runChurnBench(args),
 };
 
 /** Long runs, only when named. */
-const NAMED_ONLY = new Set(['soak', 'bigrec']);
+const NAMED_ONLY = new Set(['soak', 'bigrec', 'crash', 'churn']);
 for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((b) => !NAMED_ONLY.has(b))) {
   const bench = BENCHES[name];
   if (!bench) {

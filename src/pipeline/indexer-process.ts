@@ -8,6 +8,7 @@
  * grace period must not expire because indexing ran late), the wall clock once caught up, and
  * the tap's close time once closing.
  */
+import { deserialize } from 'node:v8';
 import { toWireError } from '../errors.js';
 import { clockFromOrigin, type Clock } from '../util/clock.js';
 import { createLogger } from '../util/logger.js';
@@ -31,11 +32,18 @@ const SPOOL_FD = 4;
 if (!process.send) throw new Error('indexer-process.ts runs as a child process with an IPC channel only');
 // The tap ends the recording (it closes, or it dies and the channel closes): never a signal meant for it.
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {});
-// The tap is gone before the recording was open: nothing to keep. Replaced once it is (see tapGone).
+// The tap is gone before it said where the spool is: nothing to keep. Once it has, the spool is
+// indexed whenever the tap goes (tapGone), even before the recording is open. Gone is this
+// process's stdin (a pipe only the tap holds) ending, or the IPC channel closing.
 let onDisconnect: () => void = () => process.exit(1);
 process.on('disconnect', () => onDisconnect());
 let finished = false;
-const data = await new Promise<IndexerStart>((resolve) => process.once('message', (m: ToIndexer) => m.type === 'start' && resolve(m)));
+/** Messages that come while the recording is being opened: handled once it is. */
+const early: ToIndexer[] = [];
+let onMessage: (m: ToIndexer) => void = (m) => early.push(m);
+let tapLeftEarly = false;
+const data = await readStart();
+lowerProcessPriority(data.nice);
 lowerProcessPriority(data.nice);
 const maxLagMs = data.maxLagMs ?? 10_000;
 
@@ -71,6 +79,8 @@ const schedule = new IndexSchedule({ quietMs: QUIET_MS, maxLagMs, sliceMs: SLICE
 let closing: { endedUs?: number } | undefined;
 /** The spool could not be read back: nothing after `reader.position` can be indexed. */
 let broken = false;
+/** The tap went away without closing: the spool is read as far as whole records go, past what it said (SpoolReader.recover). */
+let recovering = false;
 
 async function openSinks(): Promise<AttachedSinks | undefined> {
   try {
@@ -81,15 +91,22 @@ async function openSinks(): Promise<AttachedSinks | undefined> {
   }
 }
 
+// The recording starts with the tap (its clock's origin), not when this process got to open it:
+// traffic the tap stamped before then is in the spool, and a recording the tap never closes ends
+// with its last traffic.
+clock.frozenAt = data.clockOrigin.epochUs;
 const sinks = await openSinks();
+clock.frozenAt = undefined;
 if (!sinks) {
   await pipeline.close();
   finished = true;
-  process.disconnect();
+  process.stdin.destroy();
+  if (process.connected) process.disconnect();
+  else process.exit(1);
 } else {
   onDisconnect = tapGone;
   send({ type: 'ready' });
-  process.on('message', (m: ToIndexer) => {
+  onMessage = (m: ToIndexer) => {
     if (m.type === 'start') return;
     if (!broken) end = Math.max(end, m.end);
     schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.pressed === true);
@@ -100,6 +117,41 @@ if (!sinks) {
       if (m.incomplete) sinks.markIncomplete(m.incomplete);
     }
     drain();
+  };
+  for (const m of early.splice(0)) onMessage(m);
+  if (tapLeftEarly) tapGone();
+}
+
+/**
+ * The tap's messages come on stdin, each [u32 length][v8-serialized], `start` first: a pipe keeps
+ * what the tap wrote after it is killed, where IPC messages this process had not read yet are lost
+ * with the tap. Resolves with `start`; the others go to `onMessage`. The pipe's end: the tap is gone.
+ */
+function readStart(): Promise<IndexerStart> {
+  return new Promise((resolve) => {
+    let got: Buffer = Buffer.alloc(0);
+    let started = false;
+    process.stdin.on('data', (chunk: Buffer) => {
+      got = got.length ? Buffer.concat([got, chunk]) : chunk;
+      while (got.length >= 4 && got.length >= 4 + got.readUInt32LE(0)) {
+        const m = deserialize(got.subarray(4, 4 + got.readUInt32LE(0))) as ToIndexer;
+        got = got.subarray(4 + got.readUInt32LE(0));
+        if (m.type !== 'start') onMessage(m);
+        else if (!started) {
+          started = true;
+          // Set here, not after the await: the pipe's end may be said before the awaiting code runs.
+          onDisconnect = () => {
+            tapLeftEarly = true;
+            restorePriority();
+          };
+          // The pipe is only watched: it keeps nothing alive (the IPC channel does, while the tap is there).
+          (process.stdin as unknown as { unref?: () => void }).unref?.();
+          resolve(m);
+        }
+      }
+    });
+    process.stdin.on('end', () => onDisconnect());
+    process.stdin.on('error', () => onDisconnect());
   });
 }
 
@@ -115,6 +167,7 @@ function tapGone(): void {
   if (!closing) {
     sinks!.markIncomplete('the tap ended without closing the recording (killed or crashed): traffic after the last that reached its indexer is missing');
     closing = {};
+    recovering = true;
   }
   schedule.close();
   drain();
@@ -134,10 +187,18 @@ async function slice(): Promise<void> {
     return;
   }
   const until = schedule.sliceEnd(performance.now());
+  /** Everything readable was read (not stopped by the slice's end). */
+  let exhausted = false;
   try {
-    for (let rec = reader.next(end); rec; rec = performance.now() < until ? reader.next(end) : undefined) {
+    for (;;) {
+      const rec = broken ? undefined : reader.position < end ? reader.next(end) : recovering ? reader.recover() : undefined;
+      if (!rec) {
+        exhausted = true;
+        break;
+      }
       const t = applyWireOps(pipeline, decodeWireOps(rec.ops), rec.bytes);
       if (t > clock.latest) clock.latest = t;
+      if (performance.now() >= until) break;
     }
     await Promise.all(pipeline.sinks().map((s) => s.flush()));
   } catch (err) {
@@ -147,7 +208,7 @@ async function slice(): Promise<void> {
     end = reader.position;
   }
   send({ type: 'indexed', position: reader.position });
-  if (reader.position < end) {
+  if (!exhausted || (!broken && reader.position < end)) {
     setImmediate(() => void slice());
     return;
   }
@@ -162,6 +223,7 @@ async function finish(endedUs: number): Promise<void> {
   const lines = await sinks!.close().catch((err: Error) => [`closing the recording failed: ${err.message}`]);
   send({ type: 'closed', lines });
   finished = true;
+  process.stdin.destroy();
   if (process.connected) process.disconnect();
   else process.exit(0);
 }

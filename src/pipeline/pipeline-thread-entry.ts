@@ -88,7 +88,11 @@ async function openLive(): Promise<Live | undefined | false> {
   }
 }
 
-async function openRecording(): Promise<Recording | undefined | false> {
+/**
+ * Creates the spool and spawns the indexer with it, without waiting for the recording to open:
+ * batches are spooled from now on, and a tap killed from here on leaves them to the indexer.
+ */
+function openRecording(): Recording | undefined | false {
   const opts = data.recording;
   if (!opts) return undefined;
   const path = opts.path;
@@ -104,10 +108,10 @@ async function openRecording(): Promise<Recording | undefined | false> {
     return false;
   }
   try {
-    // Set once the indexer is up; it reports nothing before batches are spooled, which needs `rec`.
+    // Set at once (below); the indexer reports nothing before batches are spooled, which needs `rec`.
     let rec: Recording | undefined;
     const { telemetry: _telemetry, ...recordOnly } = data.sinks;
-    const indexer = await RecordingIndexer.start({
+    const indexer = RecordingIndexer.spawn({
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
@@ -126,18 +130,23 @@ async function openRecording(): Promise<Recording | undefined | false> {
     return rec;
   } catch (err) {
     spool.close();
-    failedStart(err as Error);
+    failedStart(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${(err as Error).message}`));
     return false;
   }
 }
 
-const live = await openLive();
-const recording = live === false ? false : await openRecording();
+/** The recording could not be opened: what came meanwhile is acknowledged, not spooled (the tap is told why at once). */
+let startFailed = false;
+const recording = openRecording();
+const live = recording === false ? false : await openLive();
 if (live === false || recording === false) {
   if (live) await live.sinks.close();
+  if (recording) {
+    recording.indexer.abandon('the telemetry could not start');
+    recording.spool.close();
+  }
   port.close();
 } else {
-  send({ type: 'ready', ...(live?.sinks.telemetry?.metricsUrl ? { metricsUrl: live.sinks.telemetry.metricsUrl } : {}) });
   // Messages are only queued in the port's handler and handled on the next turn: a sender posting
   // while this thread is inside a message handler can wait for the handler to return (measured
   // with a handler busy 3 ms per message: the sender's postMessage took up to 3.2 ms; with the
@@ -146,6 +155,20 @@ if (live === false || recording === false) {
   port.on('message', (m: ToWorker) => {
     if (inbox.push(m) === 1) setImmediate(() => handleAll(inbox, live, recording));
   });
+  // Batches are spooled while the indexer opens the recording; the tap hears `ready` once it has.
+  const opened = recording
+    ? await recording.indexer.ready.then(
+        () => undefined,
+        (err: Error) => err,
+      )
+    : undefined;
+  if (opened) {
+    startFailed = true;
+    failedStart(opened);
+    recording!.spool.close();
+    if (live) await live.sinks.close();
+    port.close();
+  } else send({ type: 'ready', ...(live?.sinks.telemetry?.metricsUrl ? { metricsUrl: live.sinks.telemetry.metricsUrl } : {}) });
 }
 
 function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | undefined): void {
@@ -154,6 +177,10 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
       droppedByTap = m.droppedTotal;
       const bytes = Buffer.from(m.bytes, 0, m.length);
       const ops = Buffer.from(m.bytes, m.length, m.opsLength);
+      if (startFailed) {
+        send({ type: 'ack', seq: m.seq });
+        continue;
+      }
       if (l) applyWireOps(l.pipeline, decodeWireOps(ops), bytes);
       // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
       if (rec) {
@@ -219,6 +246,8 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
   if (rec) {
     let last = { at: rec.indexer.indexed, ms: Date.now() };
     const progress = setInterval(() => {
+      // Dead: said once already, nothing more will be indexed. Still opening the recording: nothing to say yet.
+      if (!rec.indexer.alive || !rec.indexer.opened) return;
       const total = rec.spool.end;
       const done = rec.indexer.indexed;
       if (done > last.at) last = { at: done, ms: Date.now() };

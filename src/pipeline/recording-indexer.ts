@@ -20,6 +20,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { serialize } from 'node:v8';
 import { fromWireError, McptapError, type WireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
@@ -30,7 +31,7 @@ import type { WorkerSinkOptions } from './worker-wire.js';
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
 
-/** The first message to the child: everything it needs (the key never goes through argv or env). */
+/** The first message to the child (all go on its stdin, see spawn()): everything it needs (the key never goes through argv or env). */
 export interface IndexerStart {
   type: 'start';
   /** AES key of the spool, hex. */
@@ -91,42 +92,56 @@ export class RecordingIndexer {
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
 
+  /** Spawns the indexer and waits until its recording is open: a recording that cannot be opened fails here. */
   static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
+    const indexer = RecordingIndexer.spawn(opts);
+    await indexer.ready;
+    return indexer;
+  }
+
+  /**
+   * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
+   * (`ready`): the caller may spool meanwhile, and a tap killed from now on leaves the spool to the
+   * indexer, which opens the recording and indexes it all the same.
+   */
+  static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
     const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
     // Not detached: a session of its own would be a scheduling group of its own (Linux autogroup),
     // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
     // too, and it ignores it: the tap ends the recording in order.
-    const child = spawn(process.execPath, [entry], { stdio: ['ignore', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
+    const child = spawn(process.execPath, [entry], { stdio: ['pipe', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
     if (child.pid !== undefined) lowerChildPriority(child.pid, nice ?? 19);
-    const failedToStart = (why: string) => new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`);
-    const first = await new Promise<FromIndexer>((resolve, reject) => {
-      const onError = (err: Error) => reject(failedToStart(err.message));
-      const onExit = (code: number | null) => reject(failedToStart(`it exited (code ${code})`));
-      child.once('error', onError);
-      child.once('exit', onExit);
-      child.once('message', (m: FromIndexer) => {
-        child.off('error', onError);
-        child.off('exit', onExit);
-        resolve(m);
-      });
-      child.send({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest } satisfies IndexerStart);
-    });
-    if (first.type === 'failed') {
-      child.kill();
-      throw fromWireError(first, 'MCPTAP_INDEXER');
-    }
-    return new RecordingIndexer(child, opts);
+    const indexer = new RecordingIndexer(child, opts);
+    // Messages to the child go on its stdin, not the IPC channel: a pipe keeps what was written
+    // for the child if this process is killed before the child (still starting, or stopped) has
+    // read it, where IPC messages would be lost with us. The pipe's end tells the child we are gone.
+    child.stdin!.on('error', () => {});
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    indexer.post({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest });
+    return indexer;
   }
+
+  /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be, or the child fails first. */
+  readonly ready: Promise<void>;
+  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
+  private isReady = false;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly opts: RecordingIndexerOptions,
   ) {
+    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
+    this.ready.catch(() => {});
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));
+  }
+
+  /** The child has opened the recording (or failed to). */
+  get opened(): boolean {
+    return this.isReady;
   }
 
   /** False once the child has gone (closed, or died): nothing more will be indexed. */
@@ -188,16 +203,29 @@ export class RecordingIndexer {
     this.die(why);
   }
 
+  /** One message on the child's stdin: [u32 length][v8-serialized]. */
   private post(m: ToIndexer): void {
+    const body = serialize(m);
+    const frame = Buffer.allocUnsafe(4 + body.length);
+    frame.writeUInt32LE(body.length, 0);
+    body.copy(frame, 4);
     try {
-      this.child.send(m);
+      this.child.stdin!.write(frame);
     } catch (err) {
       this.die(`cannot reach the recording indexer: ${(err as Error).message}`);
     }
   }
 
   private onMessage(m: FromIndexer): void {
-    if (m.type === 'indexed') {
+    if (m.type === 'ready') {
+      this.isReady = true;
+      this.settleReady.resolve();
+    } else if (m.type === 'failed') {
+      this.isReady = true;
+      this.settleReady.reject(fromWireError(m, 'MCPTAP_INDEXER'));
+      this.child.kill();
+      this.die(m.message, false);
+    } else if (m.type === 'indexed') {
       this.position = m.position;
       this.opts.onIndexed?.(m.position);
     } else if (m.type === 'fatal') {
@@ -210,11 +238,17 @@ export class RecordingIndexer {
     }
   }
 
-  private die(why: string): void {
+  private die(why: string, say = true): void {
     if (this.dead) return;
     this.dead = why;
-    this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
-    if (this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
+    if (!this.isReady) {
+      // It never opened the recording: that is the start's failure, said by whoever waits for `ready`.
+      this.isReady = true;
+      this.settleReady.reject(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`));
+      say = false;
+    }
+    if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
+    if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
     // Whoever waits for room in the spool must hear that no more will come.
     this.opts.onIndexed?.(this.position);
     const done = this.closedWith;

@@ -23,15 +23,20 @@
  *   with a random IV per record. Traffic is spooled before redaction; whatever reaches a disk
  *   (the spool's own, or swap, turned on at any time in the tap's life) is ciphertext, and the key
  *   is gone with the process.
- * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV],
- *   then opsLen + bytesLen bytes (the ops as wire-codec.ts encodes them, then the raw bytes).
+ * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV]
+ *   [u64 position], then opsLen + bytesLen bytes (the ops as wire-codec.ts encodes them, then the
+ *   raw bytes). The body is written before its header: a header that names its own position is a
+ *   whole record, which lets a reader whose writer was killed read on past what it was last told
+ *   (see {@link SpoolReader.recover}) without mistaking a torn or stale record for one.
  */
 import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
-const HEADER = 24;
+const HEADER = 32;
+/** Where the record's own logical position is in its header. */
+const POSITION_AT = 24;
 const CIPHER = 'aes-256-ctr';
 /**
  * The cipher runs over a batch this much at a time. One pass over a whole batch (a megabyte or more
@@ -147,22 +152,27 @@ export class SpoolWriter {
     const header = Buffer.alloc(HEADER);
     header.writeUInt32LE(opsBuf.length, 0);
     header.writeUInt32LE(bytes.length, 4);
-    const parts: Buffer[] = [header];
     randomBytes(16).copy(header, 8);
-    const cipher = createCipheriv(CIPHER, this.key, header.subarray(8));
-    inPieces(cipher, opsBuf, parts);
-    inPieces(cipher, bytes, parts);
-    const offset = this.at % this.capacity;
-    this.extent = Math.max(this.extent, Math.min(this.capacity, offset + total));
-    if (offset + total <= this.capacity) writeAllAt(this.fd, parts, offset);
-    else {
-      // The record wraps: its head fills the file's end, its tail starts the file again.
-      const whole = Buffer.concat(parts, total);
-      writeAllAt(this.fd, [whole.subarray(0, this.capacity - offset)], offset);
-      writeAllAt(this.fd, [whole.subarray(this.capacity - offset)], 0);
-    }
+    header.writeBigUInt64LE(BigInt(this.at), POSITION_AT);
+    const body: Buffer[] = [];
+    const cipher = createCipheriv(CIPHER, this.key, header.subarray(8, 24));
+    inPieces(cipher, opsBuf, body);
+    inPieces(cipher, bytes, body);
+    this.extent = Math.max(this.extent, Math.min(this.capacity, (this.at % this.capacity) + total));
+    // Body first, then the header that makes the record readable (see the invariants).
+    this.writeRing(body, this.at + HEADER, total - HEADER);
+    this.writeRing([header], this.at, HEADER);
     this.at += total;
     return true;
+  }
+
+  /** Writes `parts` (`length` bytes) at logical position `at`, wrapping at the end of the file. */
+  private writeRing(parts: Buffer[], at: number, length: number): void {
+    const offset = at % this.capacity;
+    if (offset + length <= this.capacity) return writeAllAt(this.fd, parts, offset);
+    const whole = Buffer.concat(parts, length);
+    writeAllAt(this.fd, [whole.subarray(0, this.capacity - offset)], offset);
+    writeAllAt(this.fd, [whole.subarray(this.capacity - offset)], 0);
   }
 
   /**
@@ -205,16 +215,42 @@ export class SpoolReader {
     return this.at;
   }
 
-  /** The next record, or undefined when none is complete before `end`. */
+  /** The next record, or undefined when none is complete before `end`. Throws when the record there is not whole (the spool is damaged). */
   next(end: number): SpoolRecord | undefined {
     if (this.at + HEADER > end) return undefined;
     this.readAt(this.header, this.at);
+    if (!this.headerIsWhole()) throw new Error(`the spool record at ${this.at} is damaged`);
+    if (this.at + HEADER + this.header.readUInt32LE(0) + this.header.readUInt32LE(4) > end) return undefined;
+    return this.body();
+  }
+
+  /**
+   * The next whole record past what the writer last said, or undefined: for a reader whose writer
+   * is gone (killed), to keep what it appended but never announced. A record is whole once its
+   * header is written (after its body) and names its own position; a torn record, one left from the
+   * ring's previous lap, or the zeros of a fresh or emptied file never do.
+   */
+  recover(): SpoolRecord | undefined {
+    try {
+      this.readAt(this.header, this.at);
+    } catch {
+      return undefined; // past the end of the file: nothing was written there
+    }
+    return this.headerIsWhole() ? this.body() : undefined;
+  }
+
+  /** The header read at `at` is a whole record's: it names this position, has ops, and fits the ring. */
+  private headerIsWhole(): boolean {
+    const len = this.header.readUInt32LE(0) + this.header.readUInt32LE(4);
+    return this.header.readBigUInt64LE(POSITION_AT) === BigInt(this.at) && this.header.readUInt32LE(0) > 0 && HEADER + len <= this.capacity;
+  }
+
+  private body(): SpoolRecord {
     const opsLen = this.header.readUInt32LE(0);
     const bytesLen = this.header.readUInt32LE(4);
-    if (this.at + HEADER + opsLen + bytesLen > end) return undefined;
     const body = Buffer.allocUnsafe(opsLen + bytesLen);
     this.readAt(body, this.at + HEADER);
-    const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8));
+    const decipher = createDecipheriv(CIPHER, this.key, this.header.subarray(8, 24));
     // In place, a piece at a time (see CIPHER_PIECE): `body` is this record's own buffer.
     for (const piece of pieces(body)) decipher.update(piece).copy(piece);
     this.at += HEADER + opsLen + bytesLen;

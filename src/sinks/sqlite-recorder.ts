@@ -12,6 +12,7 @@
  * With `requireRecording`, the first loss calls `onFatal` so the tap can stop instead of letting
  * traffic pass unrecorded.
  */
+import { statSync } from 'node:fs';
 import { McptapError } from '../errors.js';
 import type { TapEvent } from '../model/events.js';
 import { EventBatchEncoder, type SealedBatch } from '../store/event-batch.js';
@@ -64,6 +65,11 @@ export class SqliteRecorder implements Sink {
   /** Each kind of loss is said once, then counted. */
   private readonly said: SayOnce;
   private readonly counts = { events: 0, errors: 0, written: 0, droppedQueue: 0, droppedWrite: 0, transactions: 0 };
+  /** The recording file as opened (device and inode), to notice it deleted or replaced; undefined for a store given. */
+  private readonly fileId: string | undefined;
+  private fileCheckedAt = 0;
+  /** The file at the path is no longer the one written: every event written from then on is lost. */
+  private fileGone: string | undefined;
 
   /** Opens the store and inserts the recording row; throws (before any traffic) if that fails. */
   constructor(private readonly opts: SqliteRecorderOptions) {
@@ -83,6 +89,7 @@ export class SqliteRecorder implements Sink {
       if (ownsStore) store.close();
       throw new McptapError('MCPTAP_RECORDING_UNWRITABLE', `cannot start a recording in ${opts.path ?? 'the store'}: ${(err as Error).message}`);
     }
+    this.fileId = opts.path !== undefined && opts.store === undefined ? fileIdentity(opts.path) : undefined;
     this.writer = new InlineBatchWriter(store, ownsStore);
     this.encoder = new EventBatchEncoder({ recordingId: this.recordingId, ...(r ? { redactor: r } : {}) });
   }
@@ -159,6 +166,12 @@ export class SqliteRecorder implements Sink {
     clearTimeout(timer);
     // Gives up on the writer; what it held (and what waited) comes back as failed acks, which count the drops.
     if (timedOut) await this.writer.abort(`recorder writer did not commit within ${ms} ms of close`);
+    this.fileCheckedAt = 0;
+    if (this.fileWasDeleted() && this.counts.written > 0) {
+      // Everything written before it was deleted is gone with it.
+      this.dropWritten(this.counts.written, new Error(this.fileGone!), 'recorder wrote to a file nobody can read');
+      this.counts.written = 0;
+    }
     const end: RecordingEnd = {
       endedUs: this.opts.clock.nowUs(),
       droppedQueue: this.counts.droppedQueue,
@@ -246,6 +259,8 @@ export class SqliteRecorder implements Sink {
     if (ack.failed) {
       this.counts.errors++;
       this.dropWritten(events, ack.failed, `recorder write of ${events} events failed`);
+    } else if (this.fileWasDeleted()) {
+      this.dropWritten(events, new Error(this.fileGone!), 'recorder writes to a file nobody can read');
     } else {
       this.counts.written += ack.written;
       if (ack.rejected > 0) {
@@ -267,6 +282,19 @@ export class SqliteRecorder implements Sink {
       this.waiters.splice(i, 1);
       w.resolve();
     }
+  }
+
+  /**
+   * The recording file was deleted (or replaced) at its path while recording: SQLite goes on writing
+   * to the unlinked file, which is gone when this process ends. Looked at once a second at most.
+   */
+  private fileWasDeleted(): boolean {
+    if (this.fileGone || this.fileId === undefined) return this.fileGone !== undefined;
+    const now = Date.now();
+    if (now - this.fileCheckedAt < 1000) return false;
+    this.fileCheckedAt = now;
+    if (fileIdentity(this.opts.path!) !== this.fileId) this.fileGone = `the recording file ${this.opts.path} was deleted or replaced while recording`;
+    return this.fileGone !== undefined;
   }
 
   /** `why` is only built when it is said or reported: a full queue can drop at traffic rate. */
@@ -291,5 +319,15 @@ export class SqliteRecorder implements Sink {
       this.counts.errors++;
       this.opts.logger.error(`recorder onFatal callback threw: ${String(e)}`);
     }
+  }
+}
+
+/** Device and inode of the file at `path`, or undefined when there is none. */
+function fileIdentity(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
   }
 }

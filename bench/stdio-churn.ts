@@ -1,0 +1,119 @@
+/**
+ * Start/stop churn of `mcptap stdio --record`: `cycles` times, a tap is started in front of a
+ * server, one call goes through it, its stdin is closed (the server exits, the tap closes its
+ * recording and exits). Every tap records into the same file. Before and after: this process's
+ * open descriptors and heap, the processes below it, and the entries of /dev/shm and the temp
+ * directory that name the recording (the spool's, SQLite's). Shared by `npm run bench -- churn`
+ * and test/tap/stdio-churn.test.ts.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname } from 'node:path';
+import { RecordingStore } from '../src/store/recording-store.js';
+import { descendants, leftFiles } from './crash-kill.js';
+
+export interface ChurnResult {
+  cycles: number;
+  answered: number;
+  /** Taps that exited 0. */
+  cleanExits: number;
+  /** Recordings in the file, and how many are complete (ended, not marked incomplete). */
+  recordings: number;
+  complete: number;
+  fds: { before: number; after: number };
+  heapMiB: { before: number; after: number };
+  /** Entries in /dev/shm and the temp dir: before, and after. */
+  shmAndTmp: { before: number; after: number };
+  /** Processes below this one left after the last cycle, and the recording's files left beside it. */
+  leftProcesses: string[];
+  leftFiles: string[];
+  /** Wall time per cycle, ms (median is the caller's business). */
+  cycleMs: number[];
+}
+
+const entries = () => readdirSync('/dev/shm').length + readdirSync(tmpdir()).length;
+const fds = () => readdirSync('/proc/self/fd').length;
+const heapMiB = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+
+/** One cycle: start the tap, one call, stdin closed; resolves with the tap's exit code and whether the call was answered. */
+function cycle(mcptap: string, server: string[], db: string, id: number): Promise<{ code: number | null; answered: boolean }> {
+  const tap = spawn(process.execPath, [mcptap, 'stdio', '--record', db, '--', ...server], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let answered = false;
+  tap.stdout.on('data', (b: Buffer) => {
+    if (!answered && b.includes(`"id":${id}`)) {
+      answered = true;
+      tap.stdin.end();
+    }
+  });
+  tap.stdin.on('error', () => {});
+  tap.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n`);
+  return new Promise((resolve) => tap.once('exit', (code) => resolve({ code, answered })));
+}
+
+export async function stdioChurn(mcptap: string, server: string[], db: string, cycles: number, onCycle?: (n: number) => void): Promise<ChurnResult> {
+  const before = { fds: fds(), heap: heapMiB(), entries: entries() };
+  let answered = 0;
+  let cleanExits = 0;
+  const cycleMs: number[] = [];
+  for (let n = 1; n <= cycles; n++) {
+    const t0 = performance.now();
+    const r = await cycle(mcptap, server, db, n);
+    cycleMs.push(performance.now() - t0);
+    if (r.answered) answered++;
+    if (r.code === 0) cleanExits++;
+    onCycle?.(n);
+  }
+  // The last indexer may outlive its tap by a moment (it completes the recording, then exits).
+  for (let i = 0; i < 100 && descendants(process.pid).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const store = RecordingStore.open(db);
+  let recordings = 0;
+  let complete = 0;
+  try {
+    for (const r of store.listRecordings()) {
+      recordings++;
+      if (r.endedUs !== undefined && r.meta?.incomplete === undefined) complete++;
+    }
+  } finally {
+    store.close();
+  }
+  return {
+    cycles,
+    answered,
+    cleanExits,
+    recordings,
+    complete,
+    fds: { before: before.fds, after: fds() },
+    heapMiB: { before: before.heap, after: heapMiB() },
+    shmAndTmp: { before: before.entries, after: entries() },
+    leftProcesses: descendants(process.pid).map((p) => `${p.pid} ${p.cmd}`),
+    leftFiles: leftFiles(dirname(db), basename(db)).filter((f) => !f.endsWith('-wal') && !f.endsWith('-shm')),
+    cycleMs,
+  };
+}
+
+export function churnSummary(r: ChurnResult): string {
+  const sorted = [...r.cycleMs].sort((a, b) => a - b);
+  const med = sorted[Math.floor(sorted.length / 2)] ?? NaN;
+  const ok =
+    r.answered === r.cycles &&
+    r.cleanExits === r.cycles &&
+    r.complete === r.cycles &&
+    r.fds.after <= r.fds.before + 2 &&
+    r.leftProcesses.length === 0 &&
+    r.leftFiles.length === 0;
+  return [
+    `${r.cycles} start/stop cycles of mcptap stdio --record (one call each, one recording file):`,
+    `  answered ${r.answered}, exit 0 ${r.cleanExits}, recordings ${r.recordings} (complete ${r.complete})`,
+    `  this process: fds ${r.fds.before} -> ${r.fds.after}, heap after GC ${r.heapMiB.before.toFixed(1)} -> ${r.heapMiB.after.toFixed(1)} MiB`,
+    `  /dev/shm + temp dir entries (machine-wide, other work included): ${r.shmAndTmp.before} -> ${r.shmAndTmp.after}`,
+    `  left behind: ${r.leftProcesses.length} processes, ${r.leftFiles.length} files of the recording (spool)`,
+    `  cycle time median ${med.toFixed(0)} ms, max ${(sorted.at(-1) ?? NaN).toFixed(0)} ms`,
+    `  ${ok ? 'PASS' : 'FAIL'}`,
+    ...r.leftProcesses.map((p) => `  left: ${p}`),
+    ...r.leftFiles.map((f) => `  left: ${f}`),
+  ].join('\n');
+}
