@@ -379,7 +379,7 @@ async function shutdownAll(
     const pending = spans.queued + spans.sending;
     logger.warn(
       `otel: ${notDelivered(spans)} spans were not delivered (${spans.droppedQueueFull} refused with the queue full, ${spans.droppedExportFailed} in failed exports` +
-        `${spans.rejectedByCollector > 0 ? `, ${spans.rejectedByCollector} refused by the collector` : ''}${pending > 0 ? `, ${pending} queued or being sent at the deadline` : ''}); ${spans.exported} were`,
+        `${spans.rejectedByCollector > 0 ? `, ${spans.rejectedByCollector} refused by the collector` : ''}${pending > 0 ? `, ${pending} queued or being sent at the deadline` : ''}); ${spans.exported} were delivered`,
     );
   }
   if (metrics?.server) {

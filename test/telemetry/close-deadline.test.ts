@@ -72,7 +72,7 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 /** The one line saying what did not reach the endpoint: [not delivered, delivered]. */
 function undelivered(stderr: string): [number, number] {
   const m =
-    /otel: (\d+) spans were not delivered \(0 refused with the queue full, 0 in failed exports, (\d+) queued or being sent at the deadline\); (\d+) were/.exec(
+    /otel: (\d+) spans were not delivered \(0 refused with the queue full, 0 in failed exports, (\d+) queued or being sent at the deadline\); (\d+) were delivered/.exec(
       stderr,
     );
   expect(m, stderr).not.toBeNull();

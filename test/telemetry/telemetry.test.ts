@@ -188,7 +188,7 @@ describe('createTelemetry', () => {
     expect(logger.lines.filter((l) => l.includes('span queue full ('))).toHaveLength(1);
     // Said once more at shutdown, with the totals.
     expect(logger.lines.filter((l) => l.includes('spans were not delivered'))).toEqual([
-      expect.stringContaining('otel: 2 spans were not delivered (2 refused with the queue full, 0 in failed exports); 4 were'),
+      expect.stringContaining('otel: 2 spans were not delivered (2 refused with the queue full, 0 in failed exports); 4 were delivered'),
     ]);
   });
 
