@@ -22,7 +22,10 @@ import { MCPTAP, ROOT } from '../helpers/paths.js';
 
 const ECHO = join(ROOT, 'bench', 'fixtures', 'echo-server.mjs');
 const dirs: string[] = [];
+const mounts: string[] = [];
 afterAll(() => {
+  // Unmount first: removing a directory still mounted fails with EBUSY.
+  for (const m of mounts) spawnSync('umount', ['-l', m], { stdio: 'ignore' });
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -92,7 +95,7 @@ function smallFs(size: string): string | undefined {
   const dir = tempDir();
   const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' }).status === 0;
   if (!mounted) return undefined;
-  afterAll(() => void spawnSync('umount', ['-l', dir], { stdio: 'ignore' }));
+  mounts.push(dir);
   return dir;
 }
 
@@ -114,7 +117,10 @@ describe('the recording disk full (a 3 MiB tmpfs: real ENOSPC)', () => {
         const db = join(dir, 'rec.db');
         // 1,000 answers of 10 KB: several times what the filesystem holds.
         const run = await runTap(db, required ? ['--require-recording'] : [], 1000);
-        expect(run.answered, run.stderr).toBe(1000);
+        // --require-recording stops the server once a write fails: when the indexer hits the full
+        // disk before the traffic ends, the rest goes unanswered. Without it, every call is answered.
+        if (required) expect(run.answered, run.stderr).toBeGreaterThan(0);
+        else expect(run.answered, run.stderr).toBe(1000);
         expect(run.code, run.stderr).toBe(required ? 1 : 0);
         expect(linesMatching(run.stderr, /disk is full/), run.stderr).toBeGreaterThanOrEqual(1);
         expect(linesMatching(run.stderr, /recorder write of \d+ events failed: database or disk is full/), run.stderr).toBe(1);
