@@ -26,7 +26,7 @@ import { RecordingStore } from '../src/store/recording-store.js';
 import { PROGRESS_SENT_META, PROGRESS_STARTED_META } from '../src/reference/reference-server.js';
 import { HttpChannel } from '../src/client/mcp-channel.js';
 import { McpSession } from '../src/client/mcp-session.js';
-import { MCPTAP, percentile, stopChild, table } from './bench-util.js';
+import { listeningUrl, MCPTAP, percentile, stopChild, table } from './bench-util.js';
 
 const TTFE_DELAY_MS = 1000;
 
@@ -35,23 +35,11 @@ interface Tap {
   url: string;
 }
 
-function startTap(upstream: string, record: string): Promise<Tap> {
+async function startTap(upstream: string, record: string): Promise<Tap> {
   const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', record], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tap did not start: ${err}`)), 15_000);
-    child.stderr!.on('data', (b: Buffer) => {
-      err += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]! });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`tap exited ${code}: ${err}`)));
-  });
+  return { child, url: await listeningUrl(child) };
 }
 
 /** SIGINT, then wait for the recording to be flushed (up to 2 min: a big one takes a while). */

@@ -6,14 +6,9 @@
  * The meter comes in through the constructor; nothing here touches the global OTel API. Recording
  * into OTel instruments is synchronous and allocation-light; export happens in the SDK's reader.
  */
-import type { Attributes, Counter, Histogram, Meter, MetricOptions, ObservableCallback, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
+import type { Attributes, Meter, ObservableCallback } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
-import {
-  ATTR_MCP_METHOD_NAME,
-  ATTR_MCP_PROTOCOL_VERSION,
-  METRIC_MCP_CLIENT_OPERATION_DURATION,
-  METRIC_MCP_CLIENT_SESSION_DURATION,
-} from '@opentelemetry/semantic-conventions/incubating';
+import { ATTR_MCP_METHOD_NAME, ATTR_MCP_PROTOCOL_VERSION } from '@opentelemetry/semantic-conventions/incubating';
 import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -30,44 +25,25 @@ import {
 } from './otel-attributes.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
 import { FIRED_AT_META } from '../reference/notification-hub.js';
+import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource, type Instruments } from './otel-metric-instruments.js';
 import type { Frame } from '../model/frame.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
 import { TupleMap } from '../telemetry/tuple-map.js';
 import { emptyStats, type Sink, type SinkStats } from './sink.js';
 
+export {
+  CANCEL_ATTR,
+  DURATION_BUCKETS_S,
+  EVENTS_PER_STREAM_BUCKETS,
+  MCPTAP_METRIC,
+  METRIC_ORDER,
+  SSE_SERIES_ATTR,
+  type DropCounts,
+  type HistogramSource,
+} from './otel-metric-instruments.js';
+
 /** Attribute sets whose objects the sink keeps for reuse (method names come off the wire). */
 const MAX_CACHED_SETS = 4096;
-
-/** Bucket boundaries (seconds) the MCP semantic conventions recommend for duration histograms. */
-export const DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
-export const EVENTS_PER_STREAM_BUCKETS = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 5000];
-
-export const MCPTAP_METRIC = {
-  exchanges: 'mcptap.exchanges',
-  sseTimeToFirstEvent: 'mcptap.sse.time_to_first_event',
-  sseEventsPerStream: 'mcptap.sse.events_per_stream',
-  sseDuration: 'mcptap.sse.duration',
-  requestsInFlight: 'mcptap.requests.in_flight',
-  protocolViolations: 'mcptap.protocol.violations',
-  sinkDropped: 'mcptap.sink.dropped',
-  cancellations: 'mcptap.cancellations',
-  notifications: 'mcptap.notifications',
-  notificationDelay: 'mcptap.notification.delivery_delay',
-} as const;
-
-/** Attributes of `mcptap.cancellations`: who cancelled, and whether a response came anyway. */
-export const CANCEL_ATTR = { by: 'mcptap.cancel.by', outcome: 'mcptap.cancel.outcome' } as const;
-
-/** Attribute of `mcptap.sse.duration`: which figure of a streamed answer (see model/stream-figures.ts). */
-export const SSE_SERIES_ATTR = 'mcptap.sse.series';
-
-/** Drop counts per sink name (a Map, entries, or a plain record). */
-export type DropCounts = () => Iterable<readonly [string, number]> | Record<string, number>;
-
-/** Makes the per-exchange histograms in place of `meter.createHistogram` (see telemetry/own-histograms.ts). */
-export interface HistogramSource {
-  create(name: string, options: MetricOptions): Histogram;
-}
 
 /** `name` defaults to `otel-metrics`. */
 export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
@@ -79,84 +55,6 @@ export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
   histograms?: HistogramSource;
   /** Feeds `mcptap.sink.dropped`; read at each collection, so sinks added later are included. */
   dropCounts?: DropCounts;
-}
-
-interface Instruments {
-  operationDuration: Histogram;
-  sessionDuration: Histogram;
-  exchanges: ObservableCounter;
-  timeToFirstEvent: Histogram;
-  eventsPerStream: Histogram;
-  sseDuration: Histogram;
-  inFlight: ObservableUpDownCounter;
-  violations: Counter;
-  dropped: ObservableCounter;
-  cancellations: Counter;
-  notifications: Counter;
-  notificationDelay: Histogram;
-}
-
-/** Instrument names in creation order (the order the SDK reports them in). */
-export const METRIC_ORDER: readonly string[] = [
-  METRIC_MCP_CLIENT_OPERATION_DURATION,
-  METRIC_MCP_CLIENT_SESSION_DURATION,
-  MCPTAP_METRIC.exchanges,
-  MCPTAP_METRIC.sseTimeToFirstEvent,
-  MCPTAP_METRIC.sseEventsPerStream,
-  MCPTAP_METRIC.sseDuration,
-  MCPTAP_METRIC.requestsInFlight,
-  MCPTAP_METRIC.protocolViolations,
-  MCPTAP_METRIC.sinkDropped,
-  MCPTAP_METRIC.cancellations,
-  MCPTAP_METRIC.notifications,
-  MCPTAP_METRIC.notificationDelay,
-];
-
-function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }): Instruments {
-  const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
-  return {
-    operationDuration: histograms.create(METRIC_MCP_CLIENT_OPERATION_DURATION, {
-      ...seconds,
-      description: 'Duration of an MCP request as seen by the tap (request to response).',
-    }),
-    sessionDuration: meter.createHistogram(METRIC_MCP_CLIENT_SESSION_DURATION, {
-      ...seconds,
-      description: 'Duration of an MCP connection (stdio process or HTTP session).',
-    }),
-    exchanges: meter.createObservableCounter(MCPTAP_METRIC.exchanges, { unit: '{exchange}', description: 'Exchanges completed, by outcome class.' }),
-    timeToFirstEvent: histograms.create(MCPTAP_METRIC.sseTimeToFirstEvent, {
-      ...seconds,
-      description: 'Time from request to the first SSE event of its response stream.',
-    }),
-    eventsPerStream: histograms.create(MCPTAP_METRIC.sseEventsPerStream, {
-      unit: '{event}',
-      description: 'SSE events per response stream.',
-      advice: { explicitBucketBoundaries: EVENTS_PER_STREAM_BUCKETS },
-    }),
-    sseDuration: histograms.create(MCPTAP_METRIC.sseDuration, {
-      ...seconds,
-      description:
-        'Streamed answers by figure (mcptap.sse.series): headers, first_event, final from the request; gap between events; progress between progress notifications; tail from the response to the end of the stream.',
-    }),
-    inFlight: meter.createObservableUpDownCounter(MCPTAP_METRIC.requestsInFlight, { unit: '{request}', description: 'Requests seen and not yet completed.' }),
-    violations: meter.createCounter(MCPTAP_METRIC.protocolViolations, { unit: '{violation}', description: 'Protocol anomalies observed, by kind.' }),
-    dropped: meter.createObservableCounter(MCPTAP_METRIC.sinkDropped, {
-      unit: '{item}',
-      description: 'Work items sinks dropped (full queues, failed exports).',
-    }),
-    cancellations: meter.createCounter(MCPTAP_METRIC.cancellations, {
-      unit: '{request}',
-      description: 'Requests cancelled, by who cancelled and whether a response came anyway (answered_after_cancel) or not (unanswered).',
-    }),
-    notifications: meter.createCounter(MCPTAP_METRIC.notifications, {
-      unit: '{notification}',
-      description: 'Server-to-client notifications seen, by method (listen streams, GET streams, request streams, stdout).',
-    }),
-    notificationDelay: histograms.create(MCPTAP_METRIC.notificationDelay, {
-      ...seconds,
-      description: `Delivery delay of notifications that carry the time their server fired them (_meta "${FIRED_AT_META}", epoch µs; mcptap's reference server stamps its trigger's): seen by the tap minus fired.`,
-    }),
-  };
 }
 
 interface ConnectionState {
