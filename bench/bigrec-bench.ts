@@ -6,7 +6,8 @@
  * `mock --stdio` (its start-up, then a few calls: the first, middle and last echo), each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
  * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
- * the first 100,000 calls; `all` for every one) caps it with replay's own --until.
+ * the first 100,000 calls; `all` for every one) caps it with replay's own --until. `--only ls,replay`
+ * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, replay, mock).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { MCPTAP, table } from './bench-util.js';
 const TARGET_BYTES = 200e6;
 const POLL_MS = 20;
 
-function options(argv: string[]): { exchanges: number; replayUntil: string } {
+function options(argv: string[]): { exchanges: number; replayUntil: string; only?: string[] } {
   const arg = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -25,6 +26,7 @@ function options(argv: string[]): { exchanges: number; replayUntil: string } {
   return {
     exchanges: Number(arg('exchanges') ?? process.env.MCPTAP_BIGREC_EXCHANGES ?? 1_000_000),
     replayUntil: arg('replay-until') ?? process.env.MCPTAP_BIGREC_REPLAY_UNTIL ?? '100s',
+    ...((arg('only') ?? process.env.MCPTAP_BIGREC_ONLY) ? { only: (arg('only') ?? process.env.MCPTAP_BIGREC_ONLY)!.split(',') } : {}),
   };
 }
 
@@ -136,7 +138,7 @@ function measure(args: string[], cwd: string, input?: string): Promise<Run> {
 const mb = (b: number) => (b / 1e6).toFixed(0);
 
 export async function runBigrecBench(argv: string[] = []): Promise<string> {
-  const { exchanges, replayUntil } = options(argv);
+  const { exchanges, replayUntil, only } = options(argv);
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-bigrec-'));
   try {
     const genT = performance.now();
@@ -165,6 +167,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
     let pass = true;
     const notes: string[] = [];
     for (const [name, args] of runs) {
+      if (only && !only.some((o) => name.startsWith(o))) continue;
       const isMock = args[0] === 'mock';
       const r = await measure(args, dir, isMock ? calls.join('') : undefined);
       if (isMock) {
@@ -187,7 +190,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
       ...notes,
-      `target: ls, show, export, replay and mock each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, replay and mock'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -3,12 +3,20 @@
  * recorded client-to-server exchange, each waiting for the steps whose responses were recorded
  * before its request (so exchanges that overlapped stay concurrent, and nothing starts before what
  * it may have depended on), grouped into replay sessions (one per recorded connection or session).
+ * The plan is columns of numbers (row id, offset, session, dependencies), not exchanges: a plan of
+ * a million steps takes tens of MB; the replayer reads each exchange from the store when it sends it.
  */
 import type { StoredExchange } from '../store/types.js';
 
-export interface ReplayStep {
+/** What the plan reads of an exchange: its plain columns (`answered`, or a `response`, says whether it was answered). */
+export type PlanExchange = Pick<
+  StoredExchange,
+  'rowid' | 'recordingId' | 'direction' | 'state' | 'method' | 'era' | 'protocolVersion' | 'sessionId' | 'connectionId' | 'startUs' | 'endUs' | 'requestSeq'
+> & { answered?: boolean; response?: unknown };
+
+export interface ReplayStep<E extends PlanExchange = StoredExchange> {
   index: number;
-  exchange: StoredExchange;
+  exchange: E;
   /** Steps this one waits for: the fewest whose completion implies every earlier-answered step's. */
   after: number[];
   /** When the request was sent, µs after the first replayed request. */
@@ -17,89 +25,198 @@ export interface ReplayStep {
   session: string;
 }
 
-export interface ReplaySessionPlan {
+export interface ReplaySessionPlan<E extends PlanExchange = StoredExchange> {
   key: string;
   era: 'legacy' | 'modern';
   /** Version of the recorded session (legacy: negotiated; modern: the `_meta` one), when known. */
   protocolVersion?: string;
   /** Legacy: the recorded `initialize`, sent to open the session when it is not itself a step. */
-  initialize?: StoredExchange;
+  initialize?: E;
 }
 
-export interface ReplayPlan {
-  steps: ReplayStep[];
-  sessions: ReplaySessionPlan[];
+/** The plan as columns: step `i` replays the exchange of row `rowids[i]`. */
+export interface ReplayPlan<E extends PlanExchange = StoredExchange> {
+  size: number;
+  rowids: Float64Array;
+  /** µs after the first replayed request. */
+  offsetsUs: Float64Array;
+  /** Index into `sessions`. */
+  sessionOf: Uint32Array;
+  /** Step i waits for `afterList[afterStart[i] .. afterStart[i + 1]]`. */
+  afterStart: Uint32Array;
+  afterList: Uint32Array;
+  sessions: ReplaySessionPlan<E>[];
+  /** Keys of the sessions that have an `initialize` among their steps. */
+  initializeIsStep: ReadonlySet<string>;
+}
+
+/** The steps step `i` waits for. */
+export function stepAfter(plan: Pick<ReplayPlan<PlanExchange>, 'afterStart' | 'afterList'>, i: number): Uint32Array {
+  return plan.afterList.subarray(plan.afterStart[i]!, plan.afterStart[i + 1]!);
 }
 
 /**
  * `recorded`: the client-to-server exchanges of the chosen recordings (any order); `selected`: the
- * subset to replay (the filters). Orphan responses are never steps.
+ * subset to replay (the filters). Orphan responses are never steps. The plan with its steps as
+ * objects (small plans, tests).
  */
-export function planReplay(recorded: Iterable<StoredExchange>, selected: (ex: StoredExchange) => boolean = () => true): ReplayPlan {
-  const builder = new ReplayPlanBuilder(selected);
+export function planReplay<E extends PlanExchange>(
+  recorded: Iterable<E>,
+  selected: (ex: E) => boolean = () => true,
+): ReplayPlan<E> & { steps: ReplayStep<E>[] } {
+  const builder = new ReplayPlanBuilder<E>(selected, { keepExchanges: true });
   for (const ex of recorded) builder.add(ex);
-  return builder.build();
+  const plan = builder.build();
+  const chosen = builder.chosenInOrder();
+  const steps = chosen.map((exchange, index) => ({
+    index,
+    exchange,
+    after: [...stepAfter(plan, index)],
+    offsetUs: plan.offsetsUs[index]!,
+    session: plan.sessions[plan.sessionOf[index]!]!.key,
+  }));
+  return { ...plan, steps };
 }
 
-type Timed = Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>;
-type Ordered = Pick<StoredExchange, 'startUs' | 'requestSeq' | 'rowid'>;
+const answeredOf = (e: PlanExchange): boolean => (e.answered ?? e.response !== undefined) && e.endUs !== undefined;
+
+type Ordered = Pick<PlanExchange, 'startUs' | 'requestSeq' | 'rowid'>;
 
 /** Replay order: recorded start, then request frame, then row. */
 const byStart = (a: Ordered, b: Ordered): number => a.startUs - b.startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid;
 
+/** A growable column of numbers. */
+class Column<A extends Float64Array | Uint32Array> {
+  length = 0;
+  constructor(
+    public data: A,
+    private readonly make: (n: number) => A,
+  ) {}
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = this.make(Math.max(1024, this.data.length * 2));
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  view(): A {
+    return this.data.subarray(0, this.length) as A;
+  }
+}
+const f64 = () => new Column(new Float64Array(0), (n) => new Float64Array(n));
+const u32 = () => new Column(new Uint32Array(0), (n) => new Uint32Array(n));
+
 /**
- * {@link planReplay} fed one exchange at a time (a recording streamed from the store): it keeps only
- * the selected requests, each session's first request and `initialize`, and each recording's span,
- * so its memory follows what is replayed, not the size of the recording.
+ * {@link planReplay} fed one exchange at a time (a recording streamed from the store): it keeps the
+ * selected requests as a few numbers each, each session's first request and `initialize`, and each
+ * recording's span, so its memory is tens of bytes per replayed exchange.
  */
-export class ReplayPlanBuilder {
-  private readonly chosen: StoredExchange[] = [];
+export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
+  private readonly start = f64();
+  private readonly end = f64();
+  private readonly seq = f64();
+  private readonly rowid = f64();
+  private readonly recording = u32();
+  private readonly session = u32();
+  private readonly chosen: E[] | undefined;
+  private readonly chosenInitializes = new Set<E>();
+  private readonly initializeIsStep = new Set<string>();
   private readonly spans = new Map<number, { first: number; last: number }>();
-  private readonly sessions = new Map<string, { plan: ReplaySessionPlan; first: StoredExchange }>();
+  private readonly sessions = new Map<string, { index: number; plan: ReplaySessionPlan<E>; first: E }>();
+  private order: Uint32Array | undefined;
 
-  constructor(private readonly selected: (ex: StoredExchange) => boolean = () => true) {}
+  constructor(
+    private readonly selected: (ex: E) => boolean = () => true,
+    opts: { keepExchanges?: boolean } = {},
+  ) {
+    if (opts.keepExchanges) this.chosen = [];
+  }
 
-  add(e: StoredExchange): void {
+  add(e: E): void {
     if (e.direction !== 'c2s' || e.state === 'orphaned' || e.method === '') return;
     const span = this.spans.get(e.recordingId) ?? { first: e.startUs, last: e.startUs };
     span.first = Math.min(span.first, e.startUs);
     span.last = Math.max(span.last, e.startUs, e.endUs ?? e.startUs);
     this.spans.set(e.recordingId, span);
-    this.addToSession(e);
-    if (this.selected(e)) this.chosen.push(e);
+    const session = this.addToSession(e);
+    if (!this.selected(e)) return;
+    this.start.push(e.startUs);
+    this.end.push(answeredOf(e) ? e.endUs! : NaN);
+    this.seq.push(e.requestSeq);
+    this.rowid.push(e.rowid);
+    this.recording.push(e.recordingId);
+    this.session.push(session.index);
+    this.chosen?.push(e);
+    if (e.method === 'initialize') {
+      this.initializeIsStep.add(session.plan.key);
+      this.chosenInitializes.add(e);
+    }
   }
 
-  build(): ReplayPlan {
-    const time = backToBack(this.spans);
-    const shifted = (e: StoredExchange): Ordered => ({ startUs: time(e).startUs, requestSeq: e.requestSeq, rowid: e.rowid });
-    const chosen = this.chosen.sort((a, b) => byStart(shifted(a), shifted(b)));
-    const chosenSet = new Set(chosen);
-    const sessions = [...this.sessions.values()].sort((a, b) => byStart(shifted(a.first), shifted(b.first))).map((s) => s.plan);
-    for (const s of sessions) if (s.initialize && chosenSet.has(s.initialize)) delete s.initialize;
-    const t0 = chosen.length > 0 ? time(chosen[0]!).startUs : 0;
-    const after = dependencies(chosen.map(time));
-    const steps = chosen.map((exchange, index) => ({
-      index,
-      exchange,
-      after: after[index]!,
-      offsetUs: time(exchange).startUs - t0,
-      session: sessionKey(exchange),
-    }));
-    const used = new Set(steps.map((s) => s.session));
-    return { steps, sessions: sessions.filter((s) => used.has(s.key)) };
+  build(): ReplayPlan<E> {
+    const n = this.start.length;
+    const shift = backToBack(this.spans);
+    const rec = this.recording.view();
+    const start = this.start.view().map((s, i) => s + shift(rec[i]!));
+    const end = this.end.view().map((s, i) => s + shift(rec[i]!));
+    const seq = this.seq.view();
+    const rowid = this.rowid.view();
+    const order = new Uint32Array(n).map((_, i) => i);
+    order.sort((a, b) => start[a]! - start[b]! || seq[a]! - seq[b]! || rowid[a]! - rowid[b]!);
+    this.order = order;
+    const sortedStart = new Float64Array(n);
+    const sortedEnd = new Float64Array(n);
+    const rowids = new Float64Array(n);
+    const sessionOf = new Uint32Array(n);
+    const session = this.session.view();
+    for (let k = 0; k < n; k++) {
+      const i = order[k]!;
+      sortedStart[k] = start[i]!;
+      sortedEnd[k] = end[i]!;
+      rowids[k] = rowid[i]!;
+      sessionOf[k] = session[i]!;
+    }
+    const t0 = n > 0 ? sortedStart[0]! : 0;
+    const offsetsUs = sortedStart.map((s) => s - t0);
+    const { afterStart, afterList } = dependencyColumns(sortedStart, sortedEnd);
+    // Sessions in order of their first request (shifted); only those with steps; indices renumbered.
+    const all = [...this.sessions.values()];
+    const shifted = (e: E): Ordered => ({ startUs: e.startUs + shift(e.recordingId), requestSeq: e.requestSeq, rowid: e.rowid });
+    const used = new Set(sessionOf);
+    const kept = all.filter((s) => used.has(s.index)).sort((a, b) => byStart(shifted(a.first), shifted(b.first)));
+    const renumber = new Map(kept.map((s, i) => [s.index, i]));
+    for (let k = 0; k < n; k++) sessionOf[k] = renumber.get(sessionOf[k]!)!;
+    for (const s of kept) if (s.plan.initialize && this.chosenInitializes.has(s.plan.initialize)) delete s.plan.initialize;
+    return {
+      size: n,
+      rowids,
+      offsetsUs,
+      sessionOf,
+      afterStart,
+      afterList,
+      sessions: kept.map((s) => s.plan),
+      initializeIsStep: this.initializeIsStep,
+    };
+  }
+
+  /** With `keepExchanges`: the selected exchanges in step order (after {@link build}). */
+  chosenInOrder(): E[] {
+    return [...(this.order ?? [])].map((i) => this.chosen![i]!);
   }
 
   /** A session takes its version from its first request, and opens with its first `initialize`. */
-  private addToSession(ex: StoredExchange): void {
+  private addToSession(ex: E): { index: number; plan: ReplaySessionPlan<E> } {
     const key = sessionKey(ex);
     let s = this.sessions.get(key);
-    if (!s) this.sessions.set(key, (s = { plan: { key, era: ex.era === 'modern' ? 'modern' : 'legacy' }, first: ex }));
+    if (!s) this.sessions.set(key, (s = { index: this.sessions.size, plan: { key, era: ex.era === 'modern' ? 'modern' : 'legacy' }, first: ex }));
     else if (byStart(ex, s.first) < 0) s.first = ex;
     if (s.first === ex) {
       if (ex.protocolVersion !== undefined) s.plan.protocolVersion = ex.protocolVersion;
       else delete s.plan.protocolVersion;
     }
     if (ex.method === 'initialize' && (s.plan.initialize === undefined || byStart(ex, s.plan.initialize) < 0)) s.plan.initialize = ex;
+    return s;
   }
 }
 
@@ -107,8 +224,8 @@ export class ReplayPlanBuilder {
  * Several recordings replay one after the other (in the order they were taken), each keeping its
  * own gaps: a recording's times are shifted to start just after the previous one's last event.
  */
-function backToBack(spans: ReadonlyMap<number, { first: number; last: number }>): (ex: StoredExchange) => Timed {
-  if (spans.size < 2) return (ex) => ex;
+function backToBack(spans: ReadonlyMap<number, { first: number; last: number }>): (recordingId: number) => number {
+  if (spans.size < 2) return () => 0;
   const shift = new Map<number, number>();
   let end: number | undefined;
   for (const [id, s] of [...spans].sort((a, b) => a[1].first - b[1].first)) {
@@ -116,53 +233,71 @@ function backToBack(spans: ReadonlyMap<number, { first: number; last: number }>)
     shift.set(id, delta);
     end = s.last + delta;
   }
-  return (ex) => {
-    const d = shift.get(ex.recordingId)!;
-    return { startUs: ex.startUs + d, ...(ex.endUs !== undefined ? { endUs: ex.endUs + d } : {}), response: ex.response };
-  };
+  return (id) => shift.get(id) ?? 0;
 }
 
 /** One replay session per recorded legacy session (or connection, for stdio); one per recording for the stateless modern era. */
-export function sessionKey(ex: StoredExchange): string {
+export function sessionKey(ex: Pick<PlanExchange, 'era' | 'recordingId' | 'sessionId' | 'connectionId'>): string {
   if (ex.era === 'modern') return `${ex.recordingId}/modern`;
   return `${ex.recordingId}/${ex.sessionId !== undefined ? `session ${ex.sessionId}` : `connection ${ex.connectionId}`}`;
 }
 
-/**
- * For each exchange (sorted by start), the earlier exchanges answered before it started, reduced:
- * the one among them that started last (k) waits for every other answered before k started, so
- * only k and those answered after k started are kept. O(n log n) plus the size of the answer.
- */
+type Timed = Pick<StoredExchange, 'startUs' | 'endUs' | 'response'>;
+
+/** {@link dependencyColumns} for exchanges as objects, sorted by start. */
 export function dependencies(byStartOrder: readonly Timed[]): number[][] {
-  const answered = byStartOrder
-    .map((e, i) => ({ i, end: e.response !== undefined ? e.endUs : undefined, start: e.startUs }))
-    .filter((x): x is { i: number; end: number; start: number } => x.end !== undefined)
-    .sort((a, b) => a.end - b.end || a.i - b.i);
+  const start = Float64Array.from(byStartOrder, (e) => e.startUs);
+  const end = Float64Array.from(byStartOrder, (e) => (e.response !== undefined && e.endUs !== undefined ? e.endUs : NaN));
+  const cols = dependencyColumns(start, end);
+  return byStartOrder.map((_, i) => [...stepAfter(cols, i)]);
+}
+
+/**
+ * For each exchange (sorted by start; `end` NaN when unanswered), the earlier exchanges answered
+ * before it started, reduced: the one among them that started last (k) waits for every other
+ * answered before k started, so only k and those answered after k started are kept.
+ * O(n log n) plus the size of the answer.
+ */
+export function dependencyColumns(start: Float64Array, end: Float64Array): { afterStart: Uint32Array; afterList: Uint32Array } {
+  const n = start.length;
+  let m = 0;
+  for (let i = 0; i < n; i++) if (!Number.isNaN(end[i]!)) m++;
+  const answered = new Uint32Array(m);
+  for (let i = 0, k = 0; i < n; i++) if (!Number.isNaN(end[i]!)) answered[k++] = i;
+  answered.sort((a, b) => end[a]! - end[b]! || a - b);
   // Among the first k answered: the one that started last (the later one in start order on a tie).
-  const latest: number[] = [];
-  for (let k = 0; k < answered.length; k++) {
+  const latest = new Uint32Array(m);
+  for (let k = 0; k < m; k++) {
     const prev = k > 0 ? latest[k - 1]! : k;
-    latest.push(answered[k]!.i >= answered[prev]!.i ? k : prev);
+    latest[k] = answered[k]! >= answered[prev]! ? k : prev;
   }
-  return byStartOrder.map((e, j) => {
-    let n = upperBound(answered, e.startUs);
+  const afterStart = new Uint32Array(n + 1);
+  const list = u32();
+  const out: number[] = [];
+  for (let j = 0; j < n; j++) {
+    afterStart[j] = list.length;
+    let hi = upperBound(answered, end, start[j]!);
     // Only earlier steps: zero-latency exchanges at the very same microsecond sort last; drop the later ones.
-    while (n > 0 && answered[n - 1]!.i >= j) n--;
-    if (n === 0) return [];
-    const k = answered[latest[n - 1]!]!;
-    const out = [k.i];
-    for (let m = n - 1; m >= 0 && answered[m]!.end > k.start; m--) if (answered[m]!.i !== k.i) out.push(answered[m]!.i);
-    return out.sort((a, b) => a - b);
-  });
+    while (hi > 0 && answered[hi - 1]! >= j) hi--;
+    if (hi === 0) continue;
+    const k = answered[latest[hi - 1]!]!;
+    out.length = 0;
+    out.push(k);
+    for (let x = hi - 1; x >= 0 && end[answered[x]!]! > start[k]!; x--) if (answered[x] !== k) out.push(answered[x]!);
+    out.sort((a, b) => a - b);
+    for (const d of out) list.push(d);
+  }
+  afterStart[n] = list.length;
+  return { afterStart, afterList: list.view().slice() };
 }
 
 /** How many of the end-sorted exchanges were answered at or before `t`. */
-function upperBound(answered: readonly { end: number }[], t: number): number {
+function upperBound(answered: Uint32Array, end: Float64Array, t: number): number {
   let lo = 0;
   let hi = answered.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (answered[mid]!.end <= t) lo = mid + 1;
+    if (end[answered[mid]!]! <= t) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -3,13 +3,18 @@
  * latency per method and tool (recorded vs replayed), and slowdowns past `--max-slowdown`. The
  * renderers (text, JSON, JUnit) live in src/report/.
  */
+import { newHistogram, recordUs, type Histogram } from '../load/histogram.js';
 import { percentile } from '../store/summary.js';
 import type { StoredExchange } from '../store/types.js';
-import type { Difference, ReplayedAnswer } from './compare.js';
+import { compareExchange, type Difference, type ReplayedAnswer } from './compare.js';
+import type { MatchRules } from './rules.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
 
-export interface ReplayedPair {
-  recorded: StoredExchange;
+/** What the reports show of a recorded exchange. */
+export type RecordedSide = Pick<StoredExchange, 'rowid' | 'id' | 'method' | 'target' | 'outcome' | 'latencyUs'>;
+
+export interface ReplayedPair<R extends RecordedSide = RecordedSide> {
+  recorded: R;
   replayed: ReplayedAnswer;
   differences: Difference[];
 }
@@ -53,6 +58,10 @@ export interface ReplayReport {
   streams?: StreamGroup[];
   /** Group-level differences (slowdowns), filled by {@link finishReport}. */
   groupDifferences?: { group: string; difference: Difference }[];
+  /** Counts over every exchange, when `pairs` holds only some (a streamed report: {@link ReplayReportBuilder}). */
+  counts?: Omit<ReplayCounts, 'slowdowns'>;
+  /** Different exchanges left out of `pairs` (past the listing bound), per method or tool. */
+  unlisted?: { listed: number; count: number; byGroup: { group: string; count: number }[] };
 }
 
 /** A slowdown smaller than this (in absolute terms) is noise, whatever the ratio. */
@@ -67,75 +76,132 @@ export function groupName(ex: Pick<StoredExchange, 'method' | 'target'>): string
 }
 
 /** Adds the latency table and, with `maxSlowdown`, the slowdown differences. */
-export function finishReport(report: ReplayReport): ReplayReport {
-  const groups = new Map<string, { recorded: number[]; replayed: number[]; count: number }>();
-  for (const p of report.pairs) {
-    const name = groupName(p.recorded);
-    let g = groups.get(name);
-    if (!g) groups.set(name, (g = { recorded: [], replayed: [], count: 0 }));
-    g.count++;
-    if (p.recorded.latencyUs !== undefined) g.recorded.push(p.recorded.latencyUs);
-    if (p.replayed.latencyUs !== undefined) g.replayed.push(p.replayed.latencyUs);
-  }
-  const latency: LatencyGroup[] = [];
-  const groupDifferences: { group: string; difference: Difference }[] = [];
-  for (const [name, g] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    g.recorded.sort((a, b) => a - b);
-    g.replayed.sort((a, b) => a - b);
-    const row: LatencyGroup = {
-      name,
-      count: g.count,
-      recordedP50Us: percentile(g.recorded, 50),
-      recordedP95Us: percentile(g.recorded, 95),
-      replayedP50Us: percentile(g.replayed, 50),
-      replayedP95Us: percentile(g.replayed, 95),
-    };
-    latency.push(row);
-    const slow = NO_SLOWDOWN.has(name) ? undefined : slowdown(row, report.maxSlowdown);
-    if (slow) groupDifferences.push({ group: name, difference: slow });
-  }
-  return { ...report, latency, streams: streamGroups(report.pairs), groupDifferences };
+export function finishReport(report: ReplayReport & { pairs: ReplayedPair<StoredExchange>[] }): ReplayReport {
+  const stats = new ReplayStats();
+  for (const p of report.pairs) stats.add(p.recorded, p.replayed);
+  return { ...report, ...stats.figures(report.maxSlowdown) };
 }
 
-/** Per group and figure, the recorded and replayed values of the streamed answers; groups without any are left out. */
-function streamGroups(pairs: readonly ReplayedPair[]): StreamGroup[] {
-  const groups = new Map<string, Map<StreamFigure, { recorded: number[]; replayed: number[] }>>();
-  const add = (name: string, side: 'recorded' | 'replayed', figures: Partial<Record<StreamFigure, number[]>>) => {
+/**
+ * Values of one figure for percentiles: kept exactly up to {@link EXACT_VALUES}, then moved into an
+ * HDR histogram (1 µs to 1 h, 3 significant digits): its memory is bounded whatever the count.
+ */
+export class Quantiles {
+  private exact: number[] | undefined = [];
+  private hist: Histogram | undefined;
+  private sorted = true;
+
+  add(v: number): void {
+    if (this.exact) {
+      this.exact.push(v);
+      this.sorted = false;
+      if (this.exact.length > EXACT_VALUES) {
+        this.hist = newHistogram();
+        for (const x of this.exact) recordUs(this.hist, x);
+        this.exact = undefined;
+      }
+    } else recordUs(this.hist!, v);
+  }
+
+  get count(): number {
+    return this.exact ? this.exact.length : this.hist!.totalCount;
+  }
+
+  /** Values held one by one (at most {@link EXACT_VALUES}). */
+  get retained(): number {
+    return this.exact?.length ?? 0;
+  }
+
+  percentile(p: number): number | undefined {
+    if (!this.exact) return this.hist!.getValueAtPercentile(p);
+    if (!this.sorted) (this.exact.sort((a, b) => a - b), (this.sorted = true));
+    return percentile(this.exact, p);
+  }
+}
+
+/** Values kept exactly per figure and group before a histogram takes over. */
+export const EXACT_VALUES = 10_000;
+
+type Sides = { recorded: Quantiles; replayed: Quantiles };
+const sides = (): Sides => ({ recorded: new Quantiles(), replayed: new Quantiles() });
+const byName = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** Latency and streamed-answer figures per group, fed one exchange at a time. */
+export class ReplayStats {
+  private readonly groups = new Map<string, Sides & { count: number }>();
+  private readonly streamGroups = new Map<string, Map<StreamFigure, Sides>>();
+
+  add(recorded: StoredExchange, replayed: ReplayedAnswer): void {
+    const name = groupName(recorded);
+    let g = this.groups.get(name);
+    if (!g) this.groups.set(name, (g = { ...sides(), count: 0 }));
+    g.count++;
+    if (recorded.latencyUs !== undefined) g.recorded.add(recorded.latencyUs);
+    if (replayed.latencyUs !== undefined) g.replayed.add(replayed.latencyUs);
+    this.addStream(name, 'recorded', streamFigures(exchangeStreamTimes(recorded)));
+    if (replayed.stream) this.addStream(name, 'replayed', streamFigures(replayed.stream));
+  }
+
+  /** Values held one by one, over every group and figure (bounded: see {@link Quantiles}). */
+  get retained(): number {
+    let n = 0;
+    for (const g of this.groups.values()) n += g.recorded.retained + g.replayed.retained;
+    for (const m of this.streamGroups.values()) for (const v of m.values()) n += v.recorded.retained + v.replayed.retained;
+    return n;
+  }
+
+  figures(maxSlowdown: number | undefined): Required<Pick<ReplayReport, 'latency' | 'streams' | 'groupDifferences'>> {
+    const latency: LatencyGroup[] = [];
+    const groupDifferences: { group: string; difference: Difference }[] = [];
+    for (const [name, g] of byName(this.groups)) {
+      const row: LatencyGroup = {
+        name,
+        count: g.count,
+        recordedP50Us: g.recorded.percentile(50),
+        recordedP95Us: g.recorded.percentile(95),
+        replayedP50Us: g.replayed.percentile(50),
+        replayedP95Us: g.replayed.percentile(95),
+      };
+      latency.push(row);
+      const slow = NO_SLOWDOWN.has(name) ? undefined : slowdown(row, maxSlowdown);
+      if (slow) groupDifferences.push({ group: name, difference: slow });
+    }
+    return { latency, streams: this.streams(), groupDifferences };
+  }
+
+  private addStream(name: string, side: 'recorded' | 'replayed', figures: Partial<Record<StreamFigure, number[]>>): void {
     for (const f of STREAM_FIGURES) {
       const xs = figures[f];
       if (!xs || xs.length === 0) continue;
-      let g = groups.get(name);
-      if (!g) groups.set(name, (g = new Map()));
+      let g = this.streamGroups.get(name);
+      if (!g) this.streamGroups.set(name, (g = new Map()));
       let v = g.get(f);
-      if (!v) g.set(f, (v = { recorded: [], replayed: [] }));
-      v[side].push(...xs);
-    }
-  };
-  for (const p of pairs) {
-    const name = groupName(p.recorded);
-    add(name, 'recorded', streamFigures(exchangeStreamTimes(p.recorded)));
-    if (p.replayed.stream) add(name, 'replayed', streamFigures(p.replayed.stream));
-  }
-  const out: StreamGroup[] = [];
-  for (const [name, g] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    for (const f of STREAM_FIGURES) {
-      const v = g.get(f);
-      if (!v) continue;
-      v.recorded.sort((a, b) => a - b);
-      v.replayed.sort((a, b) => a - b);
-      out.push({
-        name,
-        figure: f,
-        recordedCount: v.recorded.length,
-        replayedCount: v.replayed.length,
-        recordedP50Us: percentile(v.recorded, 50),
-        recordedP95Us: percentile(v.recorded, 95),
-        replayedP50Us: percentile(v.replayed, 50),
-        replayedP95Us: percentile(v.replayed, 95),
-      });
+      if (!v) g.set(f, (v = sides()));
+      for (const x of xs) v[side].add(x);
     }
   }
-  return out;
+
+  /** Per group and figure, the recorded and replayed values of the streamed answers; groups without any are left out. */
+  private streams(): StreamGroup[] {
+    const out: StreamGroup[] = [];
+    for (const [name, g] of byName(this.streamGroups)) {
+      for (const f of STREAM_FIGURES) {
+        const v = g.get(f);
+        if (!v) continue;
+        out.push({
+          name,
+          figure: f,
+          recordedCount: v.recorded.count,
+          replayedCount: v.replayed.count,
+          recordedP50Us: v.recorded.percentile(50),
+          recordedP95Us: v.recorded.percentile(95),
+          replayedP50Us: v.replayed.percentile(50),
+          replayedP95Us: v.replayed.percentile(95),
+        });
+      }
+    }
+    return out;
+  }
 }
 
 function slowdown(row: LatencyGroup, max: number | undefined): Difference | undefined {
@@ -161,6 +227,8 @@ export interface ReplayCounts {
 }
 
 export function countReport(report: ReplayReport): ReplayCounts {
+  const slowdowns = report.groupDifferences?.length ?? 0;
+  if (report.counts) return { ...report.counts, differences: report.counts.differences + slowdowns, slowdowns };
   let different = 0;
   let differences = 0;
   let noResponse = 0;
@@ -169,10 +237,90 @@ export function countReport(report: ReplayReport): ReplayCounts {
     differences += p.differences.length;
     if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
   }
-  const slowdowns = report.groupDifferences?.length ?? 0;
   return { exchanges: report.pairs.length, same: report.pairs.length - different, different, differences: differences + slowdowns, noResponse, slowdowns };
 }
 
 export function hasDifferences(report: ReplayReport): boolean {
   return countReport(report).differences > 0;
+}
+
+/** At most this many different exchanges are listed in full by a streamed report; the rest are counted per method or tool. */
+export const MAX_LISTED = 1000;
+
+/**
+ * A replay report built as the answers arrive: each answer is compared at once, its figures go to
+ * {@link ReplayStats}, and only what the report lists is kept (every exchange, slimmed, with
+ * `listAll`, which the JSON and JUnit reports need; else the first {@link MAX_LISTED} different
+ * ones): the recorded and replayed messages are dropped after the comparison. Answers may come in
+ * any order; they are listed in step order (one held until the steps before it are in).
+ */
+export class ReplayReportBuilder {
+  private readonly stats = new ReplayStats();
+  private readonly pairs: ReplayedPair[] = [];
+  private readonly waiting = new Map<number, ReplayedPair | undefined>();
+  private next = 0;
+  private readonly counts = { exchanges: 0, same: 0, different: 0, differences: 0, noResponse: 0 };
+  private readonly unlisted = new Map<string, number>();
+  private unlistedCount = 0;
+
+  constructor(
+    private readonly rules: MatchRules,
+    private readonly opts: { listAll: boolean; maxListed?: number },
+  ) {}
+
+  /** Step `index`'s answer (every index from 0 once). */
+  add(index: number, recorded: StoredExchange, replayed: ReplayedAnswer): void {
+    const differences = compareExchange(this.rules, recorded, replayed);
+    this.stats.add(recorded, replayed);
+    const c = this.counts;
+    c.exchanges++;
+    if (differences.length === 0) c.same++;
+    else c.different++;
+    c.differences += differences.length;
+    if (differences.some((d) => d.kind === 'no_response')) c.noResponse++;
+    const listed = this.opts.listAll || differences.length > 0;
+    this.waiting.set(index, listed ? { recorded: slimRecorded(recorded), replayed: slimReplayed(replayed), differences } : undefined);
+    while (this.waiting.has(this.next)) {
+      const p = this.waiting.get(this.next);
+      this.waiting.delete(this.next++);
+      if (p) this.list(p);
+    }
+  }
+
+  /** What it holds per exchange, for the bound: listed pairs, answers waiting for earlier ones, values held exactly. */
+  get retained(): { pairs: number; waiting: number; values: number } {
+    return { pairs: this.pairs.length, waiting: this.waiting.size, values: this.stats.retained };
+  }
+
+  finish(meta: Omit<ReplayReport, 'pairs' | 'latency' | 'streams' | 'groupDifferences' | 'counts' | 'unlisted'>): ReplayReport {
+    const report: ReplayReport = { ...meta, pairs: this.pairs, counts: { ...this.counts }, ...this.stats.figures(meta.maxSlowdown) };
+    if (this.unlistedCount > 0) {
+      const byGroup = byName(this.unlisted).map(([group, count]) => ({ group, count }));
+      report.unlisted = { listed: this.pairs.filter((p) => p.differences.length > 0).length, count: this.unlistedCount, byGroup };
+    }
+    return report;
+  }
+
+  private list(p: ReplayedPair): void {
+    if (this.opts.listAll || this.pairs.length < (this.opts.maxListed ?? MAX_LISTED)) {
+      this.pairs.push(p);
+      return;
+    }
+    const name = groupName(p.recorded);
+    this.unlisted.set(name, (this.unlisted.get(name) ?? 0) + 1);
+    this.unlistedCount++;
+  }
+}
+
+function slimRecorded(r: StoredExchange): RecordedSide {
+  const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome };
+  if (r.target !== undefined) out.target = r.target;
+  if (r.latencyUs !== undefined) out.latencyUs = r.latencyUs;
+  return out;
+}
+
+/** The answer without its message and moments (compared and counted already). */
+function slimReplayed(a: ReplayedAnswer): ReplayedAnswer {
+  const { response: _r, stream: _s, ...rest } = a;
+  return rest;
 }

@@ -4,7 +4,9 @@
  * `initialize`, so the new server mints its own session id). Ids, progress tokens, `requestState`
  * and subscription ids are remapped (replay-remap.ts); the server's own requests are answered from
  * the recording (server-answers.ts). Never throws for what the target does: a failure becomes the
- * step's answer, with a one-line reason.
+ * step's answer, with a one-line reason. Steps are started in order, at most {@link WINDOW} at once
+ * (waiting or in flight); each reads its exchange from the store when it is sent and hands its
+ * answer to `onAnswer` at once, so the replay's memory follows the window, not the recording.
  */
 import { classifyResponse } from '../correlate/classify.js';
 import type { CallResult } from '../client/call-result.js';
@@ -14,7 +16,8 @@ import { McptapError } from '../errors.js';
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReplayedAnswer } from './compare.js';
-import type { ReplayPlan, ReplaySessionPlan, ReplayStep } from './replay-plan.js';
+import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
+import type { StoredExchange } from '../store/types.js';
 import { ReplayRemap } from './replay-remap.js';
 import type { ReplayTarget, TargetConnection } from './replay-target.js';
 import type { ServerAnswers } from './server-answers.js';
@@ -30,7 +33,11 @@ export interface TrafficObserver {
 }
 
 export interface ReplayOptions {
-  plan: ReplayPlan;
+  plan: ReplayPlan<PlanExchange>;
+  /** The recorded exchange of a row (the plan holds only row ids). */
+  load: (rowid: number) => StoredExchange;
+  /** Step `index`'s answer, as soon as it is known (every step once, in any order). */
+  onAnswer: (index: number, recorded: StoredExchange, answer: ReplayedAnswer) => void;
   target: ReplayTarget;
   answers: ServerAnswers;
   pace: Pace;
@@ -40,8 +47,6 @@ export interface ReplayOptions {
 }
 
 export interface ReplayRun {
-  /** One per step, in step order. */
-  answers: ReplayedAnswer[];
   /** Steps never sent (their session could not open, or its server was gone). */
   notSent: number;
   /** The first reason the target failed, one line (absent when it never did). */
@@ -50,8 +55,19 @@ export interface ReplayRun {
   reached: boolean;
 }
 
+/** Steps started and not yet done (waiting for their turn or in flight), at most. */
+export const WINDOW = 4096;
+
+/** A step being replayed: its place in the plan and its recorded exchange. */
+interface ReplayStep {
+  index: number;
+  exchange: StoredExchange;
+  offsetUs: number;
+  session: string;
+}
+
 interface LiveSession {
-  plan: ReplaySessionPlan;
+  plan: ReplaySessionPlan<PlanExchange>;
   conn: TargetConnection;
   session: McpSession;
   inFlight: Set<number>;
@@ -67,9 +83,12 @@ class Replayer {
   private readonly clock: Clock;
   private readonly remap = new ReplayRemap();
   private readonly sessions = new Map<string, Promise<LiveSession>>();
-  private readonly plans: Map<string, ReplaySessionPlan>;
+  private readonly plans: Map<string, ReplaySessionPlan<PlanExchange>>;
   private readonly unexpected = new Map<number, string[]>();
-  private readonly answers: ReplayedAnswer[] = [];
+  /** Steps started and not done, by index (what later steps wait for). */
+  private readonly running = new Map<number, Promise<void>>();
+  private readonly done: Uint8Array;
+  private next = 0;
   private notSent = 0;
   private failure: string | undefined;
   private reached = false;
@@ -78,32 +97,64 @@ class Replayer {
   constructor(private readonly opts: ReplayOptions) {
     this.clock = opts.clock ?? systemClock;
     this.plans = new Map(opts.plan.sessions.map((s) => [s.key, s]));
+    this.done = new Uint8Array(opts.plan.size);
   }
 
   async run(): Promise<ReplayRun> {
     this.t0 = this.clock.nowUs();
-    const done: Promise<void>[] = [];
-    for (const step of this.opts.plan.steps) {
-      done.push(Promise.all(step.after.map((i) => done[i])).then(() => this.runStep(step)));
-    }
-    await Promise.all(done);
+    await new Promise<void>((resolve, reject) => {
+      const pump = (): void => {
+        while (this.next < this.opts.plan.size && this.running.size < WINDOW) {
+          const i = this.next++;
+          const p = this.stepWhenReady(i).then(() => {
+            this.done[i] = 1;
+            this.running.delete(i);
+            pump();
+          }, reject);
+          this.running.set(i, p);
+        }
+        if (this.next >= this.opts.plan.size && this.running.size === 0) resolve();
+      };
+      pump();
+    });
     await this.closeSessions();
-    const answers = this.answers.map((a, i) => ({ ...a, unexpectedServerRequests: this.unexpected.get(i) ?? [] }));
-    const run: ReplayRun = { answers, notSent: this.notSent, reached: this.reached };
+    const run: ReplayRun = { notSent: this.notSent, reached: this.reached };
     if (this.failure !== undefined) run.failure = this.failure;
     return run;
   }
 
-  private async runStep(step: ReplayStep): Promise<void> {
-    await this.paceWait(step.offsetUs);
+  /** Step `i` once the steps it waits for are done. */
+  private async stepWhenReady(i: number): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const d of stepAfter(this.opts.plan, i)) if (!this.done[d]) waits.push(this.running.get(d)!);
+    if (waits.length > 0) await Promise.all(waits);
+    const plan = this.opts.plan;
+    await this.paceWait(plan.offsetsUs[i]!);
+    const step: ReplayStep = {
+      index: i,
+      exchange: this.opts.load(plan.rowids[i]!),
+      offsetUs: plan.offsetsUs[i]!,
+      session: plan.sessions[plan.sessionOf[i]!]!.key,
+    };
+    this.answer(step, await this.runStep(step));
+  }
+
+  /** Hands the step's answer on, with the server requests charged to it. */
+  private answer(step: ReplayStep, a: ReplayedAnswer): void {
+    const unexpected = this.unexpected.get(step.index) ?? [];
+    this.unexpected.delete(step.index);
+    this.opts.onAnswer(step.index, step.exchange, { ...a, unexpectedServerRequests: unexpected });
+  }
+
+  private async runStep(step: ReplayStep): Promise<ReplayedAnswer> {
     let live: LiveSession;
     try {
       live = await this.session(step.session);
     } catch (err) {
-      return this.skip(step, reasonOf(err));
+      return this.skip(reasonOf(err));
     }
     const gone = live.conn.goneReason();
-    if (gone !== undefined) return this.skip(step, gone);
+    if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
     const sentId = live.session.nextId();
     const { request } = this.remap.outgoing(recorded, sentId);
@@ -117,9 +168,9 @@ class Replayer {
         ? await live.session.open(request, { onMessage, signal: cancel?.signal })
         : await live.session.send(request, { onMessage, signal: cancel?.signal });
       if (opening && live.session.isInitialized) this.sentInitialized(live);
-      this.answers[step.index] = this.answerOf(step, result, sentId);
+      return this.answerOf(step, result, sentId);
     } catch (err) {
-      this.answers[step.index] = this.failed(live, err);
+      return this.failed(live, err);
     } finally {
       cancel?.stop();
       live.inFlight.delete(step.index);
@@ -164,13 +215,13 @@ class Replayer {
   }
 
   /** Not sent: the session could not open or its server is gone. */
-  private skip(step: ReplayStep, why: string): void {
+  private skip(why: string): ReplayedAnswer {
     this.notSent++;
     // The reason is said once (the report's `failure`); each exchange only says it was not sent.
     const said = this.failure !== undefined;
     this.failure ??= why;
     const transportError = said ? 'not sent: the target had failed' : `not sent: ${why}`;
-    this.answers[step.index] = { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError };
+    return { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError };
   }
 
   /** A recorded cancellation is replayed at the same point (scaled by the pace). */
@@ -196,13 +247,13 @@ class Replayer {
     this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId);
     // Over HTTP a server request arrives in a request's stream; stdio's client calls answer() itself.
     if (live.conn.channel.transport === 'http' && 'method' in m && 'id' in m) {
-      const res = this.answer(live, m as JsonRpcRequest, step);
+      const res = this.serverAnswer(live, m as JsonRpcRequest, step);
       void live.conn.respond(res, live.session.headerContext).catch(() => undefined);
     }
   }
 
   /** The recorded answer to a server request; one the recording lacks is charged to the step it came in (or the oldest in flight). */
-  private answer(live: LiveSession, req: JsonRpcRequest, step?: number): JsonRpcResponse {
+  private serverAnswer(live: LiveSession, req: JsonRpcRequest, step?: number): JsonRpcResponse {
     const a = this.opts.answers.answer(req);
     const charged = step ?? [...live.inFlight].sort((x, y) => x - y)[0];
     if (!a.fromRecording && charged !== undefined) {
@@ -224,10 +275,10 @@ class Replayer {
     return s;
   }
 
-  private async openSession(plan: ReplaySessionPlan): Promise<LiveSession> {
+  private async openSession(plan: ReplaySessionPlan<PlanExchange>): Promise<LiveSession> {
     const holder: { live?: LiveSession } = {};
     const conn = await this.opts.target.connect((req) =>
-      holder.live ? this.answer(holder.live, req) : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'not ready' } },
+      holder.live ? this.serverAnswer(holder.live, req) : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'not ready' } },
     );
     const session = new McpSession(conn.channel, {
       era: plan.era,
@@ -238,10 +289,11 @@ class Replayer {
     const live: LiveSession = { plan, conn, session, inFlight: new Set() };
     holder.live = live;
     this.opts.observer?.opened(plan.key, this.clock.nowUs());
-    if (plan.era === 'legacy' && plan.initialize === undefined && !this.initializeIsStep(plan.key)) {
+    if (plan.era === 'legacy' && plan.initialize === undefined && !this.opts.plan.initializeIsStep.has(plan.key)) {
       await this.handshake(live, () => session.initialize());
     } else if (plan.initialize !== undefined) {
-      const { request } = this.remap.outgoing(plan.initialize.request as JsonRpcRequest, session.nextId());
+      const recorded = this.opts.load(plan.initialize.rowid);
+      const { request } = this.remap.outgoing(recorded.request as JsonRpcRequest, session.nextId());
       this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs());
       await this.handshake(live, () => session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t) }));
     }
@@ -262,10 +314,6 @@ class Replayer {
 
   private sentInitialized(live: LiveSession): void {
     this.opts.observer?.message(live.plan.key, 'c2s', { jsonrpc: '2.0', method: 'notifications/initialized' }, this.clock.nowUs(), live.session.sessionId);
-  }
-
-  private initializeIsStep(key: string): boolean {
-    return this.opts.plan.steps.some((s) => s.session === key && s.exchange.method === 'initialize');
   }
 
   private async closeSessions(): Promise<void> {

@@ -36,6 +36,11 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     out.push('', `${paint.bad('✗')} ${terminalSafe(exchangeLabel(p))}`);
     for (const d of p.differences) out.push(...differenceLines(d, paint));
   }
+  const u = report.unlisted;
+  if (u !== undefined) {
+    const groups = u.byGroup.map((g) => `${terminalSafe(g.group)} ${g.count}`).join(', ');
+    out.push('', `${paint.bad('✗')} ${u.count} more different exchanges, not listed (only the first ${u.listed} are kept): ${groups}`);
+  }
   for (const g of report.groupDifferences ?? []) out.push('', `${paint.bad('✗')} ${terminalSafe(g.group)}: slower`, `    ${g.difference.message}`);
   if (report.latency && report.latency.length > 0) {
     out.push('', 'latency           recorded p50/p95 vs replayed p50/p95');

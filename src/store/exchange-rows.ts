@@ -9,7 +9,7 @@ import { idFromText, type IdType, type JsonRpcId, type JsonRpcMessage } from '..
 import type { Outcome } from '../model/outcome.js';
 import { bool, json, n, opt, type Row, type Value } from './row-helpers.js';
 import { messageOf } from './rows.js';
-import type { ExchangeState, StoredExchange } from './types.js';
+import type { ExchangeHead, ExchangeState, StoredExchange } from './types.js';
 
 /**
  * Fields of an Exchange the correlator may still change after announcing it (an initialize's
@@ -238,6 +238,29 @@ export function rowToExchange(r: Row): StoredExchange {
   opt(ex, 'transport', r.transport_json, (s: string) => JSON.parse(s) as ExchangeTransport);
   opt(ex, 'operationKey', r.operation_key);
   return ex;
+}
+
+/** The plain columns of a row read by SQL.exchangeHeads. */
+export function rowToHead(r: Row): ExchangeHead {
+  const h: ExchangeHead = {
+    rowid: r.id as number,
+    recordingId: r.recording_id as number,
+    state: r.state as ExchangeState,
+    connectionId: r.connection_id as string,
+    direction: r.direction as Exchange['direction'],
+    method: r.method as string,
+    era: r.era as Exchange['era'],
+    startUs: r.start_us as number,
+    outcome: r.outcome as Outcome,
+    requestSeq: r.request_seq as number,
+    answered: r.answered === 1,
+  };
+  opt(h, 'target', r.target);
+  opt(h, 'protocolVersion', r.protocol_version);
+  opt(h, 'sessionId', r.session_id);
+  opt(h, 'endUs', r.end_us);
+  opt(h, 'latencyUs', r.latency_us);
+  return h;
 }
 
 /**

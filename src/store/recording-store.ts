@@ -23,6 +23,7 @@ import { SQL } from './statements.js';
 import { addOutcome, summariseMethods, type MethodLatency, type MethodOutcomeCount } from './summary.js';
 import type {
   ExchangeFilter,
+  ExchangeHead,
   ListedOutcome,
   NewRecording,
   OrderedEvent,
@@ -255,6 +256,11 @@ export class RecordingStore {
   *iterateExchanges(filter: ExchangeFilter = {}): Generator<StoredExchange> {
     // A fresh statement per call: a cached one cannot be iterated twice at once.
     for (const r of this.db.prepare(SQL.exchangesFiltered).iterate(exchangeParams(filter))) yield exchangeRows.rowToExchange(r as rows.Row);
+  }
+
+  /** The plain columns of a recording's exchanges, one at a time in start order: a scan that reads no message. */
+  *iterateExchangeHeads(recordingId: number): Generator<ExchangeHead> {
+    for (const r of this.db.prepare(SQL.exchangeHeads).iterate(recordingId)) yield exchangeRows.rowToHead(r as rows.Row);
   }
 
   /** The exchange with this row id (any recording of the file). */

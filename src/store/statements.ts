@@ -140,6 +140,10 @@ export const SQL = {
   exchangesFiltered: `${EXCHANGE_SELECT} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)
     AND (@t IS NULL OR e.target = @t) AND (@o IS NULL OR ${listedOutcome('e.')} = @o)
     ORDER BY e.recording_id, e.start_us, e.id LIMIT @limit OFFSET @offset`,
+  /** An exchange's plain columns (no messages: no frames joined, no JSON read), in start order. */
+  exchangeHeads: `SELECT id, recording_id, state, connection_id, direction, method, target, era, protocol_version, session_id,
+    start_us, end_us, latency_us, outcome, request_seq, (response_frame_id IS NOT NULL OR response_json IS NOT NULL) answered
+    FROM exchanges WHERE recording_id = ? ORDER BY recording_id, start_us, id`,
   /** {@link SQL.exchangeSelect} for a lookup by JSON-RPC id: left alone, the planner walks the whole recording in start order. */
   exchangeById: EXCHANGE_SELECT.replace('FROM exchanges e', 'FROM exchanges e INDEXED BY exchanges_id'),
   /**

@@ -68,6 +68,29 @@ export interface StoredExchange extends Exchange {
   state: ExchangeState;
 }
 
+/** An exchange's plain columns, without its messages, progress or transport facts: what a scan of a big recording reads. */
+export type ExchangeHead = Pick<
+  StoredExchange,
+  | 'rowid'
+  | 'recordingId'
+  | 'state'
+  | 'connectionId'
+  | 'direction'
+  | 'method'
+  | 'target'
+  | 'era'
+  | 'protocolVersion'
+  | 'sessionId'
+  | 'startUs'
+  | 'endUs'
+  | 'latencyUs'
+  | 'outcome'
+  | 'requestSeq'
+> & {
+  /** It has a response. */
+  answered: boolean;
+};
+
 export type StoredFrame = Frame & { recordingId: number; exchangeKey?: string };
 
 export type StoredAnomaly = AnomalySeen & { recordingId: number; rowid: number };

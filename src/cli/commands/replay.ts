@@ -7,20 +7,19 @@ import { Option, type Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { parseDurationMs } from '../../load/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
-import { compareExchange, type ReplayedAnswer } from '../../replay/compare.js';
 import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
-import { finishReport, hasDifferences, type ReplayReport } from '../../replay/replay-report.js';
+import { hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
 import { openTarget, type TargetSpec } from '../../replay/replay-target.js';
 import { runReplay, type Pace } from '../../replay/replayer.js';
-import { loadRules, NO_RULES } from '../../replay/rules.js';
+import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
 import type { RecordingStore } from '../../store/recording-store.js';
-import type { ListedOutcome, StoredExchange } from '../../store/types.js';
+import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { ExitCode } from '../exit-codes.js';
-import { pickRecording, withRecordingFile } from '../recording-file.js';
+import { openRecordingFile, pickRecording } from '../recording-file.js';
 
 interface ReplayFlags {
   url?: string;
@@ -95,25 +94,52 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const pace = parsePace(flags.pace);
   const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
-  const { plan, recordingIds, answers } = withRecordingFile(file, (store) => readPlan(store, file, flags));
+  // Open for the whole replay: each step reads its exchange when it is sent.
+  const store = openRecordingFile(file);
+  try {
+    return await replayFrom(store, file, spec, pace, maxSlowdown, rules, flags);
+  } finally {
+    store.close();
+  }
+}
+
+async function replayFrom(
+  store: RecordingStore,
+  file: string,
+  spec: TargetSpec,
+  pace: Pace,
+  maxSlowdown: number | undefined,
+  rules: MatchRules,
+  flags: ReplayFlags,
+): Promise<number> {
+  const { plan, recordingIds, answers } = readPlan(store, file, flags);
   const target = openTarget(spec);
   const update = flags.update !== undefined ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label }) : undefined;
+  // The JSON and JUnit reports list every exchange; the text report only the different ones.
+  const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
+  const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
   try {
-    const run = await runReplay({ plan, target, answers, pace, timeoutMs: timeoutMs(flags.timeout), ...(update ? { observer: update } : {}) }).finally(() =>
-      target.close(),
-    );
+    const run = await runReplay({
+      plan,
+      load,
+      onAnswer: (i, recorded, answer) => builder.add(i, recorded, answer),
+      target,
+      answers,
+      pace,
+      timeoutMs: timeoutMs(flags.timeout),
+      ...(update ? { observer: update } : {}),
+    }).finally(() => target.close());
     if (!run.reached) {
       throw new McptapError(
         'REPLAY_TARGET_UNAVAILABLE',
         `${target.label} did not answer: ${run.failure ?? 'no response'}. Start the server, or check --url / the command after --.`,
       );
     }
-    report = finishReport({
+    report = builder.finish({
       file,
       recordingIds,
       target: target.label,
-      pairs: plan.steps.map((s) => pair(rules, s.exchange, run.answers[s.index]!)),
       ...(maxSlowdown !== undefined ? { maxSlowdown } : {}),
       notSent: run.notSent,
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
@@ -126,10 +152,6 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
   process.stdout.write(renderText(report, { color }));
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
-}
-
-function pair(rules: Parameters<typeof compareExchange>[0], recorded: StoredExchange, replayed: ReplayedAnswer) {
-  return { recorded, replayed, differences: compareExchange(rules, recorded, replayed) };
 }
 
 /** Every output or none: a failed write leaves the others' old versions in place. */
@@ -149,12 +171,12 @@ async function writeOutputs(report: ReplayReport, flags: ReplayFlags, update: Up
   await update?.commit();
 }
 
-function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { plan: ReplayPlan; recordingIds: number[]; answers: ServerAnswers } {
+function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { plan: ReplayPlan<ExchangeHead>; recordingIds: number[]; answers: ServerAnswers } {
   const recordingIds = (flags.recording ?? [undefined]).map((r) => pickRecording(store, file, r));
   const starts = new Map(recordingIds.map((id) => [id, store.getRecording(id)!.startedUs]));
   const since = flags.since !== undefined ? timeBound('--since', flags.since) : undefined;
   const until = flags.until !== undefined ? timeBound('--until', flags.until) : undefined;
-  const selected = (ex: StoredExchange): boolean => {
+  const selected = (ex: ExchangeHead): boolean => {
     if (flags.method !== undefined && ex.method !== flags.method) return false;
     if (flags.tool !== undefined && ex.target !== flags.tool) return false;
     if (flags.outcome !== undefined && ex.outcome !== flags.outcome) return false;
@@ -163,17 +185,18 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
     if (until !== undefined && ex.startUs >= until(start)) return false;
     return true;
   };
-  // Streamed: only the selected requests and the server's own requests are kept.
-  const builder = new ReplayPlanBuilder(selected);
+  // Streamed, plain columns only: the plan keeps a few numbers per selected request; the server's own
+  // requests (few) are read whole, for their recorded answers.
+  const builder = new ReplayPlanBuilder<ExchangeHead>(selected);
   const serverRequests: StoredExchange[] = [];
   for (const id of recordingIds) {
-    for (const ex of store.iterateExchanges({ recordingId: id })) {
+    for (const ex of store.iterateExchangeHeads(id)) {
       if (ex.direction === 'c2s') builder.add(ex);
-      else if (ex.response !== undefined && ex.method !== '') serverRequests.push(ex);
+      else if (ex.answered && ex.method !== '') serverRequests.push(store.exchangeAt(ex.rowid)!);
     }
   }
   const plan = builder.build();
-  if (plan.steps.length === 0) {
+  if (plan.size === 0) {
     const filtered = flags.method ?? flags.tool ?? flags.outcome ?? flags.since ?? flags.until;
     throw new McptapError(
       'REPLAY_NO_EXCHANGES',
