@@ -31,7 +31,7 @@ function options(argv: string[]): { exchanges: number; replayUntil: string; only
 }
 
 /** JSONL of `n` echo calls over stdio, one a millisecond, each answered 200 µs later. */
-function writeJsonl(path: string, n: number): void {
+export function writeJsonl(path: string, n: number): void {
   const fd = openSync(path, 'w');
   const t0 = Date.parse('2026-12-03T00:00:00Z') * 1000;
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };

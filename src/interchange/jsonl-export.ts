@@ -26,12 +26,15 @@ export function jsonlHeader(info: RecordingInfo): JsonlHeader {
   };
 }
 
+/** The events {@link ExportState} writes lines for: the others (starts, progress, anomalies) are not read at all. */
+const EXPORTED: ReadonlySet<TapEvent['type']> = new Set(['connection-opened', 'connection-closed', 'frame', 'exchange-completed']);
+
 /** The lines of a recording's export, header first, each without its newline. */
 export function* jsonlLines(store: RecordingStore, recordingId: number): Generator<string> {
   const info = store.getRecording(recordingId)!;
   yield JSON.stringify(jsonlHeader(info));
   const state = new ExportState();
-  for (const event of store.events(recordingId)) {
+  for (const event of store.events(recordingId, { types: EXPORTED })) {
     for (const line of state.linesOf(event)) yield JSON.stringify(line);
   }
 }

@@ -158,28 +158,36 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     const n = this.start.length;
     const shift = backToBack(this.spans);
     const rec = this.recording.view();
-    const start = this.start.view().map((s, i) => s + shift(rec[i]!));
-    const end = this.end.view().map((s, i) => s + shift(rec[i]!));
+    // The columns are worked on in place (build is called once): a store reads rows in start order,
+    // so the usual plan needs neither a shifted nor a sorted copy.
+    let start = this.start.view();
+    let end = this.end.view();
+    if (this.spans.size > 1) for (let i = 0; i < n; i++) ((start[i]! += shift(rec[i]!)), (end[i]! += shift(rec[i]!)));
     const seq = this.seq.view();
-    const rowid = this.rowid.view();
-    const order = new Uint32Array(n).map((_, i) => i);
-    order.sort((a, b) => start[a]! - start[b]! || seq[a]! - seq[b]! || rowid[a]! - rowid[b]!);
-    this.order = order;
-    const sortedStart = new Float64Array(n);
-    const sortedEnd = new Float64Array(n);
-    const rowids = new Float64Array(n);
-    const sessionOf = new Uint32Array(n);
-    const session = this.session.view();
-    for (let k = 0; k < n; k++) {
-      const i = order[k]!;
-      sortedStart[k] = start[i]!;
-      sortedEnd[k] = end[i]!;
-      rowids[k] = rowid[i]!;
-      sessionOf[k] = session[i]!;
+    let rowids = this.rowid.view();
+    let sessionOf = this.session.view();
+    const before = (a: number, b: number): number => start[a]! - start[b]! || seq[a]! - seq[b]! || rowids[a]! - rowids[b]!;
+    let inOrder = true;
+    for (let i = 1; i < n && inOrder; i++) inOrder = before(i - 1, i) < 0;
+    if (!inOrder) {
+      const order = new Uint32Array(n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      order.sort(before);
+      this.order = order;
+      const pick = <A extends Float64Array | Uint32Array>(col: A, out: A): A => {
+        for (let k = 0; k < n; k++) out[k] = col[order[k]!]!;
+        return out;
+      };
+      start = pick(start, new Float64Array(n));
+      end = pick(end, new Float64Array(n));
+      rowids = pick(rowids, new Float64Array(n));
+      sessionOf = pick(sessionOf, new Uint32Array(n));
     }
-    const t0 = n > 0 ? sortedStart[0]! : 0;
-    const offsetsUs = sortedStart.map((s) => s - t0);
-    const { afterStart, afterList } = dependencyColumns(sortedStart, sortedEnd);
+    // Offsets from the first step; the ends move with them (dependencies compare the two).
+    const t0 = n > 0 ? start[0]! : 0;
+    for (let i = 0; i < n; i++) ((start[i]! -= t0), (end[i]! -= t0));
+    const offsetsUs = start;
+    const { afterStart, afterList } = dependencyColumns(start, end);
     // Sessions in order of their first request (shifted); only those with steps; indices renumbered.
     const all = [...this.sessions.values()];
     const shifted = (e: E): Ordered => ({ startUs: e.startUs + shift(e.recordingId), requestSeq: e.requestSeq, rowid: e.rowid });
@@ -202,7 +210,7 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
 
   /** With `keepExchanges`: the selected exchanges in step order (after {@link build}). */
   chosenInOrder(): E[] {
-    return [...(this.order ?? [])].map((i) => this.chosen![i]!);
+    return this.order ? [...this.order].map((i) => this.chosen![i]!) : this.chosen!.slice();
   }
 
   /** A session takes its version from its first request, and opens with its first `initialize`. */
@@ -264,7 +272,10 @@ export function dependencyColumns(start: Float64Array, end: Float64Array): { aft
   for (let i = 0; i < n; i++) if (!Number.isNaN(end[i]!)) m++;
   const answered = new Uint32Array(m);
   for (let i = 0, k = 0; i < n; i++) if (!Number.isNaN(end[i]!)) answered[k++] = i;
-  answered.sort((a, b) => end[a]! - end[b]! || a - b);
+  const byEnd = (a: number, b: number): number => end[a]! - end[b]! || a - b;
+  let inOrder = true;
+  for (let k = 1; k < m && inOrder; k++) inOrder = byEnd(answered[k - 1]!, answered[k]!) < 0;
+  if (!inOrder) answered.sort(byEnd);
   // Among the first k answered: the one that started last (the later one in start order on a tie).
   const latest = new Uint32Array(m);
   for (let k = 0; k < m; k++) {

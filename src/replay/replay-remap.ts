@@ -14,17 +14,30 @@ export interface Outgoing {
   progressToken?: JsonRpcId;
 }
 
+/** Ids and states remembered for the latest this many requests (a cancel or retry follows its request closely). */
+export const REMEMBERED = 65_536;
+
+/** Sets and keeps only the `max` latest keys (a Map iterates in insertion order). */
+function remember<V>(m: Map<string, V>, key: string, v: V, max = REMEMBERED): void {
+  m.delete(key);
+  m.set(key, v);
+  if (m.size > max) m.delete(m.keys().next().value!);
+}
+
 export class ReplayRemap {
   private tokens = 0;
   /** Recorded `requestState` -> the new server's. */
   private readonly states = new Map<string, string>();
-  /** Recorded request id -> the id it was replayed with (subscriptions are named by their listen request's id). */
+  /** Recorded request id -> the id it was replayed with, for the latest requests. */
   private readonly ids = new Map<string, JsonRpcId>();
+  /** The same for `subscriptions/listen` requests, all of them (subscriptions are named by their listen request's id and live long). */
+  private readonly listens = new Map<string, JsonRpcId>();
 
   /** The request to send for a recorded one, with `id`. */
   outgoing(recorded: JsonRpcRequest, id: JsonRpcId): Outgoing {
     const out: Outgoing = { request: { ...recorded, id } };
-    this.ids.set(idKey(recorded.id), id);
+    if (recorded.method === 'subscriptions/listen') this.listens.set(idKey(recorded.id), id);
+    else remember(this.ids, idKey(recorded.id), id);
     const params = recorded.params;
     if (!isRecord(params)) return out;
     const p: Record<string, unknown> = { ...params };
@@ -36,7 +49,8 @@ export class ReplayRemap {
     if (typeof p.requestState === 'string') p.requestState = this.states.get(p.requestState) ?? p.requestState;
     // Cancelling a recorded request means cancelling its replay.
     if (recorded.method === 'notifications/cancelled' && (typeof p.requestId === 'string' || typeof p.requestId === 'number')) {
-      p.requestId = this.ids.get(idKey(p.requestId)) ?? p.requestId;
+      const key = idKey(p.requestId);
+      p.requestId = this.ids.get(key) ?? this.listens.get(key) ?? p.requestId;
     }
     out.request.params = p;
     return out;
@@ -53,7 +67,7 @@ export class ReplayRemap {
     const r: Record<string, unknown> = { ...result };
     const recordedState = isRecord(recordedResponse) && isRecord(recordedResponse.result) ? recordedResponse.result.requestState : undefined;
     if (typeof r.requestState === 'string' && typeof recordedState === 'string') {
-      this.states.set(recordedState, r.requestState);
+      remember(this.states, recordedState, r.requestState);
       r.requestState = recordedState;
     }
     if (isRecord(r._meta) && r._meta[SUBSCRIPTION_ID] === sentId) r._meta = { ...r._meta, [SUBSCRIPTION_ID]: recordedRequest.id };

@@ -85,8 +85,12 @@ class Replayer {
   private readonly sessions = new Map<string, Promise<LiveSession>>();
   private readonly plans: Map<string, ReplaySessionPlan<PlanExchange>>;
   private readonly unexpected = new Map<number, string[]>();
-  /** Steps started and not done, by index (what later steps wait for). */
-  private readonly running = new Map<number, Promise<void>>();
+  /** Steps started and not done. */
+  private started = 0;
+  /** Started steps waiting for others: how many they still wait for. */
+  private readonly blockedOn = new Map<number, number>();
+  /** Step -> the started steps that wait for it. */
+  private readonly dependents = new Map<number, number[]>();
   private readonly done: Uint8Array;
   private next = 0;
   private notSent = 0;
@@ -103,17 +107,35 @@ class Replayer {
   async run(): Promise<ReplayRun> {
     this.t0 = this.clock.nowUs();
     await new Promise<void>((resolve, reject) => {
-      const pump = (): void => {
-        while (this.next < this.opts.plan.size && this.running.size < WINDOW) {
-          const i = this.next++;
-          const p = this.stepWhenReady(i).then(() => {
-            this.done[i] = 1;
-            this.running.delete(i);
-            pump();
-          }, reject);
-          this.running.set(i, p);
+      const start = (i: number): void => void this.stepNow(i).then(() => finish(i), reject);
+      const finish = (i: number): void => {
+        this.done[i] = 1;
+        this.started--;
+        for (const j of this.dependents.get(i) ?? []) {
+          const left = this.blockedOn.get(j)! - 1;
+          if (left > 0) this.blockedOn.set(j, left);
+          else (this.blockedOn.delete(j), start(j));
         }
-        if (this.next >= this.opts.plan.size && this.running.size === 0) resolve();
+        this.dependents.delete(i);
+        pump();
+      };
+      // A step waiting for others is a count and an entry in their lists, not a pending promise.
+      const pump = (): void => {
+        while (this.next < this.opts.plan.size && this.started < WINDOW) {
+          const i = this.next++;
+          this.started++;
+          let waits = 0;
+          for (const d of stepAfter(this.opts.plan, i)) {
+            if (this.done[d]) continue;
+            waits++;
+            const list = this.dependents.get(d);
+            if (list) list.push(i);
+            else this.dependents.set(d, [i]);
+          }
+          if (waits === 0) start(i);
+          else this.blockedOn.set(i, waits);
+        }
+        if (this.next >= this.opts.plan.size && this.started === 0) resolve();
       };
       pump();
     });
@@ -123,11 +145,8 @@ class Replayer {
     return run;
   }
 
-  /** Step `i` once the steps it waits for are done. */
-  private async stepWhenReady(i: number): Promise<void> {
-    const waits: Promise<void>[] = [];
-    for (const d of stepAfter(this.opts.plan, i)) if (!this.done[d]) waits.push(this.running.get(d)!);
-    if (waits.length > 0) await Promise.all(waits);
+  /** Step `i`, its dependencies done: after its pace, sent. */
+  private async stepNow(i: number): Promise<void> {
     const plan = this.opts.plan;
     await this.paceWait(plan.offsetsUs[i]!);
     const step: ReplayStep = {

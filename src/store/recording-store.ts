@@ -346,22 +346,27 @@ export class RecordingStore {
    * The recording as the TapEvent stream the recorder received (minus drops), original times kept:
    * a merge by `ord` of one ordered cursor per source table.
    */
-  *events(recordingId: number): Generator<TapEvent> {
+  *events(recordingId: number, opts: { types?: ReadonlySet<TapEvent['type']> } = {}): Generator<TapEvent> {
     // Fresh statements: several cursors are open at once, and a cached one may be iterating already.
     const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as Iterator<rows.Row>;
-    const sources: OrdSource[] = [
-      { rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: rows.frameEvent },
-      {
-        rows: cursor(SQL.startedByOrd),
-        ord: 'started_ord',
-        toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }),
-      },
-      { rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: exchangeRows.completionEvent },
-      { rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress },
-      { rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent },
-      { rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) },
-      { rows: cursor(SQL.closedByOrd), ord: 'closed_ord', toEvent: (r) => rows.connectionClosedEvent(rows.rowToConnection(r)) },
+    const all: [TapEvent['type'], () => OrdSource][] = [
+      ['frame', () => ({ rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: rows.frameEvent })],
+      [
+        'exchange-started',
+        () => ({
+          rows: cursor(SQL.startedByOrd),
+          ord: 'started_ord',
+          toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }),
+        }),
+      ],
+      ['exchange-completed', () => ({ rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: exchangeRows.completionEvent })],
+      ['exchange-progress', () => ({ rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress })],
+      ['anomaly', () => ({ rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent })],
+      ['connection-opened', () => ({ rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) })],
+      ['connection-closed', () => ({ rows: cursor(SQL.closedByOrd), ord: 'closed_ord', toEvent: (r) => rows.connectionClosedEvent(rows.rowToConnection(r)) })],
     ];
+    // `types`: only the sources of these events are read (an export that ignores the rest reads less).
+    const sources = all.filter(([type]) => !opts.types || opts.types.has(type)).map(([, source]) => source());
     yield* mergeByOrd(sources);
   }
 }

@@ -8,6 +8,7 @@ import type { ReplayedAnswer } from '../../src/replay/compare.js';
 import { planReplay, ReplayPlanBuilder } from '../../src/replay/replay-plan.js';
 import { EXACT_VALUES, MAX_LISTED, Quantiles, ReplayReportBuilder, finishReport } from '../../src/replay/replay-report.js';
 import { NO_RULES } from '../../src/replay/rules.js';
+import { REMEMBERED, ReplayRemap } from '../../src/replay/replay-remap.js';
 import { renderText } from '../../src/report/replay-diff.js';
 import type { ExchangeHead, StoredExchange } from '../../src/store/types.js';
 
@@ -165,5 +166,20 @@ describe('replay plan as columns', () => {
     expect([...built.offsetsUs]).toEqual(objects.steps.map((s) => s.offsetUs));
     expect([...built.afterStart]).toEqual([...objects.afterStart]);
     expect(objects.steps[5]!.after).toEqual([4]);
+  });
+});
+
+describe('replay remap memory', () => {
+  it('remembers the ids of the latest requests and of every subscriptions/listen, not of every request', () => {
+    const remap = new ReplayRemap();
+    remap.outgoing({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: {} }, 1);
+    const n = REMEMBERED + 10;
+    for (let i = 0; i < n; i++) remap.outgoing({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo' } }, 100 + i);
+    const cancel = (requestId: string | number) =>
+      remap.outgoing({ jsonrpc: '2.0', id: 0, method: 'notifications/cancelled', params: { requestId } }, 0).request.params;
+    expect(cancel(n - 1)).toEqual({ requestId: 100 + n - 1 });
+    expect(cancel('L')).toEqual({ requestId: 1 });
+    // Forgotten: sent as recorded.
+    expect(cancel(1)).toEqual({ requestId: 1 });
   });
 });
