@@ -40,7 +40,7 @@ export function createIterationRunner(d: RunnerDeps): IterationRunner {
     try {
       if (d.scenario.iteration) await runScripted(d, lane, slot);
       else await runStep(d, steps, lane, slot);
-      await lane.endIteration();
+      if (lane.endIteration) await lane.endIteration();
     } finally {
       if (slot.vu < 0) d.pool.release(lane);
     }

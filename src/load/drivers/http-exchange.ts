@@ -23,12 +23,15 @@ export interface HttpEndpoint {
   clock: Clock;
 }
 
-/** POST `text` with `headers` (flat name/value list); resolves with the answer, rejects with what undici reported. */
-export function postText(e: HttpEndpoint, text: string, headers: string[], id: number): Promise<CallResult> {
+/**
+ * POST `text` with `headers` (flat name/value list), sent at `sentUs` (the caller's clock read,
+ * taken just before); resolves with the answer, rejects with what undici reported.
+ */
+export function postText(e: HttpEndpoint, text: string, headers: string[], id: number, sentUs: number): Promise<CallResult> {
   return new Promise<CallResult>((resolve, reject) => {
     const ex = new LoadExchange(e, id, resolve, reject);
     e.deadlines.add(ex, e.timeoutMs);
-    ex.sentUs = e.clock.nowUs();
+    ex.sentUs = sentUs;
     e.dispatcher.dispatch(
       // undici's own timers off: the deadline above covers the whole exchange.
       { origin: e.origin, path: e.path, method: 'POST', headers, body: text, headersTimeout: 0, bodyTimeout: 0 },

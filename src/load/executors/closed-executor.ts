@@ -50,8 +50,12 @@ async function runVu(phase: ClosedPhase, o: ClosedExecutorOptions, stats: PhaseS
   for (let k = 0; k < limit && !o.signal?.aborted; k++) {
     const index = k * phase.vus + vu;
     if (k > 0) {
-      readyUs += thinkUs(phase, o.seed, o.phaseIndex, index);
-      await o.scheduler.sleepUntil(readyUs);
+      const think = thinkUs(phase, o.seed, o.phaseIndex, index);
+      // No think time: ready now, without a turn through an already resolved promise.
+      if (think > 0) {
+        readyUs += think;
+        await o.scheduler.sleepUntil(readyUs);
+      }
     }
     const now = o.scheduler.nowUs();
     if (readyUs >= endUs || now >= endUs) break;
