@@ -30,7 +30,7 @@ export interface HttpEndpoint {
 export function postText(e: HttpEndpoint, text: string, headers: string[], id: number, sentUs: number): Promise<CallResult> {
   return new Promise<CallResult>((resolve, reject) => {
     const ex = new LoadExchange(e, id, resolve, reject);
-    e.deadlines.add(ex, e.timeoutMs);
+    e.deadlines.add(ex, e.timeoutMs, sentUs);
     ex.sentUs = sentUs;
     e.dispatcher.dispatch(
       // undici's own timers off: the deadline above covers the whole exchange.
