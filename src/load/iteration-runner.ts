@@ -35,14 +35,28 @@ export interface RunnerDeps {
 
 export function createIterationRunner(d: RunnerDeps): IterationRunner {
   const steps = new StepCalls(d);
-  return async (slot) => {
-    const lane = slot.vu >= 0 ? d.pool.forVu(slot.vu) : d.pool.acquire();
+  const once = (lane: Lane, slot: IterationSlot): Promise<void> => (d.scenario.iteration ? runScripted(d, lane, slot) : runStep(d, steps, lane, slot));
+  const iterate = async (lane: Lane, slot: IterationSlot): Promise<void> => {
+    await once(lane, slot);
+    if (lane.endIteration) await lane.endIteration();
+  };
+  const pooled = async (slot: IterationSlot): Promise<void> => {
+    const lane = d.pool.acquire();
     try {
-      if (d.scenario.iteration) await runScripted(d, lane, slot);
-      else await runStep(d, steps, lane, slot);
-      await lane.endIteration();
+      await once(lane, slot);
+      if (lane.endIteration) await lane.endIteration();
     } finally {
-      if (slot.vu < 0) d.pool.release(lane);
+      d.pool.release(lane);
+    }
+  };
+  return (slot) => {
+    if (slot.vu < 0) return pooled(slot);
+    // A VU's own lane: the iteration's own promise, one async frame fewer per iteration.
+    try {
+      const lane = d.pool.forVu(slot.vu);
+      return lane.endIteration ? iterate(lane, slot) : once(lane, slot);
+    } catch (err) {
+      return Promise.reject(err);
     }
   };
 }

@@ -26,9 +26,9 @@ export class DeadlineList {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Arm `d` for `timeoutMs` from now. */
-  add(d: Deadline, timeoutMs: number): void {
-    d.deadlineUs = this.clock.nowUs() + timeoutMs * 1000;
+  /** Arm `d` for `timeoutMs` from now (`nowUs`: the caller's clock read of this instant, if it has one). */
+  add(d: Deadline, timeoutMs: number, nowUs = this.clock.nowUs()): void {
+    d.deadlineUs = nowUs + timeoutMs * 1000;
     d.armed = true;
     // Walk back from the tail past later deadlines (none when every timeout is the same).
     let after = this.tail;

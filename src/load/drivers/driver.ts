@@ -50,8 +50,8 @@ export interface Lane {
    * where the transport has no such stream (stdio).
    */
   listen?(c: PreparedCall, intendedUs: number, hold: StreamHold): Promise<{ held: boolean; rec?: CallRecord }>;
-  /** An iteration ended on this lane (legacy HTTP: counts towards session churn). */
-  endIteration(): Promise<void>;
+  /** An iteration ended on this lane (legacy HTTP: counts towards session churn); absent where that does nothing. */
+  endIteration?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -53,7 +53,7 @@ export class HttpDriver implements Driver {
     const ep = channel.client.endpoint;
     this.deadlines = new DeadlineList(opts.clock);
     const target = { dispatcher: ep.dispatcher, origin: ep.origin, path: ep.path, timeoutMs: opts.timeoutMs, deadlines: this.deadlines, clock: opts.clock };
-    this.fast = { shapes: new RequestShapes(ep.headers), send: (b, id) => postText(target, b.text, b.headers!, id) };
+    this.fast = { shapes: new RequestShapes(ep.headers), send: (b, id, sentUs) => postText(target, b.text, b.headers!, id, sentUs) };
     this.modernSession =
       era === 'modern'
         ? new McpSession(channel, { era, protocolVersion, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds() })
@@ -84,7 +84,6 @@ export class HttpDriver implements Driver {
         id,
         call: (c, t) => sendCall(session, this.fast.shapes, this.fast.send, c, t, clock),
         listen: (c, t, hold) => holdStream(session, c, t, clock, hold),
-        endIteration: async () => {},
         close: async () => {},
       };
     }

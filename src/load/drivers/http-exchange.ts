@@ -23,12 +23,15 @@ export interface HttpEndpoint {
   clock: Clock;
 }
 
-/** POST `text` with `headers` (flat name/value list); resolves with the answer, rejects with what undici reported. */
-export function postText(e: HttpEndpoint, text: string, headers: string[], id: number): Promise<CallResult> {
+/**
+ * POST `text` with `headers` (flat name/value list), sent at `sentUs` (the caller's clock read,
+ * taken just before); resolves with the answer, rejects with what undici reported.
+ */
+export function postText(e: HttpEndpoint, text: string, headers: string[], id: number, sentUs: number): Promise<CallResult> {
   return new Promise<CallResult>((resolve, reject) => {
     const ex = new LoadExchange(e, id, resolve, reject);
-    e.deadlines.add(ex, e.timeoutMs);
-    ex.sentUs = e.clock.nowUs();
+    e.deadlines.add(ex, e.timeoutMs, sentUs);
+    ex.sentUs = sentUs;
     e.dispatcher.dispatch(
       // undici's own timers off: the deadline above covers the whole exchange.
       { origin: e.origin, path: e.path, method: 'POST', headers, body: text, headersTimeout: 0, bodyTimeout: 0 },
@@ -37,13 +40,44 @@ export function postText(e: HttpEndpoint, text: string, headers: string[], id: n
   });
 }
 
+/** `content-type` as bytes, to find it among the raw response headers without decoding every name. */
+const CONTENT_TYPE = Buffer.from('content-type', 'latin1');
+
+function isContentType(name: Buffer | string): boolean {
+  if (typeof name === 'string') return name.toLowerCase() === 'content-type';
+  if (name.length !== CONTENT_TYPE.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i]!;
+    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== CONTENT_TYPE[i]) return false;
+  }
+  return true;
+}
+
+/** The `content-type` of raw headers as undici's `parseHeaders` gives it (repeated ones joined). */
+export function rawContentType(raw: readonly (Buffer | string)[]): string {
+  let out: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!isContentType(raw[i]!)) continue;
+    const v = raw[i + 1]!;
+    const text = typeof v === 'string' ? v : v.toString('latin1');
+    out = out === undefined ? text : `${out}, ${text}`;
+  }
+  return out ?? '';
+}
+
+/**
+ * undici's core calls handlers by the callbacks below (onConnect, onHeaders, onData, onComplete,
+ * onError); a handler of the newer shape (onRequestStart …) is wrapped per request in two objects
+ * and gets its headers as an object parsed from the raw ones. This one takes the raw headers and
+ * reads `content-type` only (docs/performance.md: a few % of the driver's CPU).
+ */
 class LoadExchange implements Dispatcher.DispatchHandler, Deadline {
   deadlineUs = 0;
   prevDeadline: Deadline | undefined = undefined;
   nextDeadline: Deadline | undefined = undefined;
   armed = false;
   sentUs = 0;
-  private controller: Dispatcher.DispatchController | undefined = undefined;
+  private abort: ((err?: Error) => void) | undefined = undefined;
   private timedOut: Error | undefined = undefined;
   private status = 0;
   private headersUs = 0;
@@ -62,29 +96,30 @@ class LoadExchange implements Dispatcher.DispatchHandler, Deadline {
   expire(): void {
     // What AbortSignal.timeout() reports: classified as a `timeout` like before.
     this.timedOut = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
-    this.controller?.abort(this.timedOut);
+    this.abort?.(this.timedOut);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.timedOut) controller.abort(this.timedOut);
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.timedOut) abort(this.timedOut);
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
-    if (statusCode < 200) return; // 1xx informational: the final response follows
+  onHeaders(statusCode: number, raw: Buffer[], _resume: () => void, _statusText: string): boolean {
+    if (statusCode < 200) return true; // 1xx informational: the final response follows
     this.headersUs = this.e.clock.nowUs();
     this.status = statusCode;
-    const ct = headers['content-type'];
-    this.contentType = ct === undefined ? '' : Array.isArray(ct) ? ct.join(', ') : ct;
+    this.contentType = rawContentType(raw);
     if (!this.contentType.startsWith('application/json')) this.reader = this.newReader();
+    return true;
   }
 
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     if (this.reader) this.reader.data(chunk);
     else (this.parts ??= []).push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(_trailers: string[] | null): void {
     this.e.deadlines.remove(this);
     try {
       this.resolve(this.result());
@@ -93,7 +128,7 @@ class LoadExchange implements Dispatcher.DispatchHandler, Deadline {
     }
   }
 
-  onResponseError(_c: Dispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     this.e.deadlines.remove(this);
     this.reject(err);
   }

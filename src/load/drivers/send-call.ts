@@ -10,8 +10,11 @@ import type { BuiltRequest, RequestShapes } from './request-shapes.js';
 import type { CallResult } from '../../client/call-result.js';
 import type { NameList } from '../preflight.js';
 
-/** Puts a built request on the wire of a driver; resolves with the answer, rejects on a transport failure. */
-export type SendBuilt = (b: BuiltRequest, id: number) => Promise<CallResult>;
+/**
+ * Puts a built request on the wire of a driver; resolves with the answer, rejects on a transport
+ * failure. `sentUs`: the clock read just before (a driver may take it as its send time).
+ */
+export type SendBuilt = (b: BuiltRequest, id: number, sentUs: number) => Promise<CallResult>;
 
 /** One call: built by `shapes` (once per step where it can be), sent by the driver's `send`. */
 export async function sendCall(
@@ -28,7 +31,7 @@ export async function sendCall(
   const labels = { step: c.step, method: c.method, tool: c.tool, intendedUs };
   const sentUs = clock.nowUs();
   try {
-    const r = await send(b, id);
+    const r = await send(b, id, sentUs);
     return { sample: sampleFromResult(labels, r), response: r.response, result: r };
   } catch (err) {
     const te = toTransportError(err, c.method);

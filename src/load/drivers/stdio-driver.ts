@@ -109,8 +109,9 @@ export class StdioDriver implements Driver {
   newLane(id: number): Lane {
     const proc = this.procs[id % this.procs.length]!;
     const { clock, timeoutMs } = this.opts;
-    const send = (proc.send ??= (b, reqId) => proc.client.requestText(reqId, b.text, b.progressToken, { timeoutMs }));
-    return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), endIteration: async () => {}, close: async () => {} };
+    const requestOpts = { timeoutMs };
+    const send = (proc.send ??= (b, reqId) => proc.client.requestText(reqId, b.text, b.progressToken, requestOpts));
+    return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), close: async () => {} };
   }
 
   listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {

@@ -49,11 +49,15 @@ async function runVu(phase: ClosedPhase, o: ClosedExecutorOptions, stats: PhaseS
   const limit = phase.iterations ?? Infinity;
   for (let k = 0; k < limit && !o.signal?.aborted; k++) {
     const index = k * phase.vus + vu;
-    if (k > 0) {
-      readyUs += thinkUs(phase, o.seed, o.phaseIndex, index);
+    // No think time: ready now, without a turn through an already resolved promise, and the
+    // clock read that ended the last iteration is this one's start (nothing ran in between).
+    let now = readyUs;
+    const think = k > 0 ? thinkUs(phase, o.seed, o.phaseIndex, index) : 0;
+    if (think > 0) {
+      readyUs += think;
       await o.scheduler.sleepUntil(readyUs);
     }
-    const now = o.scheduler.nowUs();
+    if (k === 0 || think > 0) now = o.scheduler.nowUs();
     if (readyUs >= endUs || now >= endUs) break;
     o.metrics.iterationStarted(stats, readyUs, now);
     try {
