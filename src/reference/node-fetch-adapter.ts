@@ -29,7 +29,20 @@ export interface AdaptedRequest {
 export type AdaptedFetch = (r: AdaptedRequest) => Promise<Response>;
 
 export function nodeFetchAdapter(fetch: AdaptedFetch, onerror: (err: Error) => void): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => void serve(fetch, onerror, req, res);
+  return (req, res) => {
+    serve(fetch, onerror, req, res).catch((err: unknown) => {
+      report(onerror, err);
+      res.destroy();
+    });
+  };
+}
+
+function report(onerror: (err: Error) => void, err: unknown): void {
+  try {
+    onerror(err instanceof Error ? err : new Error(String(err)));
+  } catch {
+    // reporting only
+  }
 }
 
 async function serve(fetch: AdaptedFetch, onerror: (err: Error) => void, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -38,6 +51,7 @@ async function serve(fetch: AdaptedFetch, onerror: (err: Error) => void, req: In
   res.on('close', () => {
     if (!finished) abort.abort();
   });
+  if (res.destroyed) abort.abort();
   let response: Response;
   let parsedBody: unknown;
   try {
@@ -57,11 +71,7 @@ async function serve(fetch: AdaptedFetch, onerror: (err: Error) => void, req: In
       response = await fetch({ request, parsedBody, withBody });
     }
   } catch (err) {
-    try {
-      onerror(err instanceof Error ? err : new Error(String(err)));
-    } catch {
-      // reporting only
-    }
+    report(onerror, err);
     response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: echoableId(parsedBody) }, { status: 500 });
   }
   const headers: Record<string, string> = {};
@@ -73,7 +83,12 @@ async function serve(fetch: AdaptedFetch, onerror: (err: Error) => void, req: In
     return;
   }
   if (!/^text\/event-stream/i.test(headers['content-type'] ?? '')) {
-    const bytes = Buffer.from(await response.arrayBuffer());
+    let bytes: Buffer | undefined;
+    try {
+      bytes = Buffer.from(await response.arrayBuffer());
+    } catch {
+      // the body failed (or was cancelled): end what was sent, as a failed stream does below
+    }
     finished = true;
     res.end(bytes);
     return;
