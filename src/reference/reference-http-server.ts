@@ -12,8 +12,9 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import { localhostHostValidation, localhostOriginValidation, toNodeHandler, type NodeServerResponseLike } from '@modelcontextprotocol/node';
+import { localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/node';
 import { LegacySessionHandler } from './legacy-session-handler.js';
+import { nodeFetchAdapter, type AdaptedRequest } from './node-fetch-adapter.js';
 import { createReferenceServerFactory } from './reference-mcp-server.js';
 import { resolveReference, type ReferenceServerOptions } from './reference-options.js';
 import { stallResponse } from './stalled-response.js';
@@ -53,13 +54,16 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
   behaviour.hub.setBus(modern.bus);
   const legacy = new LegacySessionHandler(factory, log, opts.maxLegacySessions);
 
-  const fetch = async (request: Request): Promise<Response> => {
-    const response = (await isLegacyRequest(request)) ? await legacy.fetch(request) : await modern.fetch(request);
+  // The body arrives parsed: the SDK classifies and serves it without reading the request again.
+  // A POST whose body is empty or not JSON is legacy (what isLegacyRequest answers for it).
+  const fetch = async ({ request, parsedBody, withBody }: AdaptedRequest): Promise<Response> => {
+    const isLegacy = request.method === 'POST' && parsedBody === undefined ? true : await isLegacyRequest(request, parsedBody);
+    const response = isLegacy ? await legacy.fetch(withBody()) : await modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
     return schedule ? stallResponse(response, schedule) : response;
   };
   const host = opts.host ?? '127.0.0.1';
   const path = opts.path ?? '/mcp';
-  const route = routeTo(path, toNodeHandler({ fetch }, { onerror }), isLoopback(host));
+  const route = routeTo(path, nodeFetchAdapter(fetch, onerror), isLoopback(host));
   let requests = 0;
   const server = createServer((req, res) => {
     requests++;
@@ -85,37 +89,16 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
  * Only `path` reaches MCP. On a loopback bind the SDK's Host/Origin guards run first (DNS
  * rebinding protection, what the SDK's framework adapters apply by default).
  */
-function routeTo(path: string, mcp: ReturnType<typeof toNodeHandler>, loopback: boolean): NodeHandler {
+function routeTo(path: string, mcp: NodeHandler, loopback: boolean): NodeHandler {
   const guards = loopback ? [localhostHostValidation(), localhostOriginValidation()] : [];
   return (req, res) => {
-    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    const pathname = req.url === path ? path : new URL(req.url ?? '/', 'http://x').pathname;
     if (pathname !== path) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the MCP endpoint is ${path}\n`);
       return;
     }
     for (const guard of guards) if (!guard(req, res)) return;
-    void mcp(req, flushingSseHeaders(res));
-  };
-}
-
-/**
- * `toNodeHandler` only calls `writeHead`, and Node sends headers with the first body byte. A
- * legacy GET stream has no first byte until an event (or the 15 s keep-alive), so clients and
- * taps waiting for the 200 would stall; SSE headers are therefore flushed at once.
- */
-function flushingSseHeaders(res: ServerResponse): NodeServerResponseLike {
-  return {
-    writeHead: (status, headers) => {
-      res.writeHead(status, headers);
-      if (/^text\/event-stream/i.test(headers?.['content-type'] ?? '')) res.flushHeaders();
-      return res;
-    },
-    write: (chunk) => res.write(chunk),
-    end: (chunk) => (chunk === undefined ? res.end() : res.end(chunk)),
-    on: (event, listener) => res.on(event, listener),
-    get destroyed() {
-      return res.destroyed;
-    },
+    mcp(req, res);
   };
 }
 

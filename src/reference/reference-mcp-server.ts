@@ -62,6 +62,8 @@ type RequestId = string | number;
 export class ReferenceMcpServer extends Server {
   /** In-flight requests ignoring cancellation -> whether a cancel was swallowed. Ids verbatim. */
   private readonly ignoring = new Map<RequestId, { cancelled: boolean; onCancel: () => void }>();
+  /** Tool calls running on this instance (one may outlive its exchange: a call ignoring a closed stream). */
+  toolCalls = 0;
 
   constructor(private readonly log: Logger) {
     super(
@@ -96,9 +98,27 @@ export class ReferenceMcpServer extends Server {
   }
 }
 
-/** The one factory both eras and both transports are served from. */
+/** Idle per-request instances kept for reuse, at most this many. */
+const MAX_IDLE_INSTANCES = 64;
+
+/**
+ * The one factory both eras and both transports are served from. A 2026-07-28 HTTP request gets an
+ * instance whose previous exchange is over: the SDK connects it to that request's transport alone
+ * and tears it down after, so building the same handlers anew for every request bought nothing.
+ * An instance goes back to the pool only when its exchange closed with no tool call still running
+ * on it; anything else (a legacy session, a stdio connection) gets an instance of its own.
+ */
 export function createReferenceServerFactory(behaviour: ReferenceBehaviour): McpServerFactory {
-  return (ctx) => buildReferenceServer(behaviour, ctx.era);
+  if (behaviour.transport === 'stdio') return (ctx) => buildReferenceServer(behaviour, ctx.era);
+  const idle: ReferenceMcpServer[] = [];
+  const pooled = (): ReferenceMcpServer => {
+    const server = buildReferenceServer(behaviour, 'modern');
+    server.onclose = () => {
+      if (server.toolCalls === 0 && server.transport === undefined && idle.length < MAX_IDLE_INSTANCES) idle.push(server);
+    };
+    return server;
+  };
+  return (ctx) => (ctx.era === 'legacy' ? buildReferenceServer(behaviour, 'legacy') : (idle.pop() ?? pooled()));
 }
 
 export function buildReferenceServer(behaviour: ReferenceBehaviour, era: 'legacy' | 'modern'): ReferenceMcpServer {
@@ -160,6 +180,7 @@ async function callTool(
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   if (!isReferenceTool(name)) throw new ProtocolError(ErrorCodes.InvalidParams, `Tool ${name} not found`);
+  server.toolCalls++;
   const startedAtUs = b.nowUs();
   const honor = honorsCancel(args, b.honorCancel);
   const token = ctx.mcpReq._meta?.progressToken;
@@ -185,6 +206,7 @@ async function callTool(
     }
     throw err;
   } finally {
+    server.toolCalls--;
     work?.end(outcome);
     ignore?.release();
     if (honor && ctx.mcpReq.signal.aborted) {

@@ -8,6 +8,7 @@
  * - reference-mcp-server.ts   the MCP surface (tools, resource, prompt) and cancellation policy
  * - reference-stdio.ts        stdio serving (`runReferenceStdio`)
  * - reference-http-server.ts  HTTP serving (`startReferenceHttpServer`), era dispatch
+ * - node-fetch-adapter.ts     Node request/response <-> the SDK's fetch face, the body read once
  * - legacy-session-handler.ts stateful 2025-era sessions over HTTP
  * - stall-schedule.ts, stalled-response.ts  the stall option
  * - work-tracker.ts           tool work in flight (the `in-flight` tool)

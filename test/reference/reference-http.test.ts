@@ -241,6 +241,37 @@ describe('reference HTTP server, 2026-07-28 era (SDK 2.x client)', () => {
       await own.close();
     }
   });
+
+  it('a call running on after its stream closed keeps its instance: later requests with its id get only their own answer', async () => {
+    const post = (params: Record<string, unknown>, signal?: AbortSignal) =>
+      fetch(server.url, {
+        method: 'POST',
+        ...(signal ? { signal } : {}),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': String(params.name),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'same',
+          method: 'tools/call',
+          params: { ...params, _meta: { ...MODERN_META, ...(params._meta as object) } },
+        }),
+      });
+    const ac = new AbortController();
+    const running = await post({ name: 'progress', arguments: { steps: 8, intervalMs: 25, honorCancel: false }, _meta: { progressToken: 'bg' } }, ac.signal);
+    await running.body!.getReader().read(); // the first progress event: the call is running
+    ac.abort();
+    // While it sends its remaining progress (to nowhere), same-id calls must stay plain JSON answers of their own.
+    for (let i = 0; i < 8; i++) {
+      const res = await post({ name: 'delay', arguments: { ms: 20 } });
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toMatchObject({ id: 'same', result: { content: [{ type: 'text', text: 'delayed 20 ms' }] } });
+    }
+  });
 });
 
 /** Polls `cond` every 20 ms for at most 5 s. */
