@@ -19,7 +19,7 @@ import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
 import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
-import { listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
 
 export interface StdioDriverOptions {
@@ -110,7 +110,14 @@ export class StdioDriver implements Driver {
     const proc = this.procs[id % this.procs.length]!;
     const { clock, timeoutMs } = this.opts;
     const send = (proc.send ??= (b, reqId) => proc.client.requestText(reqId, b.text, b.progressToken, { timeoutMs }));
-    return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), endIteration: async () => {}, close: async () => {} };
+    return {
+      id,
+      call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock),
+      // Lanes share their process: legacy, each listen sees the process's one stdout stream.
+      listen: (c, t, hold) => holdStream(proc.session, c, t, clock, hold),
+      endIteration: async () => {},
+      close: async () => {},
+    };
   }
 
   listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
