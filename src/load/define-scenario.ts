@@ -9,6 +9,8 @@
  *     async iteration(ctx) {
  *       const r = await ctx.tool('echo', { text: `hello ${ctx.iteration}` });
  *       ctx.check('echoed', r?.result !== undefined);
+ *       // Cancel mid-flight and judge the server, as a step's `cancel:` does:
+ *       await ctx.tool('progress', { steps: 40 }, { cancel: { afterProgress: 2, probe: 'in-flight' } });
  *     },
  *   });
  */

@@ -17,6 +17,7 @@ import type { LoadMetrics } from './metrics.js';
 import { iterationRandom, SALT } from './random.js';
 import type { CallOptions, IterationContext, Scenario, StepSpec } from './scenario.js';
 import type { StepPicker } from './step-mix.js';
+import { scriptCancel } from './scenario-cancel.js';
 
 export interface RunnerDeps {
   scenario: Scenario;
@@ -161,6 +162,7 @@ async function runScripted(d: RunnerDeps, lane: Lane, slot: IterationSlot): Prom
     const c: PreparedCall = { step: opts.step ?? tool ?? method, method, params, progress: opts.progress ?? false };
     if (tool !== undefined) c.tool = tool;
     if (opts.headers) c.headers = opts.headers;
+    if (opts.cancel) c.cancel = scriptCancel(opts.cancel);
     lastStep = c.step;
     const rec = await lane.call(c, intendedUs);
     record(d, rec);
