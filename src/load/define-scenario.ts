@@ -26,7 +26,10 @@ export interface ScenarioInput {
     | string
     | { url: string; headers?: Record<string, string>; connections?: number }
     | { command: string | string[]; args?: string[]; env?: Record<string, string>; cwd?: string; pool?: number }
-    | { reference: true | { transport?: 'http' | 'stdio'; stall?: string | { everyMs: number; forMs: number }; inProcess?: boolean }; pool?: number };
+    | {
+        reference: true | { transport?: 'http' | 'stdio'; stall?: string | { everyMs: number; forMs: number }; inProcess?: boolean; ignoreCancel?: boolean };
+        pool?: number;
+      };
   era?: 'legacy' | 'modern' | '2026-07-28' | 'detect';
   protocolVersion?: string;
   session?: { churn?: number };

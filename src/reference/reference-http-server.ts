@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler, type NodeServerResponseLike } from '@modelcontextprotocol/node';
 import { LegacySessionHandler } from './legacy-session-handler.js';
-import { createReferenceServerFactory } from './reference-mcp-server.js';
+import { ARRIVED_HEADER, createReferenceServerFactory } from './reference-mcp-server.js';
 import { resolveReference, type ReferenceServerOptions } from './reference-options.js';
 import { stallResponse } from './stalled-response.js';
 
@@ -63,6 +63,8 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
   let requests = 0;
   const server = createServer((req, res) => {
     requests++;
+    // When it arrived, for the progress notifications' _meta (a client's first-event accuracy).
+    req.headers[ARRIVED_HEADER] = String(behaviour.nowUs());
     route(req, res);
   });
   await listen(server, opts.port ?? 0, host);
