@@ -6,6 +6,7 @@
  * start; later calls of a scripted iteration from the moment the script issued them (they could
  * not have started earlier).
  */
+import { setMaxListeners } from 'node:events';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { applyChecks } from './checks.js';
 import type { DataTables } from './data-tables.js';
@@ -36,6 +37,8 @@ export interface RunnerDeps {
 
 export function createIterationRunner(d: RunnerDeps): IterationRunner {
   const steps = new StepCalls(d);
+  // Every held listen stream waits on the run's stop: one listener each, not a leak.
+  if (d.signal) setMaxListeners(0, d.signal);
   return async (slot) => {
     const lane = slot.vu >= 0 ? d.pool.forVu(slot.vu) : d.pool.acquire();
     try {
