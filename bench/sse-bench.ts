@@ -28,7 +28,9 @@ import { RecordingStore } from '../src/store/recording-store.js';
 import { PROGRESS_ARRIVED_META, PROGRESS_SENT_META, PROGRESS_STARTED_META } from '../src/reference/reference-server.js';
 import { HttpChannel } from '../src/client/mcp-channel.js';
 import { McpSession } from '../src/client/mcp-session.js';
-import { listeningUrl, MCPTAP, percentile, stopChild, table } from './bench-util.js';
+import { request as httpRequest, Agent } from 'node:http';
+import { systemClock } from '../src/util/clock.js';
+import { ECHO_CALL_HEADERS, listeningUrl, MCPTAP, percentile, stopChild, table } from './bench-util.js';
 
 const TTFE_DELAY_MS = 1000;
 
@@ -122,6 +124,65 @@ function streamOf(rec: CallRecord): Stream | undefined {
   };
 }
 
+/**
+ * The same streams from a bare `node:http` client that stamps its write and the first chunk and
+ * does nothing else: its "measured - server's actual" is the machine's loopback transit and
+ * scheduling, the floor under any client's figure; mcptap's own error is what it adds above it.
+ */
+async function bareClientStreams(url: string, n: number, overMs: number, warm: number): Promise<Stream[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: warm + 10 });
+  const one = (i: number, intervalMs: number): Promise<Stream | undefined> =>
+    new Promise((resolve) => {
+      const token = `bare-${i}-${intervalMs}`;
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: {
+          name: 'progress',
+          arguments: { steps: 1, intervalMs },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: token },
+        },
+      });
+      const req = httpRequest(url, { method: 'POST', agent, headers: { ...ECHO_CALL_HEADERS, 'mcp-name': 'progress' } }, (res) => {
+        let firstEventUs: number | undefined;
+        let text = '';
+        res.on('data', (b: Buffer) => {
+          firstEventUs ??= systemClock.nowUs();
+          text += b.toString('utf8');
+        });
+        res.on('end', () => {
+          const line = text.split('\n').find((l) => l.includes('notifications/progress'));
+          const meta = line ? (JSON.parse(line.slice(line.indexOf('{'))) as { params: { _meta: Record<string, number> } }).params._meta : undefined;
+          if (!meta || firstEventUs === undefined) return resolve(undefined);
+          resolve({
+            token,
+            sentUs,
+            firstEventUs,
+            arrivedAtUs: meta[PROGRESS_ARRIVED_META]!,
+            startedAtUs: meta[PROGRESS_STARTED_META]!,
+            serverSentUs: meta[PROGRESS_SENT_META]!,
+          });
+        });
+      });
+      req.on('error', () => resolve(undefined));
+      const sentUs = systemClock.nowUs();
+      req.end(body);
+    });
+  try {
+    // Connections first (the same calls, left out), then n arrivals spread over `overMs`.
+    await Promise.all(Array.from({ length: warm }, (_, i) => one(-1 - i, TTFE_DELAY_MS)));
+    const runs: Promise<Stream | undefined>[] = [];
+    for (let i = 0; i < n; i++) {
+      runs.push(one(i, TTFE_DELAY_MS));
+      await new Promise((r) => setTimeout(r, overMs / n));
+    }
+    return (await Promise.all(runs)).filter((x): x is Stream => x !== undefined);
+  } finally {
+    agent.destroy();
+  }
+}
+
 async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
   const args = `{ steps: 1, intervalMs: ${TTFE_DELAY_MS} }`;
   // 100 arrivals over the delay itself: all 100 streams are open at once when the last one starts.
@@ -147,6 +208,7 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
   const viaTap: Stream[] = [];
   const loadBefore = loadavg();
   await runLoad(scenarioFor(upstream, measured, args), raw(direct));
+  const bare = await bareClientStreams(upstream, 100, TTFE_DELAY_MS, WARM);
   const record = join(dir, 'ttfe.db');
   const tap = await startTap(upstream, record);
   try {
@@ -185,6 +247,10 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
     `tap recording: measured - server's actual`,
     tapSeen.map((x) => x.firstEventUs - x.sentUs - actual(x)),
     2000,
+  );
+  dist(
+    `bare node:http client: measured - server's actual (the floor)`,
+    bare.map((x) => x.firstEventUs - x.sentUs - actual(x)),
   );
   dist(
     `load engine, via tap: measured - server's actual (the tap's forwarding included)`,
