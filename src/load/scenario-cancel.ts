@@ -16,10 +16,10 @@ export function validateCancel(r: Reader, v: unknown, p: Path, script = false): 
   const afterProgress = r.num(o, 'afterProgress', p, { integer: true, min: 1 });
   const signal = o.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) return r.fail([...p, 'signal'], 'must be an AbortSignal (new AbortController().signal)');
-  if (afterMs !== undefined && afterProgress !== undefined) return r.fail(p, 'give after or afterProgress, not both');
-  if (signal === undefined && afterMs === undefined && afterProgress === undefined) {
+  const both = afterMs !== undefined && afterProgress !== undefined;
+  if (both || (signal === undefined && afterMs === undefined && afterProgress === undefined)) {
     const what = 'after (a duration, e.g. 300ms) or afterProgress (a count of progress notifications)';
-    return r.fail(p, script ? `give one of ${what}, or a signal` : `give one of ${what}`);
+    return r.fail(p, script ? `give one of ${what}, and/or a signal` : `give one of ${what}`);
   }
   const spec: CancelSpec = {
     close: r.bool(o, 'close', p) ?? false,
