@@ -15,7 +15,7 @@ export interface ChannelRequestOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
-  /** HTTP: the response headers arrived. */
+  /** HTTP: the response headers arrived; a stdio {@link McpChannel.stream}: it is open (status 200). */
   onHeaders?: (status: number, timeUs: number) => void;
 }
 
@@ -23,7 +23,10 @@ export interface McpChannel {
   readonly transport: 'http' | 'stdio';
   request(req: JsonRpcRequest, ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<CallResult>;
   notify(n: JsonRpcNotification, ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<void>;
-  /** Legacy HTTP: the session's standalone GET stream, read until it ends (absent on stdio). */
+  /**
+   * Legacy: the session's own server-to-client stream, read until it ends: HTTP, the standalone
+   * GET stream; stdio, the notifications on stdout that belong to no request.
+   */
   stream?(ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<CallResult>;
   /** Ends a legacy session (HTTP DELETE). No-op where sessions are not addressable. */
   endSession(ctx: HeaderContext): Promise<void>;
@@ -74,6 +77,17 @@ export class StdioChannel implements McpChannel {
 
   async notify(n: JsonRpcNotification): Promise<void> {
     this.client.send(n);
+  }
+
+  /** Notifications on stdout that belong to no request, until the signal aborts; open at once. */
+  stream(_ctx: HeaderContext, opts: ChannelRequestOptions = {}): Promise<CallResult> {
+    const onHeaders = opts.onHeaders;
+    return this.client.watch({
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      onMessage: opts.onMessage,
+      ...(onHeaders ? { onOpen: (t: number) => onHeaders(200, t) } : {}),
+    });
   }
 
   async endSession(): Promise<void> {}

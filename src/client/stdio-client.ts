@@ -48,6 +48,8 @@ export interface StdioRequestOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onMessage?: (message: JsonRpcMessage, timeUs: number) => void;
+  /** {@link McpStdioClient.watch}: the watcher is registered (notifications from now on reach it). */
+  onOpen?: (timeUs: number) => void;
 }
 
 class Pending implements Deadline {
@@ -69,6 +71,8 @@ class Pending implements Deadline {
   ) {}
 }
 
+const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
+
 /** Ids given up on that are remembered (their late answers are expected, not violations). */
 const MAX_GAVE_UP = 10_000;
 
@@ -82,6 +86,8 @@ export class McpStdioClient {
   private readonly decoder: NdjsonDecoder;
   private readonly clock: Clock;
   private readonly deadlines: DeadlineList;
+  /** {@link watch}ers: notifications that belong to no request in flight go to each of them. */
+  private readonly watchers = new Set<(m: JsonRpcNotification, t: number) => void>();
   private corked = false;
   private exitReason: string | undefined;
   private readonly exited: Promise<void>;
@@ -160,6 +166,36 @@ export class McpStdioClient {
     });
   }
 
+  /**
+   * The process's own notification stream, until `signal` aborts (rejects `aborted`), `timeoutMs`
+   * passes or the process exits: every notification that belongs to no request in flight (legacy
+   * list changes and resource updates arrive on stdout unsolicited) goes to `onMessage`. Never
+   * resolves: a stdout stream has no end but the process's.
+   */
+  watch(opts: StdioRequestOptions = {}): Promise<CallResult> {
+    if (this.exitReason) return Promise.reject(new TransportError('child_exit', this.exitReason));
+    return new Promise<CallResult>((_resolve, reject) => {
+      const ms = opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
+      const fn = (m: JsonRpcNotification, t: number): void => opts.onMessage?.(m, t);
+      let done = false;
+      const end = (err: TransportError): void => {
+        if (done) return;
+        done = true;
+        this.watchers.delete(fn);
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const onAbort = (): void => end(new TransportError('aborted', 'stream closed'));
+      const timer = setTimeout(() => end(new TransportError('timeout', `stream held past ${ms} ms`)), ms);
+      this.watchers.add(fn);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      void this.exited.then(() => end(new TransportError('child_exit', this.exitReason ?? 'server process exited')));
+      if (opts.signal?.aborted) onAbort();
+      else opts.onOpen?.(this.clock.nowUs());
+    });
+  }
+
   /** One line to stdin; lines of the same turn of the event loop leave in one write. */
   private write(line: string): void {
     const stdin = this.child.stdin!;
@@ -230,10 +266,22 @@ export class McpStdioClient {
   private onNotification(n: JsonRpcNotification, t: number): void {
     const token = (n.params as { progressToken?: unknown } | undefined)?.progressToken;
     const p = typeof token === 'string' || typeof token === 'number' ? this.byToken.get(idKey(token)) : undefined;
-    if (!p) return;
+    if (!p) return this.onStray(n, t);
     p.messages.push(n);
     p.eventTimes.push(t);
     p.onMessage?.(n, t);
+  }
+
+  /**
+   * A notification no progress token claims: a 2026-07-28 listen's (its `_meta` subscription id is
+   * the listen request's id), else one for the {@link watch}ers.
+   */
+  private onStray(n: JsonRpcNotification, t: number): void {
+    const meta = (n.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+    const sub = meta?.[SUBSCRIPTION_ID_META];
+    const p = typeof sub === 'string' || typeof sub === 'number' ? this.pending.get(idKey(sub)) : undefined;
+    if (p) return p.onMessage?.(n, t);
+    for (const w of this.watchers) w(n, t);
   }
 
   private answerServerRequest(req: JsonRpcRequest): void {

@@ -9,6 +9,8 @@
  *     async iteration(ctx) {
  *       const r = await ctx.tool('echo', { text: `hello ${ctx.iteration}` });
  *       ctx.check('echoed', r?.result !== undefined);
+ *       // Cancel mid-flight and judge the server, as a step's `cancel:` does:
+ *       await ctx.tool('progress', { steps: 40 }, { cancel: { afterProgress: 2, probe: 'in-flight' } });
  *     },
  *   });
  */
@@ -24,7 +26,10 @@ export interface ScenarioInput {
     | string
     | { url: string; headers?: Record<string, string>; connections?: number }
     | { command: string | string[]; args?: string[]; env?: Record<string, string>; cwd?: string; pool?: number }
-    | { reference: true | { transport?: 'http' | 'stdio'; stall?: string | { everyMs: number; forMs: number }; inProcess?: boolean }; pool?: number };
+    | {
+        reference: true | { transport?: 'http' | 'stdio'; stall?: string | { everyMs: number; forMs: number }; inProcess?: boolean; ignoreCancel?: boolean };
+        pool?: number;
+      };
   era?: 'legacy' | 'modern' | '2026-07-28' | 'detect';
   protocolVersion?: string;
   session?: { churn?: number };

@@ -6,6 +6,7 @@
  * start; later calls of a scripted iteration from the moment the script issued them (they could
  * not have started earlier).
  */
+import { setMaxListeners } from 'node:events';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { applyChecks } from './checks.js';
 import type { DataTables } from './data-tables.js';
@@ -17,6 +18,7 @@ import type { LoadMetrics } from './metrics.js';
 import { iterationRandom, SALT } from './random.js';
 import type { CallOptions, IterationContext, Scenario, StepSpec } from './scenario.js';
 import type { StepPicker } from './step-mix.js';
+import { scriptCancel } from './scenario-cancel.js';
 
 export interface RunnerDeps {
   scenario: Scenario;
@@ -35,6 +37,8 @@ export interface RunnerDeps {
 
 export function createIterationRunner(d: RunnerDeps): IterationRunner {
   const steps = new StepCalls(d);
+  // Every held listen stream waits on the run's stop: one listener each, not a leak.
+  if (d.signal) setMaxListeners(0, d.signal);
   const once = (lane: Lane, slot: IterationSlot): Promise<void> => (d.scenario.iteration ? runScripted(d, lane, slot) : runStep(d, steps, lane, slot));
   const iterate = async (lane: Lane, slot: IterationSlot): Promise<void> => {
     await once(lane, slot);
@@ -175,6 +179,7 @@ async function runScripted(d: RunnerDeps, lane: Lane, slot: IterationSlot): Prom
     const c: PreparedCall = { step: opts.step ?? tool ?? method, method, params, progress: opts.progress ?? false };
     if (tool !== undefined) c.tool = tool;
     if (opts.headers) c.headers = opts.headers;
+    if (opts.cancel) c.cancel = scriptCancel(opts.cancel);
     lastStep = c.step;
     const rec = await lane.call(c, intendedUs);
     record(d, rec);

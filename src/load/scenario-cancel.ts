@@ -1,20 +1,25 @@
-/** Validation of a step's `cancel:` block (see {@link CancelSpec}). */
+/** Validation of a step's `cancel:` block and a scripted call's `cancel` option (see {@link CancelSpec}). */
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from './duration.js';
 import type { CancelSpec } from './scenario.js';
-import type { Reader, Path } from './validation.js';
+import { issueLines, Reader, type Path } from './validation.js';
 
 const CANCEL = ['after', 'afterProgress', 'close', 'observe', 'grace', 'probe'];
 
 export const DEFAULT_OBSERVE_MS = 1000;
 export const DEFAULT_GRACE_MS = 50;
 
-export function validateCancel(r: Reader, v: unknown, p: Path): CancelSpec | undefined {
-  const o = r.obj(v, p, CANCEL);
+/** `script`: a scripted call's option, which may also (or only) carry an AbortSignal. */
+export function validateCancel(r: Reader, v: unknown, p: Path, script = false): CancelSpec | undefined {
+  const o = r.obj(v, p, script ? [...CANCEL, 'signal'] : CANCEL);
   if (!o) return undefined;
   const afterMs = cancelDuration(r, o, 'after', p);
   const afterProgress = r.num(o, 'afterProgress', p, { integer: true, min: 1 });
-  if ((afterMs === undefined) === (afterProgress === undefined)) {
-    return r.fail(p, 'give one of after (a duration, e.g. 300ms) or afterProgress (a count of progress notifications)');
+  const signal = o.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) return r.fail([...p, 'signal'], 'must be an AbortSignal (new AbortController().signal)');
+  const both = afterMs !== undefined && afterProgress !== undefined;
+  if (both || (signal === undefined && afterMs === undefined && afterProgress === undefined)) {
+    const what = 'after (a duration, e.g. 300ms) or afterProgress (a count of progress notifications)';
+    return r.fail(p, script ? `give one of ${what}, and/or a signal` : `give one of ${what}`);
   }
   const spec: CancelSpec = {
     close: r.bool(o, 'close', p) ?? false,
@@ -25,6 +30,15 @@ export function validateCancel(r: Reader, v: unknown, p: Path): CancelSpec | und
   if (afterProgress !== undefined) spec.afterProgress = afterProgress;
   const probe = r.str(o, 'probe', p);
   if (probe !== undefined) spec.probe = probe;
+  if (signal instanceof AbortSignal) spec.signal = signal;
+  return spec;
+}
+
+/** A scripted call's `cancel` option, checked like a step's `cancel:`; throws (a script error) when it is wrong. */
+export function scriptCancel(v: unknown): CancelSpec {
+  const r = new Reader();
+  const spec = validateCancel(r, v, ['cancel'], true);
+  if (!spec || r.issues.length) throw new Error(`ctx.call: bad cancel option:\n${issueLines('script', r.issues)}`);
   return spec;
 }
 

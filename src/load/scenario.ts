@@ -92,6 +92,8 @@ export interface CancelSpec {
   graceMs: number;
   /** A tool asked afterwards about the cancelled call's work (the reference server's `in-flight`). */
   probe?: string;
+  /** Scripted calls: cancel when this aborts (or at `afterMs` / `afterProgress`, whichever comes first). */
+  signal?: AbortSignal;
 }
 
 export interface StepSpec {
@@ -153,6 +155,24 @@ export interface CallOptions {
   step?: string;
   headers?: Record<string, string | null>;
   progress?: boolean;
+  /**
+   * Cancel the call mid-flight and judge what the server does, as a step's `cancel:` does:
+   * `{after: '300ms'}` or `{afterProgress: 2}` or `{signal}` (an AbortSignal the script aborts;
+   * with `after`/`afterProgress` too, whichever comes first), plus `observe`, `grace`, `probe`,
+   * `close`. The call is then reported in the result's cancellation section.
+   */
+  cancel?: ScriptCancel;
+}
+
+/** A scripted call's cancel option (durations with their unit, as in YAML). */
+export interface ScriptCancel {
+  after?: string;
+  afterProgress?: number;
+  signal?: AbortSignal;
+  observe?: string;
+  grace?: string;
+  probe?: string;
+  close?: boolean;
 }
 
 export type ScriptedIteration = (ctx: IterationContext) => Promise<void>;

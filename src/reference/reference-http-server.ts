@@ -15,7 +15,7 @@ import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
 import { localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/node';
 import { LegacySessionHandler } from './legacy-session-handler.js';
 import { nodeFetchAdapter, type AdaptedRequest } from './node-fetch-adapter.js';
-import { createReferenceServerFactory } from './reference-mcp-server.js';
+import { ARRIVED_HEADER, createReferenceServerFactory } from './reference-mcp-server.js';
 import { resolveReference, type ReferenceServerOptions } from './reference-options.js';
 import { stallResponse } from './stalled-response.js';
 
@@ -67,6 +67,8 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
   let requests = 0;
   const server = createServer((req, res) => {
     requests++;
+    // When it arrived, for the progress notifications' _meta (a client's first-event accuracy).
+    req.headers[ARRIVED_HEADER] = String(behaviour.nowUs());
     route(req, res);
   });
   await listen(server, opts.port ?? 0, host);

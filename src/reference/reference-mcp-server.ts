@@ -39,6 +39,10 @@ export const REFERENCE_PROMPT = 'greet';
 export const PROGRESS_STARTED_META = 'io.mcptap/startedAtUs';
 /** On each progress notification of a reference tool: when the server sent it, epoch µs. */
 export const PROGRESS_SENT_META = 'io.mcptap/sentAtUs';
+/** On each progress notification of a reference tool over HTTP: when the HTTP request arrived, epoch µs. */
+export const PROGRESS_ARRIVED_META = 'io.mcptap/arrivedAtUs';
+/** Request header the HTTP server sets on arrival (epoch µs) for {@link PROGRESS_ARRIVED_META}; a client's own is overwritten. */
+export const ARRIVED_HEADER = 'x-mcptap-arrived-us';
 
 export interface ReferenceBehaviour {
   /** Default for the tools' `honorCancel` argument (default true). */
@@ -190,7 +194,7 @@ async function callTool(
   ctx.mcpReq.signal.addEventListener('abort', () => work?.cancelSeen(), { once: true });
   const runCtx: ToolRunContext = {
     signal: honor ? ctx.mcpReq.signal : new AbortController().signal,
-    progress: progressSender(ctx, b, startedAtUs),
+    progress: progressSender(ctx, b, startedAtUs, arrivedAtUs(ctx)),
     cancelIgnored: () => (ignore?.cancelled() ?? false) || (!honor && ctx.mcpReq.signal.aborted),
     work: work ?? { unit: () => undefined },
     inFlight: (key) => inFlightReport(b.work, key),
@@ -235,17 +239,24 @@ function endResponseStream(server: ReferenceMcpServer, id: RequestId): void {
   transport?.closeSSEStream?.(id);
 }
 
+/** When the HTTP request arrived (the server's stamp, {@link ARRIVED_HEADER}); undefined on stdio. */
+function arrivedAtUs(ctx: ServerContext): number | undefined {
+  const v = Number(ctx.http?.req?.headers.get(ARRIVED_HEADER) ?? NaN);
+  return Number.isFinite(v) ? v : undefined;
+}
+
 /**
  * Progress goes out only when the request asked for it; a failed send never fails the tool. Each
  * carries when the tool started and when it was sent (epoch µs), so a client can tell its own
  * timing error from the server's timer lateness ({@link PROGRESS_STARTED_META}).
  */
-function progressSender(ctx: ServerContext, b: ReferenceBehaviour, startedAtUs: number): ToolRunContext['progress'] {
+function progressSender(ctx: ServerContext, b: ReferenceBehaviour, startedAtUs: number, arrivedUs: number | undefined): ToolRunContext['progress'] {
   const token = ctx.mcpReq._meta?.progressToken;
   return async (progress, total, message) => {
     if (token === undefined) return;
     try {
-      const _meta = { [PROGRESS_STARTED_META]: startedAtUs, [PROGRESS_SENT_META]: b.nowUs() };
+      const _meta: Record<string, number> = { [PROGRESS_STARTED_META]: startedAtUs, [PROGRESS_SENT_META]: b.nowUs() };
+      if (arrivedUs !== undefined) _meta[PROGRESS_ARRIVED_META] = arrivedUs;
       await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message, _meta } });
     } catch (err) {
       b.logger.debug(`reference: progress notification not sent: ${(err as Error).message}`);

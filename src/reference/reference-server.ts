@@ -23,6 +23,7 @@ export {
   REFERENCE_PROMPT,
   PROGRESS_STARTED_META,
   PROGRESS_SENT_META,
+  PROGRESS_ARRIVED_META,
   ReferenceMcpServer,
   createReferenceServerFactory,
   type ReferenceBehaviour,

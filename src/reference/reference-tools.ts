@@ -76,12 +76,18 @@ export const REFERENCE_TOOLS: readonly Tool[] = [
   ),
   tool(
     'trigger',
-    'Sends `count` notifications of kind `notification` (tools, prompts, resources: list_changed; resource: resources/updated for `uri`) every `intervalMs` to every listener (subscriptions/listen streams, legacy GET streams, the stdio connection), each stamped with _meta["io.mcptap/firedAtUs"]; answers with the stamps.',
+    'Sends `count` notifications of kind `notification` (tools, prompts, resources: list_changed; resource: resources/updated for `uri`) every `intervalMs`, the first after `delayMs`, to every listener (subscriptions/listen streams, legacy GET streams, the stdio connection), each stamped with _meta["io.mcptap/firedAtUs"]; answers with the stamps.',
     {
       notification: { type: 'string', enum: Object.keys(TRIGGER_METHODS) },
       uri: { type: 'string' },
       count: { type: 'integer', minimum: 1, maximum: MAX_TRIGGER_COUNT },
       intervalMs: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
+      delayMs: {
+        type: 'integer',
+        minimum: 0,
+        maximum: MAX_DELAY_MS,
+        description: 'Wait before the first (default 0): lets listeners that share the caller open first.',
+      },
     },
   ),
 ];
@@ -147,9 +153,10 @@ async function runTrigger(args: Record<string, unknown>, ctx: ToolRunContext): P
   const uri = str(args, 'uri', 'mcptap://reference/info');
   const count = int(args, 'count', 1, MAX_TRIGGER_COUNT);
   const intervalMs = int(args, 'intervalMs', 0, MAX_DELAY_MS);
+  const delayMs = int(args, 'delayMs', 0, MAX_DELAY_MS);
   const fired: Fired[] = [];
   for (let i = 0; i < count; i++) {
-    if (i > 0) await sleep(intervalMs, undefined, { signal: ctx.signal });
+    if (i > 0 || delayMs > 0) await sleep(i > 0 ? intervalMs : delayMs, undefined, { signal: ctx.signal });
     fired.push(await ctx.trigger(kind as TriggerKind, uri));
   }
   return structured({ method: TRIGGER_METHODS[kind as TriggerKind], fired });

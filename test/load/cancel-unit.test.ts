@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, type CancelObservation } from '../../src/load/cancel-stats.js';
 import { parseThreshold } from '../../src/load/thresholds.js';
+import { scriptCancel } from '../../src/load/scenario-cancel.js';
 import { scenario } from './scenario-fixtures.js';
 
 const head = 'target: { reference: true }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\n';
@@ -110,5 +111,17 @@ describe('the cancel section', () => {
     expect(merged.stopDelay.summary.count).toBe(6);
     expect(merged.evidence[0]).toMatch(/^ignored: /);
     expect(merged.evidence).toHaveLength(5);
+  });
+});
+
+describe("a scripted call's cancel option", () => {
+  it('takes a signal alone or with after, with durations as strings, and says what is wrong', () => {
+    const signal = new AbortController().signal;
+    expect(scriptCancel({ signal })).toMatchObject({ signal, observeMs: 1000, graceMs: 50, close: false });
+    expect(scriptCancel({ signal, after: '300ms', probe: 'in-flight' })).toMatchObject({ signal, afterMs: 300, probe: 'in-flight' });
+    expect(() => scriptCancel({ signal: 'soon' })).toThrow(/cancel\.signal: must be an AbortSignal/);
+    expect(() => scriptCancel({ after: '1s', afterProgress: 1 })).toThrow(/give one of after .* and\/or a signal/);
+    expect(() => scriptCancel({ observe: '1s' })).toThrow(/give one of after/);
+    expect(() => scriptCancel({ after: 300 })).toThrow(/cancel\.after: 300 has no unit/);
   });
 });

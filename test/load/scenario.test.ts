@@ -138,7 +138,16 @@ steps: [ { tool: echo } ]
 
 describe('scenario files', () => {
   it('loads the example scenarios', async () => {
-    for (const f of ['demo.yaml', 'closed-model.yaml', 'open-ramp.yaml', 'scripted.ts', 'server-everything.yaml', 'replay.yaml']) {
+    for (const f of [
+      'demo.yaml',
+      'closed-model.yaml',
+      'open-ramp.yaml',
+      'scripted.ts',
+      'server-everything.yaml',
+      'replay.yaml',
+      'cancel-scripted.ts',
+      'listen-stdio.yaml',
+    ]) {
       const s = await loadScenarioFile(path.join(ROOT, 'scenarios', f));
       expect(s.phases.length).toBeGreaterThan(0);
     }

@@ -89,6 +89,8 @@ Examples:
   mcptap load scenarios/open-ramp.yaml --shard 2/4 --json shard-2.json
   mcptap load scenarios/replay.yaml      # a recording (from: tap.db) replayed on its schedule, then at 2x
   mcptap load scenarios/cancel.yaml      # cancel calls mid-flight: does the server stop? (cancel: honoured)
+  mcptap load scenarios/cancel-scripted.ts   # a script cancels calls (by its own AbortSignal, or after 100ms)
+  mcptap load scenarios/listen-stdio.yaml     # listens held on a stdio server while it fires notifications
   mcptap merge-results shard-*.json --junit thresholds.xml
   mcptap load scenarios/open-ramp.yaml --metrics :9465      # live metrics to scrape (dashboards/mcptap-load.json)
   mcptap load scenarios/open-ramp.yaml --otlp http://localhost:9090/api/v1/otlp   # pushed to Prometheus' OTLP receiver`,

@@ -80,10 +80,15 @@ export async function sendCancellableCall(
   let result: CallResult | undefined;
   let failure: TransportError | undefined;
   try {
-    result = await session.send(req, { headers: c.headers, signal: stream.signal, onMessage });
+    const sending = session.send(req, { headers: c.headers, signal: stream.signal, onMessage });
+    // A script's own signal (already aborted: cancel right after the send).
+    if (spec.signal?.aborted) fire();
+    else spec.signal?.addEventListener('abort', fire, { once: true });
+    result = await sending;
   } catch (err) {
     failure = toTransportError(err, c.method);
   }
+  spec.signal?.removeEventListener('abort', fire);
   ended = true;
   const endUs = clock.nowUs();
   clearTimeout(afterTimer);

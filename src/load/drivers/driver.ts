@@ -47,7 +47,7 @@ export interface Lane {
   /**
    * Hold a `listen` step's stream open until `stop` aborts, handing every message to `onMessage`.
    * `held`: it lasted until the stop; otherwise `rec` says how it failed or ended early. Absent
-   * where the transport has no such stream (stdio).
+   * where the transport has no such stream.
    */
   listen?(c: PreparedCall, intendedUs: number, hold: StreamHold): Promise<{ held: boolean; rec?: CallRecord }>;
   /** An iteration ended on this lane (legacy HTTP: counts towards session churn); absent where that does nothing. */

@@ -40,8 +40,8 @@ export async function sendCall(
 }
 
 /**
- * A `listen` step's stream: `subscriptions/listen` (modern) or the session's GET stream (legacy),
- * held until `hold.stop`. Stopping it is the normal end (`held`); an answer or failure before
+ * A `listen` step's stream: `subscriptions/listen` (modern), or the session's own stream (legacy:
+ * the GET stream over HTTP, the process's unsolicited notifications on stdio), held until `hold.stop`. Stopping it is the normal end (`held`); an answer or failure before
  * that is recorded as a sample of the step.
  */
 export async function holdStream(
@@ -51,7 +51,8 @@ export async function holdStream(
   clock: Clock,
   hold: StreamHold,
 ): Promise<{ held: boolean; rec?: CallRecord }> {
-  const labels = { step: c.step, method: session.era === 'modern' ? c.method : 'GET stream', intendedUs };
+  const legacyStream = session.channel.transport === 'stdio' ? 'stdout stream' : 'GET stream';
+  const labels = { step: c.step, method: session.era === 'modern' ? c.method : legacyStream, intendedUs };
   const sentUs = clock.nowUs();
   const opts = { signal: hold.stop, timeoutMs: hold.maxMs, onMessage: hold.onMessage, onHeaders: hold.onHeaders };
   try {

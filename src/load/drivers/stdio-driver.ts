@@ -19,7 +19,7 @@ import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
 import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
-import { listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
+import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
 
 export interface StdioDriverOptions {
@@ -111,7 +111,13 @@ export class StdioDriver implements Driver {
     const { clock, timeoutMs } = this.opts;
     const requestOpts = { timeoutMs };
     const send = (proc.send ??= (b, reqId) => proc.client.requestText(reqId, b.text, b.progressToken, requestOpts));
-    return { id, call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock), close: async () => {} };
+    return {
+      id,
+      call: (c, t) => sendCall(proc.session, this.shapes, send, c, t, clock),
+      // Lanes share their process: legacy, each listen sees the process's one stdout stream.
+      listen: (c, t, hold) => holdStream(proc.session, c, t, clock, hold),
+      close: async () => {},
+    };
   }
 
   listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
