@@ -13,7 +13,8 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { Pool } from 'undici';
+import { createRequire } from 'node:module';
+import type { Pool } from 'undici';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import { Redactor } from '../redact/redactor.js';
@@ -25,6 +26,13 @@ import { ListenerGuard, isLoopbackHost, isWildcardHost } from './listener-guard.
 import { sendTapError, TAP_ERROR_CODE, UpstreamHealth } from './upstream-failure.js';
 
 /** Limits on what clients send (documented in the README's HTTP tap section, tested in test/tap/http-hostile.test.ts). */
+/**
+ * undici's Pool module alone: undici's index also loads fetch, WebSocket, the cache and the mock
+ * agent, most of what undici costs a tap's start-up (docs/performance.md); a test checks it is
+ * undici's own `Pool`.
+ */
+export const UndiciPool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof Pool;
+
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
@@ -156,7 +164,7 @@ class HttpTapServer implements HttpTap {
     if (this.guard.hostCheckOff) this.logger.warn(`listening on ${this.host} without --allowed-host: the Host check (DNS rebinding protection) is off`);
     else if (!isLoopbackHost(this.host) && !isWildcardHost(this.host)) this.logger.info(`listening on a non-loopback address (${this.host})`);
     const connectTimeout = opts.connectTimeoutMs ?? 10_000;
-    this.pool = new Pool(this.upstream.origin, { connections: null, pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: connectTimeout } });
+    this.pool = new UndiciPool(this.upstream.origin, { connections: null, pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: connectTimeout } });
     const redactor = opts.redactor ?? new Redactor({ headers: opts.redactHeaders ?? [] });
     // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
     const redact = (text: string) => redactor.redactText(text);
