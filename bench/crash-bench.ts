@@ -100,15 +100,15 @@ export async function runCrashBench(argv: string[]): Promise<string> {
     const server = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
     for (const [n, at] of killTimes(kills).entries()) {
       outcomes.push(await killOnce({ ...run, transport: 'stdio', server, dir, name: `crash-stdio-${n}.db`, killAtMs: at }));
-      process.stderr.write(`crash: stdio ${n + 1}/${kills}\n`);
+      process.stderr.write(`crash: stdio ${n + 1}/${kills} ${JSON.stringify(outcomes.at(-1))}\n`);
     }
     for (const [n, at] of killTimes(kills).entries()) {
       outcomes.push(await killOnce({ ...run, transport: 'http', server: upstream.url, dir, name: `crash-http-${n}.db`, killAtMs: at }));
-      process.stderr.write(`crash: http ${n + 1}/${kills}\n`);
+      process.stderr.write(`crash: http ${n + 1}/${kills} ${JSON.stringify(outcomes.at(-1))}\n`);
     }
   } finally {
     upstream.stop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 }); // an indexer may still be completing a recording there
   }
   const moments = { file: 'when the recording file appeared', 'first-answer': "the host's first answer", none: "the tap's start" }[from ?? 'none'];
   return `${summarize(outcomes)}\nkill moments from ${moments}; indexer waited for up to ${indexerWaitMs / 1000} s per kill; load average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)} on the run's start and end`;
@@ -132,6 +132,6 @@ export async function runChurnBench(argv: string[]): Promise<string> {
     const r = await stdioChurn(MCPTAP, server, join(dir, 'churn.db'), cycles, progress, parallel);
     return `${churnSummary(r)}\nload average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)} on the run's start and end`;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 }); // an indexer may still be completing a recording there
   }
 }

@@ -170,6 +170,6 @@ export async function runStartupBench(): Promise<string> {
   } finally {
     await stopChild(upstreamProc, 'SIGTERM');
     await otlp.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 }); // an indexer may still be completing a recording there
   }
 }

@@ -225,11 +225,15 @@ export class PipelineThread implements PipelineInput {
     const gap = this.loss.chunkGap(c);
     if (gap) this.queue(gap, undefined);
     this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
+    if (this.spoolHere && c.direction === 's2c') this.flush();
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
     if (!this.worker && origin.direction === 's2c') this.bootSoon();
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
+    // Until the worker has the spool, an answer is spooled in the turn it was forwarded in: on a starved
+    // machine a flush timer can fire hundreds of ms late, and a kill meanwhile would lose it.
+    if (this.spoolHere && origin.direction === 's2c') this.flush();
   }
 
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
