@@ -3,9 +3,12 @@
  * bench (crash-bench.ts) and the crash test (test/tap/crash.test.ts) share.
  *
  * Loss, as measured: the host (this process) stamps each answer as it arrives. After the kill, the
- * exchanges in the recording that have their response are compared with the answers the host got
- * before it sent SIGKILL; the loss is the span from the first such answer missing in the recording
- * to the last answer before the kill (0 when none is missing), and the count of answers missing.
+ * recording indexer (which outlives the tap and completes the recording from its spool) is waited
+ * for until it exits, within a bound: what it had not indexed by then is "not indexed yet", not lost,
+ * and the outcome says so. Then the exchanges in the recording that have their response are
+ * compared with the answers the host got before it sent SIGKILL; the loss is the span from the first
+ * such answer missing in the recording to the last answer before the kill (0 when none is
+ * missing), and the count of answers missing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -30,8 +33,12 @@ export interface KillOutcome {
   integrity: string;
   /** `mcptap ls --json` says the recording is not complete. */
   markedIncomplete: boolean;
-  /** How long after the kill the recording was ended by the indexer, ms. */
+  /** How long after the kill the recording was ended by the indexer, ms (NaN: not within the wait). */
   endedAfterMs: number;
+  /** How long after the kill the last indexer process exited, ms; NaN when one still ran after the bounded wait (then the loss is not known). */
+  indexerExitMs: number;
+  /** Indexer processes seen (0: the tap was killed before it spawned one). */
+  indexers: number;
   /** Processes of the tap's tree (server, indexer) still alive once the recording was ended. */
   leftProcesses: string[];
   /** Files of this recording left in /dev/shm, the temp dir or beside the recording. */
@@ -94,18 +101,19 @@ export function leftFiles(dir: string, base: string): string[] {
   return out;
 }
 
-/** Waits (bounded) until the recording in `db` has an end; returns how long that took, or NaN. */
-async function waitEnded(db: string, ms: number, indexers: number[]): Promise<number> {
+/**
+ * Waits (bounded by `ms`) until every indexer process has exited, noting when the recording in `db`
+ * got its end: [ms until the end, ms until the indexers exited], each NaN when not within the wait.
+ */
+async function waitIndexed(db: string, ms: number, indexers: number[]): Promise<[number, number]> {
   const t0 = performance.now();
-  while (performance.now() - t0 < ms) {
-    // No file and no indexer left to make one: nothing will end.
-    if (!existsSync(db) && !indexers.some(alive)) return NaN;
-    if (existsSync(db)) {
+  let ended = NaN;
+  for (;;) {
+    if (Number.isNaN(ended) && existsSync(db)) {
       try {
         const store = RecordingStore.open(db);
         try {
-          const r = store.listRecordings()[0];
-          if (r?.endedUs !== undefined) return performance.now() - t0;
+          if (store.listRecordings()[0]?.endedUs !== undefined) ended = performance.now() - t0;
         } finally {
           store.close();
         }
@@ -113,9 +121,10 @@ async function waitEnded(db: string, ms: number, indexers: number[]): Promise<nu
         /* being created */
       }
     }
+    if (!indexers.some(alive)) return [ended, performance.now() - t0];
+    if (performance.now() - t0 >= ms) return [ended, NaN];
     await sleep(50);
   }
-  return NaN;
 }
 
 /** What `mcptap ls --json FILE` says: complete or not (undefined when it fails). */
@@ -152,6 +161,8 @@ function recordedIds(db: string): Set<number> | undefined {
 /** A host driving a tap: `send()` keeps `window` requests in flight; answer times by id. */
 export interface Driver {
   answeredAt: Map<number, number>;
+  /** Resolves when the first answer is stamped. */
+  firstAnswer: Promise<void>;
   stop(): void;
 }
 
@@ -160,6 +171,8 @@ export function driveStdio(mcptap: string, server: string[], db: string, env: No
   const tap = spawn(process.execPath, [mcptap, 'stdio', '--record', db, ...flags, '--', ...server], { stdio: ['pipe', 'pipe', 'pipe'], env });
   tap.stderr!.on('data', () => {});
   const answeredAt = new Map<number, number>();
+  let answered!: () => void;
+  const firstAnswer = new Promise<void>((r) => (answered = r));
   let next = 1;
   let stopped = false;
   const sendMore = () => {
@@ -177,11 +190,12 @@ export function driveStdio(mcptap: string, server: string[], db: string, env: No
       const m = /"id":(\d+)/.exec(l);
       if (m) answeredAt.set(Number(m[1]), now);
     }
+    if (answeredAt.size > 0) answered();
     sendMore();
   });
   tap.stdin!.on('error', () => {});
   sendMore();
-  return { tap, driver: { answeredAt, stop: () => (stopped = true) } };
+  return { tap, driver: { answeredAt, firstAnswer, stop: () => (stopped = true) } };
 }
 
 /** HTTP: `mcptap http --record DB` in front of `upstream`, 8 keep-alive connections, 4 requests each in flight. */
@@ -195,6 +209,8 @@ async function driveHttp(mcptap: string, upstream: string, db: string, env: Node
   const { origin, pathname } = new URL(url);
   const pool = new Pool(origin, { connections: 8, pipelining: 1 });
   const answeredAt = new Map<number, number>();
+  let answered!: () => void;
+  const firstAnswer = new Promise<void>((r) => (answered = r));
   let next = 1;
   let stopped = false;
   const one = async (): Promise<void> => {
@@ -209,7 +225,10 @@ async function driveHttp(mcptap: string, upstream: string, db: string, env: Node
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         });
         await res.body.text();
-        if (!stopped && res.statusCode === 200) answeredAt.set(id, performance.now());
+        if (!stopped && res.statusCode === 200) {
+          answeredAt.set(id, performance.now());
+          answered();
+        }
       } catch {
         return; // the tap is gone
       }
@@ -220,6 +239,7 @@ async function driveHttp(mcptap: string, upstream: string, db: string, env: Node
     tap,
     driver: {
       answeredAt,
+      firstAnswer,
       stop: () => {
         stopped = true;
         void pool.destroy();
@@ -235,13 +255,16 @@ export interface KillRun {
   server: string[] | string;
   dir: string;
   name: string;
-  /** When to kill, ms after the tap's start (or after the recording file appeared, with `afterFile`). */
+  /** When to kill, ms after the tap's start (or after the moment `from` names). */
   killAtMs: number;
-  /** Count `killAtMs` from when the recording file exists (the indexer is up), waited for at most 60 s. */
-  afterFile?: boolean;
+  /**
+   * Count `killAtMs` from when the recording file exists (the indexer is up), or from when the host
+   * got its first answer, instead of from the tap's start; waited for at most 60 s.
+   */
+  from?: 'file' | 'first-answer';
   env?: NodeJS.ProcessEnv;
-  /** How long to wait for the indexer to end the recording after the kill (ms). */
-  endWaitMs?: number;
+  /** How long to wait for the indexer to complete the recording and exit after the kill (ms; default 120 s). */
+  indexerWaitMs?: number;
 }
 
 /** Starts a recording tap, drives it, SIGKILLs it `killAtMs` after its start, and checks what is left. */
@@ -254,20 +277,24 @@ export async function killOnce(run: KillRun): Promise<KillOutcome> {
   const exited = new Promise<void>((r) => tap.once('exit', () => r()));
   // Sample the tree until the kill: the indexer starts late, the server early.
   const tree = new Map<number, string>();
-  if (run.afterFile) while (!existsSync(db) && performance.now() - t0 < 60_000) await sleep(20);
-  const killAt = (run.afterFile ? performance.now() : t0) + run.killAtMs;
-  while (performance.now() < killAt) {
+  const sample = () => {
     for (const p of descendants(tap.pid!)) tree.set(p.pid, p.cmd);
+  };
+  if (run.from === 'file') while (!existsSync(db) && performance.now() - t0 < 60_000) await sleep(20);
+  if (run.from === 'first-answer') await Promise.race([driver.firstAnswer, sleep(60_000)]);
+  const killAt = (run.from ? performance.now() : t0) + run.killAtMs;
+  while (performance.now() < killAt) {
+    sample();
     await sleep(Math.min(20, Math.max(0, killAt - performance.now())));
   }
-  for (const p of descendants(tap.pid!)) tree.set(p.pid, p.cmd);
+  sample();
   const killedAt = performance.now();
   tap.kill('SIGKILL');
   driver.stop();
   const answered = [...driver.answeredAt].filter(([, t]) => t <= killedAt);
   await exited;
   const indexers = [...tree].filter(([, cmd]) => cmd.includes('indexer')).map(([pid]) => pid);
-  const endedAfterMs = await waitEnded(db, run.endWaitMs ?? 30_000, indexers);
+  const [endedAfterMs, indexerExitMs] = await waitIndexed(db, run.indexerWaitMs ?? 120_000, indexers);
   // The server's and indexer's exits follow the recording's end by a moment.
   const until = performance.now() + 5000;
   while ([...tree.keys()].some(alive) && performance.now() < until) await sleep(50);
@@ -303,6 +330,8 @@ export async function killOnce(run: KillRun): Promise<KillOutcome> {
     integrity,
     markedIncomplete: complete === false,
     endedAfterMs,
+    indexerExitMs,
+    indexers: indexers.length,
     leftProcesses,
     leftFiles: leftFiles(run.dir, run.name),
   };

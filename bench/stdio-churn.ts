@@ -3,7 +3,9 @@
  * server, one call goes through it, its stdin is closed (the server exits, the tap closes its
  * recording and exits). Every tap records into the same file. Before and after: this process's
  * open descriptors and heap, the processes below it, and the entries of /dev/shm and the temp
- * directory that name the recording (the spool's, SQLite's). Shared by `npm run bench -- churn`
+ * directory that name the recording (the spool's, SQLite's). `concurrency` cycles run at once,
+ * each lane one cycle after another into a file of its own (`db` with `-laneN`): lanes sharing one
+ * file would measure SQLite's write lock, not start and stop. Shared by `npm run bench -- churn`
  * and test/tap/stdio-churn.test.ts.
  */
 import { spawn } from 'node:child_process';
@@ -15,6 +17,10 @@ import { descendants, leftFiles } from './crash-kill.js';
 
 export interface ChurnResult {
   cycles: number;
+  /** Cycles run at once. */
+  concurrency: number;
+  /** Wall time of the whole run, ms. */
+  wallMs: number;
   answered: number;
   /** Taps that exited 0. */
   cleanExits: number;
@@ -54,34 +60,55 @@ function cycle(mcptap: string, server: string[], db: string, id: number): Promis
   return new Promise((resolve) => tap.once('exit', (code) => resolve({ code, answered })));
 }
 
-export async function stdioChurn(mcptap: string, server: string[], db: string, cycles: number, onCycle?: (n: number) => void): Promise<ChurnResult> {
+export async function stdioChurn(
+  mcptap: string,
+  server: string[],
+  db: string,
+  cycles: number,
+  onCycle?: (n: number) => void,
+  concurrency = 1,
+): Promise<ChurnResult> {
   const before = { fds: fds(), heap: heapMiB(), entries: entries() };
   let answered = 0;
   let cleanExits = 0;
+  let started = 0;
+  let done = 0;
   const cycleMs: number[] = [];
-  for (let n = 1; n <= cycles; n++) {
-    const t0 = performance.now();
-    const r = await cycle(mcptap, server, db, n);
-    cycleMs.push(performance.now() - t0);
-    if (r.answered) answered++;
-    if (r.code === 0) cleanExits++;
-    onCycle?.(n);
-  }
+  const t0 = performance.now();
+  const lanes = Math.max(1, Math.min(concurrency, cycles));
+  const dbs = Array.from({ length: lanes }, (_, i) => (lanes === 1 ? db : db.replace(/(\.db)?$/, `-lane${i}$1`)));
+  const lane = async (file: string): Promise<void> => {
+    while (started < cycles) {
+      const n = ++started;
+      const t = performance.now();
+      const r = await cycle(mcptap, server, file, n);
+      cycleMs.push(performance.now() - t);
+      if (r.answered) answered++;
+      if (r.code === 0) cleanExits++;
+      onCycle?.(++done);
+    }
+  };
+  await Promise.all(dbs.map(lane));
+  const wallMs = performance.now() - t0;
   // The last indexer may outlive its tap by a moment (it completes the recording, then exits).
   for (let i = 0; i < 100 && descendants(process.pid).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  const store = RecordingStore.open(db);
   let recordings = 0;
   let complete = 0;
-  try {
-    for (const r of store.listRecordings()) {
-      recordings++;
-      if (r.endedUs !== undefined && r.meta?.incomplete === undefined) complete++;
+  for (const file of dbs) {
+    const store = RecordingStore.open(file);
+    try {
+      for (const r of store.listRecordings()) {
+        recordings++;
+        if (r.endedUs !== undefined && r.meta?.incomplete === undefined) complete++;
+      }
+    } finally {
+      store.close();
     }
-  } finally {
-    store.close();
   }
   return {
     cycles,
+    concurrency,
+    wallMs,
     answered,
     cleanExits,
     recordings,
@@ -90,7 +117,7 @@ export async function stdioChurn(mcptap: string, server: string[], db: string, c
     heapMiB: { before: before.heap, after: heapMiB() },
     shmAndTmp: { before: before.entries, after: entries() },
     leftProcesses: descendants(process.pid).map((p) => `${p.pid} ${p.cmd}`),
-    leftFiles: leftFiles(dirname(db), basename(db)).filter((f) => !f.endsWith('-wal') && !f.endsWith('-shm')),
+    leftFiles: dbs.flatMap((f) => leftFiles(dirname(f), basename(f))).filter((f) => !f.endsWith('-wal') && !f.endsWith('-shm')),
     cycleMs,
   };
 }
@@ -106,7 +133,7 @@ export function churnSummary(r: ChurnResult): string {
     r.leftProcesses.length === 0 &&
     r.leftFiles.length === 0;
   return [
-    `${r.cycles} start/stop cycles of mcptap stdio --record (one call each, one recording file):`,
+    `${r.cycles} start/stop cycles of mcptap stdio --record (one call each, ${r.concurrency} at a time, a recording file per lane, ${(r.wallMs / 1000).toFixed(0)} s):`,
     `  answered ${r.answered}, exit 0 ${r.cleanExits}, recordings ${r.recordings} (complete ${r.complete})`,
     `  this process: fds ${r.fds.before} -> ${r.fds.after}, heap after GC ${r.heapMiB.before.toFixed(1)} -> ${r.heapMiB.after.toFixed(1)} MiB`,
     `  /dev/shm + temp dir entries (machine-wide, other work included): ${r.shmAndTmp.before} -> ${r.shmAndTmp.after}`,

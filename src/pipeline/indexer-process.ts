@@ -34,9 +34,12 @@ if (!process.send) throw new Error('indexer-process.ts runs as a child process w
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {});
 // The tap is gone before it said where the spool is: nothing to keep. Once it has, the spool is
 // indexed whenever the tap goes (tapGone), even before the recording is open. Gone is this
-// process's stdin (a pipe only the tap holds) ending, or the IPC channel closing.
+// process's stdin (a pipe only the tap holds) ending, or the IPC channel closing. Until `start` is
+// read only stdin's end counts: a tap killed a moment after spawning this process leaves `start`
+// (and what it spooled) in the pipe, while the channel's close may be heard first.
 let onDisconnect: () => void = () => process.exit(1);
-process.on('disconnect', () => onDisconnect());
+let startRead = false;
+process.on('disconnect', () => startRead && onDisconnect());
 let finished = false;
 /** Messages that come while the recording is being opened: handled once it is. */
 const early: ToIndexer[] = [];
@@ -139,6 +142,7 @@ function readStart(): Promise<IndexerStart> {
         if (m.type !== 'start') onMessage(m);
         else if (!started) {
           started = true;
+          startRead = true;
           // Set here, not after the await: the pipe's end may be said before the awaiting code runs.
           onDisconnect = () => {
             tapLeftEarly = true;

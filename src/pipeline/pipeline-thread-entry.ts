@@ -1,8 +1,10 @@
 /**
  * Entry of the pipeline worker thread (see pipeline-thread.ts). Per batch of the tap's ops:
  * - with a recording, the batch is appended to the spool (spool.ts) and the recording indexer
- *   (recording-indexer.ts, a thread at the lowest priority) builds the recording from it when the
- *   CPU allows: recording costs the busy machine one cipher pass and one write per batch;
+ *   (recording-indexer.ts, a process at the lowest priority) builds the recording from it when the
+ *   CPU allows: recording costs the busy machine one cipher pass and one write per batch. The tap's
+ *   thread created both at its start and spooled until this thread took over (indexer-relay.ts);
+ *   batches it spooled come marked `spooled`, for live telemetry only;
  * - with telemetry, the batch is applied at once to a Pipeline feeding the OTel sinks (spans and
  *   metrics are live);
  * then the batch is acknowledged.
@@ -16,8 +18,7 @@
  * closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { dirname } from 'node:path';
-import { McptapError, toWireError, type McptapErrorCode } from '../errors.js';
+import { toWireError, type McptapErrorCode } from '../errors.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
@@ -26,9 +27,9 @@ import { lowerThreadPriority } from '../util/thread-priority.js';
 import { applyWireOps, splitWireBatch } from './apply-wire-ops.js';
 import { decodeWireOps, encodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
-import { RecordingIndexer } from './recording-indexer.js';
+import { RelayedIndexer } from './indexer-relay.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
-import { SpoolWriter, spoolPlace } from './spool.js';
+import { SpoolWriter, type SpoolHandover } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js';
 
 /** Once the indexer has caught up, a spool file using more space (disk or RAM) than this is emptied. */
@@ -52,7 +53,7 @@ let droppedByTap = 0;
 
 interface Recording {
   spool: SpoolWriter;
-  indexer: RecordingIndexer;
+  indexer: RelayedIndexer;
   /**
    * Batches waiting for room in the spool, oldest first; unacknowledged. A batch too large for the
    * spool waits as several parts, acknowledged with its last (`part`).
@@ -89,72 +90,53 @@ async function openLive(): Promise<Live | undefined | false> {
 }
 
 /**
- * Creates the spool and spawns the indexer with it, without waiting for the recording to open:
- * batches are spooled from now on, and a tap killed from here on leaves them to the indexer.
+ * The spool and the indexer, which the tap's thread created at its start (indexer-relay.ts): this
+ * thread writes on where that one stopped, and talks to the indexer through it.
  */
-function openRecording(): Recording | undefined | false {
-  const opts = data.recording;
-  if (!opts) return undefined;
-  const path = opts.path;
-  let spool: SpoolWriter;
-  const capacity = opts.spoolBytes;
-  const place = spoolPlace(path, capacity, opts.spoolDir);
-  try {
-    spool = new SpoolWriter(path, capacity, place);
-    logger.debug(`recording spool: ${capacity} bytes at most, ${place.inMemory ? 'in RAM' : 'on disk'} (${place.dir}), encrypted`);
-  } catch (err) {
-    const where = place.dir !== dirname(path) ? ` (its spool goes to ${place.dir}; MCPTAP_SPOOL_DIR picks another place)` : '';
-    failedStart(new McptapError('MCPTAP_RECORD_OPEN', `cannot record to ${path}${where}: ${(err as Error).message}`));
-    return false;
-  }
-  try {
-    // Set at once (below); the indexer reports nothing before batches are spooled, which needs `rec`.
-    let rec: Recording | undefined;
-    const { telemetry: _telemetry, ...recordOnly } = data.sinks;
-    const indexer = RecordingIndexer.spawn({
-      fd: spool.fd,
-      key: spool.key,
-      capacity: spool.capacity,
-      sinks: { ...recordOnly, record: path, requireRecording: opts.required, lockWaitMs: opts.lockWaitMs, spanIdSeed },
-      logLevel: data.logLevel,
-      clockOrigin: data.clockOrigin,
-      ...maxLine,
-      // --require-recording must learn at once that recording fails, not after the traffic: no lag.
-      maxLagMs: opts.required ? 0 : opts.indexLagMs,
-      nice: opts.indexerNice,
-      logger,
-      onIndexed: () => rec && spoolWaiting(rec),
-      onFatal: (err) => send({ type: 'fatal', message: err.message }),
-    });
-    rec = { spool, indexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
-    return rec;
-  } catch (err) {
-    spool.close();
-    failedStart(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${(err as Error).message}`));
-    return false;
-  }
+function openRecording(given: { handover: SpoolHandover; indexed: number }): Recording {
+  const spool = SpoolWriter.takeOver(given.handover);
+  // Set at once (below); the indexer reports nothing before batches are spooled, which needs `rec`.
+  let rec: Recording | undefined;
+  const indexer = new RelayedIndexer(
+    (call) => send({ type: 'indexer', call }),
+    given.indexed,
+    () => rec && spoolWaiting(rec),
+  );
+  rec = { spool, indexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
+  return rec;
 }
 
 /** The recording could not be opened: what came meanwhile is acknowledged, not spooled (the tap is told why at once). */
 let startFailed = false;
-const recording = openRecording();
-const live = recording === false ? false : await openLive();
-if (live === false || recording === false) {
-  if (live) await live.sinks.close();
+/** Set once the tap's thread hands the spool over (asked for first thing, below). */
+let recording: Recording | undefined;
+let spoolGiven = (): void => {};
+const spoolTaken = data.recording ? new Promise<void>((resolve) => (spoolGiven = resolve)) : Promise.resolve();
+// Messages are only queued in the port's handler and handled on the next turn: a sender posting
+// while this thread is inside a message handler can wait for the handler to return (measured
+// with a handler busy 3 ms per message: the sender's postMessage took up to 3.2 ms; with the
+// work moved out of the handler, at most 0.13 ms). They wait until the sinks are open.
+const inbox: ToWorker[] = [];
+let handle: (() => void) | undefined;
+port.on('message', (m: ToWorker) => {
+  // At once, in order: the batches before it were spooled by the tap's thread, those after it are this thread's to spool.
+  if (m.type === 'spool') {
+    recording = openRecording(m);
+    spoolGiven();
+  } else if (inbox.push(m) === 1 && handle) setImmediate(handle);
+});
+if (data.recording) send({ type: 'take-spool' });
+const live = await openLive();
+if (live === false) {
   if (recording) {
     recording.indexer.abandon('the telemetry could not start');
     recording.spool.close();
   }
   port.close();
 } else {
-  // Messages are only queued in the port's handler and handled on the next turn: a sender posting
-  // while this thread is inside a message handler can wait for the handler to return (measured
-  // with a handler busy 3 ms per message: the sender's postMessage took up to 3.2 ms; with the
-  // work moved out of the handler, at most 0.13 ms).
-  const inbox: ToWorker[] = [];
-  port.on('message', (m: ToWorker) => {
-    if (inbox.push(m) === 1) setImmediate(() => handleAll(inbox, live, recording));
-  });
+  handle = () => handleAll(inbox, live, recording);
+  if (inbox.length > 0) setImmediate(handle);
+  await spoolTaken;
   // Batches are spooled while the indexer opens the recording; the tap hears `ready` once it has.
   const opened = recording
     ? await recording.indexer.ready.then(
@@ -183,7 +165,7 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
       }
       if (l) applyWireOps(l.pipeline, decodeWireOps(ops), bytes);
       // Without live decoding nothing keeps a view of the buffer once it is spooled: it goes back for reuse.
-      if (rec) {
+      if (rec && !m.spooled) {
         // Rare (a spool set smaller than a burst's batch): the batch is spooled in parts that fit.
         if (m.length + m.opsLength > rec.spool.maxRecordBytes) {
           const parts = splitWireBatch(decodeWireOps(ops), bytes, Math.max(1, rec.spool.maxRecordBytes >>> 1));
@@ -193,6 +175,8 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
         } else rec.waiting.push({ seq: m.seq, ops, bytes, ...(l ? {} : { buffer: m.bytes }) });
         spoolWaiting(rec);
       } else send({ type: 'ack', seq: m.seq });
+    } else if (m.type === 'indexer') {
+      rec?.indexer.event(m.event);
     } else if (m.type === 'close') {
       void closeAll(l, rec, m.incomplete)
         .then((lines) => send({ type: 'closed', lines }))

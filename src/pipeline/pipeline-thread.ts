@@ -29,6 +29,8 @@ import { BatchBuffers } from './batch-buffers.js';
 import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
+import { TapSpool } from './indexer-relay.js';
+import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { Op, type FromWorker, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
 
 export interface PipelineThreadOptions {
@@ -99,6 +101,20 @@ export class PipelineThread implements PipelineInput {
   /** The thread answered `ready` or `failed` (or died first). */
   private started = false;
   private fatalSent = false;
+  /**
+   * With a recording: its spool and indexer, made at once (indexer-relay.ts). This thread appends
+   * to the spool until the worker is up and takes it (`spoolHere`), so a kill in the first moments
+   * loses no more than one flush delay of traffic.
+   */
+  private readonly tapSpool: TapSpool | undefined;
+  private spoolHere: boolean;
+  /** The worker decodes live telemetry: it needs the batches this thread spooled too. */
+  private readonly liveInWorker: boolean;
+  /**
+   * Messages waiting to be posted, in order: all of them until the worker exists; then the ones
+   * this thread could not spool (and everything after them) until the worker has the spool.
+   */
+  private readonly held: ToWorker[] = [];
 
   /** Starts the thread and waits until its sinks are open: a recording that cannot be opened fails here. */
   static async start(opts: PipelineThreadOptions): Promise<PipelineThread> {
@@ -122,7 +138,7 @@ export class PipelineThread implements PipelineInput {
     return thread;
   }
 
-  private constructor(private readonly opts: PipelineThreadOptions) {
+  private constructor(private opts: PipelineThreadOptions) {
     let settle: { resolve: () => void; reject: (err: McptapError) => void } | undefined;
     this.ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     // Nobody may wait for it (a tap that does not): a failure is said through die() all the same.
@@ -133,6 +149,22 @@ export class PipelineThread implements PipelineInput {
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
+    this.liveInWorker = opts.sinks.telemetry !== undefined;
+    if (opts.recording) {
+      // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
+      if (opts.sinks.spanIdSeed === undefined) this.opts = { ...opts, sinks: { ...opts.sinks, spanIdSeed: SeededSpanIds.randomSeed() } };
+      const { telemetry: _telemetry, ...recordOnly } = this.opts.sinks;
+      this.tapSpool = TapSpool.open({
+        recording: opts.recording,
+        sinks: recordOnly,
+        logLevel: opts.logLevel,
+        clockOrigin: systemClockOrigin,
+        ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+        logger: opts.logger,
+        onFatal: (err) => this.opts.onFatal?.(err),
+      });
+    }
+    this.spoolHere = this.tapSpool !== undefined;
   }
 
   /** The server answered: boot once the answer is on its way (not inside the tap's forwarding turn). */
@@ -157,6 +189,8 @@ export class PipelineThread implements PipelineInput {
     };
     const worker = new Worker(threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js'), {
       workerData: data,
+      // The worker closes the spool's descriptor, which this thread opened (indexer-relay.ts).
+      trackUnmanagedFds: false,
       stdout: false,
       stderr: false,
     });
@@ -170,6 +204,7 @@ export class PipelineThread implements PipelineInput {
       if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `the pipeline thread exited (code ${code}) before its sinks were open`));
       else if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
     });
+    this.postHeld();
     // Referenced until the sinks are up (a caller may be waiting for `ready`); then only while batches are in flight.
     this.flush();
   }
@@ -190,11 +225,15 @@ export class PipelineThread implements PipelineInput {
     const gap = this.loss.chunkGap(c);
     if (gap) this.queue(gap, undefined);
     this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
+    if (this.spoolHere && c.direction === 's2c') this.flush();
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
     if (!this.worker && origin.direction === 's2c') this.bootSoon();
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
+    // Until the worker has the spool, an answer is spooled in the turn it was forwarded in: on a starved
+    // machine a flush timer can fire hundreds of ms late, and a kill meanwhile would lose it.
+    if (this.spoolHere && origin.direction === 's2c') this.flush();
   }
 
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
@@ -224,12 +263,15 @@ export class PipelineThread implements PipelineInput {
    */
   close(incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
+      this.tapSpool?.hurry();
       this.boot();
       this.flush();
       this.closedWith = resolve;
       if (this.dead) return resolve(this.loss.lines(this.dead));
       this.worker!.ref();
-      this.post({ type: 'close', ...(incomplete ? { incomplete } : {}) });
+      // Behind whatever waits for the worker to take the spool (it closes the recording).
+      this.held.push({ type: 'close', ...(incomplete ? { incomplete } : {}) });
+      this.postHeld();
     });
     return this.closing;
   }
@@ -271,8 +313,8 @@ export class PipelineThread implements PipelineInput {
       this.batch.append(bytes);
     }
     if (this.batch.length >= FLUSH_BYTES) this.flush();
-    // Not booted yet: boot() flushes what waits; no timer until then.
-    else if (!this.scheduled && this.worker) {
+    // Not booted yet and nothing to spool here: boot() flushes what waits; no timer until then.
+    else if (!this.scheduled && (this.worker || this.spoolHere)) {
       this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
       // Posting is owed only to a caller that will close() (which flushes): never keep the process up for it.
       this.scheduled.unref();
@@ -290,8 +332,8 @@ export class PipelineThread implements PipelineInput {
       this.scheduled = undefined;
     }
     const worker = this.worker;
-    // Not booted yet: the batch grows (within the queue's bound) until it is.
-    if (this.opCount === 0 || this.dead || !worker) return;
+    // Not booted yet, nothing spooled here: the batch grows (within the queue's bound) until it is.
+    if (this.opCount === 0 || this.dead || (!worker && !this.spoolHere)) return;
     // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
     // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
     const at = this.batch.length;
@@ -308,10 +350,42 @@ export class PipelineThread implements PipelineInput {
       droppedTotal: this.loss.dropped.chunks + this.loss.dropped.messages,
     };
     this.opCount = 0;
+    if (this.spoolHere && this.tapSpool!.append(buf.subarray(at, at + opsLength), buf.subarray(0, at))) {
+      msg.spooled = true;
+      // In the recording's hands already; without live telemetry the worker has nothing to do with it.
+      if (!this.liveInWorker) return this.batch.handedBack(msg.bytes);
+    }
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
+    if (!worker || this.held.length > 0 || (this.spoolHere && !msg.spooled)) {
+      this.held.push(msg);
+      return;
+    }
     if (this.inFlight.size === 1) worker.ref();
     this.post(msg, [msg.bytes]);
+  }
+
+  /** Posts the held messages that may go now: all once the worker has the spool, else those this thread spooled. */
+  private postHeld(): void {
+    if (!this.worker || this.dead) return;
+    let posted = false;
+    while (this.held.length > 0) {
+      const m = this.held[0]!;
+      if (this.spoolHere && !(m.type === 'batch' && m.spooled)) break;
+      this.held.shift();
+      posted = true;
+      this.post(m, m.type === 'batch' ? [m.bytes] : []);
+    }
+    if (posted) this.worker.ref();
+  }
+
+  /** The worker is up and asks for the spool: from here on it spools. */
+  private handSpoolOver(): void {
+    if (!this.spoolHere || this.dead) return;
+    this.spoolHere = false;
+    const given = this.tapSpool!.handOver((event) => this.post({ type: 'indexer', event }));
+    this.post({ type: 'spool', ...given });
+    this.postHeld();
   }
 
   private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
@@ -339,6 +413,10 @@ export class PipelineThread implements PipelineInput {
       if (this.inFlight.size === 0 && !this.closedWith && this.started) this.worker!.unref();
     } else if (m.type === 'fatal') {
       this.opts.onFatal?.(new Error(m.message));
+    } else if (m.type === 'take-spool') {
+      this.handSpoolOver();
+    } else if (m.type === 'indexer') {
+      this.tapSpool?.call(m.call);
     } else if (m.type === 'handed-over') {
       this.handOver();
     } else if (m.type === 'closed') {
@@ -369,6 +447,10 @@ export class PipelineThread implements PipelineInput {
     this.ops.reset();
     this.opCount = 0;
     this.batch.drop();
+    this.held.length = 0;
+    // The indexer completes the recording from the spool, as when the tap is killed.
+    this.spoolHere = false;
+    this.tapSpool?.release();
     if (this.closedWith) this.closedWith(this.loss.lines(this.dead));
   }
 }

@@ -71,6 +71,8 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   nice?: number;
   onIndexed?: (position: number) => void;
   onFatal?: (err: Error) => void;
+  /** The child has gone (closed, failed or died); said before `onIndexed` tells waiters. */
+  onGone?: (why: string) => void;
 }
 
 /**
@@ -80,15 +82,71 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
  */
 export const SPOOLED_EVERY_MS = 40;
 
-export class RecordingIndexer {
+/** What the pipeline worker needs of the indexer, whether it talks to it itself or through the tap's thread (indexer-relay.ts). */
+export interface IndexerHandle {
+  /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
+  readonly ready: Promise<void>;
+  /** The child has opened the recording (or failed to). */
+  readonly opened: boolean;
+  /** False once the child has gone: nothing more will be indexed. */
+  readonly alive: boolean;
+  /** How far the spool is in the recording (bytes of spool). */
+  readonly indexed: number;
+  spooled(end: number, pressed?: boolean): void;
+  close(end: number, endedUs: number, incomplete?: string): Promise<string[]>;
+  abandon(why: string): void;
+}
+
+/**
+ * "Spooled up to `end`", said at most once per {@link SPOOLED_EVERY_MS} (the first time at once,
+ * then what came since in one message); becoming pressed is said at once.
+ */
+export class SpooledNotices {
+  private end = 0;
+  private pressed = false;
+  private at = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly say: (end: number, pressed: boolean) => void) {}
+
+  /** The last end noted (said or not yet). */
+  get last(): number {
+    return this.end;
+  }
+
+  note(end: number, pressed: boolean): void {
+    const nowPressed = pressed && !this.pressed;
+    this.end = end;
+    this.pressed = pressed;
+    if (this.timer && !nowPressed) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const wait = nowPressed ? 0 : this.at + SPOOLED_EVERY_MS - performance.now();
+    if (wait <= 0) this.sayNow();
+    else {
+      this.timer = setTimeout(this.sayNow, wait);
+      this.timer.unref();
+    }
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private readonly sayNow = (): void => {
+    this.timer = undefined;
+    this.at = performance.now();
+    this.say(this.end, this.pressed);
+  };
+}
+
+export class RecordingIndexer implements IndexerHandle {
   private position = 0;
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
   private dead: string | undefined;
-  private spooledEnd = 0;
-  private spooledPressed = false;
-  private spooledAt = -Infinity;
-  private spooledTimer: NodeJS.Timeout | undefined;
+  private readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
 
@@ -105,7 +163,7 @@ export class RecordingIndexer {
    * indexer, which opens the recording and indexes it all the same.
    */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
-    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd, key, ...rest } = opts;
+    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd, key, ...rest } = opts;
     const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
     // Not detached: a session of its own would be a scheduling group of its own (Linux autogroup),
     // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
@@ -156,44 +214,35 @@ export class RecordingIndexer {
 
   /**
    * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
-   * {@link SPOOLED_EVERY_MS} (the first time at once, then what came since in one message): each
-   * message wakes the indexer process, which only notes it while traffic flows, and a tap posts a
-   * batch every few milliseconds. Becoming pressed is said at once.
+   * {@link SPOOLED_EVERY_MS} ({@link SpooledNotices}): each message wakes the indexer process, which
+   * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
    */
   spooled(end: number, pressed = false): void {
     if (this.dead || this.closing) return;
-    const nowPressed = pressed && !this.spooledPressed;
-    this.spooledEnd = end;
-    this.spooledPressed = pressed;
-    if (this.spooledTimer && !nowPressed) return;
-    clearTimeout(this.spooledTimer);
-    this.spooledTimer = undefined;
-    const wait = nowPressed ? 0 : this.spooledAt + SPOOLED_EVERY_MS - performance.now();
-    if (wait <= 0) this.postSpooled();
-    else {
-      this.spooledTimer = setTimeout(this.postSpooled, wait);
-      this.spooledTimer.unref();
-    }
+    this.notices.note(end, pressed);
   }
 
-  private readonly postSpooled = (): void => {
-    this.spooledTimer = undefined;
-    this.spooledAt = performance.now();
-    if (!this.dead && !this.closing) this.post({ type: 'spooled', end: this.spooledEnd, ...(this.spooledPressed ? { pressed: true } : {}) });
-  };
+  /** The same, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
+  spooledNow(end: number, pressed = false): void {
+    if (!this.dead && !this.closing) this.post({ type: 'spooled', end, ...(pressed ? { pressed: true } : {}) });
+  }
 
   /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
       this.closedWith = resolve;
       this.closeEnd = end;
-      clearTimeout(this.spooledTimer);
+      this.notices.cancel();
       if (this.dead) return resolve([this.incompleteLine(this.dead)]);
-      // Traffic is over: the child need not yield any more (it raises its other threads itself).
-      if (this.child.pid !== undefined) restorePriority(this.child.pid);
+      this.hurry();
       this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
     });
     return this.closing;
+  }
+
+  /** Traffic is over: the child need not yield any more (it raises its other threads itself once told to close). */
+  hurry(): void {
+    if (this.child.pid !== undefined && !this.dead) restorePriority(this.child.pid);
   }
 
   /** Gives up on the child (it stopped making progress): the recording ends where it got to. */
@@ -201,6 +250,22 @@ export class RecordingIndexer {
     if (this.dead) return;
     this.child.kill('SIGKILL');
     this.die(why);
+  }
+
+  /** The child keeps this process running no longer (whoever needs the recording waits for it otherwise). */
+  unref(): void {
+    this.child.unref();
+    (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  /**
+   * The tap's side is gone without closing (the pipeline worker died): the child completes the
+   * recording with every whole record of the spool, as when the tap is killed.
+   */
+  release(): void {
+    if (this.dead || this.closing) return;
+    this.child.stdin!.destroy();
+    if (this.child.connected) this.child.disconnect();
   }
 
   /** One message on the child's stdin: [u32 length][v8-serialized]. */
@@ -241,6 +306,8 @@ export class RecordingIndexer {
   private die(why: string, say = true): void {
     if (this.dead) return;
     this.dead = why;
+    this.notices.cancel();
+    this.opts.onGone?.(why);
     if (!this.isReady) {
       // It never opened the recording: that is the start's failure, said by whoever waits for `ready`.
       this.isReady = true;
@@ -258,7 +325,7 @@ export class RecordingIndexer {
 
   /** What a dead indexer left out: everything spooled past what it had indexed. */
   private incompleteLine(why: string): string {
-    const dropped = (this.closeEnd ?? this.spooledEnd) - this.position;
+    const dropped = (this.closeEnd ?? this.notices.last) - this.position;
     return `recording incomplete: ${why}${dropped > 0 ? `; ${dropped} bytes of traffic spooled before then were dropped (never indexed)` : ''}`;
   }
 }

@@ -168,8 +168,9 @@ const DEFAULT_TELEMETRY_NICE = 5;
 
 /**
  * The pipeline thread boots when the server first answers, or after this long: a host starting a
- * server waits for its first answer, and the sinks' start-up (a thread, the OpenTelemetry SDK, the
- * indexer process) would compete with the server's for the CPU (docs/performance.md, start-up).
+ * server waits for its first answer, and the sinks' start-up (a thread, the OpenTelemetry SDK) would
+ * compete with the server's for the CPU (docs/performance.md, start-up). A recording's spool and
+ * its indexer process (niced) start at once: the tap's thread spools until the thread is up.
  */
 const BOOT_DEADLINE_MS = 2000;
 

@@ -15,6 +15,7 @@ import type { ClockOrigin } from '../util/clock.js';
 import type { LogLevel } from '../util/logger.js';
 import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
 import type { RecordingOptions } from './recording-options.js';
+import type { SpoolHandover } from './spool.js';
 import type { TapSinkOptions } from './sink-setup.js';
 
 export const enum Op {
@@ -59,6 +60,18 @@ export interface PipelineWorkerData {
   recording?: RecordingOptions;
 }
 
+/** What the pipeline worker asks of the recording indexer, whose process the tap's thread owns (indexer-relay.ts). */
+export type IndexerCall =
+  { kind: 'spooled'; end: number; pressed: boolean } | { kind: 'close'; end: number; endedUs: number; incomplete?: string } | { kind: 'abandon'; why: string };
+
+/** What the recording indexer said, relayed to the pipeline worker. */
+export type IndexerEvent =
+  | { kind: 'ready' }
+  | ({ kind: 'failed' } & WireError)
+  | { kind: 'indexed'; position: number }
+  | { kind: 'gone'; why: string }
+  | { kind: 'closed'; lines: string[] };
+
 export type ToWorker =
   | {
       type: 'batch';
@@ -71,8 +84,16 @@ export type ToWorker =
       length: number;
       opsLength: number;
       droppedTotal: number;
+      /** Already in the spool (the tap's thread spooled it before this worker was up): for live telemetry only. */
+      spooled?: true;
     }
-  | { type: 'close'; incomplete?: string };
+  | { type: 'close'; incomplete?: string }
+  /**
+   * With a recording: its spool, which the tap's thread created at its start and wrote until now
+   * (indexer-relay.ts), and how far its indexer had got. Batches after this one are not spooled yet.
+   */
+  | { type: 'spool'; handover: SpoolHandover; indexed: number }
+  | { type: 'indexer'; event: IndexerEvent };
 
 export type FromWorker =
   | { type: 'ready'; metricsUrl?: string }
@@ -83,6 +104,9 @@ export type FromWorker =
   | { type: 'closed'; lines: string[] }
   /** Closing: every batch is in the spool and the indexer was told to end the recording; it finishes it even if this process dies now. */
   | { type: 'handed-over' }
+  | { type: 'indexer'; call: IndexerCall }
+  /** The worker is up and spools from now on: the tap's thread hands the spool over (`spool`). */
+  | { type: 'take-spool' }
   /**
    * A log line, for the tap's thread to write. On this port, in order with `closed`: the worker's
    * own stderr reaches the tap's on a channel of its own, and lines still on their way there were

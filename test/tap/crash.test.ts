@@ -5,7 +5,9 @@
  * marks it incomplete, what it lacks of the traffic the host had answered is a tail (no hole) of
  * at most 100 ms (the bound the spool gives: a batch reaches it within milliseconds of being
  * forwarded, and the indexer reads every whole record of it after the tap is gone), and no
- * process (server, indexer) or file (spool, SQLite's -wal/-shm) is left behind.
+ * process (server, indexer) or file (spool, SQLite's -wal/-shm) is left behind. The same for a kill
+ * in the tap's first moments, right after the host got its first answer: the spool exists from the
+ * tap's start (the tap's thread writes it until the pipeline thread is up).
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -49,7 +51,7 @@ describe.skipIf(process.platform !== 'linux')('SIGKILL of a recording tap under 
   it(`stdio, ${KILLS} kills: the recording opens, checks, says it is incomplete, and lacks at most 100 ms of answered traffic`, async () => {
     const server = [process.execPath, join(ROOT, 'bench', 'fixtures', 'echo-server.mjs')];
     for (let i = 0; i < KILLS; i++) {
-      const o = await killOnce({ transport: 'stdio', mcptap: MCPTAP, server, dir, name: `stdio-${i}.db`, killAtMs: 50 + Math.random() * 200, afterFile: true });
+      const o = await killOnce({ transport: 'stdio', mcptap: MCPTAP, server, dir, name: `stdio-${i}.db`, killAtMs: 50 + Math.random() * 200, from: 'file' });
       expectSurvived(o);
     }
   }, 240_000);
@@ -63,10 +65,32 @@ describe.skipIf(process.platform !== 'linux')('SIGKILL of a recording tap under 
         dir,
         name: `http-${i}.db`,
         killAtMs: 50 + Math.random() * 200,
-        afterFile: true,
+        from: 'file',
       });
       expectSurvived(o);
     }
+  }, 240_000);
+});
+
+describe.skipIf(process.platform !== 'linux')('SIGKILL of a recording tap in its first moments, right after the first answer', () => {
+  // Within 20 ms of the host's first answer: the pipeline thread, which boots at that answer, is not up yet.
+  const early = (transport: 'stdio' | 'http', i: number) =>
+    killOnce({
+      transport,
+      mcptap: MCPTAP,
+      server: transport === 'stdio' ? [process.execPath, join(ROOT, 'bench', 'fixtures', 'echo-server.mjs')] : upstream.url,
+      dir,
+      name: `early-${transport}-${i}.db`,
+      killAtMs: Math.random() * 20,
+      from: 'first-answer',
+    });
+
+  it(`stdio, ${KILLS} kills: the recording opens, checks, says it is incomplete, and lacks at most 100 ms of answered traffic`, async () => {
+    for (let i = 0; i < KILLS; i++) expectSurvived(await early('stdio', i));
+  }, 240_000);
+
+  it(`HTTP, ${KILLS} kills: the same`, async () => {
+    for (let i = 0; i < KILLS; i++) expectSurvived(await early('http', i));
   }, 240_000);
 });
 
