@@ -198,8 +198,9 @@ export class Redactor {
   }
 
   /**
-   * One pattern over the whole string (so `^`, `$` and `\b` mean the same on a second pass as on
-   * the first: redacting twice changes nothing). A match touching a token is never replaced: the
+   * One pattern over the whole string (so `^` and `$` mean the same on a second pass as on the
+   * first: redacting twice changes nothing, except that `\b`/`\B` beside a token may now match and
+   * add a token). A match touching a token is never replaced: the
    * text before the token is tried on its own, and matching goes on after the token.
    */
   private redactPattern(re: RegExp, s: string): string {

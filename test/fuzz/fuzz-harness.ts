@@ -1,11 +1,13 @@
 /**
  * How the property-based fuzz tests run (fast-check): each property gets `MCPTAP_FUZZ_RUNS` cases
- * (default 10,000 in `npm test`; `npm run fuzz` asks for more), a failure prints its seed and path,
+ * (default 10,000 in `npm test`, on fixed seeds; `npm run fuzz` asks for more, on fresh seeds), a
+ * failure prints its seed and path,
  * and every entry of regressions.json (seeds and paths that once failed) is replayed first, so a
  * failure found once stays a test case. `MCPTAP_FUZZ_COUNTS=file` makes each property append its
  * layer and case count to that file (`npm run fuzz` prints them per layer).
  */
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +15,13 @@ import { expect } from 'vitest';
 
 const RUNS = Number(process.env.MCPTAP_FUZZ_RUNS ?? '') || 10_000;
 const COUNTS = process.env.MCPTAP_FUZZ_COUNTS;
-const FIXED_SEED = process.env.MCPTAP_FUZZ_SEED === undefined ? undefined : Number(process.env.MCPTAP_FUZZ_SEED);
+/**
+ * `npm test` checks the same cases every run (a seed per property, from its name), so a red run
+ * means a change broke something; `npm run fuzz` sets `MCPTAP_FUZZ_SEED=random` to explore.
+ */
+const SEED = process.env.MCPTAP_FUZZ_SEED ?? 'name';
+const seedFor = (name: string): number | undefined =>
+  SEED === 'random' ? undefined : SEED === 'name' ? createHash('sha256').update(name).digest().readInt32LE(0) : Number(SEED);
 const REGRESSIONS = join(dirname(fileURLToPath(import.meta.url)), 'regressions.json');
 
 /** A seed and path (fast-check's replay coordinates) that once failed, and what it found. */
@@ -39,7 +47,11 @@ export function fuzz<Ts>(name: string, prop: fc.IProperty<Ts>, opts: { share?: n
     expect(replay.failed, `regression ${r.seed}:${r.path} (${r.found}) fails again: ${fc.defaultReportMessage(replay) ?? ''}`).toBe(false);
   }
   const numRuns = Math.max(1, Math.round(RUNS * (opts.share ?? 1)));
-  const details = fc.check(prop, { numRuns, ...(FIXED_SEED !== undefined ? { seed: FIXED_SEED } : {}), ...(opts.examples ? { examples: opts.examples } : {}) });
+  const details = fc.check(prop, {
+    numRuns,
+    ...(seedFor(name) !== undefined ? { seed: seedFor(name) } : {}),
+    ...(opts.examples ? { examples: opts.examples } : {}),
+  });
   if (details.failed) {
     const entry: Regression = {
       property: name,

@@ -1,5 +1,5 @@
 // `npm run fuzz [-- RUNS]`: the property-based fuzz tests (test/fuzz) with RUNS cases per property
-// (default 100,000; `npm test` runs 10,000), then the generated cases per layer. A failure prints
+// (default 100,000; `npm test` runs 10,000 on fixed seeds, this on fresh ones), then the generated cases per layer. A failure prints
 // its seed and path: keep it in test/fuzz/regressions.json and it is replayed from then on.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ const counts = join(dir, 'counts.jsonl');
 const started = Date.now();
 const r = spawnSync('npx', ['vitest', 'run', 'test/fuzz', '--testTimeout=0'], {
   stdio: 'inherit',
-  env: { ...process.env, MCPTAP_FUZZ_RUNS: String(runs), MCPTAP_FUZZ_COUNTS: counts },
+  env: { MCPTAP_FUZZ_SEED: 'random', ...process.env, MCPTAP_FUZZ_RUNS: String(runs), MCPTAP_FUZZ_COUNTS: counts },
 });
 let lines = [];
 try {
