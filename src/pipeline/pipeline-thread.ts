@@ -14,51 +14,27 @@
  *   decoder that resumes at the next line boundary).
  * - A worker that dies is said once; from then on everything is dropped and counted, and forwarding
  *   goes on untouched.
+ * - Until the worker is up (and, recording, has taken the spool) messages wait in order in the
+ *   start-up queue (start-up-queue.ts); the worker is spawned by pipeline-worker-spawn.ts.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
 import { fromWireError, McptapError } from '../errors.js';
 import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
-import type { Logger, LogLevel } from '../util/logger.js';
-import { threadEntry } from '../util/thread-entry.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
 import { BatchBuffers } from './batch-buffers.js';
-import type { RecordingOptions } from './recording-options.js';
 import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
 import { TapSpool } from './indexer-relay.js';
+import { StartUpQueue } from './start-up-queue.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
-import { Op, type FromWorker, type PipelineWorkerData, type ToWorker, type WireOp, type WorkerSinkOptions } from './worker-wire.js';
+import { Op, type FromWorker, type ToWorker, type WireOp } from './worker-wire.js';
+import { spawnPipelineWorker, type PipelineThreadOptions } from './pipeline-worker-spawn.js';
 
-export interface PipelineThreadOptions {
-  sinks: WorkerSinkOptions;
-  logger: Logger;
-  logLevel: LogLevel;
-  maxLineBytes?: number;
-  /** Bytes queued or in the worker's hands before input is dropped (default 64 MiB). */
-  maxQueueBytes?: number;
-  /** Worker thread niceness (Linux; default 0). */
-  nice?: number;
-  /** Record (spool, then index into SQLite: pipeline-thread-entry.ts). */
-  recording?: RecordingOptions;
-  /** Recording failed with --require-recording: the tap should stop. */
-  onFatal?: (err: Error) => void;
-  /**
-   * Boot the thread when the server first answers (its first bytes to the client) or after this many
-   * ms, whichever comes first, instead of at once: a host starting its servers gets the first answer
-   * without the sinks' start-up competing for the CPU. What flows meanwhile waits in the bounded queue.
-   */
-  bootDeadlineMs?: number;
-  /**
-   * How long ops wait to be posted (ms; default 5). Posting wakes the worker: once per request at
-   * low rates would cost both threads a context switch each time, for nothing the user can see
-   * (every op carries the time the tap stamped when it saw the bytes, not when it was posted).
-   */
-  flushDelayMs?: number;
-}
+export type { PipelineThreadOptions };
 
 /** Queued bytes past this are posted at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
@@ -103,18 +79,14 @@ export class PipelineThread implements PipelineInput {
   private fatalSent = false;
   /**
    * With a recording: its spool and indexer, made at once (indexer-relay.ts). This thread appends
-   * to the spool until the worker is up and takes it (`spoolHere`), so a kill in the first moments
-   * loses no more than one flush delay of traffic.
+   * to the spool until the worker is up and takes it, so a kill in the first moments loses no more
+   * than one flush delay of traffic.
    */
   private readonly tapSpool: TapSpool | undefined;
-  private spoolHere: boolean;
+  /** What waits for the worker (and, with a recording, for it to take the spool). */
+  private readonly startUp: StartUpQueue;
   /** The worker decodes live telemetry: it needs the batches this thread spooled too. */
   private readonly liveInWorker: boolean;
-  /**
-   * Messages waiting to be posted, in order: all of them until the worker exists; then the ones
-   * this thread could not spool (and everything after them) until the worker has the spool.
-   */
-  private readonly held: ToWorker[] = [];
 
   /** Starts the thread and waits until its sinks are open: a recording that cannot be opened fails here. */
   static async start(opts: PipelineThreadOptions): Promise<PipelineThread> {
@@ -164,7 +136,7 @@ export class PipelineThread implements PipelineInput {
         onFatal: (err) => this.opts.onFatal?.(err),
       });
     }
-    this.spoolHere = this.tapSpool !== undefined;
+    this.startUp = new StartUpQueue(this.tapSpool);
   }
 
   /** The server answered: boot once the answer is on its way (not inside the tap's forwarding turn). */
@@ -178,22 +150,7 @@ export class PipelineThread implements PipelineInput {
   private boot(): void {
     if (this.worker || this.dead) return;
     clearTimeout(this.bootTimer);
-    const opts = this.opts;
-    const data: PipelineWorkerData = {
-      sinks: opts.sinks,
-      logLevel: opts.logLevel,
-      clockOrigin: systemClockOrigin,
-      nice: opts.nice ?? 0,
-      ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-      ...(opts.recording ? { recording: opts.recording } : {}),
-    };
-    const worker = new Worker(threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js'), {
-      workerData: data,
-      // The worker closes the spool's descriptor, which this thread opened (indexer-relay.ts).
-      trackUnmanagedFds: false,
-      stdout: false,
-      stderr: false,
-    });
+    const worker = spawnPipelineWorker(this.opts);
     this.worker = worker;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (err) => {
@@ -204,7 +161,7 @@ export class PipelineThread implements PipelineInput {
       if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `the pipeline thread exited (code ${code}) before its sinks were open`));
       else if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
     });
-    this.postHeld();
+    this.drainStartUp();
     // Referenced until the sinks are up (a caller may be waiting for `ready`); then only while batches are in flight.
     this.flush();
   }
@@ -225,7 +182,7 @@ export class PipelineThread implements PipelineInput {
     const gap = this.loss.chunkGap(c);
     if (gap) this.queue(gap, undefined);
     this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
-    if (this.spoolHere && c.direction === 's2c') this.flush();
+    if (this.startUp.spooling && c.direction === 's2c') this.flush();
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
@@ -233,7 +190,7 @@ export class PipelineThread implements PipelineInput {
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
     // Until the worker has the spool, an answer is spooled in the turn it was forwarded in: on a starved
     // machine a flush timer can fire hundreds of ms late, and a kill meanwhile would lose it.
-    if (this.spoolHere && origin.direction === 's2c') this.flush();
+    if (this.startUp.spooling && origin.direction === 's2c') this.flush();
   }
 
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
@@ -270,8 +227,7 @@ export class PipelineThread implements PipelineInput {
       if (this.dead) return resolve(this.loss.lines(this.dead));
       this.worker!.ref();
       // Behind whatever waits for the worker to take the spool (it closes the recording).
-      this.held.push({ type: 'close', ...(incomplete ? { incomplete } : {}) });
-      this.postHeld();
+      this.startUp.send({ type: 'close', ...(incomplete ? { incomplete } : {}) }, true, this.postRef);
     });
     return this.closing;
   }
@@ -314,7 +270,7 @@ export class PipelineThread implements PipelineInput {
     }
     if (this.batch.length >= FLUSH_BYTES) this.flush();
     // Not booted yet and nothing to spool here: boot() flushes what waits; no timer until then.
-    else if (!this.scheduled && (this.worker || this.spoolHere)) {
+    else if (!this.scheduled && (this.worker || this.startUp.spooling)) {
       this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
       // Posting is owed only to a caller that will close() (which flushes): never keep the process up for it.
       this.scheduled.unref();
@@ -333,7 +289,7 @@ export class PipelineThread implements PipelineInput {
     }
     const worker = this.worker;
     // Not booted yet, nothing spooled here: the batch grows (within the queue's bound) until it is.
-    if (this.opCount === 0 || this.dead || (!worker && !this.spoolHere)) return;
+    if (this.opCount === 0 || this.dead || (!worker && !this.startUp.spooling)) return;
     // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
     // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
     const at = this.batch.length;
@@ -350,43 +306,26 @@ export class PipelineThread implements PipelineInput {
       droppedTotal: this.loss.dropped.chunks + this.loss.dropped.messages,
     };
     this.opCount = 0;
-    if (this.spoolHere && this.tapSpool!.append(buf.subarray(at, at + opsLength), buf.subarray(0, at))) {
+    if (this.startUp.spool(buf.subarray(at, at + opsLength), buf.subarray(0, at))) {
       msg.spooled = true;
       // In the recording's hands already; without live telemetry the worker has nothing to do with it.
       if (!this.liveInWorker) return this.batch.handedBack(msg.bytes);
     }
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
-    if (!worker || this.held.length > 0 || (this.spoolHere && !msg.spooled)) {
-      this.held.push(msg);
-      return;
-    }
-    if (this.inFlight.size === 1) worker.ref();
-    this.post(msg, [msg.bytes]);
+    this.startUp.send(msg, worker !== undefined, this.postRef);
   }
 
-  /** Posts the held messages that may go now: all once the worker has the spool, else those this thread spooled. */
-  private postHeld(): void {
-    if (!this.worker || this.dead) return;
-    let posted = false;
-    while (this.held.length > 0) {
-      const m = this.held[0]!;
-      if (this.spoolHere && !(m.type === 'batch' && m.spooled)) break;
-      this.held.shift();
-      posted = true;
-      this.post(m, m.type === 'batch' ? [m.bytes] : []);
-    }
-    if (posted) this.worker.ref();
+  /** Posts what waited for the worker and may go now. */
+  private drainStartUp(): void {
+    if (this.worker && !this.dead && this.startUp.drain((m, t) => this.post(m, t))) this.worker.ref();
   }
 
-  /** The worker is up and asks for the spool: from here on it spools. */
-  private handSpoolOver(): void {
-    if (!this.spoolHere || this.dead) return;
-    this.spoolHere = false;
-    const given = this.tapSpool!.handOver((event) => this.post({ type: 'indexer', event }));
-    this.post({ type: 'spool', ...given });
-    this.postHeld();
-  }
+  /** Posts, keeping the worker referenced while anything is in its hands (unref'd on the last ack). */
+  private readonly postRef = (msg: ToWorker, transfer: ArrayBuffer[] = []): void => {
+    this.worker!.ref();
+    this.post(msg, transfer);
+  };
 
   private post(msg: ToWorker, transfer: ArrayBuffer[] = []): void {
     try {
@@ -414,7 +353,9 @@ export class PipelineThread implements PipelineInput {
     } else if (m.type === 'fatal') {
       this.opts.onFatal?.(new Error(m.message));
     } else if (m.type === 'take-spool') {
-      this.handSpoolOver();
+      const spool = this.dead ? undefined : this.startUp.handOver((event) => this.post({ type: 'indexer', event }));
+      if (spool) this.post(spool);
+      this.drainStartUp();
     } else if (m.type === 'indexer') {
       this.tapSpool?.call(m.call);
     } else if (m.type === 'handed-over') {
@@ -447,10 +388,8 @@ export class PipelineThread implements PipelineInput {
     this.ops.reset();
     this.opCount = 0;
     this.batch.drop();
-    this.held.length = 0;
     // The indexer completes the recording from the spool, as when the tap is killed.
-    this.spoolHere = false;
-    this.tapSpool?.release();
+    this.startUp.abandon();
     if (this.closedWith) this.closedWith(this.loss.lines(this.dead));
   }
 }
