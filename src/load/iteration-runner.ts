@@ -144,13 +144,9 @@ async function holdListen(d: RunnerDeps, lane: Lane, slot: IterationSlot, c: Pre
   const stop = new AbortController();
   const onStop = () => stop.abort();
   d.signal?.addEventListener('abort', onStop, { once: true });
-  // A timer may fire up to a millisecond early: stop only once the clock has passed the end, or the
-  // virtual user would see time left and open a second stream for the same phase.
-  const stopAtEnd = async (): Promise<void> => {
-    for (let i = 0; i < 100 && !stop.signal.aborted && d.scheduler.nowUs() < untilUs; i++) await d.scheduler.sleepUntil(untilUs);
-    onStop();
-  };
-  void stopAtEnd();
+  // Stopped once the clock has passed the end (never before: the virtual user would see time left
+  // and open a second stream for the same phase).
+  void d.scheduler.sleepUntil(untilUs).then(onStop);
   try {
     const maxMs = Math.ceil(Math.max(0, (untilUs - now) / 1000)) + d.scenario.timeoutMs;
     const { held, rec } = await lane.listen(c, slot.intendedUs, {

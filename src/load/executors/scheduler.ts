@@ -22,9 +22,12 @@ export class RealScheduler implements Scheduler {
     return this.clock.nowUs();
   }
 
-  sleepUntil(us: number): Promise<void> {
-    const ms = (us - this.clock.nowUs()) / 1000;
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.floor(ms))));
+  async sleepUntil(us: number): Promise<void> {
+    // A timer may fire up to a millisecond before the clock reads `us`: wait again until it does.
+    for (let i = 0; i < 100; i++) {
+      const ms = (us - this.clock.nowUs()) / 1000;
+      if (ms <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.floor(ms))));
+    }
   }
 }
