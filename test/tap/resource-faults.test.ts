@@ -154,7 +154,10 @@ describe('the recording file deleted while the tap runs', () => {
           rmSync(db); // the file the user named (SQLite's -wal and -shm stay)
         },
       });
-      expect(run.answered, run.stderr).toBe(1000);
+      // --require-recording stops the server once the loss is seen: on a slow machine the traffic may
+      // still be flowing then, and the rest goes unanswered. Without it, every call is answered.
+      if (required) expect(run.answered, run.stderr).toBeGreaterThan(0);
+      else expect(run.answered, run.stderr).toBe(1000);
       expect(run.code, run.stderr).toBe(required ? 1 : 0);
       // Said once by the recorder (SQLite itself goes on writing to the unlinked file, and says nothing).
       expect(linesMatching(run.stderr, /recorder (writes|wrote) to a file nobody can read: the recording file .*rec\.db was deleted/), run.stderr).toBe(1);
