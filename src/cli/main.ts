@@ -1,35 +1,15 @@
 /**
  * The commander program. Thin by rule: each command file maps flags to typed options and calls
- * the library; nothing here is needed to use mcptap as a library (see src/index.ts).
+ * the library; nothing here is needed to use mcptap as a library (see src/index.ts). The taps start
+ * before commander is loaded: `mcptap stdio` spawns its server first, `mcptap http` runs without it.
  */
 import { dropEarlyServer, spawnStdioServerEarly } from './early-server.js';
 import { McptapError } from '../errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { VERSION } from '../version.js';
-import { commandsFor } from './commands/index.js';
 
-// `mcptap stdio`: the server starts now, while the rest of mcptap loads (see early-server.ts).
-spawnStdioServerEarly(process.argv.slice(2));
-const [{ Command, CommanderError }, registers] = await Promise.all([import('commander'), commandsFor(process.argv.slice(2))]);
-
-const program = new Command('mcptap')
-  .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
-  .version(VERSION)
-  .showHelpAfterError('(run with --help for usage)')
-  .enablePositionalOptions()
-  .exitOverride();
-
-for (const register of registers) register(program);
-
-// `mcptap … | head`: a reader that goes away is not an error of ours. (The stdio tap handles its own
-// stdout errors; this covers help text, tables and reports.)
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-});
-
-program.addHelpText(
-  'after',
-  `
+/** The program's own help, after the list of commands. */
+const PROGRAM_HELP = `
 Examples:
   mcptap stdio --record tap.db -- npx -y @modelcontextprotocol/server-everything stdio
   mcptap http --upstream http://127.0.0.1:3001/mcp --record tap.db
@@ -41,15 +21,25 @@ Examples:
   mcptap reference --http 127.0.0.1:7070
 
 Exit codes: 0 ok, 1 failed (differences found), 2 usage, 3 threshold failed, 4 invalid input,
-5 target unavailable, 70 internal error.`,
-);
+5 target unavailable, 70 internal error.`;
+
+const argv = process.argv.slice(2);
+// `mcptap stdio`: the server starts now, while the rest of mcptap loads (see early-server.ts).
+spawnStdioServerEarly(argv);
+
+// `mcptap … | head`: a reader that goes away is not an error of ours. (The stdio tap handles its own
+// stdout errors; this covers help text, tables and reports.)
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+});
 
 try {
-  await program.parseAsync(process.argv);
+  // `mcptap http`: a line the fast reader is sure of runs without commander (see http-argv.ts).
+  const http = argv[0] === 'http' ? (await import('./http-argv.js')).readHttpArgv(argv) : undefined;
+  if (http) process.exitCode = await (await import('./commands/http-run.js')).runHttp(http);
+  else await runProgram(argv);
 } catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = err.exitCode === 0 ? 0 : ExitCode.Usage;
-  } else if (err instanceof McptapError) {
+  if (err instanceof McptapError) {
     process.stderr.write(`mcptap: ${err.message}\n`);
     process.exitCode = exitCodeFor(err);
   } else {
@@ -75,4 +65,23 @@ function exitOnceWritten(): void {
     setTimeout(tryExit, 50).unref();
   };
   setTimeout(tryExit, 250).unref();
+}
+
+/** The commander program with the commands `argv` needs, run; its usage errors become exit codes. */
+async function runProgram(argv: readonly string[]): Promise<void> {
+  const [{ Command, CommanderError }, registers] = await Promise.all([import('commander'), import('./commands/index.js').then((c) => c.commandsFor(argv))]);
+  const program = new Command('mcptap')
+    .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .enablePositionalOptions()
+    .exitOverride();
+  for (const register of registers) register(program);
+  program.addHelpText('after', PROGRAM_HELP);
+  try {
+    await program.parseAsync([...process.argv.slice(0, 2), ...argv]);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    process.exitCode = err.exitCode === 0 ? 0 : ExitCode.Usage;
+  }
 }

@@ -1,0 +1,95 @@
+/**
+ * `mcptap http`'s run, without commander: flags -> HttpTapOptions -> startHttpTap; SIGINT/SIGTERM
+ * stop accepting, let the requests in flight finish (up to --drain-timeout; the same signal again
+ * cuts them), flush the sinks and exit 0. Reached through commander (http.ts) or, at start-up,
+ * through the fast argv reader (cli/http-argv.ts).
+ */
+import { startHttpTap, type HttpTap } from '../../tap/http-tap.js';
+import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
+import { createLogger } from '../../util/logger.js';
+import { McptapError } from '../../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { telemetryConfigFromOptions } from '../telemetry-options.js';
+import { parseListen, parseUpstream, positiveInt } from '../upstream.js';
+import type { HttpFlags } from '../http-argv.js';
+
+export async function runHttp(flags: HttpFlags): Promise<number> {
+  const logger = createLogger(flags.logLevel);
+  const upstream = parseUpstream(flags.upstream);
+  const { host, port } = parseListen(flags.listen);
+  const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
+  const telemetry = telemetryConfigFromOptions(flags);
+  if (telemetry.injectTraceContext) logger.warn('--inject-trace-context is not supported by the HTTP tap; bytes are forwarded unchanged');
+  let tap: HttpTap | undefined;
+  let fatal = false;
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const sinks = await openTapPipeline({
+    logLevel: flags.logLevel,
+    transport: 'http',
+    target: upstream.href,
+    logger,
+    telemetry,
+    redactHeaders: flags.redactHeader,
+    ...(await redactRulesFromFlags(flags)),
+    ...pipelineTuning(),
+    recording: recordingFromFlags(flags),
+    onFatal: (err) => {
+      fatal = true;
+      logger.error(`recording failed and --require-recording is set; stopping the tap: ${err.message}`);
+      stop();
+    },
+  });
+  sayMetricsUrl('http', sinks, flags.logLevel);
+  try {
+    tap = await startHttpTap({
+      upstream,
+      host,
+      port,
+      pipeline: sinks.input,
+      redactor: sinks.redactor,
+      logger,
+      connectTimeoutMs: positiveInt('--connect-timeout', flags.connectTimeout, false),
+      responseTimeoutMs: positiveInt('--response-timeout', flags.responseTimeout, true),
+      idleTimeoutMs: positiveInt('--idle-timeout', flags.idleTimeout, true),
+      maxBodyBytes: positiveInt('--max-body', flags.maxBody, false),
+      maxHeaderBytes: positiveInt('--max-header', flags.maxHeader, false),
+      headersTimeoutMs: positiveInt('--header-timeout', flags.headerTimeout, false),
+      requestTimeoutMs: positiveInt('--request-timeout', flags.requestTimeout, true),
+      allowedHosts: flags.allowedHost,
+      allowedOrigins: flags.allowedOrigin,
+    });
+  } catch (err) {
+    await sinks.close();
+    const code = (err as { code?: string }).code;
+    // ENOTFOUND / EAI_AGAIN: a --listen host name that does not resolve.
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
+    throw err;
+  }
+  // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
+  const open = tap;
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signals++ === 0) {
+      if (drainMs > 0 && open.stats().inFlight > 0)
+        process.stderr.write(`mcptap http: ${signal}: letting the requests in flight finish (up to ${drainMs} ms; ${signal} again cuts them)\n`);
+      stop();
+    } else void open.close({ drainMs: 0 });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Said once the signals are handled: whoever reads this line may stop the tap at once.
+  const shown = (url: string) => sinks.redactor.redactText(url);
+  process.stderr.write(`mcptap http: listening on ${shown(tap.url)} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
+  await stopped;
+  // A recording that failed under --require-recording stops the traffic at once.
+  await tap.close({ drainMs: fatal ? 0 : drainMs });
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  const exitCode = fatal ? ExitCode.Failed : ExitCode.Ok;
+  for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
+  // `fatal` again: the recording may fail while its backlog is indexed, after the traffic.
+  return fatal ? ExitCode.Failed : ExitCode.Ok;
+}
