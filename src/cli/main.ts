@@ -6,7 +6,6 @@
 import { dropEarlyServer, spawnStdioServerEarly } from './early-server.js';
 import { McptapError } from '../errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
-import { VERSION } from '../version.js';
 
 /** The program's own help, after the list of commands. */
 const PROGRAM_HELP = `
@@ -35,8 +34,10 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 try {
   // `mcptap http`: a line the fast reader is sure of runs without commander (see http-argv.ts).
-  const http = argv[0] === 'http' ? (await import('./http-argv.js')).readHttpArgv(argv) : undefined;
-  if (http) process.exitCode = await (await import('./commands/http-run.js')).runHttp(http);
+  // (Both modules load at once; commander's http command runs http-run.js too.)
+  const [http, run] = argv[0] === 'http' ? await Promise.all([import('./http-argv.js'), import('./commands/http-run.js')]) : [];
+  const flags = http?.readHttpArgv(argv);
+  if (run && flags) process.exitCode = await run.runHttp(flags);
   else await runProgram(argv);
 } catch (err) {
   if (err instanceof McptapError) {
@@ -69,7 +70,11 @@ function exitOnceWritten(): void {
 
 /** The commander program with the commands `argv` needs, run; its usage errors become exit codes. */
 async function runProgram(argv: readonly string[]): Promise<void> {
-  const [{ Command, CommanderError }, registers] = await Promise.all([import('commander'), import('./commands/index.js').then((c) => c.commandsFor(argv))]);
+  const [{ Command, CommanderError }, registers, { VERSION }] = await Promise.all([
+    import('commander'),
+    import('./commands/index.js').then((c) => c.commandsFor(argv)),
+    import('../version.js'),
+  ]);
   const program = new Command('mcptap')
     .description('Tap, record, replay and load-test MCP servers (stdio and Streamable HTTP, both protocol eras).')
     .version(VERSION)
