@@ -95,8 +95,51 @@ export interface ConnectionClosed {
   signal?: string | null;
 }
 
+/**
+ * A long-lived server-to-client stream (HTTP): `get`, the standalone GET stream of the legacy eras
+ * (Streamable HTTP's, or the deprecated HTTP+SSE transport's `/sse`); `listen`, a 2026-07-28
+ * `subscriptions/listen` stream. Neither answers a request, so no exchange says when it was open.
+ */
+export type LongStreamKind = 'get' | 'listen';
+
+/** What the tap tells the pipeline when a long-lived stream opens (its SSE response began) or ends. */
+export interface LongStreamEdge {
+  state: 'opened' | 'closed';
+  kind: LongStreamKind;
+  timeUs: number;
+}
+
+/** A long-lived stream opened; `streamId` is the HTTP request's, as in its frames' context. */
+export interface StreamOpened {
+  type: 'stream-opened';
+  connectionId: string;
+  streamId: string;
+  kind: LongStreamKind;
+  timeUs: number;
+}
+
+/** A long-lived stream ended (or its connection did): how long it was open and the notifications it carried. */
+export interface StreamClosed {
+  type: 'stream-closed';
+  connectionId: string;
+  streamId: string;
+  kind: LongStreamKind;
+  openedUs: number;
+  timeUs: number;
+  notifications: number;
+}
+
 export type TapEvent =
-  FrameSeen | ExchangeStarted | ExchangeCompleted | ExchangeProgress | ExchangeOrphaned | AnomalySeen | ConnectionOpened | ConnectionClosed;
+  | FrameSeen
+  | ExchangeStarted
+  | ExchangeCompleted
+  | ExchangeProgress
+  | ExchangeOrphaned
+  | AnomalySeen
+  | ConnectionOpened
+  | ConnectionClosed
+  | StreamOpened
+  | StreamClosed;
 
 export type TapEventType = TapEvent['type'];
 

@@ -45,6 +45,10 @@ export function applyWireOps(pipeline: Pipeline, ops: WireOp[], bytes: Buffer): 
         pipeline.gap(op[1], op[2], op[3], op[4]);
         latest = Math.max(latest, op[4].timeUs);
         break;
+      case Op.LongStream:
+        pipeline.longStream(op[1], op[2], op[3]);
+        latest = Math.max(latest, op[3].timeUs);
+        break;
     }
   }
   return latest;

@@ -5,7 +5,7 @@
  *
  * Every method returns at once and never throws; times are the tap's (µs since the epoch).
  */
-import type { StreamEnd } from '../model/events.js';
+import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk, Direction } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
@@ -40,6 +40,8 @@ export interface PipelineInput {
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void;
   /** An HTTP response stream ended; its unanswered requests end as given. */
   endStream(connectionId: string, streamId: string, end: StreamEnd): void;
+  /** A long-lived stream (standalone GET, `subscriptions/listen`) opened or ended. */
+  longStream(connectionId: string, streamId: string, edge: LongStreamEdge): void;
   /** A protocol violation found by a tap (e.g. a refused request). */
   anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra?: AnomalyExtra): void;
   /** End of a connection: flush partial lines, end what is pending, say it closed. */
@@ -62,7 +64,17 @@ export function checkedHeaders(headers: RequestHeaders): Record<string, string |
  */
 export function discardingInput(clock: Clock): PipelineInput {
   const none = (): void => {};
-  return { clock, openConnection: none, pushChunk: none, pushMessage: none, pushRequest: none, endStream: none, anomaly: none, closeConnection: none };
+  return {
+    clock,
+    openConnection: none,
+    pushChunk: none,
+    pushMessage: none,
+    pushRequest: none,
+    endStream: none,
+    longStream: none,
+    anomaly: none,
+    closeConnection: none,
+  };
 }
 
 /** Both inputs get every call, `first` first; times left to the input are stamped once, by `first`'s clock, for both. */
@@ -75,6 +87,7 @@ export function teeInput(first: PipelineInput, second: PipelineInput): PipelineI
     pushMessage: (o, raw) => (first.pushMessage(o, raw), second.pushMessage(o, raw)),
     pushRequest: (o, raw, h) => (first.pushRequest(o, raw, h), second.pushRequest(o, raw, h)),
     endStream: (cid, sid, end) => (first.endStream(cid, sid, end), second.endStream(cid, sid, end)),
+    longStream: (cid, sid, edge) => (first.longStream(cid, sid, edge), second.longStream(cid, sid, edge)),
     anomaly: (kind, cid, detail, extra = {}) => {
       const stamped = { ...extra, timeUs: extra.timeUs ?? now() };
       first.anomaly(kind, cid, detail, stamped);

@@ -18,7 +18,7 @@
  *   start-up queue (start-up-queue.ts); the worker is spawned by pipeline-worker-spawn.ts.
  */
 import type { Worker } from 'node:worker_threads';
-import type { StreamEnd } from '../model/events.js';
+import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
@@ -199,6 +199,10 @@ export class PipelineThread implements PipelineInput {
 
   endStream(connectionId: string, streamId: string, end: StreamEnd): void {
     this.queue([Op.EndStream, connectionId, streamId, end], undefined);
+  }
+
+  longStream(connectionId: string, streamId: string, edge: LongStreamEdge): void {
+    this.queue([Op.LongStream, connectionId, streamId, edge], undefined);
   }
 
   anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {

@@ -11,7 +11,8 @@ import { checkRequestHeaders } from '../protocol/headers.js';
 import type { AnomalyExtra, ConnectionClose, PipelineInput, RequestHeaders } from './pipeline-input.js';
 import type { Channel, Chunk, Direction, FrameContext } from '../model/frame.js';
 import { Correlator, type CorrelatorOptions } from '../correlate/correlator.js';
-import type { StreamEnd } from '../model/events.js';
+import type { LongStreamEdge, StreamEnd } from '../model/events.js';
+import { LongStreams } from '../correlate/long-streams.js';
 import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
 import { counter, parseMessageBytes } from '../parse/frame-parser.js';
 import type { FrameOrigin } from '../model/frame.js';
@@ -35,6 +36,7 @@ export class Pipeline implements PipelineInput {
   private readonly logger: Logger;
   private readonly fanOut: FanOut;
   private readonly correlator: Correlator;
+  private readonly longStreams = new LongStreams();
   private readonly seq = counter();
   private readonly decoders = new Map<string, NdjsonDecoder>();
   private readonly maxLineBytes: number | undefined;
@@ -170,6 +172,18 @@ export class Pipeline implements PipelineInput {
   }
 
   /** A protocol violation found by a tap (e.g. HTTP header checks). */
+  longStream(connectionId: string, streamId: string, edge: LongStreamEdge): void {
+    this.guard(() => {
+      const e = this.longStreams.edge(connectionId, streamId, edge);
+      if (e) this.emit(e);
+    });
+  }
+
+  /** Long-lived streams open now (standalone GET, `subscriptions/listen`). */
+  get openLongStreams(): number {
+    return this.longStreams.size;
+  }
+
   anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
     this.guard(() =>
       this.emit({
@@ -194,6 +208,7 @@ export class Pipeline implements PipelineInput {
         this.decoders.delete(key);
       }
       this.emitAll(this.correlator.close(connectionId, timeUs, close.errorClass));
+      this.emitAll(this.longStreams.closeConnection(connectionId, timeUs));
       this.emit({
         type: 'connection-closed',
         timeUs,
@@ -235,6 +250,7 @@ export class Pipeline implements PipelineInput {
   }
 
   private emit(e: TapEvent): void {
+    if (e.type === 'frame') this.longStreams.frame(e.frame);
     this.fanOut.emit(e);
     for (const fn of this.subscribers) {
       try {

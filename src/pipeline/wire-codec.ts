@@ -76,7 +76,7 @@ export class WireOpWriter extends InterningByteWriter {
         this.streamEnd(op[3]);
         return;
       default:
-        // Open, Anomaly, Close, Gap: once per connection or per fault; JSON of the op's fields.
+        // Open, Anomaly, Close, Gap, LongStream: once per connection, fault or long-lived stream; JSON of the op's fields.
         this.str(JSON.stringify(op.slice(1)));
     }
   }
@@ -196,6 +196,7 @@ class WireOpReader extends InterningByteReader {
       case Op.Anomaly:
       case Op.Close:
       case Op.Gap:
+      case Op.LongStream:
         return [code, ...(JSON.parse(this.str()) as unknown[])] as WireOp;
       default:
         throw new Error(`unknown wire op ${code as number}`);

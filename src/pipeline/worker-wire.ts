@@ -7,7 +7,7 @@
  * the buffer's next bytes are the op's.
  */
 import type { WireError } from '../errors.js';
-import type { StreamEnd } from '../model/events.js';
+import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Channel, Direction } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
@@ -27,6 +27,7 @@ export const enum Op {
   Anomaly = 5,
   Close = 6,
   Gap = 7,
+  LongStream = 8,
 }
 
 export interface Lost {
@@ -44,7 +45,8 @@ export type WireOp =
   | [Op.EndStream, string, string, StreamEnd]
   | [Op.Anomaly, AnomalyKind, string, string, AnomalyExtra]
   | [Op.Close, string, ConnectionClose]
-  | [Op.Gap, string, Direction, Channel, Lost];
+  | [Op.Gap, string, Direction, Channel, Lost]
+  | [Op.LongStream, string, string, LongStreamEdge];
 
 /** The serialisable part of the sink settings (callbacks and loggers stay in their own thread). */
 /** The sinks' options as they cross to the worker; the recording comes as {@link RecordingOptions}. */

@@ -2,7 +2,7 @@
  * `mcptap show`: a list of exchanges (one line each), one exchange with its frames and anomalies,
  * or a recording's anomalies. Pure: data in, string or JSON-ready object out.
  */
-import type { StoredAnomaly, StoredExchange, StoredFrame } from '../store/types.js';
+import type { StoredAnomaly, StoredExchange, StoredFrame, StoredLongStream } from '../store/types.js';
 import { formatId, formatOffset, formatUs, table, truncate } from './format.js';
 import { indent } from './recording-list.js';
 
@@ -126,6 +126,28 @@ export function renderAnomalies(anomalies: readonly StoredAnomaly[], originUs?: 
     a.detail,
   ]);
   return `${table(['AT', 'KIND', 'CONNECTION', 'DIR', 'SEQ', 'DETAIL'], rows)}\n`;
+}
+
+/** `show --streams`: one line per long-lived stream, then the count and notifications per kind. */
+export function renderLongStreams(streams: readonly StoredLongStream[], originUs?: number): string {
+  if (streams.length === 0) return 'no long-lived streams (standalone GET or subscriptions/listen) with a recorded frame\n';
+  const origin = originUs ?? streams[0]!.firstUs;
+  const rows = streams.map((s) => [
+    formatOffset(s.firstUs, origin),
+    formatOffset(s.lastUs, origin),
+    s.kind,
+    s.connectionId,
+    s.streamId,
+    String(s.frames),
+    String(s.notifications),
+  ]);
+  const totals = (['get', 'listen'] as const)
+    .map((kind) => {
+      const of = streams.filter((s) => s.kind === kind);
+      return of.length ? `${of.length} ${kind} stream${of.length === 1 ? '' : 's'}, ${of.reduce((n, s) => n + s.notifications, 0)} notifications` : '';
+    })
+    .filter(Boolean);
+  return `${table(['FIRST', 'LAST', 'KIND', 'CONNECTION', 'STREAM', 'FRAMES', 'NOTIFICATIONS'], rows)}\n${totals.join('; ')}\n`;
 }
 
 export function renderExchangeDetail(e: StoredExchange, frames: readonly StoredFrame[], anomalies: readonly StoredAnomaly[], opts: DetailOptions = {}): string {

@@ -51,6 +51,9 @@ export const MCPTAP_ATTR = {
   sseTail: 'mcptap.sse.tail',
   anomalyKind: 'mcptap.anomaly.kind',
   sinkName: 'mcptap.sink.name',
+  /** Long-lived streams: `get` (standalone GET) or `listen` (`subscriptions/listen`). */
+  streamKind: 'mcptap.stream.kind',
+  streamNotifications: 'mcptap.stream.notifications',
 } as const;
 
 /** A µs-since-epoch timestamp as an OTel HrTime (exact: no float rounding of nanoseconds). */

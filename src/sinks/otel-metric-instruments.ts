@@ -2,7 +2,7 @@
  * The instruments of the OTel metrics sink: their names, buckets and descriptions, created in one
  * place (the MCP semantic-convention histograms and mcptap's own).
  */
-import type { Counter, Histogram, Meter, MetricOptions, ObservableCounter, ObservableUpDownCounter } from '@opentelemetry/api';
+import type { Counter, Histogram, Meter, MetricOptions, ObservableCounter, ObservableUpDownCounter, UpDownCounter } from '@opentelemetry/api';
 import { METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION } from '@opentelemetry/semantic-conventions/incubating';
 import { FIRED_AT_META } from '../reference/notification-hub.js';
 
@@ -21,6 +21,7 @@ export const MCPTAP_METRIC = {
   cancellations: 'mcptap.cancellations',
   notifications: 'mcptap.notifications',
   notificationDelay: 'mcptap.notification.delivery_delay',
+  streamsOpen: 'mcptap.streams.open',
 } as const;
 
 /** Attributes of `mcptap.cancellations`: who cancelled, and whether a response came anyway. */
@@ -50,6 +51,7 @@ export interface Instruments {
   cancellations: Counter;
   notifications: Counter;
   notificationDelay: Histogram;
+  streamsOpen: UpDownCounter;
 }
 
 /** Instrument names in creation order (the order the SDK reports them in). */
@@ -66,6 +68,7 @@ export const METRIC_ORDER: readonly string[] = [
   MCPTAP_METRIC.cancellations,
   MCPTAP_METRIC.notifications,
   MCPTAP_METRIC.notificationDelay,
+  MCPTAP_METRIC.streamsOpen,
 ];
 
 export function createInstruments(
@@ -114,6 +117,11 @@ export function createInstruments(
     notificationDelay: histograms.create(MCPTAP_METRIC.notificationDelay, {
       ...seconds,
       description: `Delivery delay of notifications that carry the time their server fired them (_meta "${FIRED_AT_META}", epoch µs; mcptap's reference server stamps its trigger's): seen by the tap minus fired.`,
+    }),
+    streamsOpen: meter.createUpDownCounter(MCPTAP_METRIC.streamsOpen, {
+      unit: '{stream}',
+      description:
+        'Long-lived streams open, by mcptap.stream.kind: get (a standalone GET stream, legacy eras) or listen (a 2026-07-28 subscriptions/listen stream).',
     }),
   };
 }

@@ -9,7 +9,7 @@
 import type { Attributes, Meter, ObservableCallback } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
 import { ATTR_MCP_METHOD_NAME, ATTR_MCP_PROTOCOL_VERSION } from '@opentelemetry/semantic-conventions/incubating';
-import type { AnomalySeen, ConnectionClosed, ConnectionOpened, TapEvent, Transport } from '../model/events.js';
+import type { AnomalySeen, ConnectionClosed, ConnectionOpened, LongStreamKind, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { SayOnce } from '../util/say-once.js';
@@ -148,6 +148,10 @@ export class OtelMetricsSink implements Sink {
           return this.countViolation(event);
         case 'frame':
           return this.countNotification(event.frame);
+        case 'stream-opened':
+          return this.inst.streamsOpen.add(1, streamKindAttrs[event.kind]);
+        case 'stream-closed':
+          return this.inst.streamsOpen.add(-1, streamKindAttrs[event.kind]);
         default:
           return;
       }
@@ -312,6 +316,11 @@ export class OtelMetricsSink implements Sink {
     this.counts.errors = this.errorsSaid.count('error', () => `otel metrics sink error (further errors counted, not logged): ${String(err)}`);
   }
 }
+
+const streamKindAttrs: Record<LongStreamKind, Attributes> = {
+  get: Object.freeze({ [MCPTAP_ATTR.streamKind]: 'get' }),
+  listen: Object.freeze({ [MCPTAP_ATTR.streamKind]: 'listen' }),
+};
 
 function figureAttributes(ex: Exchange, figure: string): Attributes {
   const attrs: Attributes = { [ATTR_MCP_METHOD_NAME]: ex.method, [SSE_SERIES_ATTR]: figure };

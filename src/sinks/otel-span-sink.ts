@@ -23,7 +23,7 @@
  * The tracer comes in through the constructor; nothing here touches the global OTel API.
  */
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
-import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, TapEvent } from '../model/events.js';
+import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, StreamClosed, TapEvent } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
@@ -125,6 +125,9 @@ export class OtelSpanSink implements Sink {
           return this.completeExchange(event.exchange);
         case 'frame':
           return this.linkHttpParent(event);
+        case 'stream-closed':
+          // A listen stream is an exchange, with its span; a standalone GET stream answers none.
+          return event.kind === 'get' ? this.getStreamSpan(event) : undefined;
         default:
           // Progress is read from the completed exchange; orphans have no request to span; anomalies are metrics.
           return;
@@ -203,6 +206,21 @@ export class OtelSpanSink implements Sink {
     span.setAttribute('mcptap.close.reason', e.reason);
     if (typeof e.exitCode === 'number') span.setAttribute(ATTR_PROCESS_EXIT_CODE, e.exitCode);
     if (e.signal) span.setAttribute('mcptap.close.signal', e.signal);
+    span.end(usToHrTime(e.timeUs));
+  }
+
+  /** One `mcptap.stream` span per standalone GET stream, made when it ended: how long it was open, what it carried. */
+  private getStreamSpan(e: StreamClosed): void {
+    const conn = this.connections.get(e.connectionId);
+    const attrs: Attributes = {
+      ...conn?.attrs,
+      [MCPTAP_ATTR.connectionId]: e.connectionId,
+      [MCPTAP_ATTR.streamKind]: e.kind,
+      [MCPTAP_ATTR.streamNotifications]: e.notifications,
+    };
+    if (conn?.sessionId) attrs[ATTR_MCP_SESSION_ID] = conn.sessionId;
+    const links = conn?.sessionLinks ?? NO_LINKS;
+    const span = this.tracer.startSpan('mcptap.stream', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.openedUs), attributes: attrs, links }, ROOT_CONTEXT);
     span.end(usToHrTime(e.timeUs));
   }
 

@@ -96,6 +96,8 @@ export class SqliteRecorder implements Sink {
 
   onEvent(event: TapEvent): void {
     this.counts.events++;
+    // A long-lived stream's frames carry its stream id: `show --streams` reads them (no table of their own).
+    if (event?.type === 'stream-opened' || event?.type === 'stream-closed') return;
     if (this.closing) return this.dropQueued(1, () => 'recorder is closed; events after close are dropped', false);
     let bytes: number;
     try {

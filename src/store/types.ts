@@ -1,7 +1,7 @@
 /**
  * The shapes the recording store reads and writes. Plain data; no SQL here (see recording-store.ts).
  */
-import type { AnomalySeen, ConnectionInfo, TapEvent, Transport } from '../model/events.js';
+import type { AnomalySeen, ConnectionInfo, LongStreamKind, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import type { Frame } from '../model/frame.js';
 import type { Outcome } from '../model/outcome.js';
@@ -92,6 +92,22 @@ export type ExchangeHead = Pick<
 };
 
 export type StoredFrame = Frame & { recordingId: number; exchangeKey?: string };
+
+/**
+ * A long-lived stream as its recorded frames show it: a standalone GET stream (frames from the
+ * server only) or a `subscriptions/listen` stream. Times are its first and last server frames; a
+ * stream that carried none left no frame, and is not listed.
+ */
+export interface StoredLongStream {
+  connectionId: string;
+  streamId: string;
+  kind: LongStreamKind;
+  firstUs: number;
+  lastUs: number;
+  /** Server frames on the stream (notifications, requests, responses). */
+  frames: number;
+  notifications: number;
+}
 
 export type StoredAnomaly = AnomalySeen & { recordingId: number; rowid: number };
 

@@ -18,8 +18,8 @@ import type { IncomingMessage } from 'node:http';
 import type { FrameContext } from '../model/frame.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
 import { SseDecoder, type SseEvent } from '../parse/sse-decoder.js';
-import { H_PROTOCOL_VERSION, H_SESSION_ID } from '../protocol/headers.js';
-import type { AnomalyKind, StreamEnd } from '../model/events.js';
+import { H_METHOD, H_PROTOCOL_VERSION, H_SESSION_ID } from '../protocol/headers.js';
+import type { AnomalyKind, LongStreamKind, StreamEnd } from '../model/events.js';
 import type { FrameOrigin } from '../model/frame.js';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { Clock } from '../util/clock.js';
@@ -38,6 +38,7 @@ export type EndKind = { kind: 'complete' } | { kind: 'cancelled' } | { kind: 'fa
 const COMPLETE: EndKind = { kind: 'complete' };
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
+const LISTEN = 'subscriptions/listen';
 
 /** What an observation needs of the tap's connection-level observer (http-observer.ts implements it). */
 export interface ObservationHost {
@@ -76,6 +77,9 @@ export class RequestObservation {
   private sse: SseDecoder | undefined;
   private resumable = false;
   private finished = false;
+  /** A long-lived stream (standalone GET, `subscriptions/listen`): its kind, and whether the pipeline was told it opened. */
+  private longKind: LongStreamKind | undefined;
+  private longOpen = false;
 
   constructor(
     private readonly obs: ObservationHost,
@@ -143,7 +147,10 @@ export class RequestObservation {
         : status === 202 || status === 204
           ? Body.None
           : Body.Other;
-    if (this.body === Body.Sse) this.sse = new SseDecoder();
+    if (this.body === Body.Sse) {
+      this.sse = new SseDecoder();
+      if (status >= 200 && status < 300) this.longKind = this.req.method === 'GET' ? 'get' : this.isListen() ? 'listen' : undefined;
+    }
     // A plain body answers the POSTed message; bodies of GET/DELETE/OPTIONS carry no exchange.
     else if (this.body !== Body.None && this.req.method === 'POST') this.respParts = [];
     if (this.connectionId === undefined) {
@@ -157,6 +164,7 @@ export class RequestObservation {
       }
     }
     if (this.connectionId !== undefined) this.pushRequest();
+    this.openLong(timeUs);
   }
 
   /** A chunk of the response body; `timeUs` (when it arrived) is needed for SSE, read from the clock when absent. */
@@ -195,6 +203,7 @@ export class RequestObservation {
   finish(timeUs: number, how: EndKind): void {
     if (this.finished) return;
     this.finished = true;
+    if (this.longOpen) this.obs.pipeline.longStream(this.connectionId!, this.streamId, { state: 'closed', kind: this.longKind!, timeUs });
     // No message, so no exchange to end with the error class (a GET stream): the recording needs
     // it said. A tap that closes cuts its GET streams by design: not a failure of the upstream.
     if (how.kind === 'failed' && this.bytes === 0 && how.errorClass !== 'tap_closed') this.recordUpstreamFailure(how.errorClass, timeUs);
@@ -259,6 +268,27 @@ export class RequestObservation {
     }
   }
 
+  /** Tells the pipeline a long-lived stream opened, once its connection is known. */
+  private openLong(timeUs: number): void {
+    if (this.longKind === undefined || this.longOpen || this.connectionId === undefined) return;
+    this.longOpen = true;
+    this.obs.pipeline.longStream(this.connectionId, this.streamId, { state: 'opened', kind: this.longKind, timeUs });
+  }
+
+  /** A POST of `subscriptions/listen`: its Mcp-Method header says so, or (a client without it) its body. */
+  private isListen(): boolean {
+    if (this.req.method !== 'POST') return false;
+    const header = one(this.req.headers[H_METHOD]);
+    if (header !== undefined) return header === LISTEN;
+    const raw = this.raw ?? (this.parts.length > 0 ? Buffer.concat(this.parts) : undefined);
+    if (!raw || raw.indexOf(LISTEN) === -1) return false;
+    try {
+      return (JSON.parse(raw.toString('utf8')) as { method?: unknown })?.method === LISTEN;
+    } catch {
+      return false;
+    }
+  }
+
   private useSocketConnection(timeUs: number): void {
     this.connectionId = this.obs.socketConnection(this.req, timeUs);
   }
@@ -281,10 +311,14 @@ export class RequestObservation {
     if (ev.id !== undefined) this.resumable = true;
     if (ev.event === 'endpoint') {
       this.onEndpoint(ev.data, timeUs);
+      this.openLong(timeUs);
       return;
     }
     if (ev.data === '' || (ev.event !== undefined && ev.event !== 'message')) return;
-    if (this.connectionId === undefined) this.useSocketConnection(timeUs);
+    if (this.connectionId === undefined) {
+      this.useSocketConnection(timeUs);
+      this.openLong(timeUs);
+    }
     const context = this.responseContext();
     if (ev.id !== undefined) context.sseEventId = ev.id;
     if (ev.event !== undefined) context.sseEventName = ev.event;

@@ -67,7 +67,7 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
 
   const named = (name: string) => spans.filter((s) => s.name === name);
 
-  it('exports exactly one CLIENT span per exchange and one session span', () => {
+  it('exports exactly one CLIENT span per exchange, one session span and one for the GET stream', () => {
     expect(tapStderr).not.toContain('[stdout]');
     for (const name of [
       'initialize',
@@ -77,16 +77,17 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
       'tools/call get-sum',
       'no/such-method',
       'mcp.session',
+      'mcptap.stream',
     ]) {
       expect(named(name), name).toHaveLength(1);
     }
-    expect(spans).toHaveLength(7);
+    expect(spans).toHaveLength(8);
     for (const s of spans) expect(s.kind).toBe(3);
   });
 
   it('gives every exchange span the HTTP transport, server, session and protocol attributes', () => {
     expect(sessionId).toBeTruthy();
-    for (const s of spans.filter((x) => x.name !== 'mcp.session')) {
+    for (const s of spans.filter((x) => x.name !== 'mcp.session' && x.name !== 'mcptap.stream')) {
       expect(s.attributes, s.name).toMatchObject({
         'network.transport': 'tcp',
         'network.protocol.name': 'http',
@@ -100,6 +101,21 @@ describe('OTel on the HTTP tap (mcptap http --otlp) with server-everything', () 
       expect(s.attributes['mcp.protocol.version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
       expect(s.links).toContainEqual({ traceId: HEADER_TRACE, spanId: HEADER_SPAN, attributes: { 'mcptap.link': 'http' } });
     }
+  });
+
+  it("spans the SDK client's standalone GET stream from its opening to its close, with its notifications", () => {
+    const get = named('mcptap.stream')[0]!;
+    expect(get.attributes).toMatchObject({
+      'mcptap.stream.kind': 'get',
+      'mcptap.stream.notifications': expect.any(Number),
+      'mcp.session.id': sessionId,
+      'network.transport': 'tcp',
+      'server.port': peer.port,
+    });
+    const session = named('mcp.session')[0]!;
+    expect(get.startTimeUnixNano).toBeGreaterThanOrEqual(session.startTimeUnixNano);
+    expect(get.endTimeUnixNano).toBeGreaterThan(get.startTimeUnixNano);
+    expect(get.links).toContainEqual(expect.objectContaining({ spanId: session.spanId }));
   });
 
   it('parents the echo span on the client-sent _meta.traceparent', () => {

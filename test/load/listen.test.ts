@@ -4,7 +4,13 @@
  * tools/list_changed every 100 ms. Every notification must arrive exactly once on every stream;
  * the delivery delay (the server's firing stamp to arrival) is reported, not bounded (it is a
  * figure of the machine: see `npm run bench -- sse`).
+ *
+ * Through `mcptap http --record --metrics`: the tap's `mcptap.streams.open` reads 100 (of its kind)
+ * while the streams are held and 0 after, its delivery delay histogram counts every stamped
+ * notification, and the recording lists each stream with the notifications it carried
+ * (`mcptap show --streams`).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +20,10 @@ import { HttpChannel } from '../../src/client/mcp-channel.js';
 import { runLoad } from '../../src/load/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import type { StoredLongStream } from '../../src/store/types.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { freePort } from '../helpers/http-peers.js';
+import { MCPTAP } from '../helpers/paths.js';
 import { scenario } from './scenario-fixtures.js';
 
 let target: RunningTarget & { kind: 'http' };
@@ -125,6 +134,85 @@ steps: [ { listen: { toolsListChanged: true } } ]
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+/** `mcptap_streams_open` of one kind from a Prometheus scrape; undefined when the series is absent. */
+async function openStreams(metricsUrl: string, kind: string): Promise<number | undefined> {
+  // Refused until the pipeline worker (which serves the endpoint) has booted on the first answer.
+  const text = await fetch(metricsUrl)
+    .then((r) => r.text())
+    .catch(() => '');
+  const m = new RegExp(`^mcptap_streams_open\\{[^}]*mcptap_stream_kind="${kind}"[^}]*\\} (\\S+)`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Scrapes until the gauge reads `want` (bounded: 20 s); returns the last reading. */
+async function awaitOpen(metricsUrl: string, kind: string, want: number): Promise<number | undefined> {
+  let v: number | undefined;
+  for (let i = 0; i < 100; i++) {
+    v = await openStreams(metricsUrl, kind);
+    if (v === want) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return v;
+}
+
+describe.each([
+  ['2026-07-28', 'listen'],
+  ['legacy', 'get'],
+] as const)('long-lived streams through the tap, %s era', (era, kind) => {
+  it(`counts ${STREAMS} open ${kind} streams while held, 0 after, and records each with its notifications`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcptap-long-streams-'));
+    const file = path.join(dir, 'streams.db');
+    const metricsPort = await freePort();
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    try {
+      const tap = await startHttpTapCli(target.url, ['--record', file, '--metrics', `127.0.0.1:${metricsPort}`]);
+      let held: number | undefined;
+      let after: number | undefined;
+      try {
+        let ready = 0;
+        const running = runLoad(
+          scenario(`
+target: { url: "${tap.url}", connections: ${STREAMS + 10} }
+era: ${era}
+phases: [ { closed: { vus: ${STREAMS}, duration: 6s } } ]
+steps: [ { listen: { toolsListChanged: true } } ]
+`),
+          { onListenReady: (k) => (ready = k) },
+        );
+        for (let i = 0; i < 400 && ready < STREAMS; i++) await new Promise((r) => setTimeout(r, 50));
+        held = await awaitOpen(metricsUrl, kind, STREAMS);
+        await fireWhenOpen(target.url, () => true);
+        const r = await running;
+        expect(r.listen!.perStream).toEqual({ min: TRIGGERS, max: TRIGGERS });
+        expect(r.listen!.failed).toBe(0);
+        after = await awaitOpen(metricsUrl, kind, 0);
+        // The trigger stamps each notification: the tap's delivery delay histogram has one per stream and trigger.
+        const scrape = await fetch(metricsUrl).then((res) => res.text());
+        const delays = /^mcptap_notification_delivery_delay_seconds_count\{[^}]*mcp_method_name="notifications\/tools\/list_changed"[^}]*\} (\d+)/m.exec(
+          scrape,
+        );
+        expect(Number(delays?.[1])).toBe(STREAMS * TRIGGERS);
+      } finally {
+        tap.child.kill('SIGINT');
+        await tap.exited;
+      }
+      expect(held).toBe(STREAMS);
+      expect(after).toBe(0);
+      const streams = JSON.parse(execFileSync(process.execPath, [MCPTAP, 'show', file, '--streams', '--json'], { encoding: 'utf8' })) as StoredLongStream[];
+      expect(streams).toHaveLength(STREAMS);
+      expect(new Set(streams.map((s) => s.kind))).toEqual(new Set([kind]));
+      // A listen stream begins with notifications/subscriptions/acknowledged, then the triggered ones.
+      const each = TRIGGERS + (kind === 'listen' ? 1 : 0);
+      expect(streams.map((s) => s.notifications)).toEqual(Array(STREAMS).fill(each));
+      const text = execFileSync(process.execPath, [MCPTAP, 'show', file, '--streams'], { encoding: 'utf8' });
+      expect(text).toContain(`${STREAMS} ${kind} streams, ${STREAMS * each} notifications`);
+      console.log(`long streams ${era}: gauge ${held} held, ${after} after; recorded ${streams.length} ${kind} streams, ${each} notifications each`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 describe('listen step validation', () => {

@@ -43,6 +43,8 @@ const sample: WireOp[] = [
   [Op.EndStream, 'http:conn-1', '18', { timeUs: 7, outcome: 'cancelled' }],
   [Op.Anomaly, 'dropped', 'http:conn-1', '2 messages (10 bytes) forwarded but not observed', { direction: 'c2s', timeUs: 8 }],
   [Op.Gap, 'stdio', 'c2s', 'stdio', { bytes: 5, chunks: 1, endedAtNewline: true, timeUs: 9 }],
+  [Op.LongStream, 'http:s1', '4', { state: 'opened', kind: 'get', timeUs: 10 }],
+  [Op.LongStream, 'http:s1', '4', { state: 'closed', kind: 'get', timeUs: 11 }],
   [Op.Close, 'http:conn-1', { reason: 'client closed', exitCode: null, timeUs: 10 }],
 ];
 

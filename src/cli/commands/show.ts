@@ -1,11 +1,11 @@
 /**
  * `mcptap show FILE [--recording N] [--exchange REF] [--outcome C] [--method M] [--target T]
- * [--anomalies] [--limit N] [--full] [--json]`: the exchanges of a recording, one exchange with its
- * frames, or the recording's anomalies.
+ * [--anomalies] [--streams] [--limit N] [--full] [--json]`: the exchanges of a recording, one exchange
+ * with its frames, the recording's anomalies, or its long-lived streams.
  */
 import { Option, type Command } from 'commander';
 import { OUTCOMES } from '../../model/outcome.js';
-import { exchangeDetailJson, exchangeJson, renderAnomalies, renderExchangeDetail, renderExchangeList } from '../../report/exchange-view.js';
+import { exchangeDetailJson, exchangeJson, renderAnomalies, renderExchangeDetail, renderExchangeList, renderLongStreams } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ListedOutcome } from '../../store/types.js';
 import { McptapError } from '../../errors.js';
@@ -22,6 +22,7 @@ interface ShowFlags {
   method?: string;
   target?: string;
   anomalies?: boolean;
+  streams?: boolean;
   limit?: string;
   full?: boolean;
   json?: boolean;
@@ -30,10 +31,12 @@ interface ShowFlags {
 export function register(program: Command): void {
   program
     .command('show')
-    .summary('show the exchanges, one exchange or the anomalies of a recording')
+    .summary('show the exchanges, one exchange, the anomalies or the long-lived streams of a recording')
     .description(
       'Without --exchange: one line per exchange (row, id, method, target, outcome, error code, latency, progress count, flags). ' +
-        'With --exchange: that exchange with its frames (time offsets, direction, pretty-printed JSON) and anomalies.',
+        'With --exchange: that exchange with its frames (time offsets, direction, pretty-printed JSON) and anomalies. ' +
+        'With --streams: the long-lived streams (standalone GET streams, 2026-07-28 subscriptions/listen) with the notifications each carried. ' +
+        'Examples: mcptap show tap.db --outcome error; mcptap show tap.db --exchange 7; mcptap show tap.db --streams --json',
     )
     .argument('<file>', 'recording file written with --record')
     .option('--recording <n>', 'recording number from `mcptap ls` (default: the latest)')
@@ -42,6 +45,7 @@ export function register(program: Command): void {
     .option('--method <method>', 'only exchanges of this method')
     .option('--target <name>', 'only exchanges for this tool, prompt or resource')
     .option('--anomalies', "list the recording's anomalies")
+    .option('--streams', 'list the long-lived streams (GET, listen): first and last frame, frames, notifications')
     .option('--limit <n>', `at most N exchanges (default on a terminal: ${TERMINAL_LIMIT}; piped: all)`)
     .option('--full', 'do not truncate large payloads')
     .option('--json', 'print JSON instead of text')
@@ -57,6 +61,10 @@ function show(store: RecordingStore, file: string, flags: ShowFlags, tty: boolea
   if (flags.anomalies) {
     const anomalies = store.anomalies(recordingId);
     return out(anomalies, () => renderAnomalies(anomalies, store.getRecording(recordingId)?.startedUs));
+  }
+  if (flags.streams) {
+    const streams = store.longStreams(recordingId);
+    return out(streams, () => renderLongStreams(streams, store.getRecording(recordingId)?.startedUs));
   }
   if (flags.exchange !== undefined) return showOne(store, file, recordingId, flags.exchange, flags);
   const limit = flags.limit !== undefined ? positiveInt(flags.limit, '--limit') : tty && !flags.json ? TERMINAL_LIMIT : undefined;
