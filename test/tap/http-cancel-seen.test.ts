@@ -47,21 +47,24 @@ async function recorded(name: string, drive: (url: string) => Promise<void>): Pr
   }
 }
 
-/** SDK 1.x: a progress call aborted after its second progress notification (it sends notifications/cancelled). */
+/**
+ * SDK 1.x: a progress call of 8 steps 100 ms apart, aborted after its second progress notification
+ * (it sends notifications/cancelled): an ignoring server sends 6 more.
+ */
 async function legacyCancel(url: string, honorCancel: boolean): Promise<void> {
   const client = new Client({ name: 'cancel-seen', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const ac = new AbortController();
   let seen = 0;
   await client
-    .callTool({ name: 'progress', arguments: { steps: 6, intervalMs: 40, honorCancel } }, undefined, {
+    .callTool({ name: 'progress', arguments: { steps: 8, intervalMs: 100, honorCancel } }, undefined, {
       signal: ac.signal,
       onprogress: () => {
         if (++seen === 2) ac.abort('user moved on');
       },
     })
     .catch(() => undefined);
-  // Long enough for an ignoring server to finish its 6 steps (bounded: the run's own length).
+  // Long enough for an ignoring server to finish its steps (bounded: the run's own length).
   await new Promise((r) => setTimeout(r, 1500));
   await client.close();
 }
@@ -72,7 +75,7 @@ describe('the HTTP tap records what followed a cancellation', () => {
     expect(ex!.cancel).toMatchObject({ by: 'c2s' });
     const a = ex!.transport!.afterCancel!;
     expect(a.mechanism).toBe('notification');
-    expect(a.progressAfter).toBeGreaterThanOrEqual(2);
+    expect(a.progressAfter).toBeGreaterThanOrEqual(4);
     expect(a.workAfterUs).toBeGreaterThan(0);
   }, 30_000);
 
@@ -81,8 +84,9 @@ describe('the HTTP tap records what followed a cancellation', () => {
     expect(ex!.cancel).toMatchObject({ by: 'c2s' });
     const a = ex!.transport!.afterCancel!;
     expect(a.mechanism).toBe('notification');
-    // A step already on its way when the cancel crossed it may still arrive; never the rest.
-    expect(a.progressAfter).toBeLessThanOrEqual(1);
+    // Steps already on their way while the cancel crossed the tap and reached the server may still
+    // arrive (on a loaded machine that crossing took over 80 ms); never most of the 6 left.
+    expect(a.progressAfter).toBeLessThanOrEqual(2);
     expect(a.streamEndAfterUs).toBeDefined();
   }, 30_000);
 
