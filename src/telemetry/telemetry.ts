@@ -83,6 +83,8 @@ export interface Telemetry {
   readonly sinks: readonly Sink[];
   readonly spanSink?: OtelSpanSink;
   readonly metricsSink?: OtelMetricsSink;
+  /** The span sink's tracer: {@link DirectTracer} unless an OTEL_* span limit asks for the SDK's. */
+  readonly tracer?: Tracer;
   /** Present when `injectTraceContext` is on and traces are exported: the tap's injector. */
   readonly minter?: TraceContextMinter;
   /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
@@ -131,6 +133,7 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
   return {
     sinks,
     ...(spanSink ? { spanSink } : {}),
+    ...(spanSink && traces ? { tracer: traces.tracer } : {}),
     ...(metricsSink ? { metricsSink } : {}),
     ...(minter ? { minter } : {}),
     ...(metrics?.url ? { metricsUrl: metrics.url } : {}),

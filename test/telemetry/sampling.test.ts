@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
-import { resolveTelemetryConfig, type Env } from '../../src/telemetry/telemetry-config.js';
+import { resolveTelemetryConfig, SAMPLER_NAMES, type Env } from '../../src/telemetry/telemetry-config.js';
+import { DirectTracer } from '../../src/telemetry/direct-tracer.js';
+import type { SpanExportCounts } from '../../src/telemetry/counting-span-processor.js';
 import { McptapError } from '../../src/errors.js';
 import { TrafficScript } from '../sinks/traffic-script.js';
 import { startOtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
@@ -18,6 +20,11 @@ interface Exported {
   /** `mcptap.exchanges`, summed over outcomes. */
   exchangesCounted: number;
   spanSink: boolean;
+  /** The span sink's tracer is the fast one (DirectTracer), not the SDK's. */
+  directTracer: boolean;
+  /** Trace export requests the receiver got (any span, session spans included). */
+  traceExports: number;
+  spanCounts: SpanExportCounts | undefined;
 }
 
 type Point = { count?: string | number; asInt?: string | number; asDouble?: number };
@@ -58,8 +65,12 @@ async function exportCalls(n: number, env: Env, parent: (i: number) => string | 
     s.close(n * 10 + 100);
     for (const e of s.events) for (const sink of t.sinks) sink.onEvent(e);
     const spanSink = t.spanSink !== undefined;
+    const directTracer = t.tracer instanceof DirectTracer;
     await t.shutdown();
     return {
+      directTracer,
+      traceExports: receiver.requests.filter((r) => r.path === '/v1/traces').length,
+      spanCounts: t.spanCounts(),
       exchangeSpans: receiver.spans.filter((x) => x.name !== 'mcp.session'),
       operationDurationCount: metricTotal(receiver.metricBodies, 'mcp.client.operation.duration', 'count'),
       exchangesCounted: metricTotal(receiver.metricBodies, 'mcptap.exchanges', 'sum'),
@@ -84,6 +95,24 @@ describe('OTEL_TRACES_SAMPLER on the fast tracer', () => {
     expect(out.exchangesCounted).toBe(n);
     // The spans that are exported are whole: every start and end attribute, the sampled flag.
     for (const span of out.exchangeSpans) expect(span.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo' });
+  });
+
+  it('every sampler keeps the fast tracer; sampled out, an exchange reaches nothing on the export path', async () => {
+    // Issue 23: OTEL_TRACES_SAMPLER once switched the tap to the SDK's tracer, which builds every
+    // span's attributes before the sampler's decision. Resolved from the environment as the CLI does.
+    for (const name of SAMPLER_NAMES.filter((n) => n !== 'always_off')) {
+      const out = await exportCalls(5, { OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: '0.1' });
+      expect({ name, spanSink: out.spanSink, directTracer: out.directTracer }).toEqual({ name, spanSink: true, directTracer: true });
+    }
+    // A ratio that samples (almost) nothing but still builds the span sink: 2,000 exchanges and the
+    // session, each a 4-in-2^32 chance, so a correct sampler records one about once in 10^6 runs.
+    const n = 2000;
+    const out = await exportCalls(n, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.000000001' });
+    expect(out.spanSink).toBe(true);
+    expect(out.traceExports).toBe(0);
+    expect(out.spanCounts).toEqual({ exported: 0, droppedQueueFull: 0, droppedExportFailed: 0, queued: 0, sending: 0, rejectedByCollector: 0 });
+    expect(out.operationDurationCount).toBe(n);
+    expect(out.exchangesCounted).toBe(n);
   });
 
   it('always_off: no span at all (no span sink is built), full metrics', async () => {
