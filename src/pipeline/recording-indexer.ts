@@ -309,7 +309,8 @@ export class RecordingIndexer extends IndexerNews {
     if (this.child.pid === undefined || this.dead || this.hurried) return;
     this.hurried = true;
     restoreChildPriority(this.child.pid);
-    this.post({ type: 'hurry' });
+    // Released (stdin closed): the child raises itself, as when the tap is gone.
+    if (!this.child.stdin!.destroyed) this.post({ type: 'hurry' });
   }
 
   /** Gives up on the child (it stopped making progress): the recording ends where it got to. */
