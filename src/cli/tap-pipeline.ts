@@ -22,17 +22,20 @@ export interface RecordFlags {
  * `--record` and `--require-recording`, with the tuning variables: MCPTAP_SPOOL_BYTES (the spool's
  * size; a batch larger than the spool is spooled in parts, but a single HTTP message larger than
  * it is lost), MCPTAP_SPOOL_DIR (where the spool goes), MCPTAP_INDEX_LAG_MS (how long indexing
- * waits while traffic flows). A variable set to something that is not a positive integer is refused.
+ * waits while traffic flows), MCPTAP_INDEXER_STALL_MS (how long a closing tap waits for an indexer that
+ * makes no progress, 30 s). A variable set to something that is not a positive integer is refused.
  */
 export function recordingFromFlags(flags: RecordFlags, env: Env = process.env): RecordingOptions | undefined {
   if (!flags.record) return undefined;
   const spoolBytes = envInt(env, 'MCPTAP_SPOOL_BYTES', 1);
   const indexLagMs = envInt(env, 'MCPTAP_INDEX_LAG_MS', 1);
+  const stallMs = envInt(env, 'MCPTAP_INDEXER_STALL_MS', 1);
   const spoolDir = env.MCPTAP_SPOOL_DIR?.trim();
   return recordingOptions(flags.record, {
     required: flags.requireRecording === true,
     ...(spoolBytes !== undefined ? { spoolBytes } : {}),
     ...(indexLagMs !== undefined ? { indexLagMs } : {}),
+    ...(stallMs !== undefined ? { stallMs } : {}),
     ...(spoolDir ? { spoolDir } : {}),
   });
 }

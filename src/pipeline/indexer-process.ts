@@ -45,9 +45,13 @@ let finished = false;
 const early: ToIndexer[] = [];
 let onMessage: (m: ToIndexer) => void = (m) => early.push(m);
 let tapLeftEarly = false;
+/** The tap is closing ('hurry'): no more yielding, even if this process only now gets to read `start`. */
+let hurried = false;
 const data = await readStart();
-lowerProcessPriority(data.nice);
-lowerProcessPriority(data.nice);
+if (!hurried) {
+  lowerProcessPriority(data.nice);
+  lowerProcessPriority(data.nice);
+}
 const maxLagMs = data.maxLagMs ?? 10_000;
 
 /** The tap's time as far as the spool has been read (see the header): a correlator grace period never expires because indexing ran late. */
@@ -110,7 +114,7 @@ if (!sinks) {
   onDisconnect = tapGone;
   send({ type: 'ready' });
   onMessage = (m: ToIndexer) => {
-    if (m.type === 'start') return;
+    if (m.type === 'start' || m.type === 'hurry') return;
     if (!broken) end = Math.max(end, m.end);
     schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.pressed === true);
     if (m.type === 'close') {
@@ -139,7 +143,10 @@ function readStart(): Promise<IndexerStart> {
       while (got.length >= 4 && got.length >= 4 + got.readUInt32LE(0)) {
         const m = deserialize(got.subarray(4, 4 + got.readUInt32LE(0))) as ToIndexer;
         got = got.subarray(4 + got.readUInt32LE(0));
-        if (m.type !== 'start') onMessage(m);
+        if (m.type === 'hurry') {
+          hurried = true;
+          restorePriority();
+        } else if (m.type !== 'start') onMessage(m);
         else if (!started) {
           started = true;
           startRead = true;

@@ -19,7 +19,7 @@ import { dirname } from 'node:path';
 import { fromWireError, McptapError, toWireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
-import { RecordingIndexer, SpooledNotices, type IndexerHandle, type IndexerSinkOptions } from './recording-indexer.js';
+import { IndexerNews, RecordingIndexer, type IndexerSinkOptions } from './recording-indexer.js';
 import type { RecordingOptions } from './recording-options.js';
 import { SpoolWriter, spoolPlace, type SpoolHandover } from './spool.js';
 import type { IndexerCall, IndexerEvent } from './worker-wire.js';
@@ -101,7 +101,7 @@ export class TapSpool {
   }
 
   /** The worker takes the spool over: what it needs to write on; the indexer's news go to `post` from now on. */
-  handOver(post: (e: IndexerEvent) => void): { handover: SpoolHandover; indexed: number } {
+  handOver(post: (e: IndexerEvent) => void): { handover: SpoolHandover; indexed: number; pid?: number } {
     const handover = this.spool!.handOver();
     this.spool = undefined;
     this.toWorker = post;
@@ -110,7 +110,7 @@ export class TapSpool {
       (err: Error) => post({ kind: 'failed', ...toWireError(err, 'MCPTAP_INDEXER') }),
     );
     if (!this.indexer.alive) post({ kind: 'gone', why: 'the recording indexer has stopped' });
-    return { handover, indexed: this.indexer.indexed };
+    return { handover, indexed: this.indexer.indexed, ...(this.indexer.pid !== undefined ? { pid: this.indexer.pid } : {}) };
   }
 
   /** What the worker asks of the indexer. */
@@ -137,78 +137,41 @@ export class TapSpool {
 }
 
 /** The worker's side: the indexer as {@link IndexerHandle}, through the tap's thread. */
-export class RelayedIndexer implements IndexerHandle {
-  readonly ready: Promise<void>;
-  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
-  private isOpen = false;
-  private dead: string | undefined;
-  private closing: Promise<string[]> | undefined;
-  private closedWith: ((lines: string[]) => void) | undefined;
-  private readonly notices = new SpooledNotices((end, pressed) => this.call({ kind: 'spooled', end, pressed }));
-
+export class RelayedIndexer extends IndexerNews {
   constructor(
     private readonly call: (c: IndexerCall) => void,
-    private position: number,
-    private readonly onIndexed: (position: number) => void,
+    position: number,
+    private readonly heard: (position: number) => void,
+    /** The indexer's process id (the tap's thread's child). */
+    readonly pid: number | undefined,
   ) {
-    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
-    this.ready.catch(() => {});
+    super(position);
   }
 
-  get opened(): boolean {
-    return this.isOpen;
-  }
-
-  get alive(): boolean {
-    return this.dead === undefined;
-  }
-
-  get indexed(): number {
-    return this.position;
-  }
-
-  spooled(end: number, pressed = false): void {
-    if (!this.dead && !this.closing) this.notices.note(end, pressed);
-  }
-
-  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
-    this.closing ??= new Promise<string[]>((resolve) => {
-      this.closedWith = resolve;
-      this.notices.cancel();
-      this.call({ kind: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
-    });
-    return this.closing;
+  spooledNow(end: number, pressed = false): void {
+    this.call({ kind: 'spooled', end, pressed });
   }
 
   abandon(why: string): void {
     if (this.dead) return;
     this.call({ kind: 'abandon', why });
-    this.gone(why);
+    this.goneAs(why);
   }
 
   /** What the indexer said (relayed by the tap's thread). */
   event(e: IndexerEvent): void {
-    if (e.kind === 'ready') {
-      this.isOpen = true;
-      this.settleReady.resolve();
-    } else if (e.kind === 'failed') {
-      this.isOpen = true;
-      this.settleReady.reject(fromWireError(e, 'MCPTAP_INDEXER'));
-    } else if (e.kind === 'indexed') {
-      this.position = e.position;
-      this.onIndexed(e.position);
-    } else if (e.kind === 'gone') this.gone(e.why);
-    else {
-      this.dead ??= 'closed';
-      this.closedWith?.(e.lines);
-    }
+    if (e.kind === 'ready') this.openedAs();
+    else if (e.kind === 'failed') this.openedAs(fromWireError(e, 'MCPTAP_INDEXER'));
+    else if (e.kind === 'indexed') this.indexedTo(e.position);
+    else if (e.kind === 'gone') this.goneAs(e.why);
+    else this.closedAs(e.lines);
   }
 
-  private gone(why: string): void {
-    if (this.dead) return;
-    this.dead = why;
-    this.notices.cancel();
-    // Whoever waits for room in the spool must hear that no more will come.
-    this.onIndexed(this.position);
+  protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
+    this.call({ kind: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
+  }
+
+  protected onIndexed(position: number): void {
+    this.heard(position);
   }
 }

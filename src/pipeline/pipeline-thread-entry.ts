@@ -28,14 +28,14 @@ import { applyWireOps, splitWireBatch } from './apply-wire-ops.js';
 import { decodeWireOps, encodeWireOps } from './wire-codec.js';
 import { Pipeline } from './pipeline.js';
 import { RelayedIndexer } from './indexer-relay.js';
+import { IndexerStallWatch, processCpuTicks, type IndexerLook } from './indexer-stall.js';
+import { RECORDING_DEFAULTS } from './recording-options.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolWriter, type SpoolHandover } from './spool.js';
 import type { FromWorker, PipelineWorkerData, ToWorker } from './worker-wire.js';
 
 /** Once the indexer has caught up, a spool file using more space (disk or RAM) than this is emptied. */
 const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
-/** At close, an indexer that reads nothing for this long while work is left is given up on. */
-const STALLED_MS = 30_000;
 
 const port = parentPort;
 if (!port) throw new Error('pipeline-thread-entry.ts runs as a worker thread only');
@@ -93,7 +93,7 @@ async function openLive(): Promise<Live | undefined | false> {
  * The spool and the indexer, which the tap's thread created at its start (indexer-relay.ts): this
  * thread writes on where that one stopped, and talks to the indexer through it.
  */
-function openRecording(given: { handover: SpoolHandover; indexed: number }): Recording {
+function openRecording(given: { handover: SpoolHandover; indexed: number; pid?: number }): Recording {
   const spool = SpoolWriter.takeOver(given.handover);
   // Set at once (below); the indexer reports nothing before batches are spooled, which needs `rec`.
   let rec: Recording | undefined;
@@ -101,6 +101,7 @@ function openRecording(given: { handover: SpoolHandover; indexed: number }): Rec
     (call) => send({ type: 'indexer', call }),
     given.indexed,
     () => rec && spoolWaiting(rec),
+    given.pid,
   );
   rec = { spool, indexer, waiting: [], drained: [], failed: { batches: 0, bytes: 0, said: false, fatalSent: false } };
   return rec;
@@ -228,22 +229,29 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
   if (!rec) send({ type: 'handed-over' }); // nothing to keep: telemetry not yet exported may be lost
   const liveDone = l ? l.sinks.close().catch((err: Error) => [`closing the telemetry failed: ${err.message}`]) : Promise.resolve([]);
   if (rec) {
-    let last = { at: rec.indexer.indexed, ms: Date.now() };
-    const progress = setInterval(() => {
-      // Dead: said once already, nothing more will be indexed. Still opening the recording: nothing to say yet.
-      if (!rec.indexer.alive || !rec.indexer.opened) return;
-      const total = rec.spool.end;
-      const done = rec.indexer.indexed;
-      if (done > last.at) last = { at: done, ms: Date.now() };
-      else if (Date.now() - last.ms > STALLED_MS && (done < total || rec.waiting.length > 0)) {
-        rec.indexer.abandon(`the recording indexer made no progress for ${STALLED_MS / 1000} s`);
-        return;
-      }
-      const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
-      logger.warn(
-        `still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`,
-      );
-    }, 1000);
+    const look = (): IndexerLook => ({
+      now: performance.now(),
+      opened: rec.indexer.opened,
+      indexed: rec.indexer.indexed,
+      cpu: rec.indexer.pid !== undefined ? processCpuTicks(rec.indexer.pid) : undefined,
+    });
+    const watch = new IndexerStallWatch(data.recording?.stallMs ?? RECORDING_DEFAULTS.stallMs, look());
+    const progress = setInterval(
+      () => {
+        // Dead: said once already, nothing more will be indexed.
+        if (!rec.indexer.alive) return;
+        const total = rec.spool.end;
+        const giveUp = watch.look(look(), rec.indexer.indexed < total || rec.waiting.length > 0);
+        if (giveUp) return rec.indexer.abandon(giveUp);
+        // Still opening the recording: nothing to say yet.
+        if (!rec.indexer.opened) return;
+        const pct = total > 0 ? Math.floor((100 * rec.indexer.indexed) / total) : 100;
+        logger.warn(
+          `still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`,
+        );
+      },
+      Math.min(1000, watch.stallMs / 4),
+    );
     try {
       const endedUs = clock.nowUs();
       spoolWaiting(rec);

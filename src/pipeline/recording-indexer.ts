@@ -25,7 +25,7 @@ import { fromWireError, McptapError, type WireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
-import { lowerChildPriority, restorePriority } from '../util/thread-priority.js';
+import { lowerChildPriority, restoreChildPriority } from '../util/thread-priority.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
@@ -53,7 +53,11 @@ export interface IndexerStart {
  * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
  */
 export type ToIndexer =
-  IndexerStart | { type: 'spooled'; end: number; pressed?: boolean } | { type: 'close'; end: number; endedUs: number; incomplete?: string };
+  | IndexerStart
+  | { type: 'spooled'; end: number; pressed?: boolean }
+  /** Traffic is over (the tap is closing): back to the default priority, whatever the child is doing. */
+  | { type: 'hurry' }
+  | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
   | { type: 'ready' }
@@ -141,21 +145,110 @@ export class SpooledNotices {
   };
 }
 
-export class RecordingIndexer implements IndexerHandle {
-  private position = 0;
-  private closing: Promise<string[]> | undefined;
+/**
+ * What both sides know of the indexer and how its news change it: {@link RecordingIndexer} owns the
+ * process and hears it directly, RelayedIndexer (indexer-relay.ts) hears it through the tap's
+ * thread. `ready` settles once; the position only grows; `close` resolves once, with the lines said.
+ */
+export abstract class IndexerNews implements IndexerHandle {
+  readonly ready: Promise<void>;
+  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
+  private isOpen = false;
+  protected dead: string | undefined;
+  protected closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
-  private dead: string | undefined;
-  private readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
+  protected readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
+
+  constructor(protected position = 0) {
+    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
+    this.ready.catch(() => {});
+  }
+
+  /** The child has opened the recording (or failed to). */
+  get opened(): boolean {
+    return this.isOpen;
+  }
+
+  /** False once the child has gone (closed, or died): nothing more will be indexed. */
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  /** How far the spool is in the recording (bytes of spool). */
+  get indexed(): number {
+    return this.position;
+  }
+
+  /** The indexer's process id, where this side knows it. */
+  abstract readonly pid: number | undefined;
+
+  /**
+   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
+   * {@link SPOOLED_EVERY_MS} ({@link SpooledNotices}): each message wakes the indexer process, which
+   * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
+   */
+  spooled(end: number, pressed = false): void {
+    if (!this.dead && !this.closing) this.notices.note(end, pressed);
+  }
+
+  /** The same, said at once. */
+  abstract spooledNow(end: number, pressed?: boolean): void;
+
+  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
+  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
+    this.closing ??= new Promise<string[]>((resolve) => {
+      this.closedWith = resolve;
+      this.notices.cancel();
+      this.askClose(end, endedUs, incomplete);
+    });
+    return this.closing;
+  }
+
+  abstract abandon(why: string): void;
+
+  /** Tells the indexer to close (from {@link close}, once). */
+  protected abstract askClose(end: number, endedUs: number, incomplete: string | undefined): void;
+
+  /** News: the recording is open (no `err`), or cannot be. Once; false if said before. */
+  protected openedAs(err?: McptapError): boolean {
+    if (this.isOpen) return false;
+    this.isOpen = true;
+    if (err) this.settleReady.reject(err);
+    else this.settleReady.resolve();
+    return true;
+  }
+
+  /** News: the recording holds the spool up to `position`. */
+  protected indexedTo(position: number): void {
+    this.position = position;
+    this.onIndexed(position);
+  }
+
+  /** News: the recording is closed (or given up on, `why`), with what the close said. */
+  protected closedAs(lines: string[], why = 'closed'): void {
+    this.dead ??= why;
+    const done = this.closedWith;
+    this.closedWith = undefined;
+    done?.(lines);
+  }
+
+  /** The indexer has gone: false if it had before. Whoever waits for room in the spool hears that no more will come. */
+  protected goneAs(why: string, beforeWaiters: () => void = () => {}): boolean {
+    if (this.dead) return false;
+    this.dead = why;
+    this.notices.cancel();
+    beforeWaiters();
+    this.onIndexed(this.position);
+    return true;
+  }
+
+  protected abstract onIndexed(position: number): void;
+}
+
+export class RecordingIndexer extends IndexerNews {
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
-
-  /** Spawns the indexer and waits until its recording is open: a recording that cannot be opened fails here. */
-  static async start(opts: RecordingIndexerOptions): Promise<RecordingIndexer> {
-    const indexer = RecordingIndexer.spawn(opts);
-    await indexer.ready;
-    return indexer;
-  }
+  private hurried = false;
 
   /**
    * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
@@ -181,68 +274,43 @@ export class RecordingIndexer implements IndexerHandle {
     return indexer;
   }
 
-  /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be, or the child fails first. */
-  readonly ready: Promise<void>;
-  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
-  private isReady = false;
-
   private constructor(
     private readonly child: ChildProcess,
     private readonly opts: RecordingIndexerOptions,
   ) {
-    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
-    this.ready.catch(() => {});
+    super();
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));
   }
 
-  /** The child has opened the recording (or failed to). */
-  get opened(): boolean {
-    return this.isReady;
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
-  /** False once the child has gone (closed, or died): nothing more will be indexed. */
-  get alive(): boolean {
-    return this.dead === undefined;
-  }
-
-  /** How far the spool is in the recording (bytes of spool). */
-  get indexed(): number {
-    return this.position;
-  }
-
-  /**
-   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
-   * {@link SPOOLED_EVERY_MS} ({@link SpooledNotices}): each message wakes the indexer process, which
-   * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
-   */
-  spooled(end: number, pressed = false): void {
-    if (this.dead || this.closing) return;
-    this.notices.note(end, pressed);
-  }
-
-  /** The same, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
+  /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
   spooledNow(end: number, pressed = false): void {
     if (!this.dead && !this.closing) this.post({ type: 'spooled', end, ...(pressed ? { pressed: true } : {}) });
   }
 
-  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
-  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
-    this.closing ??= new Promise<string[]>((resolve) => {
-      this.closedWith = resolve;
-      this.closeEnd = end;
-      this.notices.cancel();
-      if (this.dead) return resolve([this.incompleteLine(this.dead)]);
-      this.hurry();
-      this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
-    });
-    return this.closing;
+  protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
+    this.closeEnd = end;
+    if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
+    this.hurry();
+    this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
   }
 
-  /** Traffic is over: the child need not yield any more (it raises its other threads itself once told to close). */
+  /**
+   * Traffic is over: the child need not yield any more. Every thread of it is raised at once (it
+   * may still be loading, its helper threads niced with it), and it is told, so that it does not
+   * lower itself when it reads `start` only now (it raises the threads it makes later itself).
+   */
   hurry(): void {
-    if (this.child.pid !== undefined && !this.dead) restorePriority(this.child.pid);
+    if (this.child.pid === undefined || this.dead || this.hurried) return;
+    this.hurried = true;
+    restoreChildPriority(this.child.pid);
+    // Released (stdin closed): the child raises itself, as when the tap is gone.
+    if (!this.child.stdin!.destroyed) this.post({ type: 'hurry' });
   }
 
   /** Gives up on the child (it stopped making progress): the recording ends where it got to. */
@@ -268,6 +336,10 @@ export class RecordingIndexer implements IndexerHandle {
     if (this.child.connected) this.child.disconnect();
   }
 
+  protected onIndexed(position: number): void {
+    this.opts.onIndexed?.(position);
+  }
+
   /** One message on the child's stdin: [u32 length][v8-serialized]. */
   private post(m: ToIndexer): void {
     const body = serialize(m);
@@ -282,45 +354,25 @@ export class RecordingIndexer implements IndexerHandle {
   }
 
   private onMessage(m: FromIndexer): void {
-    if (m.type === 'ready') {
-      this.isReady = true;
-      this.settleReady.resolve();
-    } else if (m.type === 'failed') {
-      this.isReady = true;
-      this.settleReady.reject(fromWireError(m, 'MCPTAP_INDEXER'));
+    if (m.type === 'ready') this.openedAs();
+    else if (m.type === 'failed') {
+      this.openedAs(fromWireError(m, 'MCPTAP_INDEXER'));
       this.child.kill();
       this.die(m.message, false);
-    } else if (m.type === 'indexed') {
-      this.position = m.position;
-      this.opts.onIndexed?.(m.position);
-    } else if (m.type === 'fatal') {
-      this.opts.onFatal?.(new Error(m.message));
-    } else if (m.type === 'closed') {
-      const done = this.closedWith;
-      this.closedWith = undefined;
-      this.dead = 'closed';
-      done?.(m.lines);
-    }
+    } else if (m.type === 'indexed') this.indexedTo(m.position);
+    else if (m.type === 'fatal') this.opts.onFatal?.(new Error(m.message));
+    else if (m.type === 'closed') this.closedAs(m.lines);
   }
 
   private die(why: string, say = true): void {
-    if (this.dead) return;
-    this.dead = why;
-    this.notices.cancel();
-    this.opts.onGone?.(why);
-    if (!this.isReady) {
+    const gone = this.goneAs(why, () => {
+      this.opts.onGone?.(why);
       // It never opened the recording: that is the start's failure, said by whoever waits for `ready`.
-      this.isReady = true;
-      this.settleReady.reject(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`));
-      say = false;
-    }
-    if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
-    if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
-    // Whoever waits for room in the spool must hear that no more will come.
-    this.opts.onIndexed?.(this.position);
-    const done = this.closedWith;
-    this.closedWith = undefined;
-    done?.([this.incompleteLine(why)]);
+      if (this.openedAs(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`))) say = false;
+      if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
+      if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
+    });
+    if (gone) this.closedAs([this.incompleteLine(why)], why);
   }
 
   /** What a dead indexer left out: everything spooled past what it had indexed. */

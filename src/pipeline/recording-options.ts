@@ -17,6 +17,8 @@ export interface RecordingOptions {
   indexerNice: number;
   /** How long a write waits for another writer of the same file (several taps recording into one) before it fails (ms). */
   lockWaitMs: number;
+  /** At close, how long the indexer may make no progress before the tap gives up on it (ms; indexer-stall.ts). */
+  stallMs: number;
 }
 
 export const RECORDING_DEFAULTS = {
@@ -24,6 +26,7 @@ export const RECORDING_DEFAULTS = {
   indexLagMs: 10_000,
   indexerNice: 19,
   lockWaitMs: 10_000,
+  stallMs: 30_000,
 } as const satisfies Partial<RecordingOptions>;
 
 /** Recording to `path` with the defaults, `--require-recording` as given. */

@@ -92,9 +92,9 @@ export type ToWorker =
   | { type: 'close'; incomplete?: string }
   /**
    * With a recording: its spool, which the tap's thread created at its start and wrote until now
-   * (indexer-relay.ts), and how far its indexer had got. Batches after this one are not spooled yet.
+   * (indexer-relay.ts), how far its indexer had got and its process id. Batches after this one are not spooled yet.
    */
-  | { type: 'spool'; handover: SpoolHandover; indexed: number }
+  | { type: 'spool'; handover: SpoolHandover; indexed: number; pid?: number }
   | { type: 'indexer'; event: IndexerEvent };
 
 export type FromWorker =

@@ -35,15 +35,39 @@ export function lowerProcessPriority(nice: number): void {
  * Back to the default priority for the last of the work, once traffic has ended (the recording
  * closes): a niced process on a busy machine can otherwise take seconds to finish while its tap
  * and host wait. Needs the right to raise priority (root, CAP_SYS_NICE or RLIMIT_NICE); without it
- * the priority stays low, as before. Every thread of this process, or only `pid`'s main thread.
+ * the priority stays low, as before. Every thread of this process.
  */
-export function restorePriority(pid?: number): void {
-  try {
-    if (pid !== undefined) setPriority(pid, 0);
-    else for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), 0);
-  } catch {
-    /* not permitted, gone, or not Linux: finish at the lower priority */
+export function restorePriority(): void {
+  raiseTasks('/proc/self/task');
+}
+
+/** The same for a child process, from outside: every thread it has now (a child still loading has its helper threads niced with it). */
+export function restoreChildPriority(pid: number): void {
+  if (!raiseTasks(`/proc/${pid}/task`)) {
+    try {
+      setPriority(pid, 0); // no /proc (not Linux): its main thread at least
+    } catch {
+      /* not permitted or gone */
+    }
   }
+}
+
+/** Every thread listed in a /proc task directory to niceness 0; false when the directory cannot be read. */
+function raiseTasks(dir: string): boolean {
+  let tids: string[];
+  try {
+    tids = readdirSync(dir);
+  } catch {
+    return false;
+  }
+  for (const tid of tids) {
+    try {
+      setPriority(Number(tid), 0);
+    } catch {
+      /* not permitted, or the thread is gone: it finishes at the lower priority */
+    }
+  }
+  return true;
 }
 
 /** Lowers a child process just spawned (its main thread; the threads it starts inherit it). */

@@ -176,7 +176,7 @@ describe('recording through the spool', () => {
     }
     expect(spool.append(encodeWireOps(ops), Buffer.from(lines.join('')), 0)).toBe(true);
     let indexed = 0;
-    const indexer = await RecordingIndexer.start({
+    const indexer = RecordingIndexer.spawn({
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
@@ -187,6 +187,7 @@ describe('recording through the spool', () => {
       logger: silentLogger,
       onIndexed: (position) => (indexed = position),
     });
+    await indexer.ready;
     /** Says "spooled" every 20 ms for `ms` or until all is indexed; how far indexing got. */
     const flowing = async (ms: number, pressed: boolean) => {
       for (const t0 = performance.now(); performance.now() - t0 < ms && indexed < spool.end;) {
