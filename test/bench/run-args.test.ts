@@ -43,3 +43,16 @@ describe('npm run bench command line', () => {
     });
   });
 });
+
+describe('npm run fuzz command line', () => {
+  const FUZZ = join(import.meta.dirname, '..', 'fuzz', 'run-fuzz.mjs');
+  it('--help prints the usage with examples and exits 0; a bad RUNS exits 2 with it, running nothing', () => {
+    const help = spawnSync(process.execPath, [FUZZ, '--help'], { encoding: 'utf8', timeout: 30_000 });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run fuzz -- \[RUNS\]\n[\s\S]*examples:\n {2}npm run fuzz/);
+    const bad = spawnSync(process.execPath, [FUZZ, 'lots'], { encoding: 'utf8', timeout: 30_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^fuzz: RUNS must be a positive integer, got lots\nusage:/);
+  });
+});
