@@ -1,50 +1,40 @@
 /**
  * `npm run bench`: every benchmark, each measuring mcptap and its baseline in the same run and
- * printing the ratio. Select with arguments: `npm run bench -- stdio http`. Options take a value
- * (`npm run bench -- soak --minutes 2`) and go to every bench selected.
+ * printing the ratio. Select with arguments: `npm run bench -- stdio http`; options go to the
+ * benches that read them (`npm run bench -- soak --minutes 2`); `--help` lists both (bench-args.ts).
+ * Benches are imported only when they run, so that `--help` and a bad command line answer at once.
  */
-import { runStdioBench } from './stdio-bench.js';
-import { runHttpBench } from './http-bench.js';
-import { runLoadBench } from './load-bench.js';
-import { runOtelBench, runOtelCpuBench } from './otel-bench.js';
-import { runRecorderBench } from './recorder-bench.js';
-import { runStartupBench } from './startup-bench.js';
-import { runReplayBench } from './replay-bench.js';
-import { runHostileBench } from './hostile-bench.js';
-import { runSseBench } from './sse-bench.js';
-import { runSoakBench } from './soak-bench.js';
-import { runBigrecBench } from './bigrec-bench.js';
-import { runChurnBench, runCrashBench } from './crash-bench.js';
+import { benchUsage, parseBenchArgs, type BenchName } from './bench-args.js';
 
-const args = process.argv.slice(2);
-/** Bench names: the arguments that are neither an option nor an option's value. */
-const wanted = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--'));
+const parsed = parseBenchArgs(process.argv.slice(2));
+if ('help' in parsed) {
+  process.stdout.write(`${benchUsage()}\n`);
+  process.exit(0);
+}
+if ('error' in parsed) {
+  process.stderr.write(`bench: ${parsed.error}\n(npm run bench -- --help lists the benchmarks and their options)\n`);
+  process.exit(2);
+}
+const { names, argv } = parsed;
 
-const BENCHES: Record<string, () => Promise<string>> = {
-  stdio: () => runStdioBench(),
-  http: () => runHttpBench(),
-  load: () => runLoadBench(),
-  otel: () => runOtelBench(),
-  recorder: () => runRecorderBench(),
-  'otel-cpu': () => runOtelCpuBench(),
-  startup: () => runStartupBench(),
-  replay: () => runReplayBench(),
-  hostile: () => runHostileBench(),
-  sse: () => runSseBench(),
-  soak: () => runSoakBench(args),
-  bigrec: () => runBigrecBench(args),
-  crash: () => runCrashBench(args),
-  churn: () => runChurnBench(args),
+const RUN: Record<BenchName, () => Promise<string>> = {
+  stdio: async () => (await import('./stdio-bench.js')).runStdioBench(),
+  http: async () => (await import('./http-bench.js')).runHttpBench(),
+  load: async () => (await import('./load-bench.js')).runLoadBench(),
+  otel: async () => (await import('./otel-bench.js')).runOtelBench(),
+  recorder: async () => (await import('./recorder-bench.js')).runRecorderBench(),
+  'otel-cpu': async () => (await import('./otel-bench.js')).runOtelCpuBench(),
+  startup: async () => (await import('./startup-bench.js')).runStartupBench(),
+  replay: async () => (await import('./replay-bench.js')).runReplayBench(),
+  hostile: async () => (await import('./hostile-bench.js')).runHostileBench(),
+  sse: async () => (await import('./sse-bench.js')).runSseBench(),
+  soak: async () => (await import('./soak-bench.js')).runSoakBench(argv),
+  bigrec: async () => (await import('./bigrec-bench.js')).runBigrecBench(argv),
+  crash: async () => (await import('./crash-bench.js')).runCrashBench(argv),
+  churn: async () => (await import('./crash-bench.js')).runChurnBench(argv),
 };
 
-/** Long runs, only when named. */
-const NAMED_ONLY = new Set(['soak', 'bigrec', 'crash', 'churn']);
-for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((b) => !NAMED_ONLY.has(b))) {
-  const bench = BENCHES[name];
-  if (!bench) {
-    process.stderr.write(`unknown benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}\n`);
-    process.exitCode = 2;
-    continue;
-  }
-  process.stdout.write(`\n== ${name} ==\n${await bench()}\n`);
+for (const [i, name] of names.entries()) {
+  process.stderr.write(`bench: ${name} (${i + 1}/${names.length}) started ${new Date().toISOString()}\n`);
+  process.stdout.write(`\n== ${name} ==\n${await RUN[name]()}\n`);
 }

@@ -75,7 +75,7 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
       `  npx mcptap ls ${opts.db}\n` +
       `  npx mcptap show ${opts.db} --outcome tool_error\n` +
       `  npx mcptap show ${opts.db} --exchange <id>\n` +
-      `Run the scenario yourself: npx mcptap load scenarios/demo.yaml --json result.json\n`,
+      `Run the scenario yourself: npx mcptap load ${opts.scenario ?? 'scenarios/demo.yaml'} --json result.json\n`,
   );
   return { result, passed: thresholdsPassed(result.thresholds), recordingId };
 }

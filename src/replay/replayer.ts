@@ -187,7 +187,7 @@ class Replayer {
         ? await live.session.open(request, { onMessage, signal: cancel?.signal })
         : await live.session.send(request, { onMessage, signal: cancel?.signal });
       if (opening && live.session.isInitialized) this.sentInitialized(live);
-      return this.answerOf(step, result, sentId);
+      return this.answerOf(step, result, sentId, live.conn.channel.transport === 'http');
     } catch (err) {
       return this.failed(live, err);
     } finally {
@@ -196,8 +196,8 @@ class Replayer {
     }
   }
 
-  /** The step's answer from what came back. */
-  private answerOf(step: ReplayStep, result: CallResult, sentId: JsonRpcId): ReplayedAnswer {
+  /** The step's answer from what came back; stream figures only over HTTP (stdio has no SSE). */
+  private answerOf(step: ReplayStep, result: CallResult, sentId: JsonRpcId, http: boolean): ReplayedAnswer {
     if (result.response !== undefined || result.httpStatus !== undefined) this.reached = true;
     const progressCount = result.messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length;
     const res = result.response;
@@ -216,7 +216,7 @@ class Replayer {
     if (c.errorCode !== undefined) a.errorCode = c.errorCode;
     const t = result.timing;
     if (t.responseUs !== undefined) a.latencyUs = Math.max(0, t.responseUs - t.sentUs);
-    if (t.eventTimesUs && t.eventTimesUs.length > 0) {
+    if (http && t.eventTimesUs && t.eventTimesUs.length > 0) {
       a.stream = { startUs: t.sentUs, eventTimesUs: t.eventTimesUs, streamEndUs: t.endUs };
       if (t.headersUs !== undefined) a.stream.headersUs = t.headersUs;
       if (t.progressTimesUs) a.stream.progressTimesUs = t.progressTimesUs;

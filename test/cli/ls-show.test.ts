@@ -181,7 +181,20 @@ describe('mcptap show', () => {
     expect(noRec.err).toMatch(/has no recording 9 \(it has 1\)/);
     const noEx = mcptap('show', file, '--exchange', '"404"');
     expect(noEx.code).toBe(4);
-    expect(noEx.err).toMatch(/no exchange "404"/);
+    expect(noEx.err).toMatch(/no exchange with id "404" \(ids as shown in the ID column/);
+    expect(noEx.err).not.toMatch(/row #/);
+  });
+
+  it('a row number given as an id: the error names the row and how to pick it', () => {
+    const rows = JSON.parse(mcptap('show', file, '--json').out) as { rowid: number; id: unknown }[];
+    const row = rows.find((r) => !rows.some((o) => o.id === r.rowid));
+    expect(row).toBeDefined();
+    const r = mcptap('show', file, '--exchange', String(row!.rowid));
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`has no exchange with id ${row!.rowid}; row #${row!.rowid} is id ${JSON.stringify(row!.id)}: --exchange '#${row!.rowid}'`);
+    const byRow = mcptap('show', file, '--exchange', `#${row!.rowid}`);
+    expect(byRow.code).toBe(0);
+    expect(byRow.out).toMatch(new RegExp(`^exchange #${row!.rowid} `));
   });
 });
 

@@ -6,9 +6,22 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+const USAGE = `usage: npm run fuzz -- [RUNS]
+  RUNS cases per property (default 100000, or MCPTAP_FUZZ_RUNS), on fresh random seeds
+  (MCPTAP_FUZZ_SEED=N replays one). A failure prints its seed and path: add it to
+  test/fuzz/regressions.json to replay it in npm test from then on.
+examples:
+  npm run fuzz                 # 100,000 cases per property
+  npm run fuzz -- 5000         # a quick pass
+exit: 0 no property failed, 1 one failed, 2 bad command line
+`;
+if (process.argv[2] === '--help' || process.argv[2] === '-h') {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const runs = Number(process.argv[2] ?? process.env.MCPTAP_FUZZ_RUNS ?? 100_000);
 if (!Number.isInteger(runs) || runs < 1) {
-  process.stderr.write(`usage: npm run fuzz -- [cases per property, e.g. 100000]\n`);
+  process.stderr.write(`fuzz: RUNS must be a positive integer, got ${process.argv[2] ?? process.env.MCPTAP_FUZZ_RUNS}\n${USAGE}`);
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-fuzz-'));

@@ -129,6 +129,12 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
       /no-data\.yaml:2: data\.users: data file .*users\.csv does not exist/,
     ],
     [
+      'no-recording.yaml',
+      'target: { reference: true }\nfrom: missing.db\nphases: [ { replay: { speed: 1 } } ]\n',
+      4,
+      /no-recording\.yaml: from: no such recording file: .*missing\.db\. Record one first: mcptap stdio --record FILE/,
+    ],
+    [
       'unreachable.yaml',
       'target: { url: "http://127.0.0.1:9/mcp" }\nphases: [ { open: { rate: 1, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n',
       5,

@@ -80,14 +80,19 @@ describe('replaying the demo recording on its schedule', () => {
   let db: string;
   let traffic: RecordedTraffic;
   let demoStarted: number;
+  let demoText = '';
 
   beforeAll(async () => {
     db = path.join(mkdtempSync(path.join(os.tmpdir(), 'mcptap-replay-')), 'demo.db');
     // ~6 s of open-model load through the demo's HTTP tap: 10/s, a ramp 10 -> 80/s, then 40/s.
-    const demo = await runHttpDemo({ db, scenario: path.join(FIXTURES, 'replay-pattern.yaml'), write: () => {}, progress: false });
+    const demo = await runHttpDemo({ db, scenario: path.join(FIXTURES, 'replay-pattern.yaml'), write: (t) => void (demoText += t), progress: false });
     demoStarted = demo.result.phases.reduce((a, p) => a + p.started, 0);
     traffic = await loadRecordedTraffic({ file: db });
   }, 60_000);
+
+  it("the demo's closing hint names the scenario it ran, not always demo.yaml", () => {
+    expect(demoText).toContain(`Run the scenario yourself: npx mcptap load ${path.join(FIXTURES, 'replay-pattern.yaml')} --json result.json`);
+  });
 
   it('reads every recorded request with its offset, progress tokens noted', () => {
     expect(traffic.calls).toHaveLength(demoStarted);

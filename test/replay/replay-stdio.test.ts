@@ -39,7 +39,14 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/8 exchanges replayed: 8 same, 0 different, 0 without response; no differences/);
-    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: { differences: number }; exchanges: { method: string; tool?: string }[] };
+    // stdio has no SSE: no streamed-answer table of replayed-only figures (it had one per method).
+    expect(r.stdout).not.toContain('streamed answers (SSE)');
+    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as {
+      counts: { differences: number };
+      exchanges: { method: string; tool?: string }[];
+      streams?: unknown[];
+    };
+    expect(json.streams ?? []).toEqual([]);
     expect(json.counts.differences).toBe(0);
     expect(json.exchanges.map((e) => e.tool ?? e.method)).toEqual(RECORDED);
   }, 60_000);

@@ -16,6 +16,15 @@ export function register(program: Command): void {
     .option('--stdio', 'the short stdio demo instead of the HTTP load demo')
     .option('--scenario <file>', 'scenario for the HTTP demo (its target is replaced by the tap)')
     .option('--calls <n>', 'stdio demo: echo calls in the mix', '40')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  mcptap demo --stdio                     # about 2 s
+  mcptap demo                             # about 20 s of load through the HTTP tap
+  mcptap demo --scenario scenarios/cancel.yaml --record /tmp/demo.db
+  mcptap ls mcptap-demo.db                # then look at what was recorded`,
+    )
     .action(async (flags: { record: string; stdio?: boolean; scenario?: string; calls: string }) => {
       if (flags.stdio) {
         const { runStdioDemo } = await import('../../demo/stdio-demo.js');

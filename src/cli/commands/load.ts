@@ -8,7 +8,7 @@
  */
 import { accessSync, constants, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { parseShard, type ShardSpec } from '../../load/executors/iteration.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
@@ -105,6 +105,13 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
   const lingerMs = metricsLingerMs(flags.metricsLinger);
   const scenario = await loadScenarioFile(file);
+  if (scenario.from && !existsSync(scenario.from.file)) {
+    const demo = basename(scenario.from.file) === 'mcptap-demo.db' ? ' (npm start writes mcptap-demo.db)' : '';
+    throw new McptapError(
+      'MCPTAP_RECORDING_NOT_FOUND',
+      `${file}: from: no such recording file: ${scenario.from.file}. Record one first${demo}: mcptap stdio --record FILE -- SERVER..., or mcptap http --upstream URL --record FILE.`,
+    );
+  }
   if (flags.raw) scenario.driver = 'raw';
   checkOutputPaths(flags);
   const logger = createLogger(flags.logLevel);

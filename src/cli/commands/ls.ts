@@ -20,6 +20,17 @@ export function register(program: Command): void {
     )
     .argument('<file>', 'recording file written with --record')
     .option('--json', 'print JSON instead of text')
+    .addHelpText(
+      'after',
+      `
+A recording whose tap was killed, or that is still being written, is marked INCOMPLETE (complete: false
+in --json). Exit codes: 0 ok, 4 not a recording file.
+
+Examples:
+  mcptap ls tap.db
+  mcptap ls tap.db --json | jq '.recordings[] | {id, exchanges, complete}'
+  mcptap show tap.db --recording 2                # then one recording's exchanges`,
+    )
     .action((file: string, flags: LsFlags) => {
       const items: ListedRecording[] = withRecordingFile(file, (store) =>
         store.listRecordings().map((recording) => ({ recording, summary: store.summary(recording.id) })),

@@ -24,7 +24,17 @@ export function register(program: Command): void {
     .option('--json <file>', 'write the merged JSON result; - for stdout')
     .option('--junit <file>', 'write thresholds of the merged result as JUnit XML')
     .option('--html <file>', 'write a self-contained HTML report of the merged result')
-    .addHelpText('after', '\nExit codes: 0 thresholds passed, 3 a threshold failed, 4 unreadable or incompatible results.')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 thresholds passed, 3 a threshold failed, 4 unreadable or incompatible results (a shard
+missing or given twice, the same result twice, shards of edited versions of the scenario).
+
+Examples:
+  mcptap load scenarios/open-ramp.yaml --shard 1/2 --json shard-1.json   # on one machine
+  mcptap load scenarios/open-ramp.yaml --shard 2/2 --json shard-2.json   # on another
+  mcptap merge-results shard-*.json --json merged.json --junit thresholds.xml --html merged.html`,
+    )
     .action(async (files: string[], flags: { json?: string; junit?: string; html?: string }) => {
       checkOutputPaths(flags);
       const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));

@@ -14,6 +14,7 @@ import { Redactor, withNames } from '../../redact/redactor.js';
 import { loadRules, NO_RULES } from '../../replay/rules.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
+import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-pipeline.js';
@@ -118,13 +119,18 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
       tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
       forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
     }
+    // A mock that never served (its port taken) has no counts to report: its error says it all.
+    let served = true;
     try {
       if (opts.listen) await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded);
       else await serveStdio(responder, forwarder);
+    } catch (err) {
+      if (err instanceof McptapError && err.code === 'MCPTAP_LISTEN') served = false;
+      throw err;
     } finally {
       await forwarder?.close();
       for (const line of (await tap?.close()) ?? []) logger.warn(line);
-      say(describeStats(responder.stats));
+      if (served) say(describeStats(responder.stats));
     }
   } finally {
     store.close();
@@ -170,10 +176,7 @@ async function serveHttp(
   try {
     server = await startMockHttpServer({ responder, ...listen, path, logger, ...(forwarder ? { forwarder } : {}) });
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
-      throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`);
-    throw err;
+    throw listenError(`${listen.host}:${listen.port}`, err) ?? err;
   }
   const stopped = untilSignal();
   // Said once the signals are handled: whoever reads this line may stop the mock at once.

@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
 import { probeCancelScenario, probeVerdict } from '../../load/probe-cancel.js';
 import { renderCancel } from '../../load/report/cancel-report.js';
 import { runLoad } from '../../load/run-load.js';
@@ -84,6 +85,15 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
     throw new McptapError('LOAD_BAD_FLAG', `--after-progress: a whole number from 1, got ${flags.afterProgress}`);
   if (flags.era !== undefined && flags.era !== 'legacy' && flags.era !== '2026-07-28')
     throw new McptapError('LOAD_BAD_FLAG', `--era: legacy or 2026-07-28, got ${flags.era}`);
+  for (const [flag, value] of [
+    ['--after', flags.after],
+    ['--observe', flags.observe],
+    ['--timeout', flags.timeout],
+  ] as const)
+    if (value !== undefined && parseDurationMs(value) === undefined) {
+      const bare = bareDurationNumber(value);
+      throw new McptapError('LOAD_BAD_FLAG', `${flag}: ${bare ? bareDurationMessage(bare) : `a duration like 300ms, 2s or 1m, got ${value}`}`);
+    }
   const scenario = probeCancelScenario({
     tool: flags.tool,
     args: args as Record<string, unknown>,
@@ -96,11 +106,17 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
     ...(flags.era !== undefined ? { era: flags.era as 'legacy' | '2026-07-28' } : {}),
     timeout: flags.timeout,
   });
-  const result = await runLoad(scenario, { logger: createLogger(flags.logLevel) });
+  const result = await runLoad(scenario, { logger: createLogger(flags.logLevel) }).catch((err: unknown) => {
+    throw err instanceof McptapError && err.code === 'LOAD_UNKNOWN_TOOL' ? unknownTool(err, flags) : err;
+  });
   const { verdict, group } = probeVerdict(result, flags.tool);
   const lines = [`${flags.tool} on ${result.target} (${result.era === 'modern' ? '2026-07-28' : 'legacy'} era, ${result.driver}): ${verdict}`];
   if (group) lines.push(...renderCancel({ [flags.tool]: group }).slice(2));
   else lines.push(`  no call was cancelled: each ended before the cancel was due (a tool without progress needs --after)`);
+  if (group && group.cancelled === 0 && group.completedBeforeCancel > 0)
+    lines.push(
+      `  hint: every call ended before the cancel was due${flags.after === undefined ? ` (${flags.afterProgress} progress notification(s))` : ''}: give the tool longer work (--args) or cancel sooner (--after 100ms)`,
+    );
   const text = lines.join('\n') + '\n';
   const json =
     JSON.stringify(
@@ -114,4 +130,17 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
     if (flags.json) await writeFile(flags.json, json);
   }
   return verdict === 'honoured' ? ExitCode.Ok : ExitCode.Failed;
+}
+
+/**
+ * The preflight's unknown-tool error in probe-cancel's terms: the flag to fix (--tool or --probe)
+ * instead of a scenario step; the server's tools and the nearest one are kept.
+ */
+function unknownTool(err: McptapError, flags: ProbeFlags): McptapError {
+  const missing = /"([^"]*)"/.exec(err.message)?.[1];
+  const flag = missing !== undefined && missing === flags.probe && missing !== flags.tool ? '--probe' : '--tool';
+  const message = err.message
+    .replace(/^the scenario calls tool ("[^"]*")(?: \(nor [^)]*\))?, but /, `${flag} $1: `)
+    .replace(/ Nothing was sent: .*$/, ` Nothing was sent: give ${flag} one of them (mcptap probe-cancel --help has examples).`);
+  return new McptapError('LOAD_UNKNOWN_TOOL', message, { cause: err });
 }

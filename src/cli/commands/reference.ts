@@ -7,6 +7,7 @@ import { runReferenceStdio, startReferenceHttpServer } from '../../reference/ref
 import { parseStallSpec, type StallOptions } from '../../reference/stall-schedule.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
+import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface ReferenceFlags {
@@ -95,7 +96,7 @@ async function runReference(flags: ReferenceFlags): Promise<void> {
   try {
     server = await startReferenceHttpServer({ ...common, host, port });
   } catch (err) {
-    throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
+    throw listenError(`${host}:${port}`, err) ?? new McptapError('MCPTAP_LISTEN', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
   }
   process.stderr.write(`mcptap reference: listening on ${server.url}\n`);
   await untilSignal();

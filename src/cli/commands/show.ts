@@ -49,6 +49,19 @@ export function register(program: Command): void {
     .option('--limit <n>', `at most N exchanges (default on a terminal: ${TERMINAL_LIMIT}; piped: all)`)
     .option('--full', 'do not truncate large payloads')
     .option('--json', 'print JSON instead of text')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 ok, 2 bad command line, 4 no such file, recording or exchange.
+
+Examples:
+  mcptap show tap.db                              # one line per exchange (ROW and ID columns)
+  mcptap show tap.db --outcome tool_error         # filter by outcome, --method or --target
+  mcptap show tap.db --exchange 7                 # the exchange with JSON-RPC id 7, with its frames
+  mcptap show tap.db --exchange '#7'              # the exchange in row #7
+  mcptap show tap.db --anomalies --recording 2    # protocol violations of recording 2 (mcptap ls numbers them)
+  mcptap show tap.db --json | jq -c '.[] | select(.outcome != "ok") | {id, method, outcome}'`,
+    )
     .action((file: string, flags: ShowFlags) => {
       const tty = process.stdout.isTTY === true;
       process.stdout.write(terminalSafe(withRecordingFile(file, (store) => show(store, file, flags, tty))));
@@ -83,9 +96,12 @@ function showOne(store: RecordingStore, file: string, recordingId: number, ref: 
   const matches = store.exchangesByRef(recordingId, ref);
   const e = matches[0];
   if (!e) {
+    // A bare number is an id; a user reading the ROW column may have meant the row.
+    const row = /^\d+$/.test(ref) ? store.exchangesByRef(recordingId, `#${ref}`)[0] : undefined;
+    const hint = row ? `; row #${ref} is id ${JSON.stringify(row.id)}: --exchange '#${ref}'` : '';
     throw new McptapError(
       'MCPTAP_NO_EXCHANGE',
-      `recording ${recordingId} in ${file} has no exchange ${ref} (ids as shown by mcptap show; "1" with quotes is a string id)`,
+      `recording ${recordingId} in ${file} has no exchange with id ${ref}${hint} (ids as shown in the ID column of mcptap show; "1" with quotes is a string id; #ROW picks a row)`,
     );
   }
   const frames = store.framesOfExchange(recordingId, e.key);

@@ -86,6 +86,16 @@ describe('mcptap mock --http', () => {
     await Promise.allSettled([mock?.stop(), passthrough?.stop(), upstream?.close()]);
   });
 
+  it('a port in use: exit 2, one line saying what to do, no hit/miss counts of a mock that never served', async () => {
+    const { host } = new URL(mock.url);
+    const run = await runMock([db, '--http', host]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(
+      /^mcptap: cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE.* \(another process has the port: pick another, or port 0 for a free one\)\n$/,
+    );
+  });
+
   const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(url, {
       method: 'POST',

@@ -103,9 +103,30 @@ describe('mcptap probe-cancel', () => {
   it('a tool the server lacks exits 4 naming the nearest; no server given exits 2', async () => {
     const r = await mcptap(['probe-cancel', '--tool', 'progres', '--url', honour.url]);
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/calls tool "progres", but .* the nearest is "progress"/);
+    expect(r.stderr).toMatch(/^mcptap: --tool "progres": .* has no such tool; the nearest is "progress"\..* give --tool one of them/);
+    expect(r.stderr).not.toMatch(/scenario|preflight/);
+    const p = await mcptap(['probe-cancel', '--tool', 'progress', '--probe', 'in-fligt', '--url', honour.url]);
+    expect(p.code).toBe(4);
+    expect(p.stderr).toMatch(/^mcptap: --probe "in-fligt": .* the nearest is "in-flight"\..* give --probe one of them/);
     const u = await mcptap(['probe-cancel', '--tool', 'progress']);
     expect(u.code).toBe(2);
     expect(u.stderr).toMatch(/give the server as --url URL or as a command after --/);
+  });
+
+  it('a bad duration is a usage error (exit 2) naming its flag, before any call', async () => {
+    const bare = await mcptap(['probe-cancel', '--tool', 'progress', '--observe', '2', '--url', honour.url]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toBe('mcptap: --observe: 2 has no unit; write 2s or 2ms\n');
+    const bad = await mcptap(['probe-cancel', '--tool', 'progress', '--after', '5x', '--url', honour.url]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('mcptap: --after: a duration like 300ms, 2s or 1m, got 5x\n');
+  });
+
+  it('a tool that ends before the cancel is due: unknown (exit 1), with what to change', async () => {
+    const r = await mcptap(['probe-cancel', '--tool', 'echo', '--args', '{"text": "hi"}', '--times', '2', '--url', honour.url]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/: unknown\n/);
+    expect(r.stdout).toMatch(/2 ended before the cancel/);
+    expect(r.stdout).toMatch(/hint: every call ended before the cancel was due .*: give the tool longer work \(--args\) or cancel sooner \(--after 100ms\)/);
   });
 });

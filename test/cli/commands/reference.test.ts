@@ -22,7 +22,7 @@ describe('mcptap reference', () => {
     }
   });
 
-  it('--http prints the endpoint on stderr, serves it, and exits 0 on SIGTERM', async () => {
+  it('--http prints the endpoint on stderr, serves it, and exits 0 on SIGTERM; a taken port exits 2', async () => {
     const child = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
@@ -51,6 +51,12 @@ describe('mcptap reference', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('mcp-session-id')).toBeTruthy();
       expect(await res.text()).toContain('"protocolVersion":"2025-06-18"');
+      // A second server on the same port: a usage error saying what to do, exit 2.
+      const taken = spawnSync(process.execPath, [MCPTAP, 'reference', '--http', new URL(url).host], { encoding: 'utf8', timeout: 10_000 });
+      expect(taken.status, taken.stderr).toBe(2);
+      expect(taken.stderr).toMatch(
+        /^mcptap: cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE.*\(another process has the port: pick another, or port 0 for a free one\)\n$/,
+      );
     } finally {
       child.kill('SIGTERM');
     }
