@@ -160,6 +160,10 @@ describe.skipIf(!PROMETHEUS)('real Prometheus scraping a live tap and a sharded 
         return out[0]?.value ?? 0;
       };
       const phases = (k: 'scheduled' | 'started' | 'dropped' | 'completed') => r.phases.reduce((a, p) => a + p[k], 0);
+      // The shard exits once a scrape has read its final values; Prometheus may take a moment more
+      // to make that scrape queryable (seen on a loaded machine): wait for it, bounded.
+      for (let i = 0; i < 40 && (await total('mcptap_load_iterations_completed_total')) !== phases('completed'); i++)
+        await new Promise((res) => setTimeout(res, 250));
       const seen = {
         requests: await total('mcptap_load_requests_total'),
         ok: await total('mcptap_load_requests_total', ', mcptap_outcome="ok"'),
