@@ -325,17 +325,7 @@ export class RecordingStore {
    * was `subscriptions/listen`. One pass over the recording's frames.
    */
   longStreams(recordingId: number): StoredLongStream[] {
-    return this.stmt(
-      `SELECT connection_id AS connectionId, stream_id AS streamId,
-         CASE WHEN sum(direction = 'c2s') = 0 THEN 'get' ELSE 'listen' END AS kind,
-         min(CASE WHEN direction = 's2c' THEN time_us END) AS firstUs, max(CASE WHEN direction = 's2c' THEN time_us END) AS lastUs,
-         sum(direction = 's2c') AS frames, sum(direction = 's2c' AND message_kind = 'notification') AS notifications
-       FROM frames WHERE recording_id = ? AND stream_id IS NOT NULL
-       GROUP BY connection_id, stream_id
-       HAVING sum(direction = 's2c') > 0
-         AND ((sum(direction = 'c2s') = 0 AND sum(channel = 'sse') > 0) OR max(CASE WHEN direction = 'c2s' THEN method END) = 'subscriptions/listen')
-       ORDER BY firstUs`,
-    ).all(recordingId) as StoredLongStream[];
+    return this.stmt(SQL.longStreams).all(recordingId) as StoredLongStream[];
   }
 
   /** Counts and per-method latency percentiles, aggregated in SQL and one sorted stream: bounded memory. */

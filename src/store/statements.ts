@@ -156,4 +156,14 @@ export const SQL = {
         SELECT request_seq FROM exchanges WHERE recording_id = @r AND key = @k
         UNION ALL SELECT response_seq FROM exchanges WHERE recording_id = @r AND key = @k))
     ORDER BY f.seq, f.id`,
+  /** `show --streams`: a recording's long-lived streams (recording-store.ts longStreams). */
+  longStreams: `SELECT connection_id AS connectionId, stream_id AS streamId,
+    CASE WHEN sum(direction = 'c2s') = 0 THEN 'get' ELSE 'listen' END AS kind,
+    min(CASE WHEN direction = 's2c' THEN time_us END) AS firstUs, max(CASE WHEN direction = 's2c' THEN time_us END) AS lastUs,
+    sum(direction = 's2c') AS frames, sum(direction = 's2c' AND message_kind = 'notification') AS notifications
+    FROM frames WHERE recording_id = ? AND stream_id IS NOT NULL
+    GROUP BY connection_id, stream_id
+    HAVING sum(direction = 's2c') > 0
+      AND ((sum(direction = 'c2s') = 0 AND sum(channel = 'sse') > 0) OR max(CASE WHEN direction = 'c2s' THEN method END) = 'subscriptions/listen')
+    ORDER BY firstUs`,
 } as const;
