@@ -1,8 +1,9 @@
 /**
  * `mcptap export --jsonl|--har [OUT]`: a recording written as a file (or to stdout when OUT is `-`
- * or absent). A file is written whole or not at all: under a temporary name, renamed when done.
+ * or absent). A file is written whole or not at all: under a temporary name, renamed when done
+ * (an existing OUT is replaced, and the message says so).
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { harChunks } from '../interchange/har-export.js';
@@ -26,13 +27,16 @@ export async function exportToFile(file: string, opts: ExportFileOptions): Promi
       await writeAll(process.stdout, chunks);
       return;
     }
+    const replacing = existsSync(opts.out);
     await writeAtomically(opts.out, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, async (temp) => {
       const stream = createWriteStream(temp);
       await writeAll(stream, chunks);
       stream.end();
       await finished(stream);
     });
-    process.stderr.write(`mcptap: wrote recording ${id} of ${file} as ${opts.format.toUpperCase()} to ${opts.out}\n`);
+    process.stderr.write(
+      `mcptap: wrote recording ${id} of ${file} as ${opts.format.toUpperCase()} to ${opts.out}${replacing ? ' (replacing the file that was there)' : ''}\n`,
+    );
   } finally {
     store.close();
   }

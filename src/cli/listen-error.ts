@@ -4,7 +4,8 @@
  */
 import { McptapError } from '../errors.js';
 
-const LISTEN_CODES = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND']);
+// ENOTFOUND / EAI_AGAIN: a host name that does not resolve.
+const LISTEN_CODES = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** `err` as MCPTAP_LISTEN when it is a bind failure; undefined for anything else (rethrow it). */
 export function listenError(where: string, err: unknown): McptapError | undefined {

@@ -51,7 +51,7 @@ for (const l of lines) {
 }
 process.stdout.write(`\nfuzz: ${runs} cases per property, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 for (const [layer, e] of [...byLayer].sort())
-  process.stdout.write(`  ${layer.padEnd(24)} ${String(e.cases).padStart(10)} cases (${e.properties} properties)\n`);
+  process.stdout.write(`  ${layer.padEnd(24)} ${String(e.cases).padStart(10)} cases (${e.properties} ${e.properties === 1 ? 'property' : 'properties'})\n`);
 const total = lines.reduce((n, l) => n + l.cases, 0);
 process.stdout.write(`  ${'total'.padEnd(24)} ${String(total).padStart(10)} cases\n`);
 process.exit(r.status ?? 1);

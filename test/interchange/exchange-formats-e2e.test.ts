@@ -21,14 +21,20 @@ import { harProblems } from './har-required.js';
 const EVERYTHING = join(BIN, 'mcp-server-everything');
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-interchange-'));
 
-function roundTrip(db: string, name: string) {
+function roundTrip(db: string, name: string, connections?: number) {
   const jsonl = join(dir, `${name}.jsonl`);
   const back = join(dir, `${name}-back.db`);
   const exp = mcptap(['export', db, '--jsonl', jsonl]);
-  expect(exp.stderr).toContain(`as JSONL to ${jsonl}`);
+  expect(exp.stderr).toContain(`as JSONL to ${jsonl}\n`);
   expect(exp.code).toBe(0);
+  // A second export to the same place replaces the file, and says so.
+  const again = mcptap(['export', db, '--jsonl', jsonl]);
+  expect(again.stderr).toContain(`as JSONL to ${jsonl} (replacing the file that was there)\n`);
+  expect(again.code).toBe(0);
   const imp = mcptap(['import', jsonl, '--into', back]);
-  expect(imp.stderr).toMatch(/imported .* as recording 1/);
+  expect(imp.stderr).toMatch(/imported .* \(\d+ lines?, (\d+) connections?\) into .* as recording 1/);
+  // Counted in words: "1 connection", "2 connections".
+  if (connections !== undefined) expect(imp.stderr).toContain(`, ${connections} connection${connections === 1 ? '' : 's'}) into`);
   expect(imp.code).toBe(0);
   return { jsonl, back };
 }
@@ -44,7 +50,7 @@ describe('stdio recording of server-everything: JSONL round trip', () => {
   });
 
   it('export --jsonl then import gives the same exchanges', () => {
-    const { jsonl, back } = roundTrip(db, 'stdio');
+    const { jsonl, back } = roundTrip(db, 'stdio', 1);
     const lines = readFileSync(jsonl, 'utf8')
       .trimEnd()
       .split('\n')

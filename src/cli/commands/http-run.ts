@@ -8,8 +8,8 @@ import { startHttpTap, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
 import { closeObeyingSignals, pipelineTuning, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
 import { createLogger } from '../../util/logger.js';
-import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { listenError } from '../listen-error.js';
 import { telemetryConfigFromOptions } from '../telemetry-options.js';
 import { parseListen, parseUpstream, positiveInt } from '../upstream.js';
 import type { HttpFlags } from '../http-argv.js';
@@ -62,11 +62,7 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
     });
   } catch (err) {
     await sinks.close();
-    const code = (err as { code?: string }).code;
-    // ENOTFOUND / EAI_AGAIN: a --listen host name that does not resolve.
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-      throw new McptapError('MCPTAP_LISTEN', `cannot listen on ${flags.listen}: ${(err as Error).message}`);
-    throw err;
+    throw listenError(flags.listen, err) ?? err;
   }
   // The upstream URL may carry a password or a token (userinfo, query): never in clear on stderr.
   const open = tap;

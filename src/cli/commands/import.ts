@@ -72,5 +72,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
       input.destroy();
     }
   });
-  process.stderr.write(`mcptap: imported ${file} (${result.lines} lines, ${result.connections} connections) into ${out} as recording ${result.recordingId}\n`);
+  process.stderr.write(
+    `mcptap: imported ${file} (${result.lines} line${result.lines === 1 ? '' : 's'}, ${result.connections} connection${result.connections === 1 ? '' : 's'}) into ${out} as recording ${result.recordingId}\n`,
+  );
 }

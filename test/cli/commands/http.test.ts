@@ -1,5 +1,7 @@
 /** `mcptap http --listen` forms, parsed and as the built CLI takes them (requires `npx tsc -p .`). */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseListen } from '../../../src/cli/upstream.js';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../../src/tap/http-tap.js';
@@ -49,6 +51,23 @@ describe('mcptap http --listen', () => {
     else {
       expect(stderr).toContain(`listening on http://127.0.0.1:${DEFAULT_HTTP_TAP_PORT}/mcp`);
       expect(code, stderr).toBe(0);
+    }
+  });
+
+  it('a port another process holds: exit 2, one line saying what to do', async () => {
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (holder.address() as AddressInfo).port;
+      const { code, stderr } = await runTap(['--listen', `127.0.0.1:${port}`]);
+      expect(code, stderr).toBe(2);
+      expect(stderr).toMatch(
+        new RegExp(
+          `^mcptap: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE.* \\(another process has the port: pick another, or port 0 for a free one\\)\\n$`,
+        ),
+      );
+    } finally {
+      holder.close();
     }
   });
 
