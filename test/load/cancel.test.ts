@@ -67,6 +67,8 @@ describe('cancel steps: the reference server over HTTP', () => {
       expect(hg.evidence.every((e) => e.includes('probe: work stopped'))).toBe(true);
       expect(h.thresholds).toMatchObject([{ ok: true, observedText: 'honoured (8 of 8 cancelled)' }]);
       expect(renderSummary(h)).toMatch(/progress: HONOURED: stop delay p50 \S+ p99 \S+/);
+      // The requests table leaves the cancelled calls out, and says so.
+      expect(renderSummary(h)).toContain('  + 8 cancelled calls (progress 8): not above, see cancellation\n');
       // No work left behind (every call stopped well before the run's end).
       expect(await inFlightNow(honour.url)).toBe(0);
 

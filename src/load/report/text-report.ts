@@ -80,7 +80,15 @@ function renderGroups(r: LoadResult): string[] {
   for (const [k, g] of Object.entries(r.methods)) rows.push(groupRow(`method ${k}`, g));
   for (const [k, g] of Object.entries(r.tools)) rows.push(groupRow(`tool ${k}`, g));
   if (Object.keys(r.steps).length > 1) for (const [k, g] of Object.entries(r.steps)) rows.push(groupRow(`step ${k}`, g));
-  return ['requests (latency from the intended start)', ...table(rows)];
+  return ['requests (latency from the intended start)', ...table(rows), ...cancelledNote(r)];
+}
+
+/** Cancelled calls are left out of the table (their timing is the experiment's): say how many, and where they are. */
+function cancelledNote(r: LoadResult): string[] {
+  const groups = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
+  if (groups.length === 0) return [];
+  const n = groups.reduce((a, [, g]) => a + g.cancelled, 0);
+  return [`  + ${n} cancelled call${n === 1 ? '' : 's'} (${groups.map(([k, g]) => `${k} ${g.cancelled}`).join(', ')}): not above, see cancellation`];
 }
 
 function renderCodes(g: GroupResult): string[] {
