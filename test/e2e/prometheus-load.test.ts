@@ -40,8 +40,10 @@ timeout: 10s
 phases:
   - name: steady
     open: { rate: 16, duration: 9s, maxInFlight: 50 }
+  # 30/s per shard: an arrival every 33 ms, so each 60 ms call (slow, streamed) in the one slot drops
+  # the next arrival, however quiet the machine (at 15/s per shard the calls could all end within the gap).
   - name: squeezed
-    open: { rate: 30, duration: 6s, maxInFlight: 1 }
+    open: { rate: 60, duration: 6s, maxInFlight: 1 }
 steps:
   - { name: echo, tool: echo, weight: 8, arguments: { text: "hello {{iteration}}" }, check: { path: "result.content[0].text", matches: "^hello " } }
   - { name: slow, tool: delay, weight: 2, arguments: { ms: 60 } }
