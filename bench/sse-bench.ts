@@ -261,13 +261,15 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
   // loopback transits; the server's dispatch and timer lateness are the server's, not mcptap's.
   const actual = (x: Stream) => x.serverSentUs - x.arrivedAtUs;
   const accuracy = (xs: Stream[]) => xs.map((x) => x.firstEventUs - x.sentUs - actual(x));
+  // [who, streams, judged against the target]; the floor is the bare client's.
   const figures: [string, keyof TtfeRound, boolean][] = [
-    [`load engine, direct: measured - server's actual`, 'direct', true],
-    [`tap recording: measured - server's actual`, 'tapSeen', true],
-    [`bare node:http client: measured - server's actual (the floor)`, 'bare', false],
-    [`load engine, via tap: measured - server's actual (the tap's forwarding included)`, 'viaTap', false],
+    ['load engine, direct', 'direct', true],
+    ['tap recording', 'tapSeen', true],
+    ['bare node:http client', 'bare', false],
+    ['load engine, via tap', 'viaTap', false],
   ];
-  for (const [name, k] of figures) dist(name, accuracy(all(k)));
+  const note: Partial<Record<keyof TtfeRound, string>> = { bare: ' (the floor)', viaTap: " (the tap's forwarding included)" };
+  for (const [who, k] of figures) dist(`${who}: measured - server's actual${note[k] ?? ''}`, accuracy(all(k)));
   for (const [who, k] of [
     ['load engine, direct', 'direct'],
     ['load engine, via tap', 'viaTap'],
@@ -302,32 +304,21 @@ async function ttfeAccuracy(upstream: string, dir: string): Promise<string> {
     both.map((x) => x.serverSentUs - x.startedAtUs - d),
   );
   // Each round's p99 of the accuracy figures, and the median round's: the verdict (never the best round).
-  const verdicts: boolean[] = [];
-  const perRound = figures.map(([name, k, judged]) => {
-    const p99s = rounds.map((r) => percentile(accuracy(r[k] as Stream[]), 99));
-    const median = percentile(p99s, 50);
-    const ok = judged ? median <= 2000 : undefined;
-    if (ok !== undefined) verdicts.push(ok);
-    return [
-      name.replace(/: measured - server's actual.*/, ''),
-      p99s.map((p) => (p / 1000).toFixed(2)).join(' '),
-      ms(median),
-      ok === undefined ? '' : ok ? 'yes' : 'NO',
-    ];
-  });
-  const floor = percentile(
-    rounds.map((r) => percentile(accuracy(r.bare), 99)),
-    50,
-  );
-  const above = figures
-    .filter(([, , judged]) => judged)
-    .map(([name, k]) => {
-      const median = percentile(
-        rounds.map((r) => percentile(accuracy(r[k] as Stream[]), 99)),
-        50,
-      );
-      return `${name.replace(/: measured - server's actual.*/, '')} ${median - floor >= 0 ? '+' : ''}${((median - floor) / 1000).toFixed(2)} ms`;
-    });
+  const p99s = new Map(figures.map(([, k]) => [k, rounds.map((r) => percentile(accuracy(r[k]), 99))]));
+  const medianP99 = (k: keyof TtfeRound) => percentile(p99s.get(k)!, 50);
+  const floor = medianP99('bare');
+  const judged = figures.filter(([, , j]) => j);
+  const verdicts = judged.map(([, k]) => medianP99(k) <= 2000);
+  const perRound = figures.map(([who, k, j]) => [
+    who,
+    p99s
+      .get(k)!
+      .map((p) => (p / 1000).toFixed(2))
+      .join(' '),
+    ms(medianP99(k)),
+    j ? (medianP99(k) <= 2000 ? 'yes' : 'NO') : '',
+  ]);
+  const above = judged.map(([who, k]) => `${who} ${medianP99(k) >= floor ? '+' : ''}${((medianP99(k) - floor) / 1000).toFixed(2)} ms`);
   return [
     `time to first event, known delay ${TTFE_DELAY_MS} ms, 100 concurrent streams (open model, 100 arrivals within the delay), ${rounds.length} interleaved rounds`,
     `load average before / after: ${loadBefore} / ${loadAfter}`,

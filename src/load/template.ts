@@ -12,6 +12,7 @@
  * so a bad expression is reported with its file position and never at run time; templates with
  * no placeholder render to the same prebuilt value every time.
  */
+import { counted } from '../util/plural.js';
 export interface TemplateContext {
   vu: number;
   iteration: number;
@@ -136,7 +137,7 @@ function compileRandom(fn: string, argText: string | undefined, fail: (m: string
   const nums = args.map(Number);
   const needNums = (n: number) => {
     if (args.length !== n || nums.some((x) => !Number.isFinite(x))) {
-      fail(`random.${fn} takes ${n} number${n === 1 ? '' : 's'}`);
+      fail(`random.${fn} takes ${counted(n, 'number')}`);
       return false;
     }
     return true;

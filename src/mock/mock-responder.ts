@@ -11,6 +11,7 @@ import { isRecord } from '../model/jsonrpc.js';
 import { describeMiss, MockMatcher, type Nearest } from '../replay/mock-matcher.js';
 import { NO_RULES, type MatchRules } from '../replay/rules.js';
 import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers } from './recorded-answers.js';
+import { counted } from '../util/plural.js';
 
 /** The JSON-RPC error a miss gets: in the implementation-defined server error range (-32000 … -32099). */
 export const MOCK_MISS_CODE = -32088;
@@ -129,5 +130,5 @@ function progressTokenOf(params: unknown): string | number | undefined {
 /** The exit line: how many requests the recording answered and how many it did not. */
 export function describeStats(s: MockStats): string {
   const through = s.passedThrough > 0 ? ` (${s.passedThrough} passed through to the upstream)` : '';
-  return `${s.hits} request${s.hits === 1 ? '' : 's'} answered from the recording, ${s.misses} missed${through}`;
+  return `${counted(s.hits, 'request')} answered from the recording, ${s.misses} missed${through}`;
 }

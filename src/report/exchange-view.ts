@@ -5,6 +5,7 @@
 import type { StoredAnomaly, StoredExchange, StoredFrame, StoredLongStream } from '../store/types.js';
 import { formatId, formatOffset, formatUs, table, truncate } from './format.js';
 import { indent } from './recording-list.js';
+import { counted } from '../util/plural.js';
 
 export interface DetailOptions {
   /** Show payloads whole instead of truncating them. */
@@ -144,7 +145,7 @@ export function renderLongStreams(streams: readonly StoredLongStream[], originUs
   const totals = (['get', 'listen'] as const)
     .map((kind) => {
       const of = streams.filter((s) => s.kind === kind);
-      return of.length ? `${of.length} ${kind} stream${of.length === 1 ? '' : 's'}, ${of.reduce((n, s) => n + s.notifications, 0)} notifications` : '';
+      return of.length ? `${counted(of.length, `${kind} stream`)}, ${of.reduce((n, s) => n + s.notifications, 0)} notifications` : '';
     })
     .filter(Boolean);
   return `${table(['FIRST', 'LAST', 'KIND', 'CONNECTION', 'STREAM', 'FRAMES', 'NOTIFICATIONS'], rows)}\n${totals.join('; ')}\n`;

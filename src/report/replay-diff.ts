@@ -5,6 +5,7 @@
 import type { Difference } from '../replay/compare.js';
 import { countReport, groupName, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
 import { formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
+import { counted } from '../util/plural.js';
 
 const MAX_VALUE_CHARS = 300;
 
@@ -64,7 +65,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     out.push(table(['method / tool', 'figure', 'count', 'recorded', 'replayed'], rows, [2]));
   }
   const c = countReport(report);
-  const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(`${c.differences} difference${c.differences === 1 ? '' : 's'}`);
+  const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(counted(c.differences, 'difference'));
   const notSent = report.notSent ?? 0;
   if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
   const replayed = notSent > 0 ? `${c.exchanges - notSent} of ${c.exchanges} exchanges replayed (${notSent} not sent)` : `${c.exchanges} exchanges replayed`;

@@ -7,6 +7,7 @@ import { classifyNetworkError } from '../util/network-error.js';
 import type { JsonRpcId } from '../model/jsonrpc.js';
 import { SayOnce } from '../util/say-once.js';
 import type { Logger } from '../util/logger.js';
+import { counted } from '../util/plural.js';
 
 export interface UpstreamFailure {
   errorClass: string;
@@ -62,7 +63,7 @@ export class UpstreamHealth {
     if (n === 0) return;
     this.failedSince = 0;
     this.said.forgetAll();
-    this.logger.warn(`upstream ${this.upstream} answers again after ${n} failed request${n === 1 ? '' : 's'}`);
+    this.logger.warn(`upstream ${this.upstream} answers again after ${counted(n, 'failed request')}`);
   }
 }
 

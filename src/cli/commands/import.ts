@@ -12,6 +12,7 @@ import { writeAtomically } from '../../util/atomic-file.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { VERSION } from '../../version.js';
 import { logLevelOption } from '../log-level-option.js';
+import { counted } from '../../util/plural.js';
 
 interface ImportFlags {
   into?: string;
@@ -73,6 +74,6 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
     }
   });
   process.stderr.write(
-    `mcptap: imported ${file} (${result.lines} line${result.lines === 1 ? '' : 's'}, ${result.connections} connection${result.connections === 1 ? '' : 's'}) into ${out} as recording ${result.recordingId}\n`,
+    `mcptap: imported ${file} (${counted(result.lines, 'line')}, ${counted(result.connections, 'connection')}) into ${out} as recording ${result.recordingId}\n`,
   );
 }

@@ -6,6 +6,7 @@ import { formatDurationUs } from '../duration.js';
 import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { renderCancel } from './cancel-report.js';
+import { counted } from '../../util/plural.js';
 
 export function renderSummary(r: LoadResult): string {
   const out: string[] = [];
@@ -88,7 +89,7 @@ function cancelledNote(r: LoadResult): string[] {
   const groups = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
   if (groups.length === 0) return [];
   const n = groups.reduce((a, [, g]) => a + g.cancelled, 0);
-  return [`  + ${n} cancelled call${n === 1 ? '' : 's'} (${groups.map(([k, g]) => `${k} ${g.cancelled}`).join(', ')}): not above, see cancellation`];
+  return [`  + ${counted(n, 'cancelled call')} (${groups.map(([k, g]) => `${k} ${g.cancelled}`).join(', ')}): not above, see cancellation`];
 }
 
 function renderCodes(g: GroupResult): string[] {
