@@ -104,7 +104,7 @@ export function treeCpuUs(pid: number | undefined): number {
   }
 }
 
-/** Each round's own ratio of a run and their median, for the line under a best-of verdict. */
+/** Each round's own ratio of a run and their median (the verdict's figure), for the line under the verdict. */
 export function roundRatios(ratios: number[], what = 'own ratio'): string {
   return `  each round's ${what}: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`;
 }

@@ -9,9 +9,9 @@
  * - saturation: autocannon, 32 connections, a fixed number of requests per round (about
  *   {@link SECONDS} s of the off tap's warm-up rate, so every request is answered and each tap's
  *   exchanges are counted exactly), after a warm-up of each tap ({@link WARMUP_SECONDS}); rounds
- *   interleave the taps and each keeps its best round, so load from elsewhere on the machine hits
- *   all alike (each round's own ratio to off is printed as well, with the median and spread).
- *   Target: telemetry on serves at most 15% fewer requests per second.
+ *   interleave the taps, so load from elsewhere on the machine hits all alike; each round's own
+ *   ratio to off is printed with the median and spread (the table's req/s are each tap's best round).
+ *   Target: telemetry on serves at most 15% fewer requests per second, in the median round.
  * - the deployed settings: traces sampled at 10% (OTEL_TRACES_SAMPLER=traceidratio, ARG 0.1) with
  *   metrics, and metrics only (OTEL_TRACES_EXPORTER=none), each against off in the same rounds;
  *   target 0.9x in the median round. Their spans go to a counting endpoint of their own: the
@@ -520,7 +520,7 @@ export async function runOtelBench(): Promise<string> {
           ];
         }),
       ),
-      `rate ratio on/off ${ratio.toFixed(2)}x best-of (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
+      `rate ratio on/off ${median(ratios.get(on)!).toFixed(2)}x in the median round (target >= ${TARGET_RATIO.toFixed(2)}x, i.e. at most 15% fewer: ${median(ratios.get(on)!) >= TARGET_RATIO ? 'met' : 'NOT met'}); best round vs best round ${ratio.toFixed(2)}x`,
       roundRatios(ratios.get(on)!),
       `spans 10% + metrics vs off, each round: ${spread(sampled)[2]} (median ${spread(sampled)[0]}, target >= ${SAMPLED_TARGET_RATIO}x: ${verdict(sampled)})`,
       `metrics only vs off, each round: ${spread(metricsOnly)[2]} (median ${spread(metricsOnly)[0]}, target >= ${SAMPLED_TARGET_RATIO}x: ${verdict(metricsOnly)})`,

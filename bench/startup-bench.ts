@@ -5,7 +5,9 @@
  * and times the first answer line on stdout; modes run interleaved, round by round, and each mode's
  * figure is the median of its runs. The HTTP tap: time from its start until it answers its first
  * proxied request (retried every 5 ms until the listener is up), against a bare node HTTP proxy
- * (and against the same proxy loading undici's Pool module alone, as the tap does).
+ * (and against the same proxy loading undici's Pool module alone, as the tap does, and that proxy
+ * creating a spool file and spawning a process that holds it before it listens: the floor of any
+ * recorder that keeps what a tap killed right after its first answer forwarded).
  * MCPTAP_BENCH_BEFORE=/path/to/other/bin/mcptap.js also runs every mcptap mode with that build (a
  * worktree of an earlier commit, built), interleaved with this one: before and after in one run.
  */
@@ -30,6 +32,8 @@ interface StdioMode {
 
 /** The bare proxy loading undici's Pool module alone, as the tap does: what the tap adds beyond that saving. */
 const POOL_ONLY_PROXY = 'http: bare proxy, Pool module only';
+/** That proxy with a spool file and a process holding it before it listens: the floor of a crash-durable recorder. */
+const RECORD_FLOOR_PROXY = 'http: Pool-only proxy + recording floor';
 
 const ECHO = [process.execPath, join(BENCH_FIXTURES, 'echo-server.mjs')];
 
@@ -142,6 +146,14 @@ export async function runStartupBench(): Promise<string> {
       for (const m of MODES) add(m.name, await firstAnswerMs(m.args(dir, otlp.url)));
       add('http: bare proxy', await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, { UPSTREAM: upstream }));
       add(POOL_ONLY_PROXY, await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, { UPSTREAM: upstream, BARE_POOL_ONLY: '1' }));
+      add(
+        RECORD_FLOOR_PROXY,
+        await firstProxiedMs(() => [join(BENCH_FIXTURES, 'bare-http-proxy.mjs')], upstream, {
+          UPSTREAM: upstream,
+          BARE_POOL_ONLY: '1',
+          BARE_RECORD_FLOOR: '1',
+        }),
+      );
       for (const [name, bin] of BEFORE
         ? [
             ['', MCPTAP],
@@ -163,7 +175,7 @@ export async function runStartupBench(): Promise<string> {
       const m = median(v);
       const ref = name.includes('http:') ? httpBase : base;
       const added = m - ref;
-      const isBase = name === 'bare shim' || name === 'http: bare proxy' || name === POOL_ONLY_PROXY;
+      const isBase = name === 'bare shim' || name === 'http: bare proxy' || name === POOL_ONLY_PROXY || name === RECORD_FLOOR_PROXY;
       return [
         name,
         m.toFixed(0),
@@ -175,7 +187,8 @@ export async function runStartupBench(): Promise<string> {
     return [
       `start-up: ms from spawn to the first answer (stdio) or first proxied answer (http), median of ${RUNS} interleaved runs; target: at most 60 ms added; load average ${loadBefore} -> ${loadavg()[0]!.toFixed(1)}`,
       table(['mode', 'median ms', 'range', 'added ms', '<= 60 ms'], rows),
-      `http: mcptap http --record against the bare proxy loading undici's Pool module alone: ${signed(median(times.get('http: mcptap http --record')!) - median(times.get(POOL_ONLY_PROXY)!))} ms`,
+      `http: mcptap http --record against the bare proxy loading undici's Pool module alone: ${signed(median(times.get('http: mcptap http --record')!) - median(times.get(POOL_ONLY_PROXY)!))} ms; ` +
+        `against that proxy with the recording's floor (a spool file and a process holding it before listening): ${signed(median(times.get('http: mcptap http --record')!) - median(times.get(RECORD_FLOOR_PROXY)!))} ms`,
     ].join('\n');
   } finally {
     await stopChild(upstreamProc, 'SIGTERM');
