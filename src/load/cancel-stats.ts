@@ -118,7 +118,7 @@ export interface CancelGroupResult {
   progressAfterCancel: number;
   /** Honoured calls: cancel -> the call's last sign (see judgeCall). */
   stopDelay: EncodedHistogram;
-  /** Ignored calls: how long work went on after the cancel. */
+  /** Ignored calls: cancel -> the last sign of work seen (how long work went on, at least). */
   workAfter: EncodedHistogram;
   /** Cancel -> the end of the exchange (the server ending the stream, or the watch). */
   streamEnd: EncodedHistogram;

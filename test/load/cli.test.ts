@@ -537,7 +537,7 @@ describe('pre-flight and cancel verdicts through the CLI', () => {
     );
     const r = await mcptap(['load', 'cancel-ignored.yaml', '--progress', 'none', '--json', 'cancel.json'], dir);
     expect(r.code).toBe(3);
-    expect(r.stdout).toMatch(/progress: IGNORED: work went on after the cancel in 2 of 2: for p50 \S+ p99 \S+/);
+    expect(r.stdout).toMatch(/progress: IGNORED: work went on after the cancel in 2 of 2: for at least p50 \S+ p99 \S+/);
     expect(r.stdout).toMatch(/FAIL {2}tool:progress: cancel: honoured {2}\(observed ignored \(2 of 2 cancelled\)\)/);
     const json = JSON.parse(readFileSync(path.join(dir, 'cancel.json'), 'utf8')) as LoadResult;
     expect(json.cancel!.progress).toMatchObject({ verdict: 'ignored', cancelled: 2, ignored: 2 });

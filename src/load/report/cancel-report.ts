@@ -10,7 +10,7 @@ export function renderCancel(cancel: Record<string, CancelGroupResult> | undefin
   for (const [key, g] of Object.entries(cancel)) {
     const head = `  ${key}: ${g.verdict.toUpperCase()}`;
     let what: string;
-    if (g.verdict === 'ignored') what = `work went on after the cancel in ${g.ignored} of ${g.cancelled}: for ${pp(g.workAfter)}`;
+    if (g.verdict === 'ignored') what = `work went on after the cancel in ${g.ignored} of ${g.cancelled}: for at least ${pp(g.workAfter)} (its last sign seen)`;
     else if (g.verdict === 'honoured')
       what = g.stopDelay.summary.count > 0 ? `stop delay ${pp(g.stopDelay)} (${g.stopDelay.summary.count} measured)` : 'no work seen after the cancel';
     else what = 'nothing after the cancel could be seen (closing the stream hides it; add a probe)';

@@ -58,7 +58,7 @@ describe('mcptap probe-cancel', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^trigger-long-running-operation on .* \(legacy era, stdio\): ignored\n/);
-    expect(r.stdout).toMatch(/IGNORED: work went on after the cancel in 2 of 2: for p50 \S+/);
+    expect(r.stdout).toMatch(/IGNORED: work went on after the cancel in 2 of 2: for at least p50 \S+/);
     expect(r.stdout).toMatch(/evidence: ignored: notifications\/cancelled: \d+ progress notification\(s\) after the cancel/);
     const out = JSON.parse(readFileSync(json, 'utf8')) as { verdict: string; figures: { ignored: number; progressAfterCancel: number } };
     expect(out.verdict).toBe('ignored');
