@@ -48,10 +48,7 @@ let tapLeftEarly = false;
 /** The tap is closing ('hurry'): no more yielding, even if this process only now gets to read `start`. */
 let hurried = false;
 const data = await readStart();
-if (!hurried) {
-  lowerProcessPriority(data.nice);
-  lowerProcessPriority(data.nice);
-}
+if (!hurried) lowerProcessPriority(data.nice);
 const maxLagMs = data.maxLagMs ?? 10_000;
 
 /** The tap's time as far as the spool has been read (see the header): a correlator grace period never expires because indexing ran late. */
