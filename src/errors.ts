@@ -75,6 +75,7 @@ export const ERROR_CODES = {
   IMPORT_INVALID: 'invalid_input',
   IMPORT_MISSING: 'invalid_input',
   EXPORT_WRITE_FAILED: 'invalid_input',
+  EXPORT_OUT_IS_RECORDING: 'usage',
   MERGE_RECORDINGS_INVALID: 'invalid_input',
   COMPARE_BAD_TOLERANCE: 'usage',
   COMPARE_UNREADABLE: 'invalid_input',

@@ -1,13 +1,16 @@
 /**
  * `mcptap export --jsonl|--har [OUT]`: a recording written as a file (or to stdout when OUT is `-`
  * or absent). A file is written whole or not at all: under a temporary name, renamed when done
- * (an existing OUT is replaced, and the message says so).
+ * (an existing OUT is replaced, and the message says so, unless it is a recording: that one may be
+ * the only copy of its traffic, and a typo such as `export tap.db --jsonl tap.db` must not destroy it).
  */
 import { createWriteStream, existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { harChunks } from '../interchange/har-export.js';
 import { jsonlLines } from '../interchange/jsonl-export.js';
+import { McptapError } from '../errors.js';
+import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { writeAtomically } from '../util/atomic-file.js';
 import { VERSION } from '../version.js';
 import { openRecordingFile, pickRecording } from './recording-file.js';
@@ -19,6 +22,12 @@ export interface ExportFileOptions {
 }
 
 export async function exportToFile(file: string, opts: ExportFileOptions): Promise<void> {
+  if (opts.out !== undefined && opts.out !== '-' && isSqliteFile(opts.out)) {
+    throw new McptapError(
+      'EXPORT_OUT_IS_RECORDING',
+      `${opts.out} is a recording (SQLite), and --${opts.format} would replace it with ${opts.format.toUpperCase()}: give another OUT (e.g. tap.${opts.format}), or remove it first`,
+    );
+  }
   const store = openRecordingFile(file);
   try {
     const id = pickRecording(store, file, opts.recording);

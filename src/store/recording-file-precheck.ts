@@ -36,6 +36,15 @@ export function precheckRecordingFile(path: string): void {
   if (!header.equals(MAGIC)) throw new McptapError('MCPTAP_NOT_A_RECORDING', `${path} is not an mcptap recording (not an SQLite database)`);
 }
 
+/** Whether `path` is an existing SQLite file (a recording, most likely): false when absent or unreadable. */
+export function isSqliteFile(path: string): boolean {
+  try {
+    return statSync(path).isFile() && readHeader(path).equals(MAGIC);
+  } catch {
+    return false;
+  }
+}
+
 function readHeader(path: string): Buffer {
   const fd = openSync(path, 'r');
   try {

@@ -4,7 +4,7 @@
  * imported back (the exchanges must equal the original's), and exported to HAR 1.2 (checked
  * against the spec's required fields; one POST entry per POST the client made).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,22 @@ describe('stdio recording of server-everything: JSONL round trip', () => {
     expect(harProblems(doc)).toEqual([]);
     expect(doc.log.entries).toHaveLength(exchangesOf(db).length);
     expect(doc.log.entries.map((e) => e.request.url)).toContain('stdio://mcptap/tools%2Fcall');
+  });
+
+  it('export never replaces a recording: its own input or another one (exit 2, file untouched)', () => {
+    const other = join(dir, 'other.db');
+    copyFileSync(db, other);
+    const before = readFileSync(db);
+    for (const [out, format] of [
+      [db, '--jsonl'],
+      [other, '--har'],
+    ] as const) {
+      const r = mcptap(['export', db, format, out]);
+      expect(r.stderr).toContain(`${out} is a recording (SQLite)`);
+      expect(r.code).toBe(2);
+    }
+    expect(readFileSync(db).equals(before)).toBe(true);
+    expect(mcptap(['ls', other]).code).toBe(0);
   });
 });
 

@@ -58,8 +58,10 @@ export function register(program: Command): void {
       `
 Also follows OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf | http/json), OTEL_EXPORTER_OTLP_HEADERS and
 OTEL_RESOURCE_ATTRIBUTES. Exit codes: 0 every span delivered (or the file written), 4 not a recording / no such recording /
-OUT not writable, 5 the collector could not be reached or refused spans. OUT is written whole or
-not at all (a temporary file renamed into place); an OUT that exists is replaced, and said so.
+OUT not writable, 2 OUT is a recording, 5 the collector could not be reached or refused spans. OUT is
+written whole or not at all (a temporary file renamed into place); an OUT that exists is replaced, and
+said so, unless it is a recording (SQLite): that is refused, so a slip such as --jsonl tap.db cannot
+destroy one.
 
 Examples:
   mcptap export tap.db --otlp http://localhost:4318 --recording 2
