@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   MCPTAP_RECORDING_TOO_NEW: 'invalid_input',
   MCPTAP_RECORDING_UNREADABLE: 'invalid_input',
   MCPTAP_RECORDING_UNWRITABLE: 'invalid_input',
+  MCPTAP_RECORDING_DAMAGED: 'invalid_input',
   MCPTAP_SPAWN_FAILED: 'target_unavailable',
   MCPTAP_INDEXER: 'failed',
   MCPTAP_PIPELINE_WORKER: 'failed',

@@ -6,6 +6,7 @@
 import { dropEarlyServer, spawnStdioServerEarly } from './early-server.js';
 import { McptapError } from '../errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
+import { damagedDatabaseError, isDamagedDatabase } from '../util/damaged-database.js';
 
 /** The program's own help, after the list of commands. */
 const PROGRAM_HELP = `
@@ -39,7 +40,8 @@ try {
   const flags = http?.readHttpArgv(argv);
   if (run && flags) process.exitCode = await run.runHttp(flags);
   else await runProgram(argv);
-} catch (err) {
+} catch (caught) {
+  const err = isDamagedDatabase(caught) ? damagedDatabaseError(caught) : caught;
   if (err instanceof McptapError) {
     process.stderr.write(`mcptap: ${err.message}\n`);
     process.exitCode = exitCodeFor(err);

@@ -6,6 +6,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { McptapError, type McptapErrorCode } from '../errors.js';
+import { damagedDatabaseError, isDamagedDatabase } from './damaged-database.js';
 
 /** A fresh temporary path beside `target`. */
 export function tempPathBeside(target: string): string {
@@ -38,6 +39,7 @@ export async function writeAtomically<T>(
   } catch (err) {
     removeTemp(temp);
     if (err instanceof McptapError) throw err;
+    if (isDamagedDatabase(err)) throw damagedDatabaseError(err); // an input's pages, not the output
     throw new McptapError(opts.code, `cannot write ${target}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -3,9 +3,10 @@
  * recorder wrote from the sample event stream.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -71,6 +72,29 @@ describe('mcptap ls', () => {
     const bad = mcptap('show', text);
     expect(bad.code).toBe(4);
     expect(bad.err).toMatch(/^mcptap: .*notes\.txt is not an mcptap recording \(not an SQLite database\)\n$/);
+  });
+
+  it('a recording damaged past its header (a corrupt page) is exit 4 saying what to do, not an internal error', () => {
+    const damaged = join(dir, 'damaged.db');
+    copyFileSync(file, damaged);
+    const db = new BetterSqlite3(damaged, { readonly: true });
+    const root = (db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'exchanges'").get() as { rootpage: number }).rootpage;
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    db.close();
+    const fd = openSync(damaged, 'r+');
+    writeSync(fd, Buffer.from([0xff]), 0, 1, (root - 1) * pageSize); // the page type: no such type
+    closeSync(fd);
+    for (const args of [
+      ['ls', damaged],
+      ['show', damaged],
+      ['merge', join(dir, 'merged.db'), damaged],
+    ]) {
+      const r = mcptap(...args);
+      expect(r.err).toMatch(/^mcptap: a recording file is damaged \(database disk image is malformed\): .*integrity_check.*\.recover/);
+      expect(r.err).not.toContain('internal error');
+      expect(r.err).not.toContain('cannot write');
+      expect(r.code).toBe(4);
+    }
   });
 
   // Needs another user to read as (root can write anywhere): setpriv to nobody, as root only.
