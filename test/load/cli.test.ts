@@ -370,6 +370,11 @@ thresholds:
     expect(r.stderr.trim()).toMatch(/^mcptap: --json no\/such\/dir\/r\.json: cannot write there \(ENOENT\)$/);
     expect(r.stdout).toBe(''); // no run happened
     expect(Date.now() - started).toBeLessThan(20_000);
+    // A directory is writable, but not as a file: found after the run, it lost the results (exit 4).
+    const d = await mcptap(['load', 'shards.yaml', '--progress', 'none', '--junit', '.'], dir);
+    expect(d.stderr.trim()).toBe('mcptap: --junit .: cannot write there (EISDIR)');
+    expect(d.code).toBe(2);
+    expect(d.stdout).toBe('');
   });
 
   it('merge-results says a damaged result is unreadable (exit 4), not an internal error', async () => {

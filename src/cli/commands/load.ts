@@ -6,7 +6,7 @@
  * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
  * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -206,7 +206,10 @@ export function checkOutputPaths(flags: { json?: string; junit?: string; html?: 
   ] as const) {
     if (path === undefined || path === '-') continue;
     try {
-      accessSync(existsSync(path) ? path : dirname(resolve(path)), constants.W_OK);
+      const exists = existsSync(path);
+      // A directory passes the access check but cannot be written as a file.
+      if (exists && statSync(path).isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+      accessSync(exists ? path : dirname(resolve(path)), constants.W_OK);
     } catch (err) {
       throw new McptapError('LOAD_BAD_OUTPUT', `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
