@@ -18,4 +18,16 @@ describe('mcptap <command> --help', () => {
       expect(out, cmd.name()).toMatch(new RegExp(`\\nExamples:\\n(  .*\\n)*  (npx )?mcptap ${cmd.name()} `));
     }
   });
+
+  it('every --outcome in a help text is one its command accepts (an example that fails teaches nothing)', async () => {
+    const program = new Command('mcptap').enablePositionalOptions();
+    for (const load of Object.values(COMMAND_LOADERS)) (await load()).register(program);
+    for (const cmd of program.commands) {
+      const choices = cmd.options.find((o) => o.long === '--outcome')?.argChoices;
+      let out = '';
+      cmd.configureOutput({ writeOut: (s) => void (out += s) });
+      cmd.outputHelp();
+      for (const [, value] of out.matchAll(/--outcome (\w+)/g)) expect(choices, `${cmd.name()} --outcome ${value}`).toContain(value);
+    }
+  });
 });

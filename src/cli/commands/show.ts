@@ -35,8 +35,7 @@ export function register(program: Command): void {
     .description(
       'Without --exchange: one line per exchange (row, id, method, target, outcome, error code, latency, progress count, flags). ' +
         'With --exchange: that exchange with its frames (time offsets, direction, pretty-printed JSON) and anomalies. ' +
-        'With --streams: the long-lived streams (standalone GET streams, 2026-07-28 subscriptions/listen) with the notifications each carried. ' +
-        'Examples: mcptap show tap.db --outcome error; mcptap show tap.db --exchange 7; mcptap show tap.db --streams --json',
+        'With --streams: the long-lived streams (standalone GET streams, 2026-07-28 subscriptions/listen) with the notifications each carried.',
     )
     .argument('<file>', 'recording file written with --record')
     .option('--recording <n>', 'recording number from `mcptap ls` (default: the latest)')
@@ -60,6 +59,7 @@ Examples:
   mcptap show tap.db --exchange 7                 # the exchange with JSON-RPC id 7, with its frames
   mcptap show tap.db --exchange '#7'              # the exchange in row #7
   mcptap show tap.db --anomalies --recording 2    # protocol violations of recording 2 (mcptap ls numbers them)
+  mcptap show tap.db --streams --json             # long-lived streams (GET, subscriptions/listen)
   mcptap show tap.db --json | jq -c '.[] | select(.outcome != "ok") | {id, method, outcome}'`,
     )
     .action((file: string, flags: ShowFlags) => {
