@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   REPLAY_RULES_INVALID: 'invalid_input',
   REPLAY_NO_EXCHANGES: 'invalid_input',
   REPLAY_WRITE_FAILED: 'invalid_input',
+  REPLAY_BAD_OUTPUT: 'usage',
   REPLAY_TARGET_UNAVAILABLE: 'target_unavailable',
   MOCK_NO_EXCHANGES: 'invalid_input',
   MOCK_UPSTREAM_UNAVAILABLE: 'target_unavailable',

@@ -147,6 +147,9 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     const down = await replay([db, ...outputs, '--', join(dir, 'no-such-server')]);
     expect(down.code).toBe(5);
     expect(down.stderr).toMatch(/no-such-server/);
+    // One sentence of advice, and no doubled full stop.
+    expect(down.stderr.match(/Check the command after --/g)).toHaveLength(1);
+    expect(down.stderr).not.toContain('..');
     noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
 
     const refused = await replay([db, ...outputs, '--url', 'http://127.0.0.1:1/mcp']); // nothing listens on port 1
@@ -154,6 +157,41 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     expect(refused.stderr).toMatch(/http:\/\/127\.0\.0\.1:1\/mcp did not answer: .*connection refused/);
     noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
     expect(existsSync(join(dir, 'u.db'))).toBe(false);
+  }, 60_000);
+});
+
+describe('mcptap replay output paths', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-out-'));
+  const db = join(dir, 'everything.db');
+  // A "server" that leaves a mark if it is ever started: a refused output must stop replay before that.
+  const marker = join(dir, 'started');
+  const marking = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`];
+
+  beforeAll(async () => {
+    await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
+  }, 60_000);
+
+  it('an output that cannot be written is refused before anything is replayed (exit 2)', async () => {
+    for (const args of [
+      ['--junit', join(dir, 'no-such-dir', 'r.xml')],
+      ['--json', dir],
+      ['--junit', '-'],
+    ]) {
+      const r = await replay([db, ...args, '--', ...marking]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^mcptap: ${args[0]} .*`));
+      expect(r.stdout).toBe('');
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('--json - puts the JSON on stdout and the text report on stderr', async () => {
+    const r = await fast([db, '--json', '-', '--', EVERYTHING, 'stdio']);
+    expect(r.code).toBe(0);
+    expect(existsSync('-')).toBe(false);
+    const json = JSON.parse(r.stdout) as { counts: { exchanges: number; differences: number } };
+    expect(json.counts).toMatchObject({ exchanges: RECORDED.length, differences: 0 });
+    expect(r.stderr).toMatch(/exchanges replayed: \d+ same, 0 different/);
   }, 60_000);
 });
 

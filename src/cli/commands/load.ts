@@ -6,9 +6,10 @@
  * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
  * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { checkOutputPaths } from '../output-paths.js';
 import { Option, type Command } from 'commander';
 import { parseShard, type ShardSpec } from '../../load/executors/iteration.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
@@ -113,7 +114,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
     );
   }
   if (flags.raw) scenario.driver = 'raw';
-  checkOutputPaths(flags);
+  checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
   try {
@@ -193,28 +194,6 @@ async function runAndReport(
 
 /** The shell's convention: 128 + the signal's number. */
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
-
-/**
- * --json / --junit / --html must be writable before a run starts: finding out after a long run,
- * with its results lost, is the worst time (exit 2).
- */
-export function checkOutputPaths(flags: { json?: string; junit?: string; html?: string }): void {
-  for (const [flag, path] of [
-    ['--json', flags.json],
-    ['--junit', flags.junit],
-    ['--html', flags.html],
-  ] as const) {
-    if (path === undefined || path === '-') continue;
-    try {
-      const exists = existsSync(path);
-      // A directory passes the access check but cannot be written as a file.
-      if (exists && statSync(path).isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
-      accessSync(exists ? path : dirname(resolve(path)), constants.W_OK);
-    } catch (err) {
-      throw new McptapError('LOAD_BAD_OUTPUT', `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-  }
-}
 
 export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string; html?: string }): Promise<void> {
   const summary = renderSummary(result);

@@ -9,7 +9,8 @@ import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { readLoadResult } from '../load-result-file.js';
-import { checkOutputPaths, writeOutputs } from './load.js';
+import { writeOutputs } from './load.js';
+import { checkOutputPaths } from '../output-paths.js';
 
 export function register(program: Command): void {
   program
@@ -36,7 +37,7 @@ Examples:
   mcptap merge-results shard-*.json --json merged.json --junit thresholds.xml --html merged.html`,
     )
     .action(async (files: string[], flags: { json?: string; junit?: string; html?: string }) => {
-      checkOutputPaths(flags);
+      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
       const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));
       let merged: LoadResult;
       try {

@@ -18,6 +18,7 @@ import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { checkOutputPaths } from '../output-paths.js';
 import { ExitCode } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 
@@ -66,7 +67,7 @@ export function register(program: Command): void {
     .option('--header <header>', "a header for every HTTP request, 'Name: value' (repeatable): what the recording does not hold, such as auth", collect)
     .option('--timeout <duration>', 'per-request timeout', '30s')
     .option('--rules <file>', 'match rules (YAML or JSON): what the comparison ignores or normalises')
-    .option('--json <file>', 'write the report as JSON')
+    .option('--json <file>', 'write the report as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write the report as JUnit XML (a test case per exchange)')
     .option('--max-slowdown <factor>', 'a method or tool whose replayed p50 latency is more than this times the recorded one differs (1.5x)')
     .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
@@ -94,6 +95,7 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const pace = parsePace(flags.pace);
   const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
+  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT');
   // Open for the whole replay: each step reads its exchange when it is sent.
   const store = openRecordingFile(file);
   try {
@@ -133,7 +135,7 @@ async function replayFrom(
     if (!run.reached) {
       throw new McptapError(
         'REPLAY_TARGET_UNAVAILABLE',
-        `${target.label} did not answer: ${run.failure ?? 'no response'}. Start the server, or check --url / the command after --.`,
+        `${target.label} did not answer: ${(run.failure ?? 'no response').replace(/\.+$/, '')}. ${spec.transport === 'stdio' ? 'Check the command after -- (it must start an MCP server on stdio).' : 'Start the server, or check --url.'}`,
       );
     }
     report = builder.finish({
@@ -149,8 +151,11 @@ async function replayFrom(
     await update?.abandon();
     throw err;
   }
-  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  process.stdout.write(renderText(report, { color }));
+  // `--json -`: the JSON on stdout, for a pipe; the text report beside it on stderr.
+  const textOut = flags.json === '-' ? process.stderr : process.stdout;
+  const color = flags.color !== false && textOut.isTTY === true && !process.env.NO_COLOR;
+  textOut.write(renderText(report, { color }));
+  if (flags.json === '-') process.stdout.write(renderJson(report));
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }
 
@@ -166,7 +171,7 @@ async function writeOutputs(report: ReplayReport, flags: ReplayFlags, update: Up
       );
     }
   };
-  if (flags.json !== undefined) await write('--json', flags.json, renderJson(report));
+  if (flags.json !== undefined && flags.json !== '-') await write('--json', flags.json, renderJson(report));
   if (flags.junit !== undefined) await write('--junit', flags.junit, renderJUnit(report));
   await update?.commit();
 }

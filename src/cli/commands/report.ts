@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { ExitCode } from '../exit-codes.js';
 import { readLoadResult } from '../load-result-file.js';
-import { checkOutputPaths, writeOutputs } from './load.js';
+import { writeOutputs } from './load.js';
+import { checkOutputPaths } from '../output-paths.js';
 
 export function register(program: Command): void {
   program
@@ -34,7 +35,7 @@ Exit codes: 0 the result's thresholds passed, 3 one failed, 4 not a load result,
 or an output path that cannot be written.`,
     )
     .action(async (file: string, flags: { html?: string; junit?: string }) => {
-      checkOutputPaths(flags);
+      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
       const result = await readLoadResult(file, 'REPORT_UNREADABLE');
       await writeOutputs(result, flags);
       process.exitCode = thresholdsPassed(result.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;
