@@ -119,6 +119,15 @@ describe('mcptap stdio with the server spawned early', () => {
     expect(r.code).toBe(0);
   });
 
+  it('passes on the output and exit code of a server that exits before the tap is up', async () => {
+    // /bin/sh exits within milliseconds, long before mcptap has loaded its pipeline: Node drains an
+    // exited child's unread pipes, and its 'close' came before the tap listened (it used to exit 13, mute).
+    const r = await run(['stdio', '--', '/bin/sh', '-c', 'echo out; echo err >&2; exit 9'], '');
+    expect(r).toEqual({ stdout: 'out\n', stderr: 'err\n', code: 9 });
+    const quiet = await run(['stdio', '--', '/bin/sh', '-c', 'exit 0'], '');
+    expect(quiet).toEqual({ stdout: '', stderr: '', code: 0 });
+  });
+
   it('refuses bad flags as before (usage, exit 2), and nothing of the server reaches the host', async () => {
     const bad = await run(['stdio', '--log-level', 'loud', '--', ...eager], 'a\n');
     expect(bad.code).toBe(2);
