@@ -6,6 +6,10 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import {
@@ -135,6 +139,22 @@ describe('mcptap stdio with the server spawned early', () => {
     expect(bad.stderr).toBe(
       "error: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are debug, info, warn, error, silent.\n(run with --help for usage)\n",
     );
+    // A --metrics port already taken: refused before any byte passes, not later with the recording lost.
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-early-'));
+    try {
+      const busy = await run(['stdio', '--metrics', `127.0.0.1:${port}`, '--record', join(dir, 'tap.db'), '--', ...eager], 'a\n');
+      expect(busy).toEqual({
+        stdout: '',
+        stderr: `mcptap: --metrics 127.0.0.1:${port}: cannot listen (EADDRINUSE): another process has the port, pick another (or port 0 for a free one)\n`,
+        code: 2,
+      });
+    } finally {
+      taken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
     const late = await run(['stdio', '--max-line-bytes', '0', '--', ...eager], 'a\n');
     expect(late.code).toBe(2);
     expect(late.stdout).toBe('');
