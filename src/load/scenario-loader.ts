@@ -14,14 +14,15 @@ import { parseYamlSource } from './yaml-source.js';
 
 export { yamlLocator } from './yaml-source.js';
 
-export async function loadScenarioFile(file: string): Promise<Scenario> {
+export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = {}): Promise<Scenario> {
   const abs = path.resolve(file);
   const source = path.relative(process.cwd(), abs) || file;
   const baseDir = path.dirname(abs);
-  if (/\.(ya?ml)$/i.test(abs)) return loadYaml(await readText(abs, source), { source, baseDir });
+  const ctx = { source, baseDir, ...(opts.driver ? { driver: opts.driver } : {}) };
+  if (/\.(ya?ml)$/i.test(abs)) return loadYaml(await readText(abs, source), ctx);
   if (/\.(m?ts|m?js|cts|cjs)$/i.test(abs)) {
     await readText(abs, source); // same "missing file" message as for YAML
-    return validateScenario(await importModule(abs, source), { source, baseDir });
+    return validateScenario(await importModule(abs, source), ctx);
   }
   throw new McptapError('LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`);
 }
@@ -36,7 +37,7 @@ async function readText(abs: string, source: string): Promise<string> {
 }
 
 /** Parse YAML text and validate it; messages point at lines of `source`. */
-export function loadYaml(text: string, ctx: { source: string; baseDir: string }): Scenario {
+export function loadYaml(text: string, ctx: { source: string; baseDir: string; driver?: 'raw' }): Scenario {
   const { value, locate } = parseYamlSource(text, (line, what) => new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`));
   return validateScenario(value, { ...ctx, locate });
 }

@@ -17,6 +17,8 @@ export interface ValidateContext {
   /** Directory relative paths (data files, recordings, cwd) resolve against. */
   baseDir: string;
   locate?: Locator;
+  /** The driver whatever the scenario says (`mcptap load --raw`), checked as if the file named it. */
+  driver?: 'raw';
 }
 
 /** The fields a scenario file may have at its top level. */
@@ -48,6 +50,7 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   // templates may name every declared data set, even one whose file is missing (reported once, above)
   const steps = validateSteps(r, o.steps, new Set(isObj(o.data) ? Object.keys(o.data) : dataSpecs.map((d) => d.name)));
   const from = validateFrom(r, o.from, ctx.baseDir);
+  const driverField = r.oneOf(o, 'driver', [], ['auto', 'raw'] as const);
   if (steps.length === 0 && !iteration && !from) r.fail(['steps'], 'a scenario needs steps (or an iteration function, or `from: recording.db`)');
   const s: Scenario = {
     name: r.str(o, 'name', []) ?? path.basename(ctx.source).replace(/\.[^.]+$/, ''),
@@ -58,7 +61,7 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
     timeoutMs: positiveDuration(r, o, 'timeout', []) ?? 30_000,
     seed: r.num(o, 'seed', [], { integer: true }) ?? 1,
     mix: r.oneOf(o, 'mix', [], ['weighted', 'random'] as const) ?? 'weighted',
-    driver: r.oneOf(o, 'driver', [], ['auto', 'raw'] as const) ?? 'auto',
+    driver: ctx.driver ?? driverField ?? 'auto',
     phases: validatePhases(r, o.phases),
     steps,
     data: dataSpecs,

@@ -25,6 +25,7 @@ import type { RecordingOptions } from './recording-options.js';
 import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { PipelineThread } from './pipeline-thread.js';
 import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
 
 export interface TapPipelineOptions {
@@ -91,6 +92,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       handedOver: Promise.resolve(),
     };
   }
+  if (telemetryOn) await checkMetricsPort(opts.telemetry);
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
   const common: Common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed: SeededSpanIds.randomSeed(), ...redactLists(opts) };
   const here = decodeHere ? await openHere(opts, common, telemetryOn && injects) : undefined;
@@ -180,6 +182,27 @@ function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFiel
     ...(opts.redactHeaders ? { redactHeaders: opts.redactHeaders } : {}),
     ...(opts.redactRules ? { redactRules: opts.redactRules } : {}),
   };
+}
+
+/**
+ * A `--metrics` port that cannot be bound fails now (usage, exit 2), before any traffic: the sinks
+ * start later, with traffic flowing, and their failure would take the recording down with them.
+ */
+async function checkMetricsPort(telemetry: TelemetryConfig | undefined): Promise<void> {
+  const where = telemetry?.metrics.prometheus;
+  if (!where || where.port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(where.port, where.host, resolve);
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    const hint = code === 'EADDRINUSE' ? ': another process has the port, pick another (or port 0 for a free one)' : '';
+    throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${where.host}:${where.port}: cannot listen (${code})${hint}`);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
 /** What fails before any traffic: the recording's directory and header, the spool's directory. */

@@ -4,6 +4,7 @@
  * The child's pipes stay unread until the tap attaches: nothing it writes is lost or reordered.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
 import { McptapError } from '../errors.js';
 
 export interface SpawnedServer {
@@ -13,6 +14,10 @@ export interface SpawnedServer {
   readonly child: ChildProcess;
   /** Resolves once the process runs; rejects with MCPTAP_SPAWN_FAILED when it could not start. */
   readonly started: Promise<void>;
+  /** Resolves with how the process ended once it exited and its pipes closed, even before anyone listens. */
+  readonly closed: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>;
+  /** The server's stdout and stderr for the tap to read (call once, when it attaches). */
+  takeOutput(): { stdout: Readable; stderr: Readable };
 }
 
 /** Spawn `command`; throws MCPTAP_SPAWN_FAILED when spawn refuses it outright (an empty command, a NUL byte). */
@@ -34,5 +39,19 @@ export function spawnServer(command: string, args: readonly string[], opts: { en
   });
   // Nobody may be waiting yet (the tap attaches later): the rejection is seen when it does.
   started.catch(() => {});
-  return { command, args, child, started };
+  const closed = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (exitCode: number | null, signal: NodeJS.Signals | null) => resolve({ exitCode, signal })),
+  );
+  // Node drains an exited child's unread pipes on the next tick: a server that exits before the tap
+  // attaches would lose its last words. Keep them (the child is gone: what is left is bounded).
+  let output: { stdout: Readable; stderr: Readable } | undefined;
+  let taken = false;
+  child.once('exit', () => {
+    if (!taken) output = { stdout: child.stdout!.pipe(new PassThrough()), stderr: child.stderr!.pipe(new PassThrough()) };
+  });
+  const takeOutput = () => {
+    taken = true;
+    return output ?? { stdout: child.stdout!, stderr: child.stderr! };
+  };
+  return { command, args, child, started, closed, takeOutput };
 }

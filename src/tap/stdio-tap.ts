@@ -14,6 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
 import type { Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { constants as osConstants } from 'node:os';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
 import type { Direction, Channel } from '../model/frame.js';
@@ -81,18 +82,21 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
   } else {
     forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
   }
-  forward(child.stdout!, stdout, tap('s2c', 'stdio'), false, (err) =>
+  const output = server.takeOutput();
+  forward(output.stdout, stdout, tap('s2c', 'stdio'), false, (err) =>
     logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`),
   );
-  forward(child.stderr!, stderr, tap('s2c', 'stderr'), false);
+  forward(output.stderr, stderr, tap('s2c', 'stderr'), false);
   // On the next turn: spawning the reaper takes milliseconds the host's first request would wait for.
   let reaper: ReturnType<typeof startReaper> | undefined;
   let exited = false;
-  if (opts.reaper !== false) setImmediate(() => !exited && (reaper = startReaper(child, logger)));
+  if (opts.reaper !== false) setImmediate(() => !exited && child.exitCode === null && child.signalCode === null && (reaper = startReaper(child, logger)));
 
-  // Exit is final only once stdout/stderr have drained: 'close' fires after both streams end.
+  // Exit is final only once stdout/stderr have drained: the child's 'close' (which may have come
+  // before the tap attached) and the end of what the tap reads, which is not the child's pipes then.
+  const drained = (s: Readable) => finished(s).catch(() => {});
   const done = new Promise<StdioTapResult>((resolve) => {
-    child.once('close', (exitCode, signal) => {
+    void Promise.all([server.closed, drained(output.stdout), drained(output.stderr)]).then(([{ exitCode, signal }]) => {
       exited = true;
       reaper?.release();
       stdin.unpipe?.();

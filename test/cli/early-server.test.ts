@@ -6,6 +6,10 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import {
@@ -119,6 +123,15 @@ describe('mcptap stdio with the server spawned early', () => {
     expect(r.code).toBe(0);
   });
 
+  it('passes on the output and exit code of a server that exits before the tap is up', async () => {
+    // /bin/sh exits within milliseconds, long before mcptap has loaded its pipeline: Node drains an
+    // exited child's unread pipes, and its 'close' came before the tap listened (it used to exit 13, mute).
+    const r = await run(['stdio', '--', '/bin/sh', '-c', 'echo out; echo err >&2; exit 9'], '');
+    expect(r).toEqual({ stdout: 'out\n', stderr: 'err\n', code: 9 });
+    const quiet = await run(['stdio', '--', '/bin/sh', '-c', 'exit 0'], '');
+    expect(quiet).toEqual({ stdout: '', stderr: '', code: 0 });
+  });
+
   it('refuses bad flags as before (usage, exit 2), and nothing of the server reaches the host', async () => {
     const bad = await run(['stdio', '--log-level', 'loud', '--', ...eager], 'a\n');
     expect(bad.code).toBe(2);
@@ -126,6 +139,22 @@ describe('mcptap stdio with the server spawned early', () => {
     expect(bad.stderr).toBe(
       "error: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are debug, info, warn, error, silent.\n(run with --help for usage)\n",
     );
+    // A --metrics port already taken: refused before any byte passes, not later with the recording lost.
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-early-'));
+    try {
+      const busy = await run(['stdio', '--metrics', `127.0.0.1:${port}`, '--record', join(dir, 'tap.db'), '--', ...eager], 'a\n');
+      expect(busy).toEqual({
+        stdout: '',
+        stderr: `mcptap: --metrics 127.0.0.1:${port}: cannot listen (EADDRINUSE): another process has the port, pick another (or port 0 for a free one)\n`,
+        code: 2,
+      });
+    } finally {
+      taken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
     const late = await run(['stdio', '--max-line-bytes', '0', '--', ...eager], 'a\n');
     expect(late.code).toBe(2);
     expect(late.stdout).toBe('');

@@ -182,6 +182,18 @@ export default defineScenario({
     expect(s.phases[0]).toMatchObject({ kind: 'closed', vus: 2 });
   });
 
+  it('checks a scenario against --raw as against driver: raw (it used to run nothing and fail every threshold)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-scn-'));
+    const file = path.join(dir, 'open.yaml');
+    writeFileSync(file, 'target: { url: http://127.0.0.1:1/mcp }\nphases:\n  - open: { rate: 5, duration: 1s }\nsteps:\n  - tool: echo\n');
+    expect((await loadScenarioFile(file)).driver).toBe('auto');
+    const err = await loadScenarioFile(file, { driver: 'raw' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McptapError);
+    expect((err as McptapError).message).toMatch(/open\.yaml:3: phases\[0\]\.open: the raw driver runs closed phases only/);
+    writeFileSync(file, 'target: { url: http://127.0.0.1:1/mcp }\nphases:\n  - closed: { vus: 1, iterations: 1 }\nsteps:\n  - tool: echo\n');
+    expect((await loadScenarioFile(file, { driver: 'raw' })).driver).toBe('raw');
+  });
+
   it('says which file is missing, and rejects a module without a default export', async () => {
     await expect(loadScenarioFile('/nonexistent/x.yaml')).rejects.toThrow(/cannot read the scenario .*x\.yaml: no such file/);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-scn-'));

@@ -105,7 +105,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   const shard = flags.shard ? parseShard(flags.shard) : undefined;
   if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
   const lingerMs = metricsLingerMs(flags.metricsLinger);
-  const scenario = await loadScenarioFile(file);
+  const scenario = await loadScenarioFile(file, flags.raw ? { driver: 'raw' } : {});
   if (scenario.from && !existsSync(scenario.from.file)) {
     const demo = basename(scenario.from.file) === 'mcptap-demo.db' ? ' (npm start writes mcptap-demo.db)' : '';
     throw new McptapError(
@@ -113,7 +113,6 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
       `${file}: from: no such recording file: ${scenario.from.file}. Record one first${demo}: mcptap stdio --record FILE -- SERVER..., or mcptap http --upstream URL --record FILE.`,
     );
   }
-  if (flags.raw) scenario.driver = 'raw';
   checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
