@@ -1,6 +1,6 @@
 /** What a tap refuses before any traffic: the recording's directory and first bytes. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,15 +40,34 @@ describe('precheckRecordingFile', () => {
     expect(codeOf(join(dir, 'long-notes.db'))).toBe('MCPTAP_NOT_A_RECORDING');
   });
 
-  it('mcptap stdio --record on a text file exits 4 without starting the server', () => {
-    const marker = join(dir, 'server-started');
-    const server = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`;
+  it('mcptap stdio --record on a text file exits 4; the server spawned early gets no byte and is killed', async () => {
+    // `mcptap stdio` spawns its server before it reads its flags (start-up, docs/performance.md): the
+    // server may start, but a refused tap sends it nothing and leaves it not running.
+    const pidFile = join(dir, 'server-pid');
+    const got = join(dir, 'server-got');
+    const server = `const fs = require('fs'); fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+      process.stdin.on('data', (d) => fs.appendFileSync(${JSON.stringify(got)}, d)); setTimeout(() => {}, 20000);`;
     const r = spawnSync(process.execPath, [MCPTAP, 'stdio', '--record', join(dir, 'notes.db'), '--', process.execPath, '-e', server], {
       encoding: 'utf8',
+      input: '{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
       timeout: 15_000,
     });
     expect(r.status).toBe(4);
     expect(r.stderr).toContain('is not an mcptap recording (not an SQLite database)');
-    expect(existsSync(marker)).toBe(false);
+    expect(r.stdout).toBe('');
+    expect(existsSync(got)).toBe(false);
+    if (existsSync(pidFile)) {
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      // Gone, or a zombie waiting for init to reap it (its parent, the tap, has exited): bounded wait.
+      const running = () => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && running(); i++) await new Promise((res) => setTimeout(res, 50));
+      expect(running()).toBe(false);
+    }
   });
 });
