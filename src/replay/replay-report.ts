@@ -11,7 +11,10 @@ import type { MatchRules } from './rules.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
 
 /** What the reports show of a recorded exchange. */
-export type RecordedSide = Pick<StoredExchange, 'rowid' | 'id' | 'method' | 'target' | 'outcome' | 'latencyUs'>;
+export type RecordedSide = Pick<StoredExchange, 'rowid' | 'id' | 'method' | 'target' | 'outcome' | 'latencyUs'> & {
+  /** False when the recording holds no answer (still in flight, cancelled unanswered): nothing to compare with. */
+  answered?: false;
+};
 
 export interface ReplayedPair<R extends RecordedSide = RecordedSide> {
   recorded: R;
@@ -223,6 +226,8 @@ export interface ReplayCounts {
   different: number;
   differences: number;
   noResponse: number;
+  /** Recorded without an answer, and no difference seen: not compared, so neither same nor different. */
+  notCompared: number;
   slowdowns: number;
 }
 
@@ -232,12 +237,15 @@ export function countReport(report: ReplayReport): ReplayCounts {
   let different = 0;
   let differences = 0;
   let noResponse = 0;
+  let notCompared = 0;
   for (const p of report.pairs) {
     if (p.differences.length > 0) different++;
+    else if (p.recorded.answered === false) notCompared++;
     differences += p.differences.length;
     if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
   }
-  return { exchanges: report.pairs.length, same: report.pairs.length - different, different, differences: differences + slowdowns, noResponse, slowdowns };
+  const same = report.pairs.length - different - notCompared;
+  return { exchanges: report.pairs.length, same, different, differences: differences + slowdowns, noResponse, notCompared, slowdowns };
 }
 
 export function hasDifferences(report: ReplayReport): boolean {
@@ -259,7 +267,7 @@ export class ReplayReportBuilder {
   private readonly pairs: ReplayedPair[] = [];
   private readonly waiting = new Map<number, ReplayedPair | undefined>();
   private next = 0;
-  private readonly counts = { exchanges: 0, same: 0, different: 0, differences: 0, noResponse: 0 };
+  private readonly counts = { exchanges: 0, same: 0, different: 0, differences: 0, noResponse: 0, notCompared: 0 };
   private readonly unlisted = new Map<string, number>();
   private unlistedCount = 0;
 
@@ -274,8 +282,9 @@ export class ReplayReportBuilder {
     this.stats.add(recorded, replayed);
     const c = this.counts;
     c.exchanges++;
-    if (differences.length === 0) c.same++;
-    else c.different++;
+    if (differences.length > 0) c.different++;
+    else if (recorded.response === undefined) c.notCompared++;
+    else c.same++;
     c.differences += differences.length;
     if (differences.some((d) => d.kind === 'no_response')) c.noResponse++;
     const listed = this.opts.listAll || differences.length > 0;
@@ -316,6 +325,7 @@ function slimRecorded(r: StoredExchange): RecordedSide {
   const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome };
   if (r.target !== undefined) out.target = r.target;
   if (r.latencyUs !== undefined) out.latencyUs = r.latencyUs;
+  if (r.response === undefined) out.answered = false;
   return out;
 }
 

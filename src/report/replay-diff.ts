@@ -72,6 +72,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   out.push(
     '',
     `${replayed}: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
+      `${c.notCompared > 0 ? `, ${c.notCompared} not compared (recorded without an answer)` : ''}` +
       `${c.slowdowns > 0 ? `, ${c.slowdowns} slower than allowed` : ''}; ${verdict}`,
   );
   return out.join('\n') + '\n';
@@ -113,11 +114,13 @@ export function renderJson(report: ReplayReport): string {
 export function renderJUnit(report: ReplayReport): string {
   const suites = new Map<string, string[]>();
   const failures = new Map<string, number>();
+  const skipped = new Map<string, number>();
   const time = new Map<string, number>();
-  const add = (suite: string, testcase: string, failed: boolean, seconds: number): void => {
-    if (!suites.has(suite)) (suites.set(suite, []), failures.set(suite, 0), time.set(suite, 0));
+  const add = (suite: string, testcase: string, result: 'passed' | 'failed' | 'skipped', seconds: number): void => {
+    if (!suites.has(suite)) (suites.set(suite, []), failures.set(suite, 0), skipped.set(suite, 0), time.set(suite, 0));
     suites.get(suite)!.push(testcase);
-    if (failed) failures.set(suite, failures.get(suite)! + 1);
+    if (result === 'failed') failures.set(suite, failures.get(suite)! + 1);
+    if (result === 'skipped') skipped.set(suite, skipped.get(suite)! + 1);
     time.set(suite, time.get(suite)! + seconds);
   };
   for (const p of report.pairs) {
@@ -125,7 +128,9 @@ export function renderJUnit(report: ReplayReport): string {
     const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
     const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
     const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
-    if (p.differences.length === 0) add(suite, `    <testcase ${attrs}/>`, false, seconds);
+    if (p.differences.length === 0 && p.recorded.answered === false)
+      add(suite, `    <testcase ${attrs}>\n      <skipped message="recorded without an answer: nothing to compare"/>\n    </testcase>`, 'skipped', seconds);
+    else if (p.differences.length === 0) add(suite, `    <testcase ${attrs}/>`, 'passed', seconds);
     else {
       const first = p.differences[0]!;
       const message = first.path !== undefined ? `${first.path}: ${first.message}` : first.message;
@@ -133,7 +138,7 @@ export function renderJUnit(report: ReplayReport): string {
       add(
         suite,
         `    <testcase ${attrs}>\n      <failure message="${xml(message)}" type="${first.kind}">${xml(body)}</failure>\n    </testcase>`,
-        true,
+        'failed',
         seconds,
       );
     }
@@ -142,18 +147,19 @@ export function renderJUnit(report: ReplayReport): string {
     add(
       g.group,
       `    <testcase classname="${xml(g.group)}" name="latency" time="0">\n      <failure message="${xml(g.difference.message)}" type="slowdown"/>\n    </testcase>`,
-      true,
+      'failed',
       0,
     );
   }
   const total = [...suites.values()].reduce((n, s) => n + s.length, 0);
   const failed = [...failures.values()].reduce((n, f) => n + f, 0);
+  const skips = [...skipped.values()].reduce((n, f) => n + f, 0);
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="mcptap replay" tests="${total}" failures="${failed}">`,
+    `<testsuites name="mcptap replay" tests="${total}" failures="${failed}"${skips > 0 ? ` skipped="${skips}"` : ''}>`,
     ...[...suites].map(
       ([suite, cases]) =>
-        `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${failures.get(suite)}" errors="0" time="${time.get(suite)!.toFixed(6)}">\n${cases.join('\n')}\n  </testsuite>`,
+        `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${failures.get(suite)}" errors="0" skipped="${skipped.get(suite)}" time="${time.get(suite)!.toFixed(6)}">\n${cases.join('\n')}\n  </testsuite>`,
     ),
     '</testsuites>',
   ];

@@ -1,7 +1,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { compareExchange, type ReplayedAnswer } from '../../src/replay/compare.js';
-import { finishReport, hasDifferences, type ReplayReport } from '../../src/replay/replay-report.js';
+import { finishReport, hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../src/replay/replay-report.js';
 import { NO_RULES, parseRules } from '../../src/replay/rules.js';
 import { renderJUnit, renderJson, renderText } from '../../src/report/replay-diff.js';
 import type { StoredExchange } from '../../src/store/types.js';
@@ -145,7 +145,26 @@ describe('replay reports', () => {
 
   it('JSON: counts and every exchange with its differences', () => {
     const json = JSON.parse(renderJson(report));
-    expect(json.counts).toEqual({ exchanges: 3, same: 2, different: 1, differences: 2, noResponse: 0, slowdowns: 1 });
+    expect(json.counts).toEqual({ exchanges: 3, same: 2, different: 1, differences: 2, noResponse: 0, notCompared: 0, slowdowns: 1 });
     expect(json.exchanges[1]).toMatchObject({ exchange: 2, tool: 'echo', differences: [{ path: '/result/content/0/text' }] });
+  });
+
+  it('an exchange recorded without an answer is not compared: neither same nor different, a skipped JUnit case', () => {
+    const { response: _none, ...inFlight } = recorded({ rowid: 4, id: 4, outcome: 'pending' });
+    const builder = new ReplayReportBuilder(NO_RULES, { listAll: true });
+    builder.add(0, same, answer({ content: [{ type: 'text', text: 'Echo: hi' }] }));
+    builder.add(1, inFlight, answer({ content: [{ type: 'text', text: 'Echo: hi' }] }));
+    const r = builder.finish({ file: 'rec.db', recordingIds: [1], target: 'node server.js' });
+    expect(renderText(r, { color: false })).toContain(
+      '2 exchanges replayed: 1 same, 0 different, 0 without response, 1 not compared (recorded without an answer); no differences',
+    );
+    expect(JSON.parse(renderJson(r)).counts).toMatchObject({ same: 1, different: 0, notCompared: 1 });
+    expect(hasDifferences(r)).toBe(false);
+    const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testcase' }).parse(renderJUnit(r));
+    expect(doc.testsuites).toMatchObject({ tests: '2', failures: '0', skipped: '1' });
+    expect(doc.testsuites.testsuite.testcase[1].skipped.message).toBe('recorded without an answer: nothing to compare');
+    // The same from a report's pairs alone (a report read back without its counts).
+    const { counts: _c, ...fromPairs } = r;
+    expect(JSON.parse(renderJson(fromPairs as ReplayReport)).counts).toMatchObject({ same: 1, notCompared: 1 });
   });
 });
