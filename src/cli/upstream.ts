@@ -9,6 +9,23 @@ import type { Logger, LogLevel } from '../util/logger.js';
 import { McptapError } from '../errors.js';
 import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-pipeline.js';
 import { telemetryConfigFromOptions } from './telemetry-options.js';
+import { httpSchemeHint } from '../util/url-scheme-hint.js';
+import { parseDurationMs } from '../load/duration.js';
+
+/**
+ * A tap's timeout flag: milliseconds as a bare integer (the flag's unit, as its help says), or a
+ * duration with its unit as scenario files write them (`5s`, `2m`, `250ms`).
+ */
+export function timeoutFlagMs(name: string, v: string, allowZero: boolean): number {
+  if (/^\s*\d+\s*$/.test(v)) return positiveInt(name, v.trim(), allowZero);
+  const ms = parseDurationMs(v);
+  if (ms === undefined || !Number.isInteger(ms) || (!allowZero && ms === 0))
+    throw new McptapError(
+      'MCPTAP_BAD_FLAG',
+      `${name} must be a number of ms or a duration such as 5s or 250ms${allowZero ? ' (0 = none)' : ''}, got ${JSON.stringify(v)}`,
+    );
+  return ms;
+}
 
 export function positiveInt(name: string, v: string, allowZero: boolean): number {
   const n = Number(v);
@@ -43,7 +60,7 @@ export function parseUpstream(v: string, flag = '--upstream'): URL {
     throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be a URL, got ${JSON.stringify(v)}`);
   }
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
-    throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be http(s), got ${upstream.protocol}`);
+    throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be an http(s) URL, ${httpSchemeHint(v, upstream.protocol)}`);
   return upstream;
 }
 

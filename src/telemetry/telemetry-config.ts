@@ -13,6 +13,7 @@
  * - `OTEL_SDK_DISABLED=true` ignores the environment (flags still apply).
  */
 import { McptapError } from '../errors.js';
+import { httpSchemeHint } from '../util/url-scheme-hint.js';
 
 export type OtlpProtocol = 'http/json' | 'http/protobuf';
 
@@ -191,7 +192,8 @@ function httpUrl(text: string, what: string): URL {
   } catch {
     throw configError(`${what}: ${JSON.stringify(text)} is not a URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw configError(`${what}: only http and https URLs are supported, got ${u.protocol}`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw configError(`${what}: only http and https URLs are supported, ${httpSchemeHint(text, u.protocol)}`);
   return u;
 }
 

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { HTTP_DEFAULTS, HTTP_OPTIONS, readHttpArgv } from '../../src/cli/http-argv.js';
 import { register } from '../../src/cli/commands/http.js';
 import { MCPTAP } from '../helpers/paths.js';
+import { timeoutFlagMs } from '../../src/cli/upstream.js';
 
 /** The `http` command as main.ts builds it, its action replaced by one that keeps the flags. */
 function httpCommand(): { program: Command; http: Command; read: () => unknown } {
@@ -155,6 +156,33 @@ describe('mcptap http lines left to commander, through the built CLI', () => {
       const r = run(...args);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain(says);
+    }
+  });
+
+  it('timeouts take ms, or a duration with its unit', () => {
+    expect(timeoutFlagMs('--connect-timeout', '250', false)).toBe(250);
+    expect(timeoutFlagMs('--connect-timeout', '5s', false)).toBe(5000);
+    expect(timeoutFlagMs('--idle-timeout', '1.5m', true)).toBe(90_000);
+    expect(timeoutFlagMs('--idle-timeout', '0', true)).toBe(0);
+    expect(() => timeoutFlagMs('--connect-timeout', '0', false)).toThrow(/positive integer/);
+    expect(() => timeoutFlagMs('--connect-timeout', '5 parsecs', false)).toThrow(/a duration such as 5s/);
+  });
+
+  it('a URL without its scheme and a timeout that is no duration are refused with the fix (exit 2)', () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, [MCPTAP, 'http', ...args], { encoding: 'utf8', timeout: 60_000 });
+    for (const [args, says] of [
+      [
+        ['--upstream', 'localhost:3001/mcp?token=s3cret'],
+        '--upstream must be an http(s) URL, got "localhost:3001/mcp" without a scheme: try http://localhost:3001/mcp',
+      ],
+      [['--upstream', UP, '--otlp', 'localhost:4318'], 'try http://localhost:4318'],
+      [['--upstream', UP, '--connect-timeout', 'soon'], '--connect-timeout must be a number of ms or a duration such as 5s or 250ms, got "soon"'],
+      [['--upstream', UP, '--connect-timeout', '0s'], '--connect-timeout must be a number of ms'],
+    ] as const) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(says);
+      expect(r.stderr).not.toContain('s3cret');
     }
   });
 });

@@ -185,6 +185,13 @@ describe('mcptap replay output paths', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('--since not before --until is a usage error (exit 2), not "no exchanges"', async () => {
+    const r = await replay([db, '--since', '10s', '--until', '5s', '--', ...marking]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('mcptap: --since 10s is not before --until 5s: nothing can be replayed between them\n');
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('--json - puts the JSON on stdout and the text report on stderr', async () => {
     const r = await fast([db, '--json', '-', '--', EVERYTHING, 'stdio']);
     expect(r.code).toBe(0);

@@ -11,14 +11,14 @@ import { createLogger } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { listenError } from '../listen-error.js';
 import { telemetryConfigFromOptions } from '../telemetry-options.js';
-import { parseListen, parseUpstream, positiveInt } from '../upstream.js';
+import { parseListen, parseUpstream, positiveInt, timeoutFlagMs } from '../upstream.js';
 import type { HttpFlags } from '../http-argv.js';
 
 export async function runHttp(flags: HttpFlags): Promise<number> {
   const logger = createLogger(flags.logLevel);
   const upstream = parseUpstream(flags.upstream);
   const { host, port } = parseListen(flags.listen);
-  const drainMs = positiveInt('--drain-timeout', flags.drainTimeout, true);
+  const drainMs = timeoutFlagMs('--drain-timeout', flags.drainTimeout, true);
   const telemetry = telemetryConfigFromOptions(flags);
   if (telemetry.injectTraceContext) logger.warn('--inject-trace-context is not supported by the HTTP tap; bytes are forwarded unchanged');
   let tap: HttpTap | undefined;
@@ -50,13 +50,13 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
       pipeline: sinks.input,
       redactor: sinks.redactor,
       logger,
-      connectTimeoutMs: positiveInt('--connect-timeout', flags.connectTimeout, false),
-      responseTimeoutMs: positiveInt('--response-timeout', flags.responseTimeout, true),
-      idleTimeoutMs: positiveInt('--idle-timeout', flags.idleTimeout, true),
+      connectTimeoutMs: timeoutFlagMs('--connect-timeout', flags.connectTimeout, false),
+      responseTimeoutMs: timeoutFlagMs('--response-timeout', flags.responseTimeout, true),
+      idleTimeoutMs: timeoutFlagMs('--idle-timeout', flags.idleTimeout, true),
       maxBodyBytes: positiveInt('--max-body', flags.maxBody, false),
       maxHeaderBytes: positiveInt('--max-header', flags.maxHeader, false),
-      headersTimeoutMs: positiveInt('--header-timeout', flags.headerTimeout, false),
-      requestTimeoutMs: positiveInt('--request-timeout', flags.requestTimeout, true),
+      headersTimeoutMs: timeoutFlagMs('--header-timeout', flags.headerTimeout, false),
+      requestTimeoutMs: timeoutFlagMs('--request-timeout', flags.requestTimeout, true),
       allowedHosts: flags.allowedHost,
       allowedOrigins: flags.allowedOrigin,
     });

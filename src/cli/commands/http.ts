@@ -61,6 +61,8 @@ Examples:
   mcptap http --upstream http://127.0.0.1:3001/sse --listen 127.0.0.1:8080     (deprecated HTTP+SSE)
   mcptap http --upstream https://mcp.example.com/mcp --listen 0.0.0.0:${DEFAULT_HTTP_TAP_PORT} --allowed-host tap.lan
 
+Timeouts take ms, or a duration with its unit (--connect-timeout 5s, --idle-timeout 10m).
+
 Authorization, Cookie, Set-Cookie (and --redact-header names) pass through untouched but are recorded
 only as keyed-hash tokens (set MCPTAP_REDACT_KEY to make tokens comparable across runs). Proxy-Authorization
 is for the tap as a proxy (hop-by-hop): it is not forwarded, nor recorded.

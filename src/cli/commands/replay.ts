@@ -19,6 +19,7 @@ import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { checkOutputPaths } from '../output-paths.js';
+import { parseUpstream } from '../upstream.js';
 import { ExitCode } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 
@@ -181,6 +182,8 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
   const starts = new Map(recordingIds.map((id) => [id, store.getRecording(id)!.startedUs]));
   const since = flags.since !== undefined ? timeBound('--since', flags.since) : undefined;
   const until = flags.until !== undefined ? timeBound('--until', flags.until) : undefined;
+  if (since && until && recordingIds.every((id) => since(starts.get(id)!) >= until(starts.get(id)!)))
+    throw new McptapError('MCPTAP_BAD_FLAG', `--since ${flags.since} is not before --until ${flags.until}: nothing can be replayed between them`);
   const selected = (ex: ExchangeHead): boolean => {
     if (flags.method !== undefined && ex.method !== flags.method) return false;
     if (flags.tool !== undefined && ex.target !== flags.tool) return false;
@@ -226,13 +229,7 @@ function targetSpec(command: string[], flags: ReplayFlags): TargetSpec {
   if (flags.url !== undefined && command.length > 0)
     throw new McptapError('MCPTAP_BAD_FLAG', 'give the target either as --url or as a command after --, not both');
   if (flags.url !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(flags.url);
-    } catch {
-      throw new McptapError('MCPTAP_BAD_FLAG', `--url: not a URL: ${JSON.stringify(flags.url)}`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new McptapError('MCPTAP_BAD_FLAG', `--url must be http(s), got ${url.protocol}`);
+    const url = parseUpstream(flags.url, '--url');
     return { transport: 'http', url: url.href, headers: parseHeaders(flags.header ?? []), timeoutMs: timeout };
   }
   if (command.length === 0) throw new McptapError('MCPTAP_BAD_FLAG', 'replay needs a target: --url URL, or -- <command> [args...] for a stdio server');
