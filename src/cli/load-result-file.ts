@@ -25,9 +25,14 @@ export async function readLoadResult(file: string, code: McptapErrorCode): Promi
   } catch (err) {
     throw new McptapError(code, `cannot read ${file}: ${(err as Error).message}`);
   }
+  if (text.startsWith('SQLite format 3\0'))
+    throw new McptapError(code, `${file} is a recording (SQLite), not a load result: give the JSON of mcptap load --json`);
   try {
     const v = JSON.parse(text) as LoadResult;
-    if (v?.format !== 'mcptap-load-result/1') throw new Error(`not an mcptap load result (format: ${String(v?.format)})`);
+    if (v?.format !== 'mcptap-load-result/1')
+      throw new Error(
+        `not an mcptap load result (${v?.format === undefined ? 'no "format" field; mcptap load --json writes one' : `format: ${String(v.format)}`})`,
+      );
     const missing = RESULT_PARTS.filter(([key, kind]) => (kind === 'array' ? !Array.isArray(v[key]) : typeof v[key] !== 'object' || v[key] === null));
     if (missing.length > 0) throw new Error(`an incomplete mcptap load result (no ${missing.map(([k]) => k).join(', ')})`);
     return v;

@@ -4,6 +4,7 @@
  * ones (TypeScript is loaded through tsx's ESM API). Every problem becomes one McptapError with
  * exit code InvalidInput, naming the file, the line (YAML) and the field.
  */
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,6 +25,8 @@ export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = 
     await readText(abs, source); // same "missing file" message as for YAML
     return validateScenario(await importModule(abs, source), ctx);
   }
+  if (existsSync(abs) && statSync(abs).isDirectory())
+    throw new McptapError('LOAD_SCENARIO_MISSING', `${source} is a directory: give a scenario file (.yaml/.yml, or .ts/.js)`);
   throw new McptapError('LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`);
 }
 

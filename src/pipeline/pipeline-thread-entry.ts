@@ -247,7 +247,7 @@ async function closeAll(l: Live | undefined, rec: Recording | undefined, incompl
         if (!rec.indexer.opened) return;
         const pct = total > 0 ? Math.floor((100 * rec.indexer.indexed) / total) : 100;
         logger.warn(
-          `still indexing the recording ${data.recording?.path}: ${pct}% of ${(total / 2 ** 20).toFixed(1)} MB spooled (the tap ends when it is complete)`,
+          `still indexing the recording ${data.recording?.path}: ${pct}% of ${total < 2 ** 20 ? `${Math.ceil(total / 1024)} KB` : `${(total / 2 ** 20).toFixed(1)} MB`} spooled (the tap ends when it is complete)`,
         );
       },
       Math.min(1000, watch.stallMs / 4),

@@ -7,7 +7,7 @@
  * Invariants: JSON-RPC ids round-trip verbatim (text + type); `ord` orders a recording's events;
  * while an `events()` / `frames()` iterator is open the connection can read but not write.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import { McptapError } from '../errors.js';
 import type { TapEvent } from '../model/events.js';
@@ -102,6 +102,7 @@ export class RecordingStore {
     if (!opts.create && !existsSync(path)) {
       throw new McptapError('MCPTAP_RECORDING_NOT_FOUND', `no such recording file: ${path}`);
     }
+    if (!opts.create && statSync(path).isDirectory()) throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `${path} is a directory, not a recording file`);
     let db: Database;
     try {
       db = new BetterSqlite3(path, { fileMustExist: !opts.create, timeout: opts.busyTimeoutMs ?? (opts.create ? 100 : 2000) });

@@ -72,6 +72,10 @@ describe('mcptap ls', () => {
     const bad = mcptap('show', text);
     expect(bad.code).toBe(4);
     expect(bad.err).toMatch(/^mcptap: .*notes\.txt is not an mcptap recording \(not an SQLite database\)\n$/);
+    // A directory: said as such (SQLite said "unable to open database file").
+    const folder = mcptap('ls', dir);
+    expect(folder.code).toBe(4);
+    expect(folder.err).toBe(`mcptap: ${dir} is a directory, not a recording file\n`);
   });
 
   it('a recording damaged past its header (a corrupt page) is exit 4 saying what to do, not an internal error', () => {

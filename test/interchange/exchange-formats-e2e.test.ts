@@ -90,6 +90,19 @@ describe('stdio recording of server-everything: JSONL round trip', () => {
     expect(readFileSync(db).equals(before)).toBe(true);
     expect(mcptap(['ls', other]).code).toBe(0);
   });
+
+  it('import refuses a recording as its input (exit 4) and its own input as OUT (exit 2)', () => {
+    const asInput = mcptap(['import', db, '--into', join(dir, 'from-db.db')]);
+    expect(asInput.code).toBe(4);
+    expect(asInput.stderr).toContain(`${db} is a recording already (SQLite), not JSONL: to combine recordings use mcptap merge`);
+    const jsonl = join(dir, 'self.jsonl');
+    expect(mcptap(['export', db, '--jsonl', jsonl]).code).toBe(0);
+    const before = readFileSync(jsonl);
+    const self = mcptap(['import', jsonl, '--into', jsonl, '--force']);
+    expect(self.code).toBe(2);
+    expect(self.stderr).toContain(`--into ${jsonl} is the file being imported`);
+    expect(readFileSync(jsonl).equals(before)).toBe(true);
+  });
 });
 
 describe('HTTP recording of server-everything: JSONL round trip and HAR', () => {

@@ -363,6 +363,12 @@ thresholds:
     expect(r.stdout).toBe('');
   });
 
+  it('a --metrics-linger with nothing serving metrics says it is ignored, and the run goes on', async () => {
+    const r = await mcptap(['load', 'strict.yaml', '--progress', 'none', '--metrics-linger', '2s'], dir);
+    expect(r.code).toBe(3); // strict.yaml's threshold fails, as above: the run itself went on
+    expect(r.stderr).toContain('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
+  });
+
   it('an unwritable --json or --junit path is refused before the run (exit 2), not found after it', async () => {
     const started = Date.now();
     const r = await mcptap(['load', 'shards.yaml', '--progress', 'none', '--json', 'no/such/dir/r.json'], dir);

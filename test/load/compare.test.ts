@@ -161,7 +161,12 @@ describe('mcptap compare against the reference server', () => {
     writeFileSync(notResult, '{"hello": 1}');
     const bad = mcptap(['compare', notResult, notResult]);
     expect(bad.status).toBe(4);
-    expect(bad.stderr).toContain('not an mcptap load result');
+    expect(bad.stderr).toContain('not an mcptap load result (no "format" field; mcptap load --json writes one)');
+    const recording = join(dir, 'rec.db');
+    writeFileSync(recording, Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100)]));
+    const db = mcptap(['compare', recording, notResult]);
+    expect(db.status).toBe(4);
+    expect(db.stderr).toContain(`${recording} is a recording (SQLite), not a load result`);
     const tol = mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']);
     expect(tol.status).toBe(2);
     expect(tol.stderr).toContain('--max-regression: "p95=20"');

@@ -199,5 +199,6 @@ export default defineScenario({
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-scn-'));
     writeFileSync(path.join(dir, 'none.mjs'), 'export const x = 1;\n');
     await expect(loadScenarioFile(path.join(dir, 'none.mjs'))).rejects.toThrow(/must `export default defineScenario/);
+    await expect(loadScenarioFile(dir)).rejects.toThrow(/ is a directory: give a scenario file \(\.yaml\/\.yml, or \.ts\/\.js\)$/);
   });
 });

@@ -2,7 +2,8 @@
  * `mcptap import FILE.jsonl [--into OUT.db]`: a JSONL capture (mcptap's own export, or another
  * tool's converted to docs/jsonl-format.md) into a recording, correlated and redacted as live.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, realpathSync } from 'node:fs';
+import { isSqliteFile } from '../../store/recording-file-precheck.js';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
@@ -60,7 +61,10 @@ Examples:
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (!existsSync(file)) throw new McptapError('IMPORT_MISSING', `no such file: ${file}`);
+  if (isSqliteFile(file)) throw new McptapError('IMPORT_INVALID', `${file} is a recording already (SQLite), not JSONL: to combine recordings use mcptap merge`);
   const out = flags.into ?? `${file.replace(/\.jsonl$/i, '')}.db`;
+  if (existsSync(out) && realpathSync(out) === realpathSync(file))
+    throw new McptapError('MCPTAP_BAD_FLAG', `--into ${out} is the file being imported: give the recording another name`);
   const redactor = redactorFromEnv(process.env, { fields: flags.redactField, headers: flags.redactHeader });
   const logger = createLogger(flags.logLevel);
   const result = await writeAtomically(out, { overwrite: flags.force === true, code: 'MCPTAP_RECORDING_UNWRITABLE' }, async (outPath) => {

@@ -116,6 +116,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
+  if (lingerMs > 0 && !telemetry.metricsUrl) logger.warn('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
   try {
     return await runAndReport(scenario, shard, flags, logger, telemetry.observer);
   } finally {

@@ -55,8 +55,9 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       `
-Exit codes: 0 honoured, 1 ignored (or no call could be cancelled: unknown), 4 bad input (unknown
-tool, bad --args), 5 server unreachable, 2 bad command line.
+Exit codes: 0 honoured, 1 ignored (or no call could be cancelled: unknown), 2 bad command line
+(--args that is not a JSON object among them), 4 bad input (a tool the server does not have),
+5 server unreachable.
 
 Examples:
   mcptap probe-cancel --tool trigger-long-running-operation --args '{"duration": 3, "steps": 10}' -- npx -y @modelcontextprotocol/server-everything stdio
