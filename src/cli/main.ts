@@ -6,7 +6,6 @@
 import { dropEarlyServer, spawnStdioServerEarly } from './early-server.js';
 import { McptapError } from '../errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
-import { damagedDatabaseError, isDamagedDatabase } from '../util/damaged-database.js';
 
 /** The program's own help, after the list of commands. */
 const PROGRAM_HELP = `
@@ -41,7 +40,9 @@ try {
   if (run && flags) process.exitCode = await run.runHttp(flags);
   else await runProgram(argv);
 } catch (caught) {
-  const err = isDamagedDatabase(caught) ? damagedDatabaseError(caught) : caught;
+  // Loaded only on this path: a tap's start-up pays for every module.
+  const damaged = caught instanceof McptapError ? undefined : await import('../util/damaged-database.js');
+  const err = damaged?.isDamagedDatabase(caught) ? damaged.damagedDatabaseError(caught) : caught;
   if (err instanceof McptapError) {
     process.stderr.write(`mcptap: ${err.message}\n`);
     process.exitCode = exitCodeFor(err);
