@@ -164,7 +164,7 @@ describe('mcptap compare against the reference server', () => {
     expect(bad.stderr).toContain('not an mcptap load result (no "format" field; mcptap load --json writes one)');
     const recording = join(dir, 'rec.db');
     writeFileSync(recording, Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100)]));
-    const db = mcptap(['compare', recording, notResult]);
+    const db = mcptap(['compare', recording, recording]);
     expect(db.status).toBe(4);
     expect(db.stderr).toContain(`${recording} is a recording (SQLite), not a load result`);
     const tol = mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']);

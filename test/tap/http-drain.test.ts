@@ -94,7 +94,10 @@ describe('mcptap http: stopping with requests in flight', () => {
 
   it('a bad --drain-timeout or --listen port is refused before the tap listens (exit 2, one line)', async () => {
     for (const [flags, message] of [
-      [['--listen', '127.0.0.1:0', '--drain-timeout', 'soon'], '--drain-timeout must be a non-negative integer, got "soon"'],
+      [
+        ['--listen', '127.0.0.1:0', '--drain-timeout', 'soon'],
+        '--drain-timeout must be a number of ms or a duration such as 5s or 250ms (0 = none), got "soon"',
+      ],
       [['--listen', '127.0.0.1:99999'], '--listen port must be 0-65535, got 99999'],
     ] as const) {
       const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', server().url, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
