@@ -21,9 +21,17 @@ export function jsonlHeader(info: RecordingInfo): JsonlHeader {
       target: info.target,
       started: isoMicros(info.startedUs),
       ...(info.endedUs !== undefined ? { ended: isoMicros(info.endedUs) } : {}),
+      ...incompleteOf(info),
       mcptapVersion: info.mcptapVersion,
     },
   };
+}
+
+/** What `mcptap ls` calls INCOMPLETE, said in the header so that an import of it is too. */
+function incompleteOf(info: RecordingInfo): { incomplete?: string } {
+  const why = info.meta?.incomplete;
+  if (typeof why === 'string') return { incomplete: why };
+  return info.endedUs === undefined ? { incomplete: 'not closed when exported (its tap was still running, or it or its indexer was killed)' } : {};
 }
 
 /** The events {@link ExportState} writes lines for: the others (starts, progress, anomalies) are not read at all. */

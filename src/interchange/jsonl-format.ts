@@ -13,7 +13,16 @@ export const JSONL_VERSION = 1;
 export interface JsonlHeader {
   mcptap: 'jsonl';
   version: number;
-  recording?: { transport?: Transport; target?: string; started?: string; ended?: string; mcptapVersion?: string; id?: number };
+  recording?: {
+    transport?: Transport;
+    target?: string;
+    started?: string;
+    ended?: string;
+    /** Why the recording may lack traffic (its tap was killed, it was not closed): kept by import. */
+    incomplete?: string;
+    mcptapVersion?: string;
+    id?: number;
+  };
 }
 
 /** HTTP facts of one message (all optional). */
@@ -158,6 +167,7 @@ export function decodeHeader(text: string, at: LinePlace): JsonlHeader {
     field(r, 'target', at, str, 'a string', false, 'recording.');
     field(r, 'started', at, time, TIME, false, 'recording.');
     field(r, 'ended', at, time, TIME, false, 'recording.');
+    field(r, 'incomplete', at, str, 'a string', false, 'recording.');
   }
   return o as unknown as JsonlHeader;
 }

@@ -50,6 +50,7 @@ export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonl
   const clock = new LatestClock(parseTimeUs(header.recording?.started) ?? (line ? parseTimeUs(line.t)! : 0));
   const pipeline = new Pipeline({ clock, tickMs: 0, logger: opts.logger ?? silentLogger });
   const recorder = new SqliteRecorder(recorderOptions(opts, header, clock));
+  if (header.recording?.incomplete !== undefined) recorder.markIncomplete(header.recording.incomplete);
   pipeline.addSink(recorder);
   const feeder = new LineFeeder(pipeline, header, clock, opts.file);
   let lineNo = first.line;

@@ -114,6 +114,42 @@ describe('JSONL round trip (library)', () => {
     }
   });
 
+  it('an INCOMPLETE recording stays INCOMPLETE through export and import; a complete one stays complete', async () => {
+    const killed = RecordingStore.open(join(dir, 'killed.db'), { create: true });
+    const id = killed.beginRecording({ transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: 'test' });
+    killed.writeEvents(
+      id,
+      stdioTraffic().map((event, i) => ({ ord: i + 1, event })),
+    );
+    killed.endRecording(id, { endedUs: us(3500), droppedQueue: 0, droppedWrite: 0, incomplete: 'the tap was killed (SIGKILL)' });
+    const notClosed = storeWith(httpTraffic());
+    // Not closed at all: as a tap still running, or killed with its indexer, leaves it.
+    const open = RecordingStore.open(join(dir, 'open.db'), { create: true });
+    const openId = open.beginRecording({ transport: 'http', target: 'http://127.0.0.1:9/mcp', startedUs: T0, mcptapVersion: 'test' });
+    const cases = [
+      ['killed', killed, id, 'the tap was killed (SIGKILL)'],
+      ['complete', notClosed.store, notClosed.id, undefined],
+      ['open', open, openId, 'not closed when exported (its tap was still running, or it or its indexer was killed)'],
+    ] as const;
+    try {
+      for (const [name, store, rid, why] of cases) {
+        const lines = [...jsonlLines(store, rid)];
+        const header = JSON.parse(lines[0]!) as { recording: { incomplete?: string } };
+        expect(header.recording.incomplete, name).toBe(why);
+        const outPath = join(dir, `${name}-incomplete-back.db`);
+        await importJsonl({ lines: linesOf(lines), file: `${name}.jsonl`, outPath, mcptapVersion: 'test' });
+        const back = RecordingStore.open(outPath, { create: false });
+        try {
+          expect(back.listRecordings()[0]!.meta?.incomplete, name).toBe(why);
+        } finally {
+          back.close();
+        }
+      }
+    } finally {
+      for (const [, store] of cases) store.close();
+    }
+  });
+
   it('redacts a capture as the recorder does at record time', async () => {
     const lines = [
       '{"mcptap":"jsonl","version":1,"recording":{"transport":"http","target":"http://u:hunter2@127.0.0.1:9/mcp"}}',
