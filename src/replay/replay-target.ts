@@ -77,8 +77,13 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
         goneReason: () => {
           const r = client.exitedReason;
           if (r === undefined) return undefined;
-          const last = stderr.trim().split('\n').pop()?.trim();
-          return last ? `${r}; its last stderr line: ${last.slice(0, 200)}` : r;
+          // Node's crash report ends with stack frames and its version: the error line says more.
+          const last = stderr
+            .split('\n')
+            .map((l) => l.trim())
+            .filter((l) => l !== '' && !/^at /.test(l) && !/^Node\.js v\d/.test(l))
+            .pop();
+          return last ? `${r}; its stderr ended with: ${last.slice(0, 200)}` : r;
         },
       };
     },

@@ -14,7 +14,7 @@ export interface DetailOptions {
   maxPayloadChars?: number;
 }
 
-export function listedOutcome(e: StoredExchange): string {
+export function listedOutcome(e: Pick<StoredExchange, 'state' | 'outcome'>): string {
   return e.state === 'started' ? 'pending' : e.outcome;
 }
 

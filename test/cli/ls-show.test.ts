@@ -211,6 +211,16 @@ describe('mcptap show', () => {
     expect(noEx.code).toBe(4);
     expect(noEx.err).toMatch(/no exchange with id "404" \(ids as shown in the ID column/);
     expect(noEx.err).not.toMatch(/row #/);
+    const noRow = mcptap('show', file, '--exchange', '#9999');
+    expect(noRow.code).toBe(4);
+    expect(noRow.err).toMatch(/has no exchange in row #9999 \(rows as shown in the ROW column of mcptap show\)\n$/);
+  });
+
+  it('two views at once (--exchange, --anomalies, --streams) are a usage error, not one silently dropped', () => {
+    const r = mcptap('show', file, '--exchange', '1', '--anomalies');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('mcptap: --anomalies and --exchange are views of their own: give one of them\n');
+    expect(r.out).toBe('');
   });
 
   it('a row number given as an id: the error names the row and how to pick it', () => {

@@ -170,7 +170,7 @@ describe('bad scenarios: a clear message, the right exit code, no stack trace', 
       write('not-mcp.yaml', `target: { url: "${url}" }\nera: detect\nphases: [ { open: { rate: 5, duration: 1s } } ]\nsteps: [ { tool: echo } ]\n`);
       const r = await mcptap(['load', 'not-mcp.yaml', '--progress', 'none'], dir);
       expect(r.code).toBe(5);
-      expect(r.stderr.trim()).toBe(`mcptap: ${url} refused the initialize handshake (HTTP 404)`);
+      expect(r.stderr.trim()).toBe(`mcptap: ${url} refused the initialize handshake (HTTP 404); is /nope the server's MCP endpoint? (usually /mcp)`);
     } finally {
       web.close();
     }

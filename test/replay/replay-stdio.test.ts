@@ -192,6 +192,19 @@ describe('mcptap replay output paths', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it("a server that crashes names Node's error line, not its version line, as the reason", async () => {
+    const crashing = [
+      "const rl = require('readline').createInterface({ input: process.stdin });",
+      "rl.on('line', (l) => { const m = JSON.parse(l);",
+      "  if (m.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'crash', version: '1' } } }) + '\\n');",
+      "  else if (m.id !== undefined) throw new Error('boom on ' + m.method); });",
+    ].join('\n');
+    const r = await fast([db, '--', process.execPath, '-e', crashing]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/target failed: server process exited \(code 1\); its stderr ended with: Error: boom on \S+/);
+    expect(r.stdout).not.toMatch(/Node\.js v\d/);
+  });
+
   it('--json - puts the JSON on stdout and the text report on stderr', async () => {
     const r = await fast([db, '--json', '-', '--', EVERYTHING, 'stdio']);
     expect(r.code).toBe(0);

@@ -15,6 +15,7 @@ import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
+import { listedOutcome } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
@@ -61,7 +62,9 @@ export function register(program: Command): void {
     .option('--recording <n>', 'recording number from `mcptap ls` (repeatable; default: the latest)', collect)
     .option('--method <method>', 'replay only exchanges of this method')
     .option('--tool <name>', 'replay only calls of this tool (or prompt, or resource URI)')
-    .addOption(new Option('--outcome <class>', 'replay only exchanges that had this outcome').choices([...OUTCOMES]))
+    .addOption(
+      new Option('--outcome <class>', 'replay only exchanges that had this outcome (pending: still in flight when recorded)').choices([...OUTCOMES, 'pending']),
+    )
     .option('--since <time>', 'replay only exchanges sent at or after this time: ISO 8601, or a duration from the recording start (90s)')
     .option('--until <time>', 'replay only exchanges sent before this time (same forms)')
     .option('--pace <pace>', 'recorded (the recorded gaps), fast (as fast as the order allows), or a factor N (N times the recorded rate)', 'recorded')
@@ -187,7 +190,7 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
   const selected = (ex: ExchangeHead): boolean => {
     if (flags.method !== undefined && ex.method !== flags.method) return false;
     if (flags.tool !== undefined && ex.target !== flags.tool) return false;
-    if (flags.outcome !== undefined && ex.outcome !== flags.outcome) return false;
+    if (flags.outcome !== undefined && listedOutcome(ex) !== flags.outcome) return false;
     const start = starts.get(ex.recordingId)!;
     if (since !== undefined && ex.startUs < since(start)) return false;
     if (until !== undefined && ex.startUs >= until(start)) return false;

@@ -69,6 +69,9 @@ Examples:
 }
 
 function show(store: RecordingStore, file: string, flags: ShowFlags, tty: boolean): string {
+  // One view at a time: a second one was silently dropped.
+  const views = [flags.anomalies && '--anomalies', flags.streams && '--streams', flags.exchange !== undefined && '--exchange'].filter(Boolean);
+  if (views.length > 1) throw new McptapError('MCPTAP_BAD_FLAG', `${views.join(' and ')} are views of their own: give one of them`);
   const recordingId = pickRecording(store, file, flags.recording);
   const out = (value: unknown, text: () => string) => (flags.json ? `${JSON.stringify(value, null, 2)}\n` : text());
   if (flags.anomalies) {
@@ -99,10 +102,10 @@ function showOne(store: RecordingStore, file: string, recordingId: number, ref: 
     // A bare number is an id; a user reading the ROW column may have meant the row.
     const row = /^\d+$/.test(ref) ? store.exchangesByRef(recordingId, `#${ref}`)[0] : undefined;
     const hint = row ? `; row #${ref} is id ${JSON.stringify(row.id)}: --exchange '#${ref}'` : '';
-    throw new McptapError(
-      'MCPTAP_NO_EXCHANGE',
-      `recording ${recordingId} in ${file} has no exchange with id ${ref}${hint} (ids as shown in the ID column of mcptap show; "1" with quotes is a string id; #ROW picks a row)`,
-    );
+    const what = /^#\d+$/.test(ref)
+      ? `in row ${ref} (rows as shown in the ROW column of mcptap show)`
+      : `with id ${ref}${hint} (ids as shown in the ID column of mcptap show; "1" with quotes is a string id; #ROW picks a row)`;
+    throw new McptapError('MCPTAP_NO_EXCHANGE', `recording ${recordingId} in ${file} has no exchange ${what}`);
   }
   const frames = store.framesOfExchange(recordingId, e.key);
   const anomalies = store.anomalies(recordingId, { exchangeKey: e.key });

@@ -137,7 +137,9 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
     const r = await s.initialize();
     if (!s.isInitialized) {
       const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
-      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})`);
+      // A 404 is most often the wrong path: MCP servers serve one endpoint, usually /mcp.
+      const hint = r.httpStatus === 404 ? `; is ${new URL(opts.url).pathname} the server's MCP endpoint? (usually /mcp)` : '';
+      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})${hint}`);
     }
     await s.close();
     return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
