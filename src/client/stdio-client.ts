@@ -33,6 +33,8 @@ export interface StdioClientOptions {
   timeoutMs?: number;
   clock?: Clock;
   onStderr?: (text: string) => void;
+  /** The process exited (for whatever reason, a close included), with why. */
+  onExit?: (reason: string) => void;
   onViolation?: (kind: ViolationKind, detail: string) => void;
   /** Server-to-client requests; return the response to send (default: ping -> {}, else -32601). */
   onServerRequest?: (req: JsonRpcRequest) => JsonRpcResponse;
@@ -105,6 +107,7 @@ export class McpStdioClient {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.failAll(`server process exited (code ${code ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
+        opts.onExit?.(this.exitReason!);
         resolve();
       });
     });

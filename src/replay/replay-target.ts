@@ -8,6 +8,7 @@ import { mcpHeaders } from '../client/mcp-request.js';
 import { TransportError } from '../client/transport-error.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { McptapError } from '../errors.js';
+import { lastErrorLine } from '../util/last-error-line.js';
 
 export type TargetSpec =
   | { transport: 'http'; url: string; headers?: Record<string, string>; timeoutMs: number }
@@ -77,13 +78,8 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
         goneReason: () => {
           const r = client.exitedReason;
           if (r === undefined) return undefined;
-          // Node's crash report ends with stack frames and its version: the error line says more.
-          const last = stderr
-            .split('\n')
-            .map((l) => l.trim())
-            .filter((l) => l !== '' && !/^at /.test(l) && !/^Node\.js v\d/.test(l))
-            .pop();
-          return last ? `${r}; its stderr ended with: ${last.slice(0, 200)}` : r;
+          const last = lastErrorLine(stderr);
+          return last ? `${r}; its stderr ended with: ${last}` : r;
         },
       };
     },

@@ -363,9 +363,22 @@ thresholds:
     expect(r.stdout).toBe('');
   });
 
+  it('a stdio target that exits mid-run is said once, with its exit and its last stderr line', async () => {
+    // exit-on-tool.mjs runs the reference server until tools/call fail arrives: then it says so on stderr and exits 3.
+    const command = [process.execPath, path.join(ROOT, 'test/fixtures/exit-on-tool.mjs'), 'fail', process.execPath, BIN, 'reference', '--stdio'];
+    write('dies.yaml', `target: { command: ${JSON.stringify(command)} }\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { tool: fail } ]\n`);
+    const r = await mcptap(['load', 'dies.yaml', '--progress', 'none'], dir);
+    const said = r.stderr.split('\n').filter((l) => l.includes('the stdio target exited mid-run'));
+    expect(said).toEqual([
+      'mcptap warn: the stdio target exited mid-run: server process exited (code 3); its stderr ended with: exit-on-tool: fail called, exiting; its calls fail from now on (transport child_exit)',
+    ]);
+    expect(r.stdout).toMatch(/child_exit/);
+  });
+
   it('a --metrics-linger with nothing serving metrics says it is ignored, and the run goes on', async () => {
-    const r = await mcptap(['load', 'strict.yaml', '--progress', 'none', '--metrics-linger', '2s'], dir);
-    expect(r.code).toBe(3); // strict.yaml's threshold fails, as above: the run itself went on
+    write('linger.yaml', scenario.replace('"tool_errors < 30%"', '"tool_errors < 1%"').replace('rate: 60', 'rate: 20'));
+    const r = await mcptap(['load', 'linger.yaml', '--progress', 'none', '--metrics-linger', '2s'], dir);
+    expect(r.code).toBe(3); // its threshold fails (the fail tool answers isError): the run itself went on
     expect(r.stderr).toContain('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
   });
 

@@ -21,6 +21,7 @@ import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
+import { lastErrorLine } from '../../util/last-error-line.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -57,6 +58,7 @@ export class StdioDriver implements Driver {
     private readonly opts: StdioDriverOptions,
     private readonly procs: Proc[],
     readonly era: 'legacy' | 'modern',
+    private readonly life: Life,
   ) {}
 
   get target(): string {
@@ -67,10 +69,14 @@ export class StdioDriver implements Driver {
     const clients: McpStdioClient[] = [];
     let era: 'legacy' | 'modern' = opts.era === 'modern' ? 'modern' : 'legacy';
     let version = opts.protocolVersion;
-    const stop = () => clients.forEach((c) => c.kill('SIGTERM'));
+    const life: Life = { ending: false };
+    const stop = () => {
+      life.ending = true;
+      clients.forEach((c) => c.kill('SIGTERM'));
+    };
     opts.signal?.addEventListener('abort', stop, { once: true });
     try {
-      for (let i = 0; i < opts.pool; i++) clients.push(await spawnOne(opts, () => era));
+      for (let i = 0; i < opts.pool; i++) clients.push(await spawnOne(opts, () => era, life));
       // A process just started answers its first request after its own start-up: the scenario's
       // per-request timeout (200 ms, say) is no measure of that.
       const startupMs = Math.max(opts.timeoutMs ?? 0, STARTUP_TIMEOUT_MS);
@@ -94,8 +100,9 @@ export class StdioDriver implements Driver {
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
       else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
-      return new StdioDriver(opts, procs, era);
+      return new StdioDriver(opts, procs, era, life);
     } catch (err) {
+      life.ending = true; // said as the start's error
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
         throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
@@ -125,11 +132,18 @@ export class StdioDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    this.life.ending = true;
     await Promise.allSettled(this.procs.map((p) => p.client.close()));
   }
 }
 
-async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'): Promise<McpStdioClient> {
+/** Whether the driver is ending its processes itself: an exit before that is said. */
+interface Life {
+  ending: boolean;
+}
+
+async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern', life: Life): Promise<McpStdioClient> {
+  let stderr = '';
   return McpStdioClient.spawn({
     command: opts.command,
     args: opts.args,
@@ -137,7 +151,18 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     cwd: opts.cwd,
     timeoutMs: opts.timeoutMs,
     clock: opts.clock,
-    onStderr: (t) => opts.logger.debug(`target stderr: ${t.trimEnd()}`),
+    onStderr: (t) => {
+      stderr = (stderr + t).slice(-2000);
+      opts.logger.debug(`target stderr: ${t.trimEnd()}`);
+    },
+    // Mid-run, the report shows only transport errors (child_exit): the reason is said here, once per process.
+    onExit: (reason) => {
+      if (life.ending) return;
+      const last = lastErrorLine(stderr);
+      opts.logger.warn(
+        `the stdio target exited mid-run: ${reason}${last ? `; its stderr ended with: ${last}` : ''}; its calls fail from now on (transport child_exit)`,
+      );
+    },
     // Ctrl-C stops the run gracefully: the server must outlive it until the requests in flight end.
     ownProcessGroup: true,
     onViolation: (kind) => {
