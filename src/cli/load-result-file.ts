@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
+import { isSqliteFile } from '../store/recording-file-precheck.js';
 
 /** What every reader of a result (merge, compare) relies on. */
 const RESULT_PARTS: ReadonlyArray<[keyof LoadResult, 'array' | 'object']> = [
@@ -19,14 +20,13 @@ const RESULT_PARTS: ReadonlyArray<[keyof LoadResult, 'array' | 'object']> = [
 ];
 
 export async function readLoadResult(file: string, code: McptapErrorCode): Promise<LoadResult> {
+  if (isSqliteFile(file)) throw new McptapError(code, `${file} is a recording (SQLite), not a load result: give the JSON of mcptap load --json`);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     throw new McptapError(code, `cannot read ${file}: ${(err as Error).message}`);
   }
-  if (text.startsWith('SQLite format 3\0'))
-    throw new McptapError(code, `${file} is a recording (SQLite), not a load result: give the JSON of mcptap load --json`);
   try {
     const v = JSON.parse(text) as LoadResult;
     if (v?.format !== 'mcptap-load-result/1')

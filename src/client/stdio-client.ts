@@ -23,6 +23,10 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { DeadlineList, type Deadline } from '../util/deadlines.js';
 import type { CallResult, ViolationKind } from './call-result.js';
 import { TransportError } from './transport-error.js';
+import { lastErrorLine } from '../util/last-error-line.js';
+
+/** How much of a server's stderr is kept for the reason it gives when it exits. */
+const STDERR_TAIL_CHARS = 2000;
 
 export interface StdioClientOptions {
   command: string;
@@ -33,8 +37,8 @@ export interface StdioClientOptions {
   timeoutMs?: number;
   clock?: Clock;
   onStderr?: (text: string) => void;
-  /** The process exited (for whatever reason, a close included), with why. */
-  onExit?: (reason: string) => void;
+  /** The process ended (for whatever reason, a close included) and its pipes closed: why, and its last stderr line (see lastErrorLine). */
+  onExit?: (reason: string, lastStderrLine: string | undefined) => void;
   onViolation?: (kind: ViolationKind, detail: string) => void;
   /** Server-to-client requests; return the response to send (default: ping -> {}, else -32601). */
   onServerRequest?: (req: JsonRpcRequest) => JsonRpcResponse;
@@ -92,6 +96,8 @@ export class McpStdioClient {
   private readonly watchers = new Set<(m: JsonRpcNotification, t: number) => void>();
   private corked = false;
   private exitReason: string | undefined;
+  /** The end of what the process wrote on stderr: why it exited, when it says. */
+  private stderrTail = '';
   private readonly exited: Promise<void>;
 
   private constructor(
@@ -102,15 +108,20 @@ export class McpStdioClient {
     this.deadlines = new DeadlineList(this.clock);
     this.decoder = new NdjsonDecoder({ connectionId: 'client', direction: 's2c', seq: counter() });
     child.stdout!.on('data', (b: Buffer) => this.onFrames(this.decoder.push(b, this.clock.nowUs())));
-    child.stderr!.on('data', (b: Buffer) => opts.onStderr?.(b.toString('utf8')));
+    child.stderr!.on('data', (b: Buffer) => {
+      const text = b.toString('utf8');
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
+      opts.onStderr?.(text);
+    });
     child.stdin!.on('error', () => undefined); // EPIPE after exit is reported through 'exit'
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.failAll(`server process exited (code ${code ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
-        opts.onExit?.(this.exitReason!);
         resolve();
       });
     });
+    // Once its pipes are closed too: the last stderr line may come after 'exit'.
+    if (opts.onExit) child.once('close', () => opts.onExit!(this.exitReason ?? 'server process exited', this.lastStderrLine));
   }
 
   /** Spawn the server. Rejects with a TransportError when the command cannot be started. */
@@ -130,6 +141,11 @@ export class McpStdioClient {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** The line of its stderr that says why it ended (see lastErrorLine), if it wrote one. */
+  get lastStderrLine(): string | undefined {
+    return lastErrorLine(this.stderrTail);
   }
 
   /** Why the process is gone, or undefined while it runs. */

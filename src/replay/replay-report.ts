@@ -231,21 +231,31 @@ export interface ReplayCounts {
   slowdowns: number;
 }
 
+/** How an exchange counts: different when it has a difference, else not compared when nothing was recorded to compare with. */
+export function pairVerdict(differences: number, answered: boolean): 'same' | 'different' | 'notCompared' {
+  return differences > 0 ? 'different' : answered ? 'same' : 'notCompared';
+}
+
 export function countReport(report: ReplayReport): ReplayCounts {
   const slowdowns = report.groupDifferences?.length ?? 0;
   if (report.counts) return { ...report.counts, differences: report.counts.differences + slowdowns, slowdowns };
-  let different = 0;
+  const c = { same: 0, different: 0, notCompared: 0 };
   let differences = 0;
   let noResponse = 0;
-  let notCompared = 0;
   for (const p of report.pairs) {
-    if (p.differences.length > 0) different++;
-    else if (p.recorded.answered === false) notCompared++;
+    c[pairVerdict(p.differences.length, p.recorded.answered !== false)]++;
     differences += p.differences.length;
     if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
   }
-  const same = report.pairs.length - different - notCompared;
-  return { exchanges: report.pairs.length, same, different, differences: differences + slowdowns, noResponse, notCompared, slowdowns };
+  return {
+    exchanges: report.pairs.length,
+    same: c.same,
+    different: c.different,
+    differences: differences + slowdowns,
+    noResponse,
+    notCompared: c.notCompared,
+    slowdowns,
+  };
 }
 
 export function hasDifferences(report: ReplayReport): boolean {
@@ -282,9 +292,7 @@ export class ReplayReportBuilder {
     this.stats.add(recorded, replayed);
     const c = this.counts;
     c.exchanges++;
-    if (differences.length > 0) c.different++;
-    else if (recorded.response === undefined) c.notCompared++;
-    else c.same++;
+    c[pairVerdict(differences.length, recorded.response !== undefined)]++;
     c.differences += differences.length;
     if (differences.some((d) => d.kind === 'no_response')) c.noResponse++;
     const listed = this.opts.listAll || differences.length > 0;

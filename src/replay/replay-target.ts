@@ -8,7 +8,6 @@ import { mcpHeaders } from '../client/mcp-request.js';
 import { TransportError } from '../client/transport-error.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { McptapError } from '../errors.js';
-import { lastErrorLine } from '../util/last-error-line.js';
 
 export type TargetSpec =
   | { transport: 'http'; url: string; headers?: Record<string, string>; timeoutMs: number }
@@ -56,7 +55,6 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
     transport: 'stdio',
     label,
     async connect(answer) {
-      let stderr = '';
       let client: McpStdioClient;
       try {
         client = await McpStdioClient.spawn({
@@ -64,8 +62,6 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
           args: spec.args,
           timeoutMs: spec.timeoutMs,
           onServerRequest: answer,
-          // The last lines say why a server died; the rest is its business.
-          onStderr: (t) => (stderr = (stderr + t).slice(-2000)),
         });
       } catch (err) {
         const why = err instanceof TransportError ? err.message : String(err);
@@ -78,7 +74,7 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
         goneReason: () => {
           const r = client.exitedReason;
           if (r === undefined) return undefined;
-          const last = lastErrorLine(stderr);
+          const last = client.lastStderrLine;
           return last ? `${r}; its stderr ended with: ${last}` : r;
         },
       };

@@ -3,7 +3,7 @@
  * suite per method or tool, a test case per exchange, one more per slowdown).
  */
 import type { Difference } from '../replay/compare.js';
-import { countReport, groupName, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
+import { countReport, groupName, pairVerdict, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
 import { formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
 import { counted } from '../util/plural.js';
 
@@ -128,9 +128,10 @@ export function renderJUnit(report: ReplayReport): string {
     const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
     const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
     const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
-    if (p.differences.length === 0 && p.recorded.answered === false)
+    const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false);
+    if (verdict === 'notCompared')
       add(suite, `    <testcase ${attrs}>\n      <skipped message="recorded without an answer: nothing to compare"/>\n    </testcase>`, 'skipped', seconds);
-    else if (p.differences.length === 0) add(suite, `    <testcase ${attrs}/>`, 'passed', seconds);
+    else if (verdict === 'same') add(suite, `    <testcase ${attrs}/>`, 'passed', seconds);
     else {
       const first = p.differences[0]!;
       const message = first.path !== undefined ? `${first.path}: ${first.message}` : first.message;

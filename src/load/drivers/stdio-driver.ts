@@ -21,7 +21,6 @@ import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
-import { lastErrorLine } from '../../util/last-error-line.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -143,7 +142,6 @@ interface Life {
 }
 
 async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern', life: Life): Promise<McpStdioClient> {
-  let stderr = '';
   return McpStdioClient.spawn({
     command: opts.command,
     args: opts.args,
@@ -151,14 +149,10 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     cwd: opts.cwd,
     timeoutMs: opts.timeoutMs,
     clock: opts.clock,
-    onStderr: (t) => {
-      stderr = (stderr + t).slice(-2000);
-      opts.logger.debug(`target stderr: ${t.trimEnd()}`);
-    },
+    onStderr: (t) => opts.logger.debug(`target stderr: ${t.trimEnd()}`),
     // Mid-run, the report shows only transport errors (child_exit): the reason is said here, once per process.
-    onExit: (reason) => {
+    onExit: (reason, last) => {
       if (life.ending) return;
-      const last = lastErrorLine(stderr);
       opts.logger.warn(
         `the stdio target exited mid-run: ${reason}${last ? `; its stderr ended with: ${last}` : ''}; its calls fail from now on (transport child_exit)`,
       );
