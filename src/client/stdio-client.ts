@@ -27,6 +27,8 @@ import { lastErrorLine } from '../util/last-error-line.js';
 
 /** How much of a server's stderr is kept for the reason it gives when it exits. */
 const STDERR_TAIL_CHARS = 2000;
+/** How long close() waits for the pipes after the exit: a grandchild may hold them open. */
+const PIPES_CLOSE_MS = 200;
 
 export interface StdioClientOptions {
   command: string;
@@ -37,8 +39,11 @@ export interface StdioClientOptions {
   timeoutMs?: number;
   clock?: Clock;
   onStderr?: (text: string) => void;
-  /** The process ended (for whatever reason, a close included) and its pipes closed: why, and its last stderr line (see lastErrorLine). */
-  onExit?: (reason: string, lastStderrLine: string | undefined) => void;
+  /**
+   * The process ended and its pipes closed: why, its last stderr line (see lastErrorLine), and
+   * whether this client had asked it to end ({@link McpStdioClient.close} or kill) before it did.
+   */
+  onExit?: (reason: string, lastStderrLine: string | undefined, asked: boolean) => void;
   onViolation?: (kind: ViolationKind, detail: string) => void;
   /** Server-to-client requests; return the response to send (default: ping -> {}, else -32601). */
   onServerRequest?: (req: JsonRpcRequest) => JsonRpcResponse;
@@ -99,6 +104,9 @@ export class McpStdioClient {
   /** The end of what the process wrote on stderr: why it exited, when it says. */
   private stderrTail = '';
   private readonly exited: Promise<void>;
+  private readonly pipesClosed: Promise<void>;
+  /** close() or kill() was called; read at the exit, so a close after it does not count. */
+  private endAsked = false;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -114,14 +122,15 @@ export class McpStdioClient {
       opts.onStderr?.(text);
     });
     child.stdin!.on('error', () => undefined); // EPIPE after exit is reported through 'exit'
+    this.pipesClosed = new Promise((resolve) => child.once('close', () => resolve()));
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        const asked = this.endAsked;
+        if (opts.onExit) child.once('close', () => opts.onExit!(this.exitReason ?? 'server process exited', this.lastStderrLine, asked));
         this.failAll(`server process exited (code ${code ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
         resolve();
       });
     });
-    // Once its pipes are closed too: the last stderr line may come after 'exit'.
-    if (opts.onExit) child.once('close', () => opts.onExit!(this.exitReason ?? 'server process exited', this.lastStderrLine));
   }
 
   /** Spawn the server. Rejects with a TransportError when the command cannot be started. */
@@ -241,11 +250,16 @@ export class McpStdioClient {
 
   /** Signals the process at once (a run stopped while it had not answered yet); its exit fails what is pending. */
   kill(signal: NodeJS.Signals): void {
+    this.endAsked = true;
     if (!this.exitReason) this.child.kill(signal);
   }
 
-  /** Close stdin, wait for the exit, then SIGTERM / SIGKILL after `graceMs`. */
+  /**
+   * Close stdin, wait for the exit, then SIGTERM / SIGKILL after `graceMs`. Resolves once its pipes
+   * are closed too (onExit has been called), or 200 ms after the exit if a grandchild holds them.
+   */
   async close(graceMs = 2000): Promise<void> {
+    this.endAsked = true;
     if (!this.exitReason) {
       this.child.stdin!.end();
       const t1 = setTimeout(() => this.child.kill('SIGTERM'), graceMs);
@@ -254,6 +268,9 @@ export class McpStdioClient {
       clearTimeout(t1);
       clearTimeout(t2);
     }
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([this.pipesClosed, new Promise((r) => (t = setTimeout(r, PIPES_CLOSE_MS)))]);
+    clearTimeout(t);
   }
 
   private onFrames(frames: Frame[]): void {

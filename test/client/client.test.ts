@@ -144,6 +144,20 @@ rl.on('line', (l) => {
     await client.close();
   });
 
+  it('onExit says whether the exit was asked for, decided at the exit; close() resolves after it', async () => {
+    const exits: [string, string | undefined, boolean][] = [];
+    const onExit = (reason: string, last: string | undefined, asked: boolean) => exits.push([reason, last, asked]);
+    const crashing = await McpStdioClient.spawn({ command: process.execPath, args: ['-e', `console.error('dying now'); ${FAKE}`], onExit });
+    const crash = await crashing.request({ jsonrpc: '2.0', id: 1, method: 'crash' }).catch((e: unknown) => e);
+    expect((crash as TransportError).errorClass).toBe('child_exit');
+    // Closed right after the crash was seen, as a load run ending at once does: still not asked for.
+    await crashing.close();
+    expect(exits).toEqual([['server process exited (code 3)', 'dying now', false]]);
+    const closed = await McpStdioClient.spawn({ command: process.execPath, args: ['-e', FAKE], onExit });
+    await closed.close();
+    expect(exits[1]).toEqual(['server process exited (code 0)', undefined, true]);
+  });
+
   it('a timeout is a deadline of its own: the reference server answering 60 ms after a 30 ms timeout is too late', async () => {
     const violations: string[] = [];
     const client = await McpStdioClient.spawn({

@@ -57,7 +57,6 @@ export class StdioDriver implements Driver {
     private readonly opts: StdioDriverOptions,
     private readonly procs: Proc[],
     readonly era: 'legacy' | 'modern',
-    private readonly life: Life,
   ) {}
 
   get target(): string {
@@ -68,9 +67,8 @@ export class StdioDriver implements Driver {
     const clients: McpStdioClient[] = [];
     let era: 'legacy' | 'modern' = opts.era === 'modern' ? 'modern' : 'legacy';
     let version = opts.protocolVersion;
-    const life: Life = { ending: false };
+    const life: Life = { running: false };
     const stop = () => {
-      life.ending = true;
       clients.forEach((c) => c.kill('SIGTERM'));
     };
     opts.signal?.addEventListener('abort', stop, { once: true });
@@ -99,9 +97,9 @@ export class StdioDriver implements Driver {
       // Declared, not detected: one discover per process still says whether it runs at all (any
       // answer will do), once, instead of a child_exit for every request of the run.
       else if (opts.era === 'modern') await Promise.all(procs.map((p) => p.session.request('server/discover', {}, { timeoutMs: startupMs })));
-      return new StdioDriver(opts, procs, era, life);
+      life.running = true;
+      return new StdioDriver(opts, procs, era);
     } catch (err) {
-      life.ending = true; // said as the start's error
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
         throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
@@ -131,14 +129,13 @@ export class StdioDriver implements Driver {
   }
 
   async close(): Promise<void> {
-    this.life.ending = true;
     await Promise.allSettled(this.procs.map((p) => p.client.close()));
   }
 }
 
-/** Whether the driver is ending its processes itself: an exit before that is said. */
+/** Exits are said once the driver runs: during its start they are the start's error. */
 interface Life {
-  ending: boolean;
+  running: boolean;
 }
 
 async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern', life: Life): Promise<McpStdioClient> {
@@ -151,8 +148,8 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     clock: opts.clock,
     onStderr: (t) => opts.logger.debug(`target stderr: ${t.trimEnd()}`),
     // Mid-run, the report shows only transport errors (child_exit): the reason is said here, once per process.
-    onExit: (reason, last) => {
-      if (life.ending) return;
+    onExit: (reason, last, asked) => {
+      if (asked || !life.running) return;
       opts.logger.warn(
         `the stdio target exited mid-run: ${reason}${last ? `; its stderr ended with: ${last}` : ''}; its calls fail from now on (transport child_exit)`,
       );
