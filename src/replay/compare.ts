@@ -26,6 +26,8 @@ export interface ReplayedAnswer {
   /** Methods of server-to-client requests the recording had no answer for. */
   unexpectedServerRequests: string[];
   transportError?: string;
+  /** Never sent: the target had failed before it (the report's failure says why). */
+  notSent?: true;
 }
 
 export type DifferenceKind = 'value' | 'outcome' | 'no_response' | 'unexpected_request' | 'progress_count' | 'slowdown';

@@ -228,24 +228,32 @@ export interface ReplayCounts {
   noResponse: number;
   /** Recorded without an answer, and no difference seen: not compared, so neither same nor different. */
   notCompared: number;
+  /** Never sent (the target had failed): neither same nor different; `differences` still counts theirs. */
+  notSent: number;
   slowdowns: number;
 }
 
-/** How an exchange counts: different when it has a difference, else not compared when nothing was recorded to compare with. */
-export function pairVerdict(differences: number, answered: boolean): 'same' | 'different' | 'notCompared' {
-  return differences > 0 ? 'different' : answered ? 'same' : 'notCompared';
+export type PairVerdict = 'same' | 'different' | 'notCompared' | 'notSent';
+
+/**
+ * How an exchange counts: not sent when the target had failed before it; else different when it has
+ * a difference; else not compared when nothing was recorded to compare with.
+ */
+export function pairVerdict(differences: number, answered: boolean, replayed: Pick<ReplayedAnswer, 'notSent'>): PairVerdict {
+  return replayed.notSent ? 'notSent' : differences > 0 ? 'different' : answered ? 'same' : 'notCompared';
 }
 
 export function countReport(report: ReplayReport): ReplayCounts {
   const slowdowns = report.groupDifferences?.length ?? 0;
   if (report.counts) return { ...report.counts, differences: report.counts.differences + slowdowns, slowdowns };
-  const c = { same: 0, different: 0, notCompared: 0 };
+  const c = { same: 0, different: 0, notCompared: 0, notSent: 0 };
   let differences = 0;
   let noResponse = 0;
   for (const p of report.pairs) {
-    c[pairVerdict(p.differences.length, p.recorded.answered !== false)]++;
+    const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false, p.replayed);
+    c[verdict]++;
     differences += p.differences.length;
-    if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
+    if (verdict !== 'notSent' && p.differences.some((d) => d.kind === 'no_response')) noResponse++;
   }
   return {
     exchanges: report.pairs.length,
@@ -254,6 +262,7 @@ export function countReport(report: ReplayReport): ReplayCounts {
     differences: differences + slowdowns,
     noResponse,
     notCompared: c.notCompared,
+    notSent: c.notSent,
     slowdowns,
   };
 }
@@ -277,7 +286,7 @@ export class ReplayReportBuilder {
   private readonly pairs: ReplayedPair[] = [];
   private readonly waiting = new Map<number, ReplayedPair | undefined>();
   private next = 0;
-  private readonly counts = { exchanges: 0, same: 0, different: 0, differences: 0, noResponse: 0, notCompared: 0 };
+  private readonly counts = { exchanges: 0, same: 0, different: 0, differences: 0, noResponse: 0, notCompared: 0, notSent: 0 };
   private readonly unlisted = new Map<string, number>();
   private unlistedCount = 0;
 
@@ -292,9 +301,10 @@ export class ReplayReportBuilder {
     this.stats.add(recorded, replayed);
     const c = this.counts;
     c.exchanges++;
-    c[pairVerdict(differences.length, recorded.response !== undefined)]++;
+    const verdict = pairVerdict(differences.length, recorded.response !== undefined, replayed);
+    c[verdict]++;
     c.differences += differences.length;
-    if (differences.some((d) => d.kind === 'no_response')) c.noResponse++;
+    if (verdict !== 'notSent' && differences.some((d) => d.kind === 'no_response')) c.noResponse++;
     const listed = this.opts.listAll || differences.length > 0;
     this.waiting.set(index, listed ? { recorded: slimRecorded(recorded), replayed: slimReplayed(replayed), differences } : undefined);
     while (this.waiting.has(this.next)) {

@@ -240,7 +240,7 @@ class Replayer {
     const said = this.failure !== undefined;
     this.failure ??= why;
     const transportError = said ? 'not sent: the target had failed' : `not sent: ${why}`;
-    return { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError };
+    return { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError, notSent: true };
   }
 
   /** A recorded cancellation is replayed at the same point (scaled by the pace). */

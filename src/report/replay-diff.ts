@@ -66,9 +66,10 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   }
   const c = countReport(report);
   const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(counted(c.differences, 'difference'));
-  const notSent = report.notSent ?? 0;
   if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
-  const replayed = notSent > 0 ? `${c.exchanges - notSent} of ${c.exchanges} exchanges replayed (${notSent} not sent)` : `${c.exchanges} exchanges replayed`;
+  // The counts after the colon are of the exchanges sent: the not sent are neither same nor different.
+  const replayed =
+    c.notSent > 0 ? `${c.exchanges - c.notSent} of ${c.exchanges} exchanges replayed (${c.notSent} not sent)` : `${c.exchanges} exchanges replayed`;
   out.push(
     '',
     `${replayed}: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
@@ -114,22 +115,33 @@ export function renderJson(report: ReplayReport): string {
 export function renderJUnit(report: ReplayReport): string {
   const suites = new Map<string, string[]>();
   const failures = new Map<string, number>();
+  const errors = new Map<string, number>();
   const skipped = new Map<string, number>();
   const time = new Map<string, number>();
-  const add = (suite: string, testcase: string, result: 'passed' | 'failed' | 'skipped', seconds: number): void => {
-    if (!suites.has(suite)) (suites.set(suite, []), failures.set(suite, 0), skipped.set(suite, 0), time.set(suite, 0));
+  const bump = (m: Map<string, number>, suite: string): void => void m.set(suite, (m.get(suite) ?? 0) + 1);
+  const add = (suite: string, testcase: string, result: 'passed' | 'failed' | 'error' | 'skipped', seconds: number): void => {
+    if (!suites.has(suite)) suites.set(suite, []);
     suites.get(suite)!.push(testcase);
-    if (result === 'failed') failures.set(suite, failures.get(suite)! + 1);
-    if (result === 'skipped') skipped.set(suite, skipped.get(suite)! + 1);
-    time.set(suite, time.get(suite)! + seconds);
+    if (result === 'failed') bump(failures, suite);
+    if (result === 'error') bump(errors, suite);
+    if (result === 'skipped') bump(skipped, suite);
+    time.set(suite, (time.get(suite) ?? 0) + seconds);
   };
   for (const p of report.pairs) {
     const suite = groupName(p.recorded);
     const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
     const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
     const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
-    const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false);
-    if (verdict === 'notCompared')
+    const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false, p.replayed);
+    // JUnit's error is a test that could not run: the target had failed before it was sent.
+    if (verdict === 'notSent')
+      add(
+        suite,
+        `    <testcase ${attrs}>\n      <error message="${xml(p.replayed.transportError ?? 'not sent')}" type="not_sent"/>\n    </testcase>`,
+        'error',
+        seconds,
+      );
+    else if (verdict === 'notCompared')
       add(suite, `    <testcase ${attrs}>\n      <skipped message="recorded without an answer: nothing to compare"/>\n    </testcase>`, 'skipped', seconds);
     else if (verdict === 'same') add(suite, `    <testcase ${attrs}/>`, 'passed', seconds);
     else {
@@ -153,14 +165,14 @@ export function renderJUnit(report: ReplayReport): string {
     );
   }
   const total = [...suites.values()].reduce((n, s) => n + s.length, 0);
-  const failed = [...failures.values()].reduce((n, f) => n + f, 0);
-  const skips = [...skipped.values()].reduce((n, f) => n + f, 0);
+  const sum = (m: Map<string, number>): number => [...m.values()].reduce((n, f) => n + f, 0);
+  const [failed, errs, skips] = [sum(failures), sum(errors), sum(skipped)];
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="mcptap replay" tests="${total}" failures="${failed}"${skips > 0 ? ` skipped="${skips}"` : ''}>`,
+    `<testsuites name="mcptap replay" tests="${total}" failures="${failed}"${errs > 0 ? ` errors="${errs}"` : ''}${skips > 0 ? ` skipped="${skips}"` : ''}>`,
     ...[...suites].map(
       ([suite, cases]) =>
-        `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${failures.get(suite)}" errors="0" skipped="${skipped.get(suite)}" time="${time.get(suite)!.toFixed(6)}">\n${cases.join('\n')}\n  </testsuite>`,
+        `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${failures.get(suite) ?? 0}" errors="${errors.get(suite) ?? 0}" skipped="${skipped.get(suite) ?? 0}" time="${time.get(suite)!.toFixed(6)}">\n${cases.join('\n')}\n  </testsuite>`,
     ),
     '</testsuites>',
   ];

@@ -145,7 +145,7 @@ describe('replay reports', () => {
 
   it('JSON: counts and every exchange with its differences', () => {
     const json = JSON.parse(renderJson(report));
-    expect(json.counts).toEqual({ exchanges: 3, same: 2, different: 1, differences: 2, noResponse: 0, notCompared: 0, slowdowns: 1 });
+    expect(json.counts).toEqual({ exchanges: 3, same: 2, different: 1, differences: 2, noResponse: 0, notCompared: 0, notSent: 0, slowdowns: 1 });
     expect(json.exchanges[1]).toMatchObject({ exchange: 2, tool: 'echo', differences: [{ path: '/result/content/0/text' }] });
   });
 

@@ -71,7 +71,7 @@ describe('streamed replay report', () => {
     expect(feed(1_000, 10).retained).toEqual({ pairs: 100, waiting: 0, values: 2 * 1_000 });
     const report = big.finish({ file: 'big.db', recordingIds: [1], target: 't' });
     expect(report.pairs).toHaveLength(MAX_LISTED);
-    expect(report.counts).toEqual({ exchanges: 60_000, same: 54_000, different: 6_000, differences: 6_000, noResponse: 0, notCompared: 0 });
+    expect(report.counts).toEqual({ exchanges: 60_000, same: 54_000, different: 6_000, differences: 6_000, noResponse: 0, notCompared: 0, notSent: 0 });
     expect(report.unlisted).toEqual({
       listed: MAX_LISTED,
       count: 5_000,

@@ -97,15 +97,35 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
 
   it('reports a server that exits mid-replay as exchanges without response (exit 1), not a crash', async () => {
     const out = join(dir, 'exit');
-    const r = await fast([db, '--json', `${out}.json`, '--', process.execPath, join(FIXTURES, 'exit-on-tool.mjs'), 'get-tiny-image', EVERYTHING, 'stdio']);
+    const r = await fast([
+      db,
+      '--json',
+      `${out}.json`,
+      '--junit',
+      `${out}.xml`,
+      '--',
+      process.execPath,
+      join(FIXTURES, 'exit-on-tool.mjs'),
+      'get-tiny-image',
+      EVERYTHING,
+      'stdio',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/target failed: server process exited \(code 3\)/);
-    expect(r.stdout).toMatch(/5 of 8 exchanges replayed \(3 not sent\): 4 same, 4 different, 4 without response/);
+    // The counts after the colon are of the 5 sent: the 3 not sent are neither same nor different.
+    expect(r.stdout).toMatch(/5 of 8 exchanges replayed \(3 not sent\): 4 same, 1 different, 1 without response/);
     expect(r.stdout).toContain('not sent: the target had failed');
-    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: { noResponse: number }; notSent: number; failure: string };
-    expect(json.counts.noResponse).toBe(4);
+    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: Record<string, number>; notSent: number; failure: string };
+    expect(json.counts).toMatchObject({ exchanges: 8, same: 4, different: 1, noResponse: 1, notSent: 3 });
     expect(json.notSent).toBe(3);
     expect(json.failure).toMatch(/server process exited \(code 3\)/);
+    // JUnit: a case that could not run is an error, not a failure.
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(`${out}.xml`, 'utf8')) as {
+      testsuites: { '@_failures': string; '@_errors': string; testsuite: { testcase: unknown } | { testcase: unknown }[] };
+    };
+    expect([xml.testsuites['@_failures'], xml.testsuites['@_errors']]).toEqual(['1', '3']);
+    const cases = [xml.testsuites.testsuite].flat().flatMap((s) => [s.testcase].flat() as { error?: { '@_type': string } }[]);
+    expect(cases.filter((c) => c.error?.['@_type'] === 'not_sent')).toHaveLength(3);
   }, 60_000);
 });
 
