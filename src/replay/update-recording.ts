@@ -5,7 +5,7 @@
  * read it like any other recording. Written to a temporary file, renamed into place on success only.
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync, renameSync } from 'node:fs';
+import { existsSync, rmSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Transport } from '../model/events.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
@@ -21,6 +21,8 @@ import type { TrafficObserver } from './replayer.js';
 export interface UpdateRecording extends TrafficObserver {
   /** Completes the file and moves it to its place. */
   commit(): Promise<void>;
+  /** After commit: a file was there before, and is replaced. */
+  readonly replaced: boolean;
   /** Removes the temporary file (the replay failed). */
   abandon(): Promise<void>;
 }
@@ -50,7 +52,11 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
     await pipeline.flush();
     await pipeline.close();
   };
+  let replaced = false;
   return {
+    get replaced() {
+      return replaced;
+    },
     opened: (session, timeUs) => pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, timeUs),
     message: (session, direction, message: JsonRpcMessage, timeUs, sessionId) => {
       const context = sessionId !== undefined ? { sessionId } : undefined;
@@ -68,7 +74,10 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
         throw new McptapError('REPLAY_WRITE_FAILED', `--update ${file} not written: ${lost.droppedQueue + lost.droppedWrite} events could not be recorded`);
       }
       try {
+        replaced = existsSync(file);
         renameSync(temp, file);
+        // The file replaced must not leave its side files to the new one.
+        for (const side of ['-wal', '-shm']) rmSync(file + side, { force: true });
       } catch (err) {
         removeTemp(temp);
         throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);

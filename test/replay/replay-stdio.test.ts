@@ -205,6 +205,30 @@ describe('mcptap replay output paths', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('--update onto a file that exists needs --force (exit 2 before anything runs); with it, says the file was replaced', async () => {
+    const copy = join(dir, 'baseline.db');
+    copyFileSync(db, copy);
+    const before = readFileSync(copy);
+    const refused = await replay([copy, '--update', copy, '--', ...marking]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(`mcptap: --update ${copy} exists; pass --force to replace it with the replayed traffic\n`);
+    expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(copy).equals(before)).toBe(true);
+    // In place of the recording replayed: the new baseline is a recording of its own, and replays clean.
+    const forced = await fast([copy, '--update', copy, '--force', '--', EVERYTHING, 'stdio']);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toContain(`mcptap: replaced ${copy} with the replayed traffic (--force)`);
+    const store = RecordingStore.open(copy);
+    try {
+      expect(store.listRecordings().map((r) => r.meta)).toEqual([{ replay: true }]);
+    } finally {
+      store.close();
+    }
+    const again = await fast([copy, '--', EVERYTHING, 'stdio']);
+    expect(again.stdout).toMatch(/no differences/);
+    expect(again.code).toBe(0);
+  }, 90_000);
+
   it('--since not before --until is a usage error (exit 2), not "no exchanges"', async () => {
     const r = await replay([db, '--since', '10s', '--until', '5s', '--', ...marking]);
     expect(r.code).toBe(2);

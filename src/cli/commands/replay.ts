@@ -3,6 +3,7 @@
  * server again and compares every answer with the recorded one (match rules, text/JSON/JUnit
  * reports, exit 1 on any difference). `--update FILE` keeps the replay as the next baseline.
  */
+import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { parseDurationMs } from '../../load/duration.js';
@@ -40,6 +41,7 @@ interface ReplayFlags {
   junit?: string;
   maxSlowdown?: string;
   update?: string;
+  force?: boolean;
   color?: boolean;
 }
 
@@ -75,6 +77,7 @@ export function register(program: Command): void {
     .option('--junit <file>', 'write the report as JUnit XML (a test case per exchange)')
     .option('--max-slowdown <factor>', 'a method or tool whose replayed p50 latency is more than this times the recorded one differs (1.5x)')
     .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
+    .option('--force', 'let --update replace a file that exists (the recording replayed included)')
     .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
     .addHelpText(
       'after',
@@ -85,6 +88,7 @@ Examples:
   mcptap replay tap.db --tool search --pace fast --rules rules.yaml --junit replay.xml -- node ./my-server.js
   mcptap replay tap.db --max-slowdown 1.5x --json replay.json -- node ./my-server.js
   mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
+  mcptap replay tap.db --update tap.db --force -- node ./my-server.js   # ... in place of the old one
 
 Exit codes: 0 every answer matched; 1 differences (or no response); 4 not a recording, a recording
 without exchanges, invalid rules; 5 the target could not be reached or started.`,
@@ -100,6 +104,8 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
   checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT');
+  if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
+    throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
   const store = openRecordingFile(file);
   try {
@@ -159,6 +165,7 @@ async function replayFrom(
   const textOut = flags.json === '-' ? process.stderr : process.stdout;
   const color = flags.color !== false && textOut.isTTY === true && !process.env.NO_COLOR;
   textOut.write(renderText(report, { color }));
+  if (update?.replaced) process.stderr.write(`mcptap: replaced ${flags.update} with the replayed traffic (--force)\n`);
   if (flags.json === '-') process.stdout.write(renderJson(report));
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }
