@@ -17,6 +17,9 @@ export const ExitCode = {
   Internal: 70,
 } as const;
 
+/** Stopped by a signal: the shell's convention, 128 + the signal's number. */
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 const BY_KIND: Record<ErrorKind, ExitCodeValue> = {

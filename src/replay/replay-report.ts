@@ -55,6 +55,8 @@ export interface ReplayReport {
   notSent?: number;
   /** The first reason the target failed, one line. */
   failure?: string;
+  /** Stopped by a signal before the end: the exchanges planned; the counts are of those answered before it. */
+  stopped?: { signal: string; planned: number };
   /** Filled by {@link finishReport}. */
   latency?: LatencyGroup[];
   /** Streamed answers' figures per group (first event, gaps, progress cadence, final, tail), filled by {@link finishReport}. */
@@ -320,6 +322,12 @@ export class ReplayReportBuilder {
   }
 
   finish(meta: Omit<ReplayReport, 'pairs' | 'latency' | 'streams' | 'groupDifferences' | 'counts' | 'unlisted'>): ReplayReport {
+    // A stopped replay leaves gaps: what waits behind one is listed all the same, in step order.
+    for (const index of [...this.waiting.keys()].sort((a, b) => a - b)) {
+      const p = this.waiting.get(index);
+      if (p) this.list(p);
+    }
+    this.waiting.clear();
     const report: ReplayReport = { ...meta, pairs: this.pairs, counts: { ...this.counts }, ...this.stats.figures(meta.maxSlowdown) };
     if (this.unlistedCount > 0) {
       const byGroup = byName(this.unlisted).map(([group, count]) => ({ group, count }));

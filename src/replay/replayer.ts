@@ -8,6 +8,7 @@
  * (waiting or in flight); each reads its exchange from the store when it is sent and hands its
  * answer to `onAnswer` at once, so the replay's memory follows the window, not the recording.
  */
+import { setMaxListeners } from 'node:events';
 import { classifyResponse } from '../correlate/classify.js';
 import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
@@ -44,6 +45,8 @@ export interface ReplayOptions {
   timeoutMs: number;
   observer?: TrafficObserver;
   clock?: Clock;
+  /** Stops the replay: nothing more is sent, requests in flight are cancelled, and only the answers before it count. */
+  signal?: AbortSignal;
 }
 
 export interface ReplayRun {
@@ -53,6 +56,8 @@ export interface ReplayRun {
   failure?: string;
   /** Whether the target answered anything at all. */
   reached: boolean;
+  /** Stopped by `signal`: the steps answered before it are all that was handed on. */
+  stopped?: true;
 }
 
 /** Steps started and not yet done (waiting for their turn or in flight), at most. */
@@ -97,15 +102,22 @@ class Replayer {
   private failure: string | undefined;
   private reached = false;
   private t0 = 0;
+  /** Aborted with `opts.signal`: cancels what is in flight and the pace's waits. */
+  private readonly stop = new AbortController();
 
   constructor(private readonly opts: ReplayOptions) {
     this.clock = opts.clock ?? systemClock;
     this.plans = new Map(opts.plan.sessions.map((s) => [s.key, s]));
     this.done = new Uint8Array(opts.plan.size);
+    // Every step in the window (up to WINDOW) listens to it: that is no leak.
+    setMaxListeners(0, this.stop.signal);
   }
 
   async run(): Promise<ReplayRun> {
     this.t0 = this.clock.nowUs();
+    const onStop = (): void => this.stop.abort();
+    if (this.opts.signal?.aborted) onStop();
+    this.opts.signal?.addEventListener('abort', onStop, { once: true });
     await new Promise<void>((resolve, reject) => {
       const start = (i: number): void => void this.stepNow(i).then(() => finish(i), reject);
       const finish = (i: number): void => {
@@ -121,7 +133,7 @@ class Replayer {
       };
       // A step waiting for others is a count and an entry in their lists, not a pending promise.
       const pump = (): void => {
-        while (this.next < this.opts.plan.size && this.started < WINDOW) {
+        while (!this.stopped && this.next < this.opts.plan.size && this.started < WINDOW) {
           const i = this.next++;
           this.started++;
           let waits = 0;
@@ -135,20 +147,27 @@ class Replayer {
           if (waits === 0) start(i);
           else this.blockedOn.set(i, waits);
         }
-        if (this.next >= this.opts.plan.size && this.started === 0) resolve();
+        if ((this.stopped || this.next >= this.opts.plan.size) && this.started === 0) resolve();
       };
       pump();
     });
+    this.opts.signal?.removeEventListener('abort', onStop);
     await this.closeSessions();
     const run: ReplayRun = { notSent: this.notSent, reached: this.reached };
     if (this.failure !== undefined) run.failure = this.failure;
+    if (this.stopped) run.stopped = true;
     return run;
+  }
+
+  private get stopped(): boolean {
+    return this.stop.signal.aborted;
   }
 
   /** Step `i`, its dependencies done: after its pace, sent. */
   private async stepNow(i: number): Promise<void> {
     const plan = this.opts.plan;
     await this.paceWait(plan.offsetsUs[i]!);
+    if (this.stopped) return;
     const step: ReplayStep = {
       index: i,
       exchange: this.opts.load(plan.rowids[i]!),
@@ -160,6 +179,7 @@ class Replayer {
 
   /** Hands the step's answer on, with the server requests charged to it. */
   private answer(step: ReplayStep, a: ReplayedAnswer): void {
+    if (this.stopped) return; // cut short by the stop: neither same nor different, not counted
     const unexpected = this.unexpected.get(step.index) ?? [];
     this.unexpected.delete(step.index);
     this.opts.onAnswer(step.index, step.exchange, { ...a, unexpectedServerRequests: unexpected });
@@ -180,12 +200,11 @@ class Replayer {
     const cancel = this.cancelTimer(step, live, sentId);
     live.inFlight.add(step.index);
     const onMessage = (m: JsonRpcMessage, t: number) => this.onMessage(live, step.index, m, t);
+    const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
     this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId);
     try {
       const opening = step.exchange.method === 'initialize' && live.plan.era === 'legacy';
-      const result = opening
-        ? await live.session.open(request, { onMessage, signal: cancel?.signal })
-        : await live.session.send(request, { onMessage, signal: cancel?.signal });
+      const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) this.sentInitialized(live);
       return this.answerOf(step, result, sentId, live.conn.channel.transport === 'http');
     } catch (err) {
@@ -351,7 +370,17 @@ class Replayer {
 
   private async paceWait(offsetUs: number): Promise<void> {
     const waitMs = (this.t0 + this.scaled(offsetUs) - this.clock.nowUs()) / 1000;
-    if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+    if (waitMs <= 1 || this.stopped) return;
+    const stop = this.stop.signal;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      stop.addEventListener('abort', done, { once: true });
+    });
   }
 }
 

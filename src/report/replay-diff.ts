@@ -65,11 +65,14 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     out.push(table(['method / tool', 'figure', 'count', 'recorded', 'replayed'], rows, [2]));
   }
   const c = countReport(report);
-  const verdict = c.differences === 0 ? paint.good('no differences') : paint.bad(counted(c.differences, 'difference'));
+  const verdict =
+    (c.differences === 0 ? paint.good('no differences') : paint.bad(counted(c.differences, 'difference'))) + (report.stopped ? ' before the stop' : '');
   if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
-  // The counts after the colon are of the exchanges sent: the not sent are neither same nor different.
-  const replayed =
-    c.notSent > 0 ? `${c.exchanges - c.notSent} of ${c.exchanges} exchanges replayed (${c.notSent} not sent)` : `${c.exchanges} exchanges replayed`;
+  // The counts after the colon are of the exchanges sent and answered: the others are neither same nor different.
+  const stopped = report.stopped;
+  const planned = stopped?.planned ?? c.exchanges;
+  const apart = [...(stopped ? [`stopped by ${stopped.signal}`] : []), ...(c.notSent > 0 ? [`${c.notSent} not sent`] : [])];
+  const replayed = apart.length > 0 ? `${c.exchanges - c.notSent} of ${planned} exchanges replayed (${apart.join(', ')})` : `${c.exchanges} exchanges replayed`;
   out.push(
     '',
     `${replayed}: ${c.same} same, ${c.different} different, ${c.noResponse} without response` +
@@ -90,6 +93,7 @@ export function renderJson(report: ReplayReport): string {
         counts,
         notSent: report.notSent ?? 0,
         ...(report.failure !== undefined ? { failure: report.failure } : {}),
+        ...(report.stopped !== undefined ? { stopped: report.stopped } : {}),
         exchanges: report.pairs.map((p) => ({
           exchange: p.recorded.rowid,
           id: p.recorded.id,
@@ -155,6 +159,17 @@ export function renderJUnit(report: ReplayReport): string {
         seconds,
       );
     }
+  }
+  // A stopped replay never reads as passed: the exchanges it did not replay are one erroring case.
+  if (report.stopped !== undefined) {
+    const left = report.stopped.planned - countReport(report).exchanges;
+    const message = `stopped by ${report.stopped.signal}: ${left} of ${report.stopped.planned} exchanges not replayed`;
+    add(
+      'mcptap replay',
+      `    <testcase classname="mcptap replay" name="stopped" time="0">\n      <error message="${xml(message)}" type="stopped"/>\n    </testcase>`,
+      'error',
+      0,
+    );
   }
   for (const g of report.groupDifferences ?? []) {
     add(

@@ -29,7 +29,7 @@ import { LoadLiveMetrics } from '../../telemetry/load-live-metrics.js';
 import { createTelemetry, type Telemetry } from '../../telemetry/telemetry.js';
 import { addLoadMetricsOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { McptapError } from '../../errors.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface LoadFlags {
@@ -191,9 +191,6 @@ async function runAndReport(
   }
   return ExitCode.ThresholdFailed;
 }
-
-/** The shell's convention: 128 + the signal's number. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 export async function writeOutputs(result: LoadResult, flags: { json?: string; junit?: string; html?: string }): Promise<void> {
   const summary = renderSummary(result);

@@ -22,7 +22,7 @@ import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/ty
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { checkOutputPaths } from '../output-paths.js';
 import { parseUpstream } from '../upstream.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
 
 interface ReplayFlags {
@@ -90,8 +90,12 @@ Examples:
   mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
   mcptap replay tap.db --update tap.db --force -- node ./my-server.js   # ... in place of the old one
 
-Exit codes: 0 every answer matched; 1 differences (or no response); 4 not a recording, a recording
-without exchanges, invalid rules; 5 the target could not be reached or started.`,
+Stopping (SIGINT/SIGTERM): nothing more is sent, requests in flight are cancelled, and the reports
+cover what was answered before it (--update is not written); a second signal quits at once.
+
+Exit codes: 0 every answer matched; 1 differences (or no response); 2 bad command line; 4 not a
+recording, a recording without exchanges, invalid rules; 5 the target could not be reached or
+started; 130/143 stopped by SIGINT/SIGTERM.`,
     )
     .action(async (file: string, command: string[], flags: ReplayFlags) => {
       process.exitCode = await runReplayCommand(file, command, flags);
@@ -131,6 +135,16 @@ async function replayFrom(
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
+  // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stop.signal.aborted) process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
+    process.stderr.write(`\nmcptap: ${signal}: stopping the replay (requests in flight are cancelled; send it again to quit now)\n`);
+    stop.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const stoppedBy = (): keyof typeof SIGNAL_EXIT | undefined => (stop.signal.aborted ? (stop.signal.reason as keyof typeof SIGNAL_EXIT) : undefined);
   try {
     const run = await runReplay({
       plan,
@@ -141,8 +155,9 @@ async function replayFrom(
       pace,
       timeoutMs: timeoutMs(flags.timeout),
       ...(update ? { observer: update } : {}),
+      signal: stop.signal,
     }).finally(() => target.close());
-    if (!run.reached) {
+    if (!run.reached && !run.stopped) {
       throw new McptapError(
         'REPLAY_TARGET_UNAVAILABLE',
         `${target.label} did not answer: ${(run.failure ?? 'no response').replace(/\.+$/, '')}. ${spec.transport === 'stdio' ? 'Check the command after -- (it must start an MCP server on stdio).' : 'Start the server, or check --url.'}`,
@@ -155,11 +170,20 @@ async function replayFrom(
       ...(maxSlowdown !== undefined ? { maxSlowdown } : {}),
       notSent: run.notSent,
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
+      ...(run.stopped ? { stopped: { signal: stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
     });
-    await writeOutputs(report, flags, update);
+    // A replay cut short is no baseline: --update is not written.
+    await writeOutputs(report, flags, run.stopped ? undefined : update);
+    if (run.stopped && update) {
+      await update.abandon();
+      process.stderr.write(`mcptap: --update ${flags.update} not written: the replay was stopped\n`);
+    }
   } catch (err) {
     await update?.abandon();
     throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   // `--json -`: the JSON on stdout, for a pipe; the text report beside it on stderr.
   const textOut = flags.json === '-' ? process.stderr : process.stdout;
@@ -167,6 +191,8 @@ async function replayFrom(
   textOut.write(renderText(report, { color }));
   if (update?.replaced) process.stderr.write(`mcptap: replaced ${flags.update} with the replayed traffic (--force)\n`);
   if (flags.json === '-') process.stdout.write(renderJson(report));
+  const signal = stoppedBy();
+  if (signal !== undefined) return SIGNAL_EXIT[signal];
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }
 
