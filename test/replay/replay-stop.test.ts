@@ -11,6 +11,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MCPTAP } from '../helpers/paths.js';
 import { mcptap } from './replay-helpers.js';
+import { exitOf, signalAndWait } from '../helpers/signal-child.js';
 
 const CALLS = 20;
 
@@ -61,12 +62,10 @@ describe('mcptap replay stopped by a signal', () => {
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = exitOf(child);
     await new Promise((r) => setTimeout(r, 2000));
-    child.kill('SIGINT');
     // Bounded well under the 18 s the rest of the recording would take.
-    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000))]);
-    if (code === 'still running after 10 s') child.kill('SIGKILL');
+    const code = await signalAndWait(child, exited, 'SIGINT');
     expect(code).toBe(130);
     expect(stderr).toContain('mcptap: SIGINT: stopping the replay (requests in flight are cancelled; send it again to quit now)');
     expect(stderr).toContain(`mcptap: --update ${update} not written: the replay was stopped`);
