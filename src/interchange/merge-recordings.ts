@@ -7,6 +7,7 @@
 import { McptapError } from '../errors.js';
 import type { RecordingStore } from '../store/recording-store.js';
 import type { OrderedEvent } from '../store/types.js';
+import { eventTimeUs } from '../model/events.js';
 
 export interface MergeSource {
   /** Shown in errors and kept in `meta.merged.file`. */
@@ -19,7 +20,12 @@ export interface MergedRecording {
   from: number;
   to: number;
   events: number;
+  /** The source was not closed (its tap still running, or killed): the copy ends at its last event, INCOMPLETE. */
+  notClosed?: true;
 }
+
+/** Why a copy of a recording that was not closed is INCOMPLETE (`mcptap ls`). */
+export const NOT_CLOSED_WHEN_MERGED = 'not closed when merged (its tap was still running, or it or its indexer was killed)';
 
 const BATCH = 5000;
 
@@ -43,6 +49,7 @@ function copyRecording(src: MergeSource, id: number, out: RecordingStore): Merge
   });
   let batch: OrderedEvent[] = [];
   let events = 0;
+  let lastUs = info.startedUs;
   const write = () => {
     const r = out.writeEvents(to, batch);
     if (r.rejected > 0) {
@@ -55,10 +62,17 @@ function copyRecording(src: MergeSource, id: number, out: RecordingStore): Merge
   };
   for (const event of src.store.events(id)) {
     batch.push({ ord: ++events, event });
+    lastUs = Math.max(lastUs, eventTimeUs(event) ?? lastUs);
     if (batch.length >= BATCH) write();
   }
   if (batch.length > 0) write();
   // The meta (incomplete, if it was) came along above; only the row's end facts remain.
-  if (info.endedUs !== undefined) out.endRecording(to, { endedUs: info.endedUs, droppedQueue: info.droppedQueue, droppedWrite: info.droppedWrite });
-  return { file: src.file, from: id, to, events };
+  if (info.endedUs !== undefined) {
+    out.endRecording(to, { endedUs: info.endedUs, droppedQueue: info.droppedQueue, droppedWrite: info.droppedWrite });
+    return { file: src.file, from: id, to, events };
+  }
+  // No tap will ever close the copy: it ends at its last event, and says why it may lack traffic.
+  const incomplete = typeof info.meta?.incomplete === 'string' ? info.meta.incomplete : NOT_CLOSED_WHEN_MERGED;
+  out.endRecording(to, { endedUs: lastUs, droppedQueue: info.droppedQueue, droppedWrite: info.droppedWrite, incomplete });
+  return { file: src.file, from: id, to, events, notClosed: true };
 }

@@ -151,3 +151,22 @@ export interface StreamEnd {
   errorClass?: string;
   httpStatus?: number;
 }
+
+/** When the event happened, as the tap saw it. */
+export function eventTimeUs(e: TapEvent): number | undefined {
+  switch (e.type) {
+    case 'frame':
+      return e.frame.timeUs;
+    case 'exchange-started':
+      return e.exchange.startUs;
+    case 'exchange-completed':
+    case 'exchange-orphaned':
+      return e.exchange.endUs ?? e.exchange.transport?.streamEndUs ?? e.exchange.cancel?.timeUs ?? e.exchange.startUs;
+    case 'exchange-progress':
+      return e.progress.timeUs;
+    case 'anomaly':
+    case 'connection-opened':
+    case 'connection-closed':
+      return e.timeUs;
+  }
+}

@@ -4,7 +4,8 @@
  * holding two recordings) into one that `ls` and `show` read. The recordings come from the built
  * `mcptap stdio --record` around mcptap's own reference server.
  */
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +151,41 @@ describe('mcptap merge', () => {
     expect(bad.code).toBe(4);
     expect(bad.stderr).toMatch(new RegExp(`^mcptap: cannot merge ${notDb.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*not an mcptap recording`));
     expect(existsSync(join(dir, 'never.db'))).toBe(false);
+  });
+
+  it('refuses a file given twice, under any name (exit 2), before writing OUT', () => {
+    const out = join(dir, 'doubled.db');
+    const relative = `${dir}/./a.db`; // another spelling of a
+    const r = mcptap(['merge', out, a, b, relative]);
+    expect([r.code, r.stderr]).toEqual([2, `mcptap: ${relative} is given twice (as ${a} and ${relative}): each file is merged once\n`]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a recording not closed (its tap killed) is merged ending at its last event, INCOMPLETE, and said', () => {
+    const killed = join(dir, 'killed.db');
+    copyFileSync(b, killed);
+    const db = new Database(killed);
+    db.prepare('UPDATE recordings SET ended_us = NULL').run(); // as a tap killed before it could close it
+    db.close();
+    const out = join(dir, 'with-killed.db');
+    const r = mcptap(['merge', out, a, killed]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`${killed} recording 1 -> 3 (`);
+    expect(r.stdout).toMatch(/events; not closed: ends at its last event, INCOMPLETE\)/);
+    expect(r.stderr).toBe(
+      'mcptap warn: 1 of the recordings merged was not closed (a tap still running, or killed): merge again once it has stopped to get all of its traffic\n',
+    );
+    const listed = JSON.parse(mcptap(['ls', out, '--json']).stdout) as {
+      recordings: { endedUs: number; complete: boolean; meta: { incomplete?: string }; summary: { exchanges: number } }[];
+    };
+    const copy = listed.recordings[2]!;
+    expect(copy.complete).toBe(false);
+    expect(copy.meta.incomplete).toBe('not closed when merged (its tap was still running, or it or its indexer was killed)');
+    // Its end is its last event's (the connection's close, after the last answer), not the merge's time.
+    const lastAnswer = Math.max(...exchangesOf(killed, 1).map((e) => e.endUs ?? e.startUs));
+    expect(copy.endedUs).toBeGreaterThanOrEqual(lastAnswer);
+    expect(copy.endedUs).toBeLessThanOrEqual(listing(b)[0]!.endedUs!);
+    expect(copy.summary.exchanges).toBe(listing(b)[0]!.exchanges);
   });
 });
 

@@ -2,6 +2,7 @@
  * `mcptap merge OUT IN...`: recordings of several tap instances into one file, each still a
  * recording of its own. (`mcptap merge-results` is the other merge: load-test results.)
  */
+import { realpathSync } from 'node:fs';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { mergeRecordings, type MergedRecording, type MergeSource } from '../../interchange/merge-recordings.js';
@@ -24,16 +25,26 @@ export function register(program: Command): void {
       'after',
       `
 OUT is written whole or not at all (a temporary file renamed into place). Exit codes: 0 merged,
-4 an IN file is missing or not a recording (MERGE_RECORDINGS_INVALID), 2 OUT exists (pass --force).
+4 an IN file is missing or not a recording (MERGE_RECORDINGS_INVALID), 2 OUT exists (pass --force)
+or an IN file is given twice. A recording whose tap is still running (or was killed) is merged as
+it is, ending at its last event and marked INCOMPLETE; merge again once the tap has stopped.
 
 Examples:
   mcptap merge all.db tap-a.db tap-b.db
   mcptap ls all.db`,
     )
     .action(async (out: string, inputs: string[], flags: { force?: boolean }) => {
+      refuseRepeats(inputs);
       const merged = await writeAtomically(out, { overwrite: flags.force === true, code: 'MCPTAP_RECORDING_UNWRITABLE' }, (temp) => mergeFiles(inputs, temp));
-      const lines = merged.map((m) => `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events)\n`);
+      const lines = merged.map(
+        (m) => `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events${m.notClosed ? '; not closed: ends at its last event, INCOMPLETE' : ''})\n`,
+      );
       process.stdout.write(`merged ${merged.length} recordings into ${out}:\n${lines.join('')}`);
+      const open = merged.filter((m) => m.notClosed).length;
+      if (open > 0)
+        process.stderr.write(
+          `mcptap warn: ${open} of the recordings merged ${open === 1 ? 'was' : 'were'} not closed (a tap still running, or killed): merge again once it has stopped to get all of its traffic\n`,
+        );
     });
 }
 
@@ -50,6 +61,23 @@ function mergeFiles(inputs: string[], temp: string): MergedRecording[] {
     }
   } finally {
     for (const s of sources) s.store.close();
+  }
+}
+
+/** The same file given twice would be merged twice: every recording in it duplicated. */
+function refuseRepeats(inputs: string[]): void {
+  const seen = new Map<string, string>();
+  for (const file of inputs) {
+    let real: string;
+    try {
+      real = realpathSync(file);
+    } catch {
+      continue; // missing: said by openInput
+    }
+    const first = seen.get(real);
+    if (first !== undefined)
+      throw new McptapError('MCPTAP_BAD_FLAG', `${file} is given twice${first === file ? '' : ` (as ${first} and ${file})`}: each file is merged once`);
+    seen.set(real, file);
   }
 }
 
