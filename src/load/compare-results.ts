@@ -72,6 +72,8 @@ export interface MetricCell {
   baseline: number;
   candidate: number;
   verdict: Verdict;
+  /** A percentile past its tolerance whose confidence bounds still overlap it: sampling noise, so ok. */
+  withinNoise?: true;
 }
 
 /** Error rate of one layer (fraction of requests) on both sides. */
@@ -211,6 +213,7 @@ function latencyCell(metric: CompareMetric, p: number, a: Hist | undefined, b: H
     (tol?.absolute === undefined || cand - base > tol.absolute);
   if (tol && past(at(a, aHi), at(b, bLo))) return { ...cell, verdict: 'regressed' };
   if (tol && past(at(b, bHi), at(a, aLo))) return { ...cell, verdict: 'improved' };
+  if (tol && past(cell.baseline, cell.candidate)) return { ...cell, verdict: 'ok', withinNoise: true };
   return { ...cell, verdict: 'ok' };
 }
 

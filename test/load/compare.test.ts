@@ -83,6 +83,21 @@ describe('compareResults', () => {
     expect(c.regressions).toEqual([]);
   });
 
+  it('a percentile past its tolerance but within its sampling noise is ok, marked ~ and explained', async () => {
+    // tiny gets a fifth of 400 calls: at 80 samples its p95 is known to a few ranks either way.
+    const a = await simulate({ serviceUs: spread() });
+    const b = await simulate({ serviceUs: spread((tool) => (tool === 'tiny' ? 1.25 : 1)) });
+    const c = compareResults(a, b, { tolerances: parseTolerances('p95=+20%') });
+    const p95 = c.rows.find((r) => r.scope === 'tool tiny')!.cells.find((x) => x.metric === 'p95')!;
+    expect(p95.candidate).toBeGreaterThan(p95.baseline * 1.2);
+    expect(p95).toMatchObject({ verdict: 'ok', withinNoise: true });
+    const text = renderComparison(c, { color: false });
+    expect(text).toMatch(/tool tiny .* → .* \+2\d% ~/);
+    expect(text).toContain("~ past its tolerance, but within the percentile's sampling noise at these counts (99% bounds): ok");
+    // A cell well inside its tolerance is not marked.
+    expect(c.rows.find((r) => r.scope === 'tool echo')!.cells.find((x) => x.metric === 'p95')!.withinNoise).toBeUndefined();
+  });
+
   it('percentile bounds widen as samples shrink and stay around p', () => {
     const [lo10, hi10] = quantileBounds(100, 95);
     const [lo1k, hi1k] = quantileBounds(10_000, 95);

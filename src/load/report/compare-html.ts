@@ -9,7 +9,7 @@ import type { CompareMetric, CompareRow, Comparison, MetricCell } from '../compa
 import { histogramOf, type LoadResult } from '../load-result.js';
 import { newHistogram } from '../histogram.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
-import { pct, signed, valueText } from './compare-report.js';
+import { pct, signed, valueText, WITHIN_NOISE_NOTE } from './compare-report.js';
 import { binCounts, intervals, logEdges } from './load-charts.js';
 
 export const COMPARE_CHART_TITLES = {
@@ -35,6 +35,7 @@ export function renderCompareHtml(c: Comparison, baseline: LoadResult, candidate
     c.regressions.length ? `<p class="warnbox">Regressed: ${c.regressions.map((s) => `<b>${esc(s)}</b>`).join(', ')}</p>` : '',
     '<h2>Per scope</h2>',
     rowsTable(c.rows),
+    c.rows.some((r) => r.cells.some((x) => x.withinNoise)) ? `<p class="meta">${esc(WITHIN_NOISE_NOTE)}.</p>` : '',
     '<h2>Error rate per layer</h2>',
     layersTable(c.rows),
     '<h2>Charts</h2>',
@@ -57,7 +58,7 @@ function runs(c: Comparison): string {
 function cell(x: MetricCell): Cell {
   const change = x.metric === 'errors' || x.baseline === 0 ? '' : ` (${signed((x.candidate - x.baseline) / x.baseline)})`;
   const cls = x.verdict === 'regressed' ? 'regressed' : x.verdict === 'improved' ? 'improved' : '';
-  return { html: esc(`${valueText(x.metric, x.baseline)} → ${valueText(x.metric, x.candidate)}${change}`), cls };
+  return { html: esc(`${valueText(x.metric, x.baseline)} → ${valueText(x.metric, x.candidate)}${change}${x.withinNoise ? ' ~' : ''}`), cls };
 }
 
 const VERDICT: Record<CompareRow['verdict'], Cell> = {

@@ -1,10 +1,13 @@
 /**
  * `mcptap compare` as text: who was compared with what and by which tolerances, a row per scope
  * (the run, each method, each tool) with baseline → candidate per metric, a `!` on every cell past
- * its tolerance, and the verdict. Pure.
+ * its tolerance (`~` past it within sampling noise), and the verdict. Pure.
  */
 import type { CompareMetric, Comparison, MetricCell, Tolerances, Verdict } from '../compare-results.js';
 import { formatUs, painter, table, terminalSafe, type Paint } from '../../report/format.js';
+
+/** What a `~` after a percentile means, under the table (text and HTML). */
+export const WITHIN_NOISE_NOTE = "~ past its tolerance, but within the percentile's sampling noise at these counts (99% bounds): ok; more samples narrow it";
 
 export function renderComparison(c: Comparison, opts: { color: boolean }): string {
   const paint = painter(opts.color);
@@ -24,6 +27,7 @@ export function renderComparison(c: Comparison, opts: { color: boolean }): strin
     verdictText(r.verdict, paint),
   ]);
   out.push(table(['scope', 'n', 'p50', 'p95', 'p99', 'errors', 'rate/s', 'verdict'], rows, [1, 2, 3, 4, 5, 6]));
+  if (c.rows.some((r) => r.cells.some((x) => x.withinNoise))) out.push(`  ${WITHIN_NOISE_NOTE}`);
   out.push('');
   if (c.regressions.length === 0) {
     const none = c.rows.filter((r) => r.verdict === 'no_verdict').length;
@@ -63,7 +67,8 @@ export function valueText(m: CompareMetric, v: number): string {
 
 function cellText(cell: MetricCell): string {
   const change = cell.metric === 'errors' || cell.baseline === 0 ? '' : ` ${signed((cell.candidate - cell.baseline) / cell.baseline)}`;
-  return `${valueText(cell.metric, cell.baseline)} → ${valueText(cell.metric, cell.candidate)}${change}${cell.verdict === 'regressed' ? ' !' : ''}`;
+  const mark = cell.verdict === 'regressed' ? ' !' : cell.withinNoise ? ' ~' : '';
+  return `${valueText(cell.metric, cell.baseline)} → ${valueText(cell.metric, cell.candidate)}${change}${mark}`;
 }
 
 export const signed = (x: number) => `${x >= 0 ? '+' : '-'}${Math.round(Math.abs(x) * 100)}%`;
