@@ -121,7 +121,13 @@ describe('secrets, end to end', () => {
         .split('\n')
         .find((l) => l.includes('listening on'))!;
       expect(line).not.toMatch(/URL_PASS|QUERY_TOK/);
-      expect(line).toMatch(/-> http:\/\/user:redacted:hmac-sha256:[0-9a-f]{16}@127\.0\.0\.1:\d+\/mcp\?token=redacted:hmac-sha256:[0-9a-f]{16}&page=2/);
+      // The tap's own URL without the query (copyable), then the upstream, redacted.
+      expect(line).toMatch(
+        /listening on http:\/\/127\.0\.0\.1:\d+\/mcp -> http:\/\/user:redacted:hmac-sha256:[0-9a-f]{16}@127\.0\.0\.1:\d+\/mcp\?token=redacted:hmac-sha256:[0-9a-f]{16}&page=2/,
+      );
+      expect(tap.stderr()).toMatch(
+        /clients send the query themselves \(http:\/\/127\.0\.0\.1:\d+\/mcp\?\.\.\.\): the tap forwards each request's path and query as sent/,
+      );
     } finally {
       tap.child.kill('SIGTERM');
       await tap.exited;

@@ -78,7 +78,11 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
   process.on('SIGTERM', onSignal);
   // Said once the signals are handled: whoever reads this line may stop the tap at once.
   const shown = (url: string) => sinks.redactor.redactText(url);
-  process.stderr.write(`mcptap http: listening on ${shown(tap.url)} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
+  // Shown without the upstream's query, so that it can be copied: the tap forwards each request's own path and query.
+  const listening = tap.url.replace(/\?.*$/, '');
+  process.stderr.write(`mcptap http: listening on ${listening} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
+  if (upstream.search !== '')
+    process.stderr.write(`mcptap http: clients send the query themselves (${listening}?...): the tap forwards each request's path and query as sent\n`);
   await stopped;
   // A recording that failed under --require-recording stops the traffic at once.
   await tap.close({ drainMs: fatal ? 0 : drainMs });
