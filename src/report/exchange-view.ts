@@ -3,7 +3,7 @@
  * or a recording's anomalies. Pure: data in, string or JSON-ready object out.
  */
 import type { StoredAnomaly, StoredExchange, StoredFrame, StoredLongStream } from '../store/types.js';
-import { formatId, formatOffset, formatUs, table, truncate } from './format.js';
+import { cellSafe, formatId, formatOffset, formatUs, table, truncate } from './format.js';
 import { indent } from './recording-list.js';
 import { counted } from '../util/plural.js';
 
@@ -50,7 +50,9 @@ export function renderExchangeList(exchanges: readonly StoredExchange[]): string
 /** Longest text of a listed id, method or target: one long value must not widen every row (`--exchange #ROW` shows it whole). */
 const MAX_CELL = 40;
 
-function cell(text: string): string {
+/** Escaped before it is measured: the table's widths are those of what the terminal shows. */
+function cell(raw: string): string {
+  const text = cellSafe(raw);
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 
@@ -121,7 +123,7 @@ export function renderAnomalies(anomalies: readonly StoredAnomaly[], originUs?: 
   const rows = anomalies.map((a) => [
     formatOffset(a.timeUs, origin),
     a.kind,
-    a.connectionId,
+    cellSafe(a.connectionId),
     a.direction ?? '-',
     a.frameSeq === undefined ? '-' : String(a.frameSeq),
     a.detail,
@@ -137,8 +139,8 @@ export function renderLongStreams(streams: readonly StoredLongStream[], originUs
     formatOffset(s.firstUs, origin),
     formatOffset(s.lastUs, origin),
     s.kind,
-    s.connectionId,
-    s.streamId,
+    cellSafe(s.connectionId),
+    cellSafe(s.streamId),
     String(s.frames),
     String(s.notifications),
   ]);

@@ -34,6 +34,11 @@ export function terminalSafe(text: string): string {
   return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** {@link terminalSafe} for one table cell: tabs and line breaks are escaped too, so columns stay aligned. */
+export function cellSafe(text: string): string {
+  return terminalSafe(text).replace(/[\t\n]/g, (c) => (c === '\t' ? '\\t' : '\\n'));
+}
+
 /** Cuts `text` to `max` characters, saying how much was left out. */
 export function truncate(text: string, max: number, hint = ''): string {
   if (text.length <= max) return text;

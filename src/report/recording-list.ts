@@ -3,7 +3,7 @@
  * latency percentiles. Pure: data in, string or JSON-ready object out.
  */
 import type { MethodSummary, OutcomeCounts, RecordingListing, RecordingSummary } from '../store/types.js';
-import { formatTime, formatUs, table } from './format.js';
+import { cellSafe, formatTime, formatUs, table } from './format.js';
 
 export interface ListedRecording {
   recording: RecordingListing;
@@ -29,7 +29,7 @@ export function incompleteOf(r: Pick<RecordingListing, 'meta'>): string | undefi
 
 function methodTable(methods: readonly MethodSummary[]): string {
   const rows = methods.map((m) => [
-    m.method || '(none)',
+    cellSafe(m.method || '(none)'),
     String(m.count),
     String(m.outcomes.ok ?? 0),
     formatOutcomes(m.outcomes, true),

@@ -262,4 +262,41 @@ describe('terminal safety', () => {
       expect(r.out).toContain('x\\u001b]0;PWNED\\u0007\\u001b[2J\\u009b');
     }
   });
+
+  it('keeps the columns of ls and show aligned when a name holds escapes, a tab or a line break', async () => {
+    const odd = 'we\u001b[31mird\tna\nme';
+    const path = join(dir, 'odd.db');
+    const rec = new SqliteRecorder({
+      path,
+      recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' },
+      logger: silentLogger,
+      clock: { nowUs: () => T0 + 1_000_000 },
+    });
+    const s = new EventScript();
+    const calls = [
+      { method: odd, target: undefined },
+      { method: 'tools/call', target: odd },
+      { method: 'ping', target: undefined },
+    ];
+    calls.forEach((c, i) => {
+      const params = c.target ? { name: c.target } : {};
+      const ex = s.request(JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: c.method, params }), 10 + i, c.target ? { target: c.target } : {});
+      s.respond(ex, `{"jsonrpc":"2.0","id":${i + 1},"result":{}}`, 20 + i, { outcome: 'ok' });
+    });
+    for (const e of s.events) rec.onEvent(e);
+    await rec.close();
+    const escaped = 'we\\u001b[31mird\\tna\\nme';
+    // Each table keeps one line per row, and a column starts at the same place on every line.
+    const show = mcptap('show', path).out.trimEnd().split('\n');
+    expect(show).toHaveLength(4);
+    const outcomeAt = show[0]!.indexOf('OUTCOME');
+    for (const line of show.slice(1)) expect(line.slice(outcomeAt, outcomeAt + 2), line).toBe('ok');
+    expect(show.join('\n')).toContain(escaped);
+    const ls = mcptap('ls', path).out.split('\n');
+    const head = ls.findIndex((l) => l.includes('METHOD'));
+    const rows = ls.slice(head + 1).filter(Boolean);
+    expect(rows.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(expect.arrayContaining([escaped, 'ping', 'tools/call']));
+    const nAt = ls[head]!.indexOf('  N') + 2;
+    for (const line of rows) expect(line[nAt], line).toMatch(/\d/);
+  });
 });
