@@ -76,6 +76,8 @@ interface LiveSession {
   conn: TargetConnection;
   session: McpSession;
   inFlight: Set<number>;
+  /** Legacy, its initialize a step: settles once that step is done. Requests wait for it, as a client must. */
+  initializeDone?: { promise: Promise<void>; settle(): void };
 }
 
 const CANCELLED = 'notifications/cancelled';
@@ -104,6 +106,7 @@ class Replayer {
   private t0 = 0;
   /** Aborted with `opts.signal`: cancels what is in flight and the pace's waits. */
   private readonly stop = new AbortController();
+  private readonly stopped$ = new Promise<void>((resolve) => this.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   constructor(private readonly opts: ReplayOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -192,6 +195,21 @@ class Replayer {
     } catch (err) {
       return this.skip(reasonOf(err));
     }
+    const opening = step.exchange.method === 'initialize' && live.plan.era === 'legacy';
+    if (opening) {
+      try {
+        return await this.sendStep(step, live, true);
+      } finally {
+        live.initializeDone?.settle();
+      }
+    }
+    // A client that pipelined its requests behind initialize (stdio allows it) has them sent after
+    // its answer: over HTTP they need its session id, and no server must take them before.
+    if (step.exchange.method !== 'ping' && live.initializeDone) await Promise.race([live.initializeDone.promise, this.stopped$]);
+    return this.sendStep(step, live, false);
+  }
+
+  private async sendStep(step: ReplayStep, live: LiveSession, opening: boolean): Promise<ReplayedAnswer> {
     const gone = live.conn.goneReason();
     if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
@@ -203,7 +221,6 @@ class Replayer {
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
     this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId);
     try {
-      const opening = step.exchange.method === 'initialize' && live.plan.era === 'legacy';
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) this.sentInitialized(live);
       return this.answerOf(step, result, sentId, live.conn.channel.transport === 'http');
@@ -325,6 +342,11 @@ class Replayer {
       ...(plan.era === 'modern' && plan.protocolVersion !== undefined ? { protocolVersion: plan.protocolVersion } : {}),
     });
     const live: LiveSession = { plan, conn, session, inFlight: new Set() };
+    if (plan.era === 'legacy' && this.opts.plan.initializeIsStep.has(plan.key)) {
+      let settle = (): void => undefined;
+      const promise = new Promise<void>((resolve) => (settle = resolve));
+      live.initializeDone = { promise, settle };
+    }
     holder.live = live;
     this.opts.observer?.opened(plan.key, this.clock.nowUs());
     if (plan.era === 'legacy' && plan.initialize === undefined && !this.opts.plan.initializeIsStep.has(plan.key)) {

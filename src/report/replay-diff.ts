@@ -53,9 +53,16 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     ]);
     out.push(table(['method / tool', 'count', 'recorded', 'replayed'], rows, [1]));
   }
-  if (report.streams && report.streams.length > 0) {
+  const streams = report.streams ?? [];
+  const recordedAny = streams.some((g) => g.recordedCount > 0);
+  const replayedAny = streams.some((g) => g.replayedCount > 0);
+  // One side without any SSE (a stdio recording replayed over HTTP, say): nothing to set side by side.
+  if (streams.length > 0 && !(recordedAny && replayedAny)) {
+    const [has, lacks] = recordedAny ? ['the recording', 'the replay'] : ['the replay', 'the recording'];
+    out.push('', `streamed answers (SSE): only ${has} has them (${lacks} is over stdio, or its answers were JSON): not compared`);
+  } else if (streams.length > 0) {
     out.push('', 'streamed answers (SSE) recorded p50/p95 vs replayed p50/p95; first event, final from the request, gap and progress between events');
-    const rows = report.streams.map((g) => [
+    const rows = streams.map((g) => [
       cellSafe(g.name),
       g.figure,
       `${g.recordedCount} / ${g.replayedCount}`,

@@ -5,7 +5,9 @@
  * session of the SDK 2.x client with the reference server replays over stdio and HTTP, and its
  * `clock` call passes only with a rule that ignores the time.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +83,45 @@ describe('mcptap replay across transports (legacy era, server-everything)', () =
   it('replays the stdio recording over HTTP', async () => {
     const r = await mcptap(['replay', stdioDb, '--pace', 'fast', '--url', peer.url]);
     expect(r.stdout).toMatch(/8 exchanges replayed: 8 same/);
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('replays a stdio client that pipelined its requests behind initialize over HTTP: each waits for its answer', async () => {
+    // A raw stdio client writes initialize and its requests at once (stdio allows it); over HTTP
+    // the requests need the session id that initialize's answer brings.
+    const db = join(dir, 'pipelined.db');
+    const tap = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const answered = new Promise<void>((resolve) => {
+      let ids = 0;
+      createInterface({ input: tap.stdout! }).on('line', (l) => {
+        if ((JSON.parse(l) as { id?: number }).id !== undefined && ++ids === 3) resolve();
+      });
+    });
+    tap.stdin!.write(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } },
+      ]
+        .map((m) => JSON.stringify(m) + '\n')
+        .join(''),
+    );
+    await answered;
+    tap.stdin!.end();
+    await new Promise((resolve) => tap.once('exit', resolve));
+    const store = RecordingStore.open(db);
+    try {
+      // Pipelined indeed: every request was sent before initialize was answered.
+      const [init, ...rest] = store.exchanges({});
+      expect(rest.map((e) => e.startUs < init!.endUs!)).toEqual([true, true]);
+    } finally {
+      store.close();
+    }
+    const r = await mcptap(['replay', db, '--url', peer.url]);
+    expect(r.stdout).toMatch(/3 exchanges replayed: 3 same/);
+    // The recording has no SSE to set beside the replay's: said in a line, not a table of empty cells.
+    expect(r.stdout).toContain('streamed answers (SSE): only the replay has them (the recording is over stdio, or its answers were JSON): not compared');
     expect(r.code).toBe(0);
   }, 60_000);
 
