@@ -73,7 +73,7 @@ const failedStart = (e: Error, code: McptapErrorCode = 'MCPTAP_PIPELINE_WORKER')
   send({ type: 'failed', ...toWireError(e, code) });
 };
 
-/** The live telemetry sinks, or undefined when there is no telemetry or `failed` was sent. */
+/** The live telemetry sinks; undefined without telemetry (or when it failed beside a recording); false once `failed` was sent. */
 async function openLive(): Promise<Live | undefined | false> {
   if (!data.sinks.telemetry || !telemetryEnabled(data.sinks.telemetry)) return undefined;
   const pipeline = new Pipeline({ clock, logger, ...maxLine });
@@ -84,6 +84,11 @@ async function openLive(): Promise<Live | undefined | false> {
     return { pipeline, sinks };
   } catch (err) {
     await pipeline.close();
+    // A recording does not go down with the telemetry (a --metrics port taken since the tap checked it, say).
+    if (data.recording) {
+      logger.error(`live telemetry cannot start: ${(err as Error).message}; the recording goes on without it`);
+      return undefined;
+    }
     failedStart(err as Error);
     return false;
   }

@@ -186,7 +186,7 @@ function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFiel
 
 /**
  * A `--metrics` port that cannot be bound fails now (usage, exit 2), before any traffic: the sinks
- * start later, with traffic flowing, and their failure would take the recording down with them.
+ * start later, with traffic flowing, and a port taken meanwhile leaves the tap without telemetry.
  */
 async function checkMetricsPort(telemetry: TelemetryConfig | undefined): Promise<void> {
   const where = telemetry?.metrics.prometheus;

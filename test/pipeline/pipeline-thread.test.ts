@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
 import { PipelineThread } from '../../src/pipeline/pipeline-thread.js';
 import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
@@ -132,6 +134,37 @@ describe('PipelineThread', () => {
     await Promise.race([gotFatal, failedToStart, new Promise((_, reject) => setTimeout(() => reject(new Error('no onFatal within 45 s')), 45_000))]);
     await closed;
     expect(fatal?.message).toMatch(/record|write|busy|locked/i);
+  });
+
+  it('a recording goes on when the live telemetry beside it cannot start (its metrics port taken)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const { port } = blocker.address() as AddressInfo;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const path = tempDb();
+    try {
+      const wp = await PipelineThread.start({
+        sinks: { transport: 'stdio', target: 'test-server', telemetry: resolveTelemetryConfig({ metrics: `127.0.0.1:${port}` }, {}) },
+        recording: recordingOptions(path),
+        logger: silentLogger,
+        logLevel: 'error',
+      });
+      expect(wp.metricsUrl).toBeUndefined();
+      wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
+      for (let id = 1; id <= 5; id++) {
+        wp.pushChunk({ connectionId: 'stdio', direction: 'c2s', channel: 'stdio', bytes: line(id), timeUs: wp.clock.nowUs() });
+        wp.pushChunk({ connectionId: 'stdio', direction: 's2c', channel: 'stdio', bytes: answer(id), timeUs: wp.clock.nowUs() });
+      }
+      wp.closeConnection('stdio', { reason: 'exited with code 0', exitCode: 0 });
+      expect(await wp.close()).toEqual([]);
+      const said = stderr.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('live telemetry cannot start'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/EADDRINUSE.*; the recording goes on without it/);
+    } finally {
+      stderr.mockRestore();
+      await new Promise<void>((r) => blocker.close(() => r()));
+    }
+    expect(read(path).exchanges.map((e) => [e.id, e.outcome])).toEqual(Array.from({ length: 5 }, (_, i) => [i + 1, 'ok']));
   });
 
   it('fails before any traffic when the recording cannot be opened', async () => {
