@@ -176,6 +176,8 @@ export class McpStdioClient {
    */
   requestText(id: JsonRpcId, text: string, progressToken: JsonRpcId | undefined, opts: StdioRequestOptions = {}): Promise<CallResult> {
     if (this.exitReason) return Promise.reject(new TransportError('child_exit', this.exitReason));
+    // Aborted before it was sent: never sent (an abort listener added now would never fire).
+    if (opts.signal?.aborted) return Promise.reject(new TransportError('aborted', 'request aborted'));
     const key = idKey(id);
     if (this.pending.has(key)) return Promise.reject(new TransportError('other', `id ${JSON.stringify(id)} is already in flight`));
     return new Promise<CallResult>((resolve, reject) => {
@@ -202,6 +204,7 @@ export class McpStdioClient {
    */
   watch(opts: StdioRequestOptions = {}): Promise<CallResult> {
     if (this.exitReason) return Promise.reject(new TransportError('child_exit', this.exitReason));
+    if (opts.signal?.aborted) return Promise.reject(new TransportError('aborted', 'stream closed'));
     return new Promise<CallResult>((_resolve, reject) => {
       const ms = opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
       const fn = (m: JsonRpcNotification, t: number): void => opts.onMessage?.(m, t);

@@ -230,7 +230,7 @@ export interface ReplayCounts {
   noResponse: number;
   /** Recorded without an answer, and no difference seen: not compared, so neither same nor different. */
   notCompared: number;
-  /** Never sent (the target had failed): neither same nor different; `differences` still counts theirs. */
+  /** Never sent (the target had failed): neither same nor different, and not compared (no differences). */
   notSent: number;
   slowdowns: number;
 }
@@ -255,7 +255,7 @@ export function countReport(report: ReplayReport): ReplayCounts {
     const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false, p.replayed);
     c[verdict]++;
     differences += p.differences.length;
-    if (verdict !== 'notSent' && p.differences.some((d) => d.kind === 'no_response')) noResponse++;
+    if (p.differences.some((d) => d.kind === 'no_response')) noResponse++;
   }
   return {
     exchanges: report.pairs.length,
@@ -269,8 +269,10 @@ export function countReport(report: ReplayReport): ReplayCounts {
   };
 }
 
+/** Exit 1: a difference, or exchanges the failed target left unsent. */
 export function hasDifferences(report: ReplayReport): boolean {
-  return countReport(report).differences > 0;
+  const c = countReport(report);
+  return c.differences > 0 || c.notSent > 0;
 }
 
 /** At most this many different exchanges are listed in full by a streamed report; the rest are counted per method or tool. */
@@ -306,7 +308,7 @@ export class ReplayReportBuilder {
     const verdict = pairVerdict(differences.length, recorded.response !== undefined, replayed);
     c[verdict]++;
     c.differences += differences.length;
-    if (verdict !== 'notSent' && differences.some((d) => d.kind === 'no_response')) c.noResponse++;
+    if (differences.some((d) => d.kind === 'no_response')) c.noResponse++;
     const listed = this.opts.listAll || differences.length > 0;
     this.waiting.set(index, listed ? { recorded: slimRecorded(recorded), replayed: slimReplayed(replayed), differences } : undefined);
     while (this.waiting.has(this.next)) {

@@ -28,7 +28,10 @@ export interface ReplayTarget {
   readonly label: string;
   /** `answer`: what to reply to a server request arriving outside any request's stream (stdio). */
   connect(answer: (req: JsonRpcRequest) => JsonRpcResponse): Promise<TargetConnection>;
-  close(): Promise<void>;
+  /** Ends the sessions; a stdio server still running `graceMs` after its stdin closed is signalled. */
+  close(graceMs?: number): Promise<void>;
+  /** At once, before the process exits: SIGKILL to the servers it started (stdio). */
+  kill(): void;
 }
 
 export function openTarget(spec: TargetSpec): ReplayTarget {
@@ -45,7 +48,7 @@ function httpTarget(spec: Extract<TargetSpec, { transport: 'http' }>): ReplayTar
     },
     goneReason: () => undefined,
   };
-  return { transport: 'http', label: spec.url, connect: async () => conn, close: () => client.close() };
+  return { transport: 'http', label: spec.url, connect: async () => conn, close: () => client.close(), kill: () => undefined };
 }
 
 function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayTarget {
@@ -79,8 +82,9 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
         },
       };
     },
-    close: async () => {
-      await Promise.all(clients.map((c) => c.close()));
+    close: async (graceMs) => {
+      await Promise.all(clients.map((c) => c.close(graceMs)));
     },
+    kill: () => clients.forEach((c) => c.kill('SIGKILL')),
   };
 }

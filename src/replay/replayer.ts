@@ -82,6 +82,12 @@ interface LiveSession {
 
 const CANCELLED = 'notifications/cancelled';
 
+/** The answer of a step the stop cut short: never handed on (see `answer`). */
+const CUT_SHORT: ReplayedAnswer = { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
+
+/** Transport errors that say nothing listens at the target: the rest of the replay is not sent. */
+const UNREACHABLE: ReadonlySet<TransportError['errorClass']> = new Set(['connection_refused', 'dns']);
+
 export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
   return new Replayer(opts).run();
 }
@@ -106,6 +112,8 @@ class Replayer {
   private t0 = 0;
   /** Aborted with `opts.signal`: cancels what is in flight and the pace's waits. */
   private readonly stop = new AbortController();
+  /** An HTTP target that refused a connection (or whose name does not resolve): why; nothing more is sent. */
+  private unreachable: string | undefined;
   private readonly stopped$ = new Promise<void>((resolve) => this.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   constructor(private readonly opts: ReplayOptions) {
@@ -210,7 +218,8 @@ class Replayer {
   }
 
   private async sendStep(step: ReplayStep, live: LiveSession, opening: boolean): Promise<ReplayedAnswer> {
-    const gone = live.conn.goneReason();
+    if (this.stopped) return CUT_SHORT;
+    const gone = live.conn.goneReason() ?? this.unreachable;
     if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
     const sentId = live.session.nextId();
@@ -263,14 +272,17 @@ class Replayer {
 
   private failed(live: LiveSession, err: unknown): ReplayedAnswer {
     if (!(err instanceof TransportError)) throw err;
-    if (err.errorClass === 'aborted') return { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
+    if (err.errorClass === 'aborted' || this.stopped) return CUT_SHORT;
     const why = live.conn.goneReason() ?? err.message;
     this.failure ??= why;
+    // Nothing listens there (any more): the steps after this one are not sent.
+    if (UNREACHABLE.has(err.errorClass)) this.unreachable ??= why;
     return { outcome: 'transport_error', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError: why };
   }
 
   /** Not sent: the session could not open or its server is gone. */
   private skip(why: string): ReplayedAnswer {
+    if (this.stopped) return CUT_SHORT; // not counted: the stop is said instead
     this.notSent++;
     // The reason is said once (the report's `failure`); each exchange only says it was not sent.
     const said = this.failure !== undefined;
@@ -350,12 +362,14 @@ class Replayer {
     holder.live = live;
     this.opts.observer?.opened(plan.key, this.clock.nowUs());
     if (plan.era === 'legacy' && plan.initialize === undefined && !this.opts.plan.initializeIsStep.has(plan.key)) {
-      await this.handshake(live, () => session.initialize());
+      await this.handshake(live, () => session.initialize({ signal: this.stop.signal }));
     } else if (plan.initialize !== undefined) {
       const recorded = this.opts.load(plan.initialize.rowid);
       const { request } = this.remap.outgoing(recorded.request as JsonRpcRequest, session.nextId());
       this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs());
-      await this.handshake(live, () => session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t) }));
+      await this.handshake(live, () =>
+        session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t), signal: this.stop.signal }),
+      );
     }
     return live;
   }
@@ -380,7 +394,8 @@ class Replayer {
     for (const p of this.sessions.values()) {
       const live = await p.catch(() => undefined);
       if (!live) continue;
-      await live.session.close();
+      // Stopped: the target is closed next, with no request that a hung server could hold up.
+      if (!this.stopped) await live.session.close();
       this.opts.observer?.closed(live.plan.key, this.clock.nowUs());
     }
   }
@@ -392,7 +407,8 @@ class Replayer {
 
   private async paceWait(offsetUs: number): Promise<void> {
     const waitMs = (this.t0 + this.scaled(offsetUs) - this.clock.nowUs()) / 1000;
-    if (waitMs <= 1 || this.stopped) return;
+    // Nothing more is sent once the target is unreachable: no reason to wait for the steps' turns.
+    if (waitMs <= 1 || this.stopped || this.unreachable !== undefined) return;
     const stop = this.stop.signal;
     await new Promise<void>((resolve) => {
       const done = (): void => {

@@ -72,8 +72,13 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     out.push(table(['method / tool', 'figure', 'count', 'recorded', 'replayed'], rows, [2]));
   }
   const c = countReport(report);
+  const sent = c.exchanges - c.notSent;
   const verdict =
-    (c.differences === 0 ? paint.good('no differences') : paint.bad(counted(c.differences, 'difference'))) + (report.stopped ? ' before the stop' : '');
+    (c.differences > 0
+      ? paint.bad(counted(c.differences, 'difference'))
+      : c.notSent > 0
+        ? paint.bad(`no differences in the ${sent} sent`)
+        : paint.good('no differences')) + (report.stopped ? ' before the stop' : '');
   if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
   // The counts after the colon are of the exchanges sent and answered: the others are neither same nor different.
   const stopped = report.stopped;
@@ -108,6 +113,7 @@ export function renderJson(report: ReplayReport): string {
           ...(p.recorded.target !== undefined ? { tool: p.recorded.target } : {}),
           recordedOutcome: p.recorded.outcome,
           replayedOutcome: p.replayed.outcome,
+          ...(p.replayed.notSent ? { notSent: true } : {}),
           recordedLatencyUs: p.recorded.latencyUs ?? null,
           replayedLatencyUs: p.replayed.latencyUs ?? null,
           differences: p.differences,

@@ -144,6 +144,20 @@ rl.on('line', (l) => {
     await client.close();
   });
 
+  it('a request whose signal is already aborted is refused at once and never sent', async () => {
+    const violations: string[] = [];
+    const client = await McpStdioClient.spawn({ command: process.execPath, args: ['-e', FAKE], onViolation: (k) => violations.push(k) });
+    try {
+      const err = await client.request({ jsonrpc: '2.0', id: 1, method: 'a' }, { signal: AbortSignal.abort(), timeoutMs: 60_000 }).catch((e: unknown) => e);
+      expect((err as TransportError).errorClass).toBe('aborted');
+      // The FAKE server answers every line it gets with a polluting line: none came for id 1.
+      expect((await client.request({ jsonrpc: '2.0', id: 2, method: 'a' })).response).toMatchObject({ id: 2 });
+      expect(violations.filter((v) => v === 'stdout_pollution')).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('onExit says whether the exit was asked for, decided at the exit; close() resolves after it', async () => {
     const exits: [string, string | undefined, boolean][] = [];
     const onExit = (reason: string, last: string | undefined, asked: boolean) => exits.push([reason, last, asked]);

@@ -114,9 +114,16 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
     expect(r.stdout).toMatch(/target failed: server process exited \(code 3\)/);
     // The counts after the colon are of the 5 sent: the 3 not sent are neither same nor different.
     expect(r.stdout).toMatch(/5 of 8 exchanges replayed \(3 not sent\): 4 same, 1 different, 1 without response/);
-    expect(r.stdout).toContain('not sent: the target had failed');
-    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { counts: Record<string, number>; notSent: number; failure: string };
-    expect(json.counts).toMatchObject({ exchanges: 8, same: 4, different: 1, noResponse: 1, notSent: 3 });
+    // Not sent is not a difference: those exchanges are counted, not listed.
+    expect(r.stdout).not.toContain('not sent: the target had failed');
+    const json = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as {
+      counts: Record<string, number>;
+      notSent: number;
+      failure: string;
+      exchanges: { notSent?: true; differences: unknown[] }[];
+    };
+    expect(json.counts).toMatchObject({ exchanges: 8, same: 4, different: 1, noResponse: 1, notSent: 3, differences: 1 });
+    expect(json.exchanges.filter((e) => e.notSent).map((e) => e.differences)).toEqual([[], [], []]);
     expect(json.notSent).toBe(3);
     expect(json.failure).toMatch(/server process exited \(code 3\)/);
     // JUnit: a case that could not run is an error, not a failure.

@@ -3,7 +3,7 @@
  * against the reference server, is stopped after about 2 s. It exits 130 at once, with the reports
  * of what was answered before the stop (JUnit: an erroring case), and no --update file.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,5 +92,61 @@ describe('mcptap replay stopped by a signal', () => {
       error: { '@_type': 'stopped', '@_message': `stopped by SIGINT: ${CALLS + 1 - report.counts.exchanges} of ${CALLS + 1} exchanges not replayed` },
     });
     expect(stdout).toMatch(new RegExp(`${report.counts.exchanges} of ${CALLS + 1} exchanges replayed \\(stopped by SIGINT\\): .*before the stop`));
+  }, 60_000);
+
+  it('SIGINT while a stdio server has not answered initialize: exits at once; a second signal leaves no server behind', async () => {
+    // The "server" never answers and ignores its stdin's end: only a signal ends it.
+    const marker = `${60 + Math.random()}`.slice(0, 9);
+    const alive = () => spawnSync('pgrep', ['-f', `^sleep ${marker}`], { encoding: 'utf8' }).stdout.trim();
+    for (const extra of [[], ['--method', 'ping']]) {
+      // The recorded initialize replayed as a step, or (not selected) as the session's handshake.
+      const child = spawn(process.execPath, [MCPTAP, 'replay', db, '--timeout', '60s', ...extra, '--', 'sleep', marker], { stdio: 'ignore' });
+      const exited = exitOf(child);
+      for (let i = 0; i < 100 && alive() === ''; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(alive(), 'the server started').not.toBe('');
+      // It used to wait for initialize's 60 s timeout.
+      expect(await signalAndWait(child, exited, 'SIGINT'), extra.join(' ')).toBe(130);
+      for (let i = 0; i < 40 && alive() !== ''; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(alive(), 'the server was ended with the replay').toBe('');
+    }
+    const child = spawn(process.execPath, [MCPTAP, 'replay', db, '--timeout', '60s', '--', 'sleep', marker], { stdio: 'ignore' });
+    const exited = exitOf(child);
+    for (let i = 0; i < 100 && alive() === ''; i++) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await signalAndWait(child, exited, 'SIGINT')).toBe(130);
+    for (let i = 0; i < 40 && alive() !== ''; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(), 'quitting at once still ends the server').toBe('');
+  }, 60_000);
+
+  it('an HTTP target that dies mid-replay: the rest is not sent, the reason said once (exit 1)', async () => {
+    const server = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise<string>((resolve) => {
+      let err = '';
+      server.stderr!.on('data', (b: Buffer) => {
+        err += b.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
+        if (m) resolve(m[1]!);
+      });
+    });
+    const json = join(dir, 'died.json');
+    const replaying = mcptap(['replay', db, '--json', json, '--url', url], 60_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    server.kill('SIGKILL');
+    const r = await replaying;
+    expect(r.code).toBe(1);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as {
+      failure: string;
+      counts: { exchanges: number; notSent: number; different: number };
+      exchanges: { notSent?: true }[];
+    };
+    expect(report.failure).toMatch(/connection refused/);
+    // Within the 20 s recorded, only the first few seconds were sent; one exchange at most met the dead server.
+    expect(report.counts.notSent).toBeGreaterThan(CALLS / 2);
+    expect(report.counts.different).toBeLessThanOrEqual(2); // the recorded initialize names another server, and one call at most
+    expect(r.stdout.match(/target failed: .*connection refused/g)).toHaveLength(1);
+    // Listed: the exchanges sent and different, not the ones never sent.
+    expect(r.stdout.match(/✗ exchange/g)?.length ?? 0).toBe(report.counts.different);
+    expect(r.stdout).toMatch(new RegExp(`\\d+ of ${CALLS + 1} exchanges replayed \\(${report.counts.notSent} not sent\\)`));
   }, 60_000);
 });

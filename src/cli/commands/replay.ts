@@ -102,6 +102,9 @@ started; 130/143 stopped by SIGINT/SIGTERM.`,
     });
 }
 
+/** Stopped by a signal: how long a stdio server gets after its stdin closes before it is signalled. */
+const STOPPED_GRACE_MS = 300;
+
 export async function runReplayCommand(file: string, command: string[], flags: ReplayFlags): Promise<number> {
   const spec = targetSpec(command, flags);
   const pace = parsePace(flags.pace);
@@ -138,7 +141,10 @@ async function replayFrom(
   // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported.
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (stop.signal.aborted) process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
+    if (stop.signal.aborted) {
+      target.kill(); // quitting now: no server this replay started is left behind
+      process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
+    }
     process.stderr.write(`\nmcptap: ${signal}: stopping the replay (requests in flight are cancelled; send it again to quit now)\n`);
     stop.abort(signal);
   };
@@ -156,7 +162,7 @@ async function replayFrom(
       timeoutMs: timeoutMs(flags.timeout),
       ...(update ? { observer: update } : {}),
       signal: stop.signal,
-    }).finally(() => target.close());
+    }).finally(() => target.close(stop.signal.aborted ? STOPPED_GRACE_MS : undefined));
     if (!run.reached && !run.stopped) {
       throw new McptapError(
         'REPLAY_TARGET_UNAVAILABLE',
