@@ -1,17 +1,25 @@
 /**
- * --json / --junit / --html must be writable before a long run starts (load, replay, report):
- * finding out after the run, with its results lost, is the worst time. `--json -` is stdout (the
- * text report then goes to stderr); the other reports need a file.
+ * --json / --junit / --html (and replay's --update) must be writable before a long run starts
+ * (load, replay, report): finding out after the run, with its results lost, is the worst time.
+ * `--json -` is stdout (the text report then goes to stderr); the other outputs need a file. No
+ * output may be an input, another output, or (a report) a recording: it would be destroyed.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { McptapError, type McptapErrorCode } from '../errors.js';
+import { isSqliteFile } from '../store/recording-file-precheck.js';
 
-export function checkOutputPaths(flags: { json?: string; junit?: string; html?: string }, code: McptapErrorCode): void {
+export function checkOutputPaths(
+  flags: { json?: string; junit?: string; html?: string; update?: string },
+  code: McptapErrorCode,
+  inputs: readonly string[] = [],
+): void {
+  const taken = new Map<string, string>(inputs.map((file) => [samePlace(file), `is the input ${file}`]));
   for (const [flag, path] of [
     ['--json', flags.json],
     ['--junit', flags.junit],
     ['--html', flags.html],
+    ['--update', flags.update],
   ] as const) {
     if (path === undefined || (path === '-' && flag === '--json')) continue;
     if (path === '-') throw new McptapError(code, `${flag} -: only --json can go to stdout; give ${flag} a file`);
@@ -23,5 +31,21 @@ export function checkOutputPaths(flags: { json?: string; junit?: string; html?: 
     } catch (err) {
       throw new McptapError(code, `${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
+    const place = samePlace(path);
+    const other = taken.get(place);
+    // --update may replace the recording replayed (with --force): that is what it writes.
+    if (other !== undefined && !(flag === '--update' && other.startsWith('is the input')))
+      throw new McptapError(code, `${flag} ${path}: ${other}; each output needs a file of its own`);
+    if (flag !== '--update' && isSqliteFile(path)) throw new McptapError(code, `${flag} ${path}: is a recording; a report would replace it`);
+    taken.set(place, `is given to ${flag} too`);
+  }
+}
+
+/** One key per file, whatever its spelling (symlinks, `./`, hard links are not told apart). */
+function samePlace(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path); // not there yet
   }
 }

@@ -20,8 +20,10 @@ export interface MergedRecording {
   from: number;
   to: number;
   events: number;
-  /** The source was not closed (its tap still running, or killed): the copy ends at its last event, INCOMPLETE. */
+  /** The source was not closed (its tap still running, or killed): the copy ends at its last event. */
   notClosed?: true;
+  /** Why the copy may lack traffic, as `mcptap ls` says it (INCOMPLETE). */
+  incomplete?: string;
 }
 
 /** Why a copy of a recording that was not closed is INCOMPLETE (`mcptap ls`). */
@@ -69,10 +71,11 @@ function copyRecording(src: MergeSource, id: number, out: RecordingStore): Merge
   // The meta (incomplete, if it was) came along above; only the row's end facts remain.
   if (info.endedUs !== undefined) {
     out.endRecording(to, { endedUs: info.endedUs, droppedQueue: info.droppedQueue, droppedWrite: info.droppedWrite });
-    return { file: src.file, from: id, to, events };
+    const why = info.meta?.incomplete;
+    return { file: src.file, from: id, to, events, ...(typeof why === 'string' ? { incomplete: why } : {}) };
   }
   // No tap will ever close the copy: it ends at its last event, and says why it may lack traffic.
   const incomplete = typeof info.meta?.incomplete === 'string' ? info.meta.incomplete : NOT_CLOSED_WHEN_MERGED;
   out.endRecording(to, { endedUs: lastUs, droppedQueue: info.droppedQueue, droppedWrite: info.droppedWrite, incomplete });
-  return { file: src.file, from: id, to, events, notClosed: true };
+  return { file: src.file, from: id, to, events, notClosed: true, incomplete };
 }

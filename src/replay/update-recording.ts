@@ -16,18 +16,21 @@ import { systemClock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
+import { isSqliteFile } from '../store/recording-file-precheck.js';
+import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replayer.js';
 
 export interface UpdateRecording extends TrafficObserver {
   /** Completes the file and moves it to its place. */
   commit(): Promise<void>;
-  /** After commit: a file was there before, and is replaced. */
-  readonly replaced: boolean;
+  /** After commit: the file that was there before and is replaced (a recording: how many it held; else 0). */
+  readonly replaced: { recordings: number } | undefined;
   /** Removes the temporary file (the replay failed). */
   abandon(): Promise<void>;
 }
 
-export function openUpdateRecording(file: string, opts: { transport: Transport; target: string; logger?: Logger }): UpdateRecording {
+/** `overwrite`: a file already at `file` may be replaced; without it, one that appeared during the replay is refused. */
+export function openUpdateRecording(file: string, opts: { transport: Transport; target: string; overwrite: boolean; logger?: Logger }): UpdateRecording {
   const temp = join(dirname(file), `.${basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   const clock = systemClock;
   const logger = opts.logger ?? silentLogger;
@@ -52,7 +55,7 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
     await pipeline.flush();
     await pipeline.close();
   };
-  let replaced = false;
+  let replaced: { recordings: number } | undefined;
   return {
     get replaced() {
       return replaced;
@@ -73,8 +76,14 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
         removeTemp(temp);
         throw new McptapError('REPLAY_WRITE_FAILED', `--update ${file} not written: ${lost.droppedQueue + lost.droppedWrite} events could not be recorded`);
       }
+      if (existsSync(file)) {
+        if (!opts.overwrite) {
+          removeTemp(temp);
+          throw new McptapError('MCPTAP_BAD_FLAG', `--update ${file} appeared during the replay; not replaced (pass --force to replace it)`);
+        }
+        replaced = { recordings: recordingsIn(file) };
+      }
       try {
-        replaced = existsSync(file);
         renameSync(temp, file);
         // The file replaced must not leave its side files to the new one.
         for (const side of ['-wal', '-shm']) rmSync(file + side, { force: true });
@@ -89,6 +98,21 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
       removeTemp(temp);
     },
   };
+}
+
+/** How many recordings a file holds (0: not a recording), read before it is replaced. */
+function recordingsIn(file: string): number {
+  if (!isSqliteFile(file)) return 0;
+  try {
+    const store = RecordingStore.open(file);
+    try {
+      return store.listRecordings().length;
+    } finally {
+      store.close();
+    }
+  } catch {
+    return 0;
+  }
 }
 
 function removeTemp(temp: string): void {

@@ -4,7 +4,7 @@
  * holding two recordings) into one that `ls` and `show` read. The recordings come from the built
  * `mcptap stdio --record` around mcptap's own reference server.
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,10 +155,13 @@ describe('mcptap merge', () => {
 
   it('refuses a file given twice, under any name (exit 2), before writing OUT', () => {
     const out = join(dir, 'doubled.db');
-    const relative = `${dir}/./a.db`; // another spelling of a
-    const r = mcptap(['merge', out, a, b, relative]);
-    expect([r.code, r.stderr]).toEqual([2, `mcptap: ${relative} is given twice (as ${a} and ${relative}): each file is merged once\n`]);
-    expect(existsSync(out)).toBe(false);
+    const hard = join(dir, 'a-hard-link.db');
+    linkSync(a, hard);
+    for (const twice of [`${dir}/./a.db`, hard]) {
+      const r = mcptap(['merge', out, a, b, twice]);
+      expect([r.code, r.stderr]).toEqual([2, `mcptap: ${twice} is given twice (as ${a} and ${twice}): each file is merged once\n`]);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 
   it('a recording not closed (its tap killed) is merged ending at its last event, INCOMPLETE, and said', () => {
@@ -171,7 +174,7 @@ describe('mcptap merge', () => {
     const r = mcptap(['merge', out, a, killed]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`${killed} recording 1 -> 3 (`);
-    expect(r.stdout).toMatch(/events; not closed: ends at its last event, INCOMPLETE\)/);
+    expect(r.stdout).toMatch(/events; INCOMPLETE: not closed when merged \(its tap was still running, or it or its indexer was killed\)\)/);
     expect(r.stderr).toBe(
       'mcptap warn: 1 of the recordings merged was not closed (a tap still running, or killed): merge again once it has stopped to get all of its traffic\n',
     );

@@ -372,6 +372,16 @@ thresholds:
       'mcptap warn: the stdio target exited mid-run: server process exited (code 3); its stderr ended with: exit-on-tool: fail called, exiting; its calls fail from now on (transport child_exit)',
     ]);
     expect(r.stdout).toMatch(/child_exit/);
+    // Its last words are shown escaped: a server's stderr never drives the terminal.
+    const env = { EXIT_ON_TOOL_SAYS: 'dying \u001b[31mred\u001b[0m\r\u0007bell\n' };
+    write(
+      'dies-loudly.yaml',
+      `target: { command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)} }\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { tool: fail } ]\n`,
+    );
+    const loud = await mcptap(['load', 'dies-loudly.yaml', '--progress', 'none'], dir);
+    const line = loud.stderr.split('\n').find((l) => l.includes('the stdio target exited mid-run'))!;
+    expect(line).toContain('its stderr ended with: dying \\u001b[31mred\\u001b[0m\\u000d\\u0007bell;');
+    expect(line).not.toMatch(/[\u0000-\u001f]/);
   });
 
   it('a --metrics-linger with nothing serving metrics says it is ignored, and the run goes on', async () => {

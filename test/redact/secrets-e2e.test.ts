@@ -125,6 +125,7 @@ describe('secrets, end to end', () => {
       expect(line).toMatch(
         /listening on http:\/\/127\.0\.0\.1:\d+\/mcp -> http:\/\/user:redacted:hmac-sha256:[0-9a-f]{16}@127\.0\.0\.1:\d+\/mcp\?token=redacted:hmac-sha256:[0-9a-f]{16}&page=2/,
       );
+      for (let i = 0; i < 40 && !tap.stderr().includes('clients send the query'); i++) await new Promise((r) => setTimeout(r, 50));
       expect(tap.stderr()).toMatch(
         /clients send the query themselves \(http:\/\/127\.0\.0\.1:\d+\/mcp\?\.\.\.\): the tap forwards each request's path and query as sent/,
       );

@@ -199,18 +199,45 @@ describe('mcptap replay output paths', () => {
   }, 60_000);
 
   it('an output that cannot be written is refused before anything is replayed (exit 2)', async () => {
-    for (const args of [
-      ['--junit', join(dir, 'no-such-dir', 'r.xml')],
-      ['--json', dir],
-      ['--junit', '-'],
-    ]) {
+    const other = join(dir, 'other.db');
+    copyFileSync(db, other);
+    const before = readFileSync(db);
+    for (const [args, why] of [
+      [['--junit', join(dir, 'no-such-dir', 'r.xml')], /cannot write there \(ENOENT\)/],
+      [['--json', dir], /cannot write there \(EISDIR\)/],
+      [['--update', dir, '--force'], /cannot write there \(EISDIR\)/],
+      [['--junit', '-'], /only --json can go to stdout/],
+      // Outputs that would destroy what is read, or each other.
+      [['--json', db], /is the input .*; each output needs a file of its own/],
+      [['--junit', other], /is a recording; a report would replace it/],
+      [['--update', join(dir, 'u.db'), '--json', join(dir, 'u.db')], /is given to --json too; each output needs a file of its own/],
+    ] as const) {
       const r = await replay([db, ...args, '--', ...marking]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`^mcptap: ${args[0]} .*`));
+      expect(r.stderr).toMatch(why);
       expect(r.stdout).toBe('');
     }
     expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    expect(existsSync(join(dir, 'u.db'))).toBe(false);
   });
+
+  it('--update is not written when the target failed mid-replay; in place, says how many recordings the file held', async () => {
+    copyFileSync(db, db.replace(/\.db$/, '-copy.db'));
+    const next = join(dir, 'died-next.db');
+    const dies = [process.execPath, join(FIXTURES, 'exit-on-tool.mjs'), 'get-tiny-image', EVERYTHING, 'stdio'];
+    const r = await fast([db, '--update', next, '--', ...dies]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`mcptap: --update ${next} not written: the target failed \\(server process exited \\(code 3\\)`));
+    expect(existsSync(next)).toBe(false);
+    // A file of two recordings replaced by the replay of one: said.
+    const two = join(dir, 'two.db');
+    expect((await mcptap(['merge', two, db, db.replace(/\.db$/, '-copy.db')])).code).toBe(0);
+    const inPlace = await fast([two, '--recording', '1', '--update', two, '--force', '--', EVERYTHING, 'stdio']);
+    expect(inPlace.code).toBe(0);
+    expect(inPlace.stderr).toContain(`mcptap: replaced ${two} (which held 2 recordings) with the replayed traffic (--force)`);
+  }, 90_000);
 
   it('--update onto a file that exists needs --force (exit 2 before anything runs); with it, says the file was replaced', async () => {
     const copy = join(dir, 'baseline.db');

@@ -80,9 +80,12 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
   const shown = (url: string) => sinks.redactor.redactText(url);
   // Shown without the upstream's query, so that it can be copied: the tap forwards each request's own path and query.
   const listening = tap.url.replace(/\?.*$/, '');
-  process.stderr.write(`mcptap http: listening on ${listening} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n`);
-  if (upstream.search !== '')
-    process.stderr.write(`mcptap http: clients send the query themselves (${listening}?...): the tap forwards each request's path and query as sent\n`);
+  // One write: whoever waits for the first line has the second too.
+  const queryNote =
+    upstream.search !== '' ? `mcptap http: clients send the query themselves (${listening}?...): the tap forwards each request's path and query as sent\n` : '';
+  process.stderr.write(
+    `mcptap http: listening on ${listening} -> ${shown(upstream.href)}${flags.record ? ` (recording to ${flags.record})` : ''}\n${queryNote}`,
+  );
   await stopped;
   // A recording that failed under --require-recording stops the traffic at once.
   await tap.close({ drainMs: fatal ? 0 : drainMs });

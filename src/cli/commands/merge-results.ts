@@ -37,7 +37,7 @@ Examples:
   mcptap merge-results shard-*.json --json merged.json --junit thresholds.xml --html merged.html`,
     )
     .action(async (files: string[], flags: { json?: string; junit?: string; html?: string }) => {
-      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT');
+      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', files);
       const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));
       let merged: LoadResult;
       try {

@@ -2,8 +2,9 @@
  * `mcptap merge OUT IN...`: recordings of several tap instances into one file, each still a
  * recording of its own. (`mcptap merge-results` is the other merge: load-test results.)
  */
-import { realpathSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { terminalSafe } from '../../report/format.js';
 import { McptapError } from '../../errors.js';
 import { mergeRecordings, type MergedRecording, type MergeSource } from '../../interchange/merge-recordings.js';
 import { RecordingStore } from '../../store/recording-store.js';
@@ -37,7 +38,8 @@ Examples:
       refuseRepeats(inputs);
       const merged = await writeAtomically(out, { overwrite: flags.force === true, code: 'MCPTAP_RECORDING_UNWRITABLE' }, (temp) => mergeFiles(inputs, temp));
       const lines = merged.map(
-        (m) => `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events${m.notClosed ? '; not closed: ends at its last event, INCOMPLETE' : ''})\n`,
+        (m) =>
+          `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events${m.incomplete !== undefined ? `; INCOMPLETE: ${terminalSafe(m.incomplete)}` : ''})\n`,
       );
       process.stdout.write(`merged ${merged.length} recordings into ${out}:\n${lines.join('')}`);
       const open = merged.filter((m) => m.notClosed).length;
@@ -70,7 +72,8 @@ function refuseRepeats(inputs: string[]): void {
   for (const file of inputs) {
     let real: string;
     try {
-      real = realpathSync(file);
+      const st = statSync(file); // the file itself, whatever its name: symlinks and hard links too
+      real = `${st.dev}:${st.ino}`;
     } catch {
       continue; // missing: said by openInput
     }

@@ -16,6 +16,7 @@ import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
+import { terminalSafe } from '../../report/format.js';
 import { listedOutcome } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
@@ -110,7 +111,7 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const pace = parsePace(flags.pace);
   const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
-  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT');
+  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file]);
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
@@ -133,7 +134,10 @@ async function replayFrom(
 ): Promise<number> {
   const { plan, recordingIds, answers } = readPlan(store, file, flags);
   const target = openTarget(spec);
-  const update = flags.update !== undefined ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label }) : undefined;
+  const update =
+    flags.update !== undefined
+      ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
+      : undefined;
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
@@ -179,10 +183,11 @@ async function replayFrom(
       ...(run.stopped ? { stopped: { signal: stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
     });
     // A replay cut short is no baseline: --update is not written.
-    await writeOutputs(report, flags, run.stopped ? undefined : update);
-    if (run.stopped && update) {
+    const unfit = run.stopped ? 'the replay was stopped' : run.failure !== undefined ? `the target failed (${run.failure})` : undefined;
+    await writeOutputs(report, flags, unfit === undefined ? update : undefined);
+    if (unfit !== undefined && update) {
       await update.abandon();
-      process.stderr.write(`mcptap: --update ${flags.update} not written: the replay was stopped\n`);
+      process.stderr.write(`mcptap: --update ${flags.update} not written: ${terminalSafe(unfit)}\n`);
     }
   } catch (err) {
     await update?.abandon();
@@ -195,7 +200,10 @@ async function replayFrom(
   const textOut = flags.json === '-' ? process.stderr : process.stdout;
   const color = flags.color !== false && textOut.isTTY === true && !process.env.NO_COLOR;
   textOut.write(renderText(report, { color }));
-  if (update?.replaced) process.stderr.write(`mcptap: replaced ${flags.update} with the replayed traffic (--force)\n`);
+  if (update?.replaced) {
+    const held = update.replaced.recordings > 1 ? ` (which held ${update.replaced.recordings} recordings)` : '';
+    process.stderr.write(`mcptap: replaced ${flags.update}${held} with the replayed traffic (--force)\n`);
+  }
   if (flags.json === '-') process.stdout.write(renderJson(report));
   const signal = stoppedBy();
   if (signal !== undefined) return SIGNAL_EXIT[signal];

@@ -21,6 +21,7 @@ import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
+import { terminalSafe } from '../../report/format.js';
 
 export interface StdioDriverOptions {
   command: string;
@@ -151,7 +152,7 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     onExit: (reason, last, asked) => {
       if (asked || !life.running) return;
       opts.logger.warn(
-        `the stdio target exited mid-run: ${reason}${last ? `; its stderr ended with: ${last}` : ''}; its calls fail from now on (transport child_exit)`,
+        `the stdio target exited mid-run: ${reason}${last ? `; its stderr ended with: ${terminalSafe(last)}` : ''}; its calls fail from now on (transport child_exit)`,
       );
     },
     // Ctrl-C stops the run gracefully: the server must outlive it until the requests in flight end.
