@@ -272,7 +272,9 @@ class Replayer {
 
   private failed(live: LiveSession, err: unknown): ReplayedAnswer {
     if (!(err instanceof TransportError)) throw err;
-    if (err.errorClass === 'aborted' || this.stopped) return CUT_SHORT;
+    if (this.stopped) return CUT_SHORT;
+    // A recorded cancellation, replayed: the request's answer is its cancellation.
+    if (err.errorClass === 'aborted') return { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
     const why = live.conn.goneReason() ?? err.message;
     this.failure ??= why;
     // Nothing listens there (any more): the steps after this one are not sent.

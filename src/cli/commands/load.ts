@@ -30,6 +30,7 @@ import { createTelemetry, type Telemetry } from '../../telemetry/telemetry.js';
 import { addLoadMetricsOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
+import { stopOnSignals } from '../signal-stop.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface LoadFlags {
@@ -153,20 +154,13 @@ async function runAndReport(
 ): Promise<number> {
   if (flags.startAt) await waitUntil(flags.startAt);
   const progress = progressWriter(flags);
-  const abort = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (abort.signal.aborted) process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
-    process.stderr.write(`\nmcptap: ${signal}: stopping (in-flight requests finish; send it again to quit now)\n`);
-    abort.abort(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignals(() => 'stopping (in-flight requests finish; send it again to quit now)');
   let result: LoadResult;
   try {
     result = await runLoad(scenario, {
       shard,
       logger,
-      signal: abort.signal,
+      signal: stop.signal,
       onProgress: progress.write,
       progressIntervalMs: progress.intervalMs,
       ...(observer ? { observer } : {}),
@@ -175,14 +169,15 @@ async function runAndReport(
     if (!(err instanceof StoppedBeforeRun)) throw err;
     // Nothing ran, so nothing is written (the target's processes were stopped with the run).
     process.stderr.write(`mcptap: ${err.message}\n`);
-    return SIGNAL_EXIT[abort.signal.reason as keyof typeof SIGNAL_EXIT] ?? ExitCode.Failed;
+    const by = stop.stoppedBy();
+    return by ? SIGNAL_EXIT[by] : ExitCode.Failed;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
     progress.end();
   }
   await writeOutputs(result, flags);
-  if (abort.signal.aborted) return SIGNAL_EXIT[abort.signal.reason as keyof typeof SIGNAL_EXIT];
+  const by = stop.stoppedBy();
+  if (by) return SIGNAL_EXIT[by];
   if (thresholdsPassed(result.thresholds)) return ExitCode.Ok;
   // A shard sees part of the run: its thresholds are informative only; merge-results decides.
   if (shard && shard.count > 1) {

@@ -22,6 +22,7 @@ import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { checkOutputPaths } from '../output-paths.js';
+import { stopOnSignals } from '../signal-stop.js';
 import { parseUpstream } from '../upstream.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
@@ -142,19 +143,12 @@ async function replayFrom(
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
-  // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported.
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stop.signal.aborted) {
-      target.kill(); // quitting now: no server this replay started is left behind
-      process.exit(SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
-    }
-    process.stderr.write(`\nmcptap: ${signal}: stopping the replay (requests in flight are cancelled; send it again to quit now)\n`);
-    stop.abort(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const stoppedBy = (): keyof typeof SIGNAL_EXIT | undefined => (stop.signal.aborted ? (stop.signal.reason as keyof typeof SIGNAL_EXIT) : undefined);
+  // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported;
+  // quitting at once still ends the servers this replay started.
+  const stop = stopOnSignals(
+    () => 'stopping the replay (requests in flight are cancelled; send it again to quit now)',
+    () => target.kill(),
+  );
   try {
     const run = await runReplay({
       plan,
@@ -166,7 +160,7 @@ async function replayFrom(
       timeoutMs: timeoutMs(flags.timeout),
       ...(update ? { observer: update } : {}),
       signal: stop.signal,
-    }).finally(() => target.close(stop.signal.aborted ? STOPPED_GRACE_MS : undefined));
+    }).finally(() => target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined));
     if (!run.reached && !run.stopped) {
       throw new McptapError(
         'REPLAY_TARGET_UNAVAILABLE',
@@ -180,7 +174,7 @@ async function replayFrom(
       ...(maxSlowdown !== undefined ? { maxSlowdown } : {}),
       notSent: run.notSent,
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
-      ...(run.stopped ? { stopped: { signal: stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
+      ...(run.stopped ? { stopped: { signal: stop.stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
     });
     // A replay cut short is no baseline: --update is not written.
     const unfit = run.stopped ? 'the replay was stopped' : run.failure !== undefined ? `the target failed (${run.failure})` : undefined;
@@ -193,8 +187,7 @@ async function replayFrom(
     await update?.abandon();
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
   // `--json -`: the JSON on stdout, for a pipe; the text report beside it on stderr.
   const textOut = flags.json === '-' ? process.stderr : process.stdout;
@@ -205,7 +198,7 @@ async function replayFrom(
     process.stderr.write(`mcptap: replaced ${flags.update}${held} with the replayed traffic (--force)\n`);
   }
   if (flags.json === '-') process.stdout.write(renderJson(report));
-  const signal = stoppedBy();
+  const signal = stop.stoppedBy();
   if (signal !== undefined) return SIGNAL_EXIT[signal];
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }
