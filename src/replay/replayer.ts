@@ -78,6 +78,8 @@ interface LiveSession {
   inFlight: Set<number>;
   /** Legacy, its initialize a step: settles once that step is done. Requests wait for it, as a client must. */
   initializeDone?: { promise: Promise<void>; settle(): void };
+  /** Its initialize, answered when recorded, failed now: why; the session's other requests are not sent. */
+  unusable?: string;
 }
 
 const CANCELLED = 'notifications/cancelled';
@@ -87,6 +89,15 @@ const CUT_SHORT: ReplayedAnswer = { outcome: 'cancelled', isError: false, progre
 
 /** Transport errors that say nothing listens at the target: the rest of the replay is not sent. */
 const UNREACHABLE: ReadonlySet<TransportError['errorClass']> = new Set(['connection_refused', 'dns']);
+
+/** This many requests timing out in a row, none answered between them: the target is hung, the rest not sent. */
+const HUNG_AFTER_TIMEOUTS = 3;
+
+/** An answer's JSON-RPC error, in a few words. */
+function errorOf(a: ReplayedAnswer): string {
+  const err = a.response && 'error' in a.response ? a.response.error : undefined;
+  return err ? `${err.message} (${err.code})` : 'no answer';
+}
 
 export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
   return new Replayer(opts).run();
@@ -114,6 +125,8 @@ class Replayer {
   private readonly stop = new AbortController();
   /** An HTTP target that refused a connection (or whose name does not resolve): why; nothing more is sent. */
   private unreachable: string | undefined;
+  /** Requests timed out since the last answer: the target is taken as hung at {@link HUNG_AFTER_TIMEOUTS}. */
+  private timeoutsInARow = 0;
   private readonly stopped$ = new Promise<void>((resolve) => this.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   constructor(private readonly opts: ReplayOptions) {
@@ -206,7 +219,9 @@ class Replayer {
     const opening = step.exchange.method === 'initialize' && live.plan.era === 'legacy';
     if (opening) {
       try {
-        return await this.sendStep(step, live, true);
+        const a = await this.sendStep(step, live, true);
+        if (!live.session.isInitialized && step.exchange.outcome === 'ok') live.unusable ??= `initialize failed: ${a.transportError ?? errorOf(a)}`;
+        return a;
       } finally {
         live.initializeDone?.settle();
       }
@@ -214,6 +229,7 @@ class Replayer {
     // A client that pipelined its requests behind initialize (stdio allows it) has them sent after
     // its answer: over HTTP they need its session id, and no server must take them before.
     if (step.exchange.method !== 'ping' && live.initializeDone) await Promise.race([live.initializeDone.promise, this.stopped$]);
+    if (live.unusable !== undefined) return this.skip(live.unusable);
     return this.sendStep(step, live, false);
   }
 
@@ -243,7 +259,10 @@ class Replayer {
 
   /** The step's answer from what came back; stream figures only over HTTP (stdio has no SSE). */
   private answerOf(step: ReplayStep, result: CallResult, sentId: JsonRpcId, http: boolean): ReplayedAnswer {
-    if (result.response !== undefined || result.httpStatus !== undefined) this.reached = true;
+    if (result.response !== undefined || result.httpStatus !== undefined) {
+      this.reached = true;
+      this.timeoutsInARow = 0;
+    }
     const progressCount = result.messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length;
     const res = result.response;
     if (res === undefined) {
@@ -277,8 +296,9 @@ class Replayer {
     if (err.errorClass === 'aborted') return { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
     const why = live.conn.goneReason() ?? err.message;
     this.failure ??= why;
-    // Nothing listens there (any more): the steps after this one are not sent.
+    // Nothing listens there (any more), or it stopped answering: the steps after this one are not sent.
     if (UNREACHABLE.has(err.errorClass)) this.unreachable ??= why;
+    if (err.errorClass === 'timeout' && ++this.timeoutsInARow >= HUNG_AFTER_TIMEOUTS) this.unreachable ??= `${why} (${HUNG_AFTER_TIMEOUTS} requests in a row)`;
     return { outcome: 'transport_error', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError: why };
   }
 

@@ -3,7 +3,7 @@
  * or a recording's anomalies. Pure: data in, string or JSON-ready object out.
  */
 import type { StoredAnomaly, StoredExchange, StoredFrame, StoredLongStream } from '../store/types.js';
-import { cellSafe, formatId, formatOffset, formatUs, table, truncate } from './format.js';
+import { lineSafe, formatId, formatOffset, formatUs, table, truncate } from './format.js';
 import { indent } from './recording-list.js';
 import { counted } from '../util/plural.js';
 
@@ -52,22 +52,22 @@ const MAX_CELL = 40;
 
 /** Escaped before it is measured: the table's widths are those of what the terminal shows. */
 function cell(raw: string): string {
-  const text = cellSafe(raw);
+  const text = lineSafe(raw);
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 
 function header(e: StoredExchange): string[] {
   const lines = [
-    `exchange #${e.rowid}  key ${e.key}`,
-    `  id ${formatId(e.id)} (${e.idType})  method ${e.method}${e.target ? `  target ${e.target}` : ''}`,
-    `  connection ${e.connectionId}  direction ${e.direction}  era ${e.era}` +
-      `${e.protocolVersion ? `  protocol ${e.protocolVersion}` : ''}${e.sessionId ? `  session ${e.sessionId}` : ''}`,
+    `exchange #${e.rowid}  key ${lineSafe(e.key)}`,
+    `  id ${lineSafe(formatId(e.id))} (${e.idType})  method ${lineSafe(e.method)}${e.target ? `  target ${lineSafe(e.target)}` : ''}`,
+    `  connection ${lineSafe(e.connectionId)}  direction ${e.direction}  era ${e.era}` +
+      `${e.protocolVersion ? `  protocol ${lineSafe(e.protocolVersion)}` : ''}${e.sessionId ? `  session ${lineSafe(e.sessionId)}` : ''}`,
     `  outcome ${listedOutcome(e)}${e.isError ? ' (isError)' : ''}  latency ${formatUs(e.latencyUs)}  progress ${e.progress.length}`,
   ];
-  if (e.errorCode !== undefined || e.errorMessage !== undefined) lines.push(`  error ${e.errorCode ?? ''} ${e.errorMessage ?? ''}`.trimEnd());
+  if (e.errorCode !== undefined || e.errorMessage !== undefined) lines.push(`  error ${e.errorCode ?? ''} ${lineSafe(e.errorMessage ?? '')}`.trimEnd());
   if (e.cancel) {
     lines.push(
-      `  cancelled by ${e.cancel.by} at ${formatOffset(e.cancel.timeUs, e.startUs)}${e.cancel.reason ? ` (${e.cancel.reason})` : ''}` +
+      `  cancelled by ${e.cancel.by} at ${formatOffset(e.cancel.timeUs, e.startUs)}${e.cancel.reason ? ` (${lineSafe(e.cancel.reason)})` : ''}` +
         `${e.responseAfterCancel ? '  response arrived after cancel' : ''}`,
     );
   }
@@ -81,7 +81,7 @@ function header(e: StoredExchange): string[] {
     ].filter(Boolean);
     if (parts.length) lines.push(`  ${parts.join('  ')}`);
   }
-  if (e.operationKey) lines.push(`  operation ${e.operationKey}`);
+  if (e.operationKey) lines.push(`  operation ${lineSafe(e.operationKey)}`);
   return lines;
 }
 
@@ -98,17 +98,17 @@ function payload(raw: Buffer): string {
 function frameSummary(f: StoredFrame): string {
   if (f.kind === 'message') {
     const m = f.message as { method?: string };
-    return `${f.messageKind}${m.method ? ` ${m.method}` : ''}${f.batch ? ` (batch ${f.batch.index + 1}/${f.batch.size})` : ''}`;
+    return `${f.messageKind}${m.method ? ` ${lineSafe(m.method)}` : ''}${f.batch ? ` (batch ${f.batch.index + 1}/${f.batch.size})` : ''}`;
   }
-  return f.kind === 'invalid' ? `invalid (${f.reason})` : 'log';
+  return f.kind === 'invalid' ? `invalid (${lineSafe(f.reason)})` : 'log';
 }
 
 export function renderFrame(f: StoredFrame, originUs: number, opts: DetailOptions = {}): string {
   const ctx = f.context;
   const extra = [
     ctx?.httpStatus !== undefined ? `http ${ctx.httpStatus}` : '',
-    ctx?.sseEventId ? `sse id ${ctx.sseEventId}` : '',
-    ctx?.streamId ? `stream ${ctx.streamId}` : '',
+    ctx?.sseEventId ? `sse id ${lineSafe(ctx.sseEventId)}` : '',
+    ctx?.streamId ? `stream ${lineSafe(ctx.streamId)}` : '',
   ]
     .filter(Boolean)
     .join('  ');
@@ -123,7 +123,7 @@ export function renderAnomalies(anomalies: readonly StoredAnomaly[], originUs?: 
   const rows = anomalies.map((a) => [
     formatOffset(a.timeUs, origin),
     a.kind,
-    cellSafe(a.connectionId),
+    lineSafe(a.connectionId),
     a.direction ?? '-',
     a.frameSeq === undefined ? '-' : String(a.frameSeq),
     a.detail,
@@ -139,8 +139,8 @@ export function renderLongStreams(streams: readonly StoredLongStream[], originUs
     formatOffset(s.firstUs, origin),
     formatOffset(s.lastUs, origin),
     s.kind,
-    cellSafe(s.connectionId),
-    cellSafe(s.streamId),
+    lineSafe(s.connectionId),
+    lineSafe(s.streamId),
     String(s.frames),
     String(s.notifications),
   ]);

@@ -1,4 +1,5 @@
 /** Small pure text helpers shared by the recording reports. */
+import stringWidth from 'string-width';
 
 /** A duration in microseconds, human-sized: `850µs`, `12.3ms`, `4.56s`. */
 export function formatUs(us: number | undefined): string {
@@ -31,11 +32,17 @@ export function formatId(id: string | number): string {
  * on the terminal. Newlines and tabs stay: the renderers lay text out with them.
  */
 export function terminalSafe(text: string): string {
-  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** {@link terminalSafe} for one table cell: tabs and line breaks are escaped too, so columns stay aligned. */
-export function cellSafe(text: string): string {
+/**
+ * Control characters (but tab and newline), and the invisible ones that reorder or hide text: zero
+ * widths, line and paragraph separators, bidirectional overrides and isolates ("Trojan Source"), BOM.
+ */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** {@link terminalSafe} for a table cell or a one-line field: tabs and line breaks are escaped too, so columns and lines hold. */
+export function lineSafe(text: string): string {
   return terminalSafe(text).replace(/[\t\n]/g, (c) => (c === '\t' ? '\\t' : '\\n'));
 }
 
@@ -51,13 +58,15 @@ export function truncate(text: string, max: number, hint = ''): string {
  */
 export function table(header: readonly string[], rows: readonly (readonly string[])[], right: readonly number[] = []): string {
   const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  // Terminal columns, not code points: wide (CJK) and combining characters, colour codes.
+  const widths = header.map((_, i) => Math.max(...all.map((r) => stringWidth(r[i] ?? ''))));
   return all
     .map((r) =>
       r
         .map((cell, i) => {
           if (i === r.length - 1 && !right.includes(i)) return cell;
-          return right.includes(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
+          const fill = ' '.repeat(Math.max(0, widths[i]! - stringWidth(cell)));
+          return right.includes(i) ? fill + cell : cell + fill;
         })
         .join('  ')
         .trimEnd(),

@@ -3,7 +3,7 @@
  * latency percentiles. Pure: data in, string or JSON-ready object out.
  */
 import type { MethodSummary, OutcomeCounts, RecordingListing, RecordingSummary } from '../store/types.js';
-import { cellSafe, formatTime, formatUs, table } from './format.js';
+import { lineSafe, formatTime, formatUs, table } from './format.js';
 
 export interface ListedRecording {
   recording: RecordingListing;
@@ -29,7 +29,7 @@ export function incompleteOf(r: Pick<RecordingListing, 'meta'>): string | undefi
 
 function methodTable(methods: readonly MethodSummary[]): string {
   const rows = methods.map((m) => [
-    cellSafe(m.method || '(none)'),
+    lineSafe(m.method || '(none)'),
     String(m.count),
     String(m.outcomes.ok ?? 0),
     formatOutcomes(m.outcomes, true),
@@ -46,13 +46,13 @@ export function renderRecordingList(file: string, items: readonly ListedRecordin
   const blocks = items.map(({ recording: r, summary: s }) => {
     const dropped = r.droppedQueue + r.droppedWrite;
     const lines = [
-      `recording ${r.id}  ${r.transport}  ${r.target}`,
+      `recording ${r.id}  ${r.transport}  ${lineSafe(r.target)}`,
       `  started ${formatTime(r.startedUs)}  duration ${durationOf(r)}  mcptap ${r.mcptapVersion}`,
       `  exchanges ${r.exchanges} (${formatOutcomes(r.outcomes)})  anomalies ${r.anomalies}` +
         `  dropped ${dropped}${dropped ? ` (queue ${r.droppedQueue}, write ${r.droppedWrite})` : ''}`,
     ];
     const incomplete = incompleteOf(r);
-    if (incomplete) lines.push(`  INCOMPLETE: ${incomplete}`);
+    if (incomplete) lines.push(`  INCOMPLETE: ${lineSafe(incomplete)}`);
     if (s.methods.length > 0) lines.push('', indent(methodTable(s.methods), '  '));
     return lines.join('\n');
   });

@@ -4,7 +4,7 @@
  */
 import type { Difference } from '../replay/compare.js';
 import { countReport, groupName, pairVerdict, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
-import { cellSafe, formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
+import { lineSafe, formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
 import { counted } from '../util/plural.js';
 
 const MAX_VALUE_CHARS = 300;
@@ -46,7 +46,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   if (report.latency && report.latency.length > 0) {
     out.push('', 'latency           recorded p50/p95 vs replayed p50/p95');
     const rows = report.latency.map((g) => [
-      cellSafe(g.name),
+      lineSafe(g.name),
       String(g.count),
       `${formatUs(g.recordedP50Us)} / ${formatUs(g.recordedP95Us)}`,
       `${formatUs(g.replayedP50Us)} / ${formatUs(g.replayedP95Us)}`,
@@ -63,7 +63,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   } else if (streams.length > 0) {
     out.push('', 'streamed answers (SSE) recorded p50/p95 vs replayed p50/p95; first event, final from the request, gap and progress between events');
     const rows = streams.map((g) => [
-      cellSafe(g.name),
+      lineSafe(g.name),
       g.figure,
       `${g.recordedCount} / ${g.replayedCount}`,
       `${formatUs(g.recordedP50Us)} / ${formatUs(g.recordedP95Us)}`,

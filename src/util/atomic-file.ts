@@ -2,11 +2,14 @@
  * Output files that are either whole or absent: written under a temporary name beside the target
  * (same directory, so the rename stays on one file system) and renamed into place only on success.
  */
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import { damagedDatabaseError, isDamagedDatabase } from './damaged-database.js';
+import { writeTarget } from './atomic-write.js';
 
 /** A fresh temporary path beside `target`. */
 export function tempPathBeside(target: string): string {
@@ -29,12 +32,19 @@ export async function writeAtomically<T>(
   write: (tempPath: string) => T | Promise<T>,
 ): Promise<T> {
   if (!opts.overwrite && existsSync(target)) throw new McptapError('MCPTAP_BAD_FLAG', `${target} exists; pass --force to overwrite it`);
-  const temp = tempPathBeside(target);
+  const place = writeTarget(target);
+  // A device or a pipe (`/dev/stdout`) gets a copy of the finished file: renamed over, it would be replaced.
+  const temp = place.inPlace ? tempPathBeside(join(tmpdir(), 'mcptap-out')) : tempPathBeside(place.path);
   try {
     const result = await write(temp);
-    renameSync(temp, target);
+    if (place.inPlace) {
+      await pipeline(createReadStream(temp), createWriteStream(target));
+      removeTemp(temp);
+      return result;
+    }
+    renameSync(temp, place.path);
     // A replaced SQLite file must not meet the side files of the one it replaced.
-    for (const side of ['-wal', '-shm']) rmSync(`${target}${side}`, { force: true });
+    for (const side of ['-wal', '-shm']) rmSync(`${place.path}${side}`, { force: true });
     return result;
   } catch (err) {
     removeTemp(temp);

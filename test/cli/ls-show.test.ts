@@ -7,6 +7,7 @@ import { chmodSync, closeSync, copyFileSync, mkdtempSync, openSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteRecorder } from '../../src/sinks/sqlite-recorder.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -263,12 +264,12 @@ describe('terminal safety', () => {
     }
   });
 
-  it('keeps the columns of ls and show aligned when a name holds escapes, a tab or a line break', async () => {
+  it('keeps the columns of ls and show aligned and their lines whole when a name holds escapes, a tab, a line break, wide or bidi characters', async () => {
     const odd = 'we\u001b[31mird\tna\nme';
     const path = join(dir, 'odd.db');
     const rec = new SqliteRecorder({
       path,
-      recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' },
+      recording: { transport: 'stdio', target: 'node server.mjs\t--name\nx', startedUs: T0, mcptapVersion: '0.1.0' },
       logger: silentLogger,
       clock: { nowUs: () => T0 + 1_000_000 },
     });
@@ -277,6 +278,8 @@ describe('terminal safety', () => {
       { method: odd, target: undefined },
       { method: 'tools/call', target: odd },
       { method: 'ping', target: undefined },
+      { method: 'tools/call', target: '漢字ツール' }, // two terminal columns each
+      { method: 'tools/call', target: 'rtl\u202egnp.exe' }, // shows as "rtlexe.png" if left raw
     ];
     calls.forEach((c, i) => {
       const params = c.target ? { name: c.target } : {};
@@ -286,12 +289,17 @@ describe('terminal safety', () => {
     for (const e of s.events) rec.onEvent(e);
     await rec.close();
     const escaped = 'we\\u001b[31mird\\tna\\nme';
-    // Each table keeps one line per row, and a column starts at the same place on every line.
+    // Each table keeps one line per row, and a column starts at the same terminal column on every line.
     const show = mcptap('show', path).out.trimEnd().split('\n');
-    expect(show).toHaveLength(4);
-    const outcomeAt = show[0]!.indexOf('OUTCOME');
-    for (const line of show.slice(1)) expect(line.slice(outcomeAt, outcomeAt + 2), line).toBe('ok');
+    expect(show).toHaveLength(6);
+    const outcomeAt = stringWidth(show[0]!.slice(0, show[0]!.indexOf('OUTCOME')));
+    for (const line of show.slice(1)) expect(stringWidth(line.slice(0, line.indexOf(' ok ') + 1)), line).toBe(outcomeAt);
     expect(show.join('\n')).toContain(escaped);
+    expect(show.join('\n')).toContain('rtl\\u202egnp.exe');
+    // One-line fields elsewhere: the recording's target in ls, the method in one exchange's view.
+    expect(mcptap('ls', path).out.split('\n')[0]).toBe('recording 1  stdio  node server.mjs\\t--name\\nx');
+    const one = mcptap('show', path, '--exchange', '1').out;
+    expect(one).toContain(`method ${escaped}`);
     const ls = mcptap('ls', path).out.split('\n');
     const head = ls.findIndex((l) => l.includes('METHOD'));
     const rows = ls.slice(head + 1).filter(Boolean);

@@ -185,5 +185,15 @@ describe('mcptap compare against the reference server', () => {
     const tol = mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']);
     expect(tol.status).toBe(2);
     expect(tol.stderr).toContain('--max-regression: "p95=20"');
+    // An output that is an input, a recording or the other output: refused before anything is read.
+    for (const [args, why] of [
+      [['--html', notResult], 'is the input'],
+      [['--json', recording], 'is a recording'],
+      [['--json', join(dir, 'o.json'), '--html', join(dir, 'o.json')], 'is given to --json too'],
+    ] as const) {
+      const r = mcptap(['compare', notResult, notResult, ...args]);
+      expect([r.status, r.stderr], args.join(' ')).toEqual([2, expect.stringContaining(why)]);
+    }
+    expect(readFileSync(notResult, 'utf8')).toBe('{"hello": 1}');
   });
 });

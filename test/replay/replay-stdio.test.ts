@@ -251,7 +251,7 @@ describe('mcptap replay output paths', () => {
     // In place of the recording replayed: the new baseline is a recording of its own, and replays clean.
     const forced = await fast([copy, '--update', copy, '--force', '--', EVERYTHING, 'stdio']);
     expect(forced.code).toBe(0);
-    expect(forced.stderr).toContain(`mcptap: replaced ${copy} with the replayed traffic (--force)`);
+    expect(forced.stderr).toContain(`mcptap: replaced ${copy} (which held 1 recording) with the replayed traffic (--force)`);
     const store = RecordingStore.open(copy);
     try {
       expect(store.listRecordings().map((r) => r.meta)).toEqual([{ replay: true }]);

@@ -3,7 +3,7 @@
  * against the reference server, is stopped after about 2 s. It exits 130 at once, with the reports
  * of what was answered before the stop (JUnit: an erroring case), and no --update file.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,20 @@ import { mcptap } from './replay-helpers.js';
 import { exitOf, signalAndWait } from '../helpers/signal-child.js';
 
 const CALLS = 20;
+
+/** The reference server over HTTP in a process of its own, so that a test can kill or stop it. */
+async function referenceOverHttp(): Promise<{ server: ChildProcess; url: string }> {
+  const server = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve) => {
+    let err = '';
+    server.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+  });
+  return { server, url };
+}
 
 describe('mcptap replay stopped by a signal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-stop-'));
@@ -120,15 +134,7 @@ describe('mcptap replay stopped by a signal', () => {
   }, 60_000);
 
   it('an HTTP target that dies mid-replay: the rest is not sent, the reason said once (exit 1)', async () => {
-    const server = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const url = await new Promise<string>((resolve) => {
-      let err = '';
-      server.stderr!.on('data', (b: Buffer) => {
-        err += b.toString();
-        const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-        if (m) resolve(m[1]!);
-      });
-    });
+    const { server, url } = await referenceOverHttp();
     const json = join(dir, 'died.json');
     const replaying = mcptap(['replay', db, '--json', json, '--url', url], 60_000);
     await new Promise((r) => setTimeout(r, 3000));
@@ -148,5 +154,39 @@ describe('mcptap replay stopped by a signal', () => {
     // Listed: the exchanges sent and different, not the ones never sent.
     expect(r.stdout.match(/✗ exchange/g)?.length ?? 0).toBe(report.counts.different);
     expect(r.stdout).toMatch(new RegExp(`\\d+ of ${CALLS + 1} exchanges replayed \\(${report.counts.notSent} not sent\\)`));
+  }, 60_000);
+  it('a session whose initialize fails now (answered when recorded) sends nothing more: the rest is not sent', async () => {
+    // A server that refuses initialize and answers anything else: the pings would pass, on a session never opened.
+    const refusing = [
+      "require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;",
+      "  const out = m.method === 'initialize' ? { error: { code: -32602, message: 'unsupported version' } } : { result: {} };",
+      "  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...out }) + '\\n'); });",
+    ].join('\n');
+    const json = join(dir, 'refused.json');
+    const r = await mcptap(['replay', db, '--pace', 'fast', '--json', json, '--', process.execPath, '-e', refusing]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { failure: string; counts: { notSent: number; same: number; different: number } };
+    expect(report.counts).toMatchObject({ notSent: CALLS, same: 0, different: 1 });
+    expect(report.failure).toBe('initialize failed: unsupported version (-32602)');
+  }, 60_000);
+
+  it('an HTTP target that hangs: after 3 requests in a row time out, the rest is not sent', async () => {
+    const { server, url } = await referenceOverHttp();
+    try {
+      const json = join(dir, 'hung.json');
+      const replaying = mcptap(['replay', db, '--timeout', '1s', '--json', json, '--url', url], 60_000);
+      await new Promise((r) => setTimeout(r, 2500));
+      server.kill('SIGSTOP'); // still accepting connections (the kernel does), never answering
+      const r = await replaying;
+      expect(r.code).toBe(1);
+      const report = JSON.parse(readFileSync(json, 'utf8')) as { failure: string; counts: { notSent: number; noResponse: number } };
+      expect(report.failure).toMatch(/timeout/);
+      // 3 in a row; one more may have gone out as the third timed out (one a second, 1 s timeout).
+      expect(report.counts.noResponse).toBeGreaterThanOrEqual(3);
+      expect(report.counts.noResponse).toBeLessThanOrEqual(5);
+      expect(report.counts.notSent).toBeGreaterThan(CALLS / 2);
+    } finally {
+      server.kill('SIGKILL');
+    }
   }, 60_000);
 });

@@ -2,7 +2,6 @@
  * `mcptap compare BASELINE.json CANDIDATE.json`: two load results side by side per method and tool,
  * with a regression verdict from the user's tolerances; exit 1 on a regression.
  */
-import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { compareResults, DEFAULT_MIN_SAMPLES, DEFAULT_TOLERANCE_SPEC, parseTolerances } from '../../load/compare-results.js';
 import { renderCompareHtml } from '../../load/report/compare-html.js';
@@ -11,6 +10,8 @@ import { renderComparison } from '../../load/report/compare-report.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { readLoadResult } from '../load-result-file.js';
+import { checkOutputPaths } from '../output-paths.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
 
 interface CompareFlags {
   maxRegression: string;
@@ -56,6 +57,7 @@ export function register(program: Command): void {
       const minSamples = Number(flags.minSamples);
       if (!Number.isInteger(minSamples) || minSamples < 1)
         throw new McptapError('COMPARE_BAD_TOLERANCE', `--min-samples: ${flags.minSamples} is not a positive whole number`);
+      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [baselineFile, candidateFile]);
       const [baseline, candidate] = await Promise.all([
         readLoadResult(baselineFile, 'COMPARE_UNREADABLE'),
         readLoadResult(candidateFile, 'COMPARE_UNREADABLE'),
@@ -76,10 +78,8 @@ export function register(program: Command): void {
 }
 
 async function writeAtomically(flag: string, path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
   try {
-    await writeFile(tmp, text);
-    await rename(tmp, path);
+    await writeFileAtomic(path, text);
   } catch (err) {
     throw new McptapError(
       'LOAD_WRITE_FAILED',

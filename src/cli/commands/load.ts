@@ -114,7 +114,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
       `${file}: from: no such recording file: ${scenario.from.file}. Record one first${demo}: mcptap stdio --record FILE -- SERVER..., or mcptap http --upstream URL --record FILE.`,
     );
   }
-  checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [file]);
+  checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [file, ...scenario.data.map((d) => d.file), ...(scenario.from ? [scenario.from.file] : [])]);
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
   if (lingerMs > 0 && !telemetry.metricsUrl) logger.warn('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { terminalSafe } from '../../report/format.js';
+import { counted } from '../../util/plural.js';
 import { McptapError } from '../../errors.js';
 import { mergeRecordings, type MergedRecording, type MergeSource } from '../../interchange/merge-recordings.js';
 import { RecordingStore } from '../../store/recording-store.js';
@@ -41,7 +42,7 @@ Examples:
         (m) =>
           `  ${m.file} recording ${m.from} -> ${m.to} (${m.events} events${m.incomplete !== undefined ? `; INCOMPLETE: ${terminalSafe(m.incomplete)}` : ''})\n`,
       );
-      process.stdout.write(`merged ${merged.length} recordings into ${out}:\n${lines.join('')}`);
+      process.stdout.write(`merged ${counted(merged.length, 'recording')} into ${out}:\n${lines.join('')}`);
       const open = merged.filter((m) => m.notClosed).length;
       if (open > 0)
         process.stderr.write(

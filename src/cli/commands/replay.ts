@@ -23,6 +23,7 @@ import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/ty
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { checkOutputPaths } from '../output-paths.js';
 import { stopOnSignals } from '../signal-stop.js';
+import { counted } from '../../util/plural.js';
 import { parseUpstream } from '../upstream.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
 import { openRecordingFile, pickRecording } from '../recording-file.js';
@@ -112,7 +113,7 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const pace = parsePace(flags.pace);
   const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
-  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file]);
+  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file, ...(flags.rules !== undefined ? [flags.rules] : [])]);
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
@@ -133,8 +134,21 @@ async function replayFrom(
   rules: MatchRules,
   flags: ReplayFlags,
 ): Promise<number> {
-  const { plan, recordingIds, answers } = readPlan(store, file, flags);
   const target = openTarget(spec);
+  // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported;
+  // quitting at once still ends the servers this replay started. Listened to from before the plan is read.
+  const stop = stopOnSignals(
+    () => 'stopping the replay (requests in flight are cancelled; send it again to quit now)',
+    () => target.kill(),
+  );
+  let planned: ReturnType<typeof readPlan>;
+  try {
+    planned = readPlan(store, file, flags);
+  } catch (err) {
+    stop.dispose();
+    throw err;
+  }
+  const { plan, recordingIds, answers } = planned;
   const update =
     flags.update !== undefined
       ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
@@ -143,12 +157,6 @@ async function replayFrom(
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
-  // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported;
-  // quitting at once still ends the servers this replay started.
-  const stop = stopOnSignals(
-    () => 'stopping the replay (requests in flight are cancelled; send it again to quit now)',
-    () => target.kill(),
-  );
   try {
     const run = await runReplay({
       plan,
@@ -194,7 +202,8 @@ async function replayFrom(
   const color = flags.color !== false && textOut.isTTY === true && !process.env.NO_COLOR;
   textOut.write(renderText(report, { color }));
   if (update?.replaced) {
-    const held = update.replaced.recordings > 1 ? ` (which held ${update.replaced.recordings} recordings)` : '';
+    const n = update.replaced.recordings;
+    const held = n > 0 ? ` (which held ${counted(n, 'recording')})` : ' (which was not a recording)';
     process.stderr.write(`mcptap: replaced ${flags.update}${held} with the replayed traffic (--force)\n`);
   }
   if (flags.json === '-') process.stdout.write(renderJson(report));

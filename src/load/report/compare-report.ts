@@ -4,7 +4,7 @@
  * its tolerance (`~` past it within sampling noise), and the verdict. Pure.
  */
 import type { CompareMetric, Comparison, MetricCell, Tolerances, Verdict } from '../compare-results.js';
-import { cellSafe, formatUs, painter, table, terminalSafe, type Paint } from '../../report/format.js';
+import { lineSafe, formatUs, painter, table, terminalSafe, type Paint } from '../../report/format.js';
 
 /** What a `~` after a percentile means, under the table (text and HTML). */
 export const WITHIN_NOISE_NOTE = "~ past its tolerance, but within the percentile's sampling noise at these counts (99% bounds): ok; more samples narrow it";
@@ -21,7 +21,7 @@ export function renderComparison(c: Comparison, opts: { color: boolean }): strin
     '',
   ];
   const rows = c.rows.map((r) => [
-    cellSafe(r.scope),
+    lineSafe(r.scope),
     `${r.baselineCount}/${r.candidateCount}`,
     ...(['p50', 'p95', 'p99', 'errors', 'rate'] as const).map((m) => cellText(r.cells.find((x) => x.metric === m)!)),
     verdictText(r.verdict, paint),
