@@ -4,7 +4,7 @@
  * `--json -` is stdout (the text report then goes to stderr); the other outputs need a file. No
  * output may be an input, another output, or (a report) a recording: it would be destroyed.
  */
-import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
@@ -41,10 +41,11 @@ export function checkOutputPaths(
   }
 }
 
-/** One key per file, whatever its spelling (symlinks, `./`, hard links are not told apart). */
+/** One key per file, whatever its name: `./` spellings, symlinks and hard links are one file. */
 function samePlace(path: string): string {
   try {
-    return realpathSync(path);
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
   } catch {
     return resolve(path); // not there yet
   }

@@ -5,7 +5,7 @@
  * a server request answered from the recording (or not: reported),
  * and bad input (not a recording, no exchanges, invalid rules, a command that does not exist).
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -201,6 +201,8 @@ describe('mcptap replay output paths', () => {
   it('an output that cannot be written is refused before anything is replayed (exit 2)', async () => {
     const other = join(dir, 'other.db');
     copyFileSync(db, other);
+    const hardLink = join(dir, 'same-file.db'); // the recording under another name
+    linkSync(db, hardLink);
     const before = readFileSync(db);
     for (const [args, why] of [
       [['--junit', join(dir, 'no-such-dir', 'r.xml')], /cannot write there \(ENOENT\)/],
@@ -209,6 +211,7 @@ describe('mcptap replay output paths', () => {
       [['--junit', '-'], /only --json can go to stdout/],
       // Outputs that would destroy what is read, or each other.
       [['--json', db], /is the input .*; each output needs a file of its own/],
+      [['--json', hardLink], /is the input .*; each output needs a file of its own/],
       [['--junit', other], /is a recording; a report would replace it/],
       [['--update', join(dir, 'u.db'), '--json', join(dir, 'u.db')], /is given to --json too; each output needs a file of its own/],
     ] as const) {
