@@ -4,7 +4,7 @@
  * (an existing OUT is replaced, and the message says so, unless it is a recording: that one may be
  * the only copy of its traffic, and a typo such as `export tap.db --jsonl tap.db` must not destroy it).
  */
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { harChunks } from '../interchange/har-export.js';
@@ -14,6 +14,7 @@ import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { writeAtomically } from '../util/atomic-file.js';
 import { VERSION } from '../version.js';
 import { openRecordingFile, pickRecording } from './recording-file.js';
+import { inputPlaces, samePlace } from './output-paths.js';
 
 export interface ExportFileOptions {
   format: 'jsonl' | 'har';
@@ -28,6 +29,8 @@ export async function exportToFile(file: string, opts: ExportFileOptions): Promi
       `${opts.out} is a recording (SQLite), and --${opts.format} would replace it with ${opts.format.toUpperCase()}: give another OUT (e.g. tap.${opts.format}), or remove it first`,
     );
   }
+  const clash = opts.out !== undefined && opts.out !== '-' ? inputPlaces([file]).get(samePlace(opts.out)) : undefined;
+  if (clash !== undefined) throw new McptapError('EXPORT_OUT_IS_RECORDING', `${opts.out} ${clash}: give another OUT`);
   const store = openRecordingFile(file);
   try {
     const id = pickRecording(store, file, opts.recording);
@@ -36,7 +39,7 @@ export async function exportToFile(file: string, opts: ExportFileOptions): Promi
       await writeAll(process.stdout, chunks);
       return;
     }
-    const replacing = existsSync(opts.out);
+    const replacing = statSync(opts.out, { throwIfNoEntry: false })?.isFile() === true;
     await writeAtomically(opts.out, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, async (temp) => {
       const stream = createWriteStream(temp);
       await writeAll(stream, chunks);

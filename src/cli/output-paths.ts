@@ -14,7 +14,7 @@ export function checkOutputPaths(
   code: McptapErrorCode,
   inputs: readonly string[] = [],
 ): void {
-  const taken = new Map<string, string>(inputs.map((file) => [samePlace(file), `is the input ${file}`]));
+  const taken = inputPlaces(inputs);
   for (const [flag, path] of [
     ['--json', flags.json],
     ['--junit', flags.junit],
@@ -41,8 +41,23 @@ export function checkOutputPaths(
   }
 }
 
+/**
+ * The inputs as places no output may take: each file, and the side files SQLite keeps beside a
+ * recording while it is open (an output there would be deleted when the recording is closed).
+ */
+export function inputPlaces(inputs: readonly string[]): Map<string, string> {
+  const taken = new Map<string, string>();
+  for (const file of inputs) {
+    taken.set(samePlace(file), `is the input ${file}`);
+    for (const side of SQLITE_SIDE_FILES) taken.set(samePlace(file + side), `is where SQLite keeps the input ${file}'s ${side.slice(1)} file`);
+  }
+  return taken;
+}
+
+const SQLITE_SIDE_FILES = ['-wal', '-shm', '-journal'];
+
 /** One key per file, whatever its name: `./` spellings, symlinks and hard links are one file. */
-function samePlace(path: string): string {
+export function samePlace(path: string): string {
   try {
     const st = statSync(path);
     return `${st.dev}:${st.ino}`;

@@ -416,8 +416,8 @@ class Replayer {
     for (const p of this.sessions.values()) {
       const live = await p.catch(() => undefined);
       if (!live) continue;
-      // Stopped: the target is closed next, with no request that a hung server could hold up.
-      if (!this.stopped) await live.session.close();
+      // Stopped, or the target is gone: it is closed next, with no request that a hung server could hold up.
+      if (!this.stopped && this.unreachable === undefined) await live.session.close();
       this.opts.observer?.closed(live.plan.key, this.clock.nowUs());
     }
   }

@@ -5,8 +5,7 @@
  * read it like any other recording. Written to a temporary file, renamed into place on success only.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync, renameSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
 import type { Transport } from '../model/events.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -16,6 +15,7 @@ import { systemClock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
+import { moveIntoPlace, tempFor } from '../util/atomic-file.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replayer.js';
@@ -31,7 +31,7 @@ export interface UpdateRecording extends TrafficObserver {
 
 /** `overwrite`: a file already at `file` may be replaced; without it, one that appeared during the replay is refused. */
 export function openUpdateRecording(file: string, opts: { transport: Transport; target: string; overwrite: boolean; logger?: Logger }): UpdateRecording {
-  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = tempFor(file);
   const clock = systemClock;
   const logger = opts.logger ?? silentLogger;
   let recorder: SqliteRecorder;
@@ -84,9 +84,7 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
         replaced = { recordings: recordingsIn(file) };
       }
       try {
-        renameSync(temp, file);
-        // The file replaced must not leave its side files to the new one.
-        for (const side of ['-wal', '-shm']) rmSync(file + side, { force: true });
+        await moveIntoPlace(temp, file); // through a symlink, its file; a pipe gets a copy
       } catch (err) {
         removeTemp(temp);
         throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);

@@ -1,8 +1,8 @@
 /** Writing a file so that readers see the old file or the whole new one, never half of it. */
 import { randomBytes } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * Where a write to `path` lands: through a symlink, the file it points to (the link stays); a
@@ -13,7 +13,9 @@ export function writeTarget(path: string): { path: string; inPlace: boolean } {
   try {
     real = realpathSync(path);
   } catch {
-    return { path, inPlace: false }; // not there yet
+    // Not there yet; a dangling symlink is followed to the file it names, as the shell's `>` does.
+    const dangling = lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+    return { path: dangling ? resolve(dirname(path), readlinkSync(path)) : path, inPlace: false };
   }
   return { path: real, inPlace: !statSync(real).isFile() };
 }

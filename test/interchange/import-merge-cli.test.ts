@@ -153,6 +153,15 @@ describe('mcptap merge', () => {
     expect(existsSync(join(dir, 'never.db'))).toBe(false);
   });
 
+  it("an OUT that is a directory, or where SQLite keeps the input's side file, is refused (exit 2)", () => {
+    const merged = mcptap(['merge', dir, a, '--force']);
+    expect([merged.code, merged.stderr]).toEqual([2, `mcptap: ${dir} is a directory; give a file\n`]);
+    const side = mcptap(['export', a, '--jsonl', `${a}-wal`]);
+    expect(side.code).toBe(2);
+    expect(side.stderr).toContain(`${a}-wal is where SQLite keeps the input ${a}'s wal file`);
+    expect(existsSync(`${a}-wal`)).toBe(false);
+  });
+
   it('refuses a file given twice, under any name (exit 2), before writing OUT', () => {
     const out = join(dir, 'doubled.db');
     const hard = join(dir, 'a-hard-link.db');

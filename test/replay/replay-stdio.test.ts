@@ -177,13 +177,18 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     // One sentence of advice, and no doubled full stop.
     expect(down.stderr.match(/Check the command after --/g)).toHaveLength(1);
     expect(down.stderr).not.toContain('..');
-    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
+    // A target never reached: the reports are written all the same (every exchange not sent), for CI to publish; no --update.
+    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
+    const downReport = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as { counts: { exchanges: number; notSent: number } };
+    expect(downReport.counts.notSent).toBe(downReport.counts.exchanges);
 
     const refused = await replay([db, ...outputs, '--url', 'http://127.0.0.1:1/mcp']); // nothing listens on port 1
     expect(refused.code).toBe(5);
     expect(refused.stderr).toMatch(/http:\/\/127\.0\.0\.1:1\/mcp did not answer: .*connection refused/);
-    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
-    expect(existsSync(join(dir, 'u.db'))).toBe(false);
+    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
+    const xml = readFileSync(join(dir, 'r.xml'), 'utf8');
+    expect(xml).toMatch(/message="[^"]*connection refused/);
+    expect(xml).toContain('type="not_sent"');
   }, 60_000);
 });
 
@@ -212,6 +217,7 @@ describe('mcptap replay output paths', () => {
       // Outputs that would destroy what is read, or each other.
       [['--json', db], /is the input .*; each output needs a file of its own/],
       [['--json', hardLink], /is the input .*; each output needs a file of its own/],
+      [['--json', `${db}-wal`], /is where SQLite keeps the input .*'s wal file/],
       [['--junit', other], /is a recording; a report would replace it/],
       [['--update', join(dir, 'u.db'), '--json', join(dir, 'u.db')], /is given to --json too; each output needs a file of its own/],
     ] as const) {

@@ -2,7 +2,7 @@
  * `replay --update`'s file: checked again when it is moved into place, since the replay may take
  * minutes. A file that appeared meanwhile is kept unless replacing was asked for; what it held is said.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +34,18 @@ describe('openUpdateRecording', () => {
       expect(after.listRecordings().map((r) => r.target)).toEqual(['server']);
     } finally {
       after.close();
+    }
+    // Through a symlink: the recording it points to is replaced, the link stays.
+    const link = join(dir, 'baseline.db');
+    symlinkSync(two, link);
+    const viaLink = openUpdateRecording(link, { transport: 'stdio', target: 'via link', overwrite: true });
+    await viaLink.commit();
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const linked = RecordingStore.open(two);
+    try {
+      expect(linked.listRecordings().map((r) => r.target)).toEqual(['via link']);
+    } finally {
+      linked.close();
     }
   });
 });

@@ -39,6 +39,19 @@ describe('atomic output files', () => {
     expect(readFileSync(real, 'utf8')).toBe('newer\n');
   });
 
+  it('through a dangling symlink: the file it names is created, the link stays (as the shell does)', async () => {
+    const link = join(dir, 'dangling.json');
+    symlinkSync(join(dir, 'not-yet.json'), link);
+    await writeFileAtomic(link, 'made\n');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'not-yet.json'), 'utf8')).toBe('made\n');
+  });
+
+  it('a directory is refused (usage), not met with EISDIR at the end', async () => {
+    const err = await writeAtomically(dir, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, () => undefined).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'MCPTAP_BAD_FLAG', message: `${dir} is a directory; give a file` });
+  });
+
   it('a pipe (as /dev/stdout is) is written in place and stays a pipe', async () => {
     const fifo = join(dir, 'out.fifo');
     execFileSync('mkfifo', [fifo]);

@@ -169,12 +169,6 @@ async function replayFrom(
       ...(update ? { observer: update } : {}),
       signal: stop.signal,
     }).finally(() => target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined));
-    if (!run.reached && !run.stopped) {
-      throw new McptapError(
-        'REPLAY_TARGET_UNAVAILABLE',
-        `${target.label} did not answer: ${(run.failure ?? 'no response').replace(/\.+$/, '')}. ${spec.transport === 'stdio' ? 'Check the command after -- (it must start an MCP server on stdio).' : 'Start the server, or check --url.'}`,
-      );
-    }
     report = builder.finish({
       file,
       recordingIds,
@@ -190,6 +184,13 @@ async function replayFrom(
     if (unfit !== undefined && update) {
       await update.abandon();
       process.stderr.write(`mcptap: --update ${flags.update} not written: ${terminalSafe(unfit)}\n`);
+    }
+    // Never reached: exit 5, with the reports written (every exchange not sent), for CI to publish.
+    if (!run.reached && !run.stopped) {
+      throw new McptapError(
+        'REPLAY_TARGET_UNAVAILABLE',
+        `${target.label} did not answer: ${(run.failure ?? 'no response').replace(/\.+$/, '')}. ${spec.transport === 'stdio' ? 'Check the command after -- (it must start an MCP server on stdio).' : 'Start the server, or check --url.'}`,
+      );
     }
   } catch (err) {
     await update?.abandon();
