@@ -9,7 +9,7 @@
  * answer to `onAnswer` at once, so the replay's memory follows the window, not the recording.
  */
 import { setMaxListeners } from 'node:events';
-import { classifyResponse } from '../correlate/classify.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
 import { TransportError } from '../client/transport-error.js';
@@ -20,6 +20,8 @@ import type { ReplayedAnswer } from './compare.js';
 import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
 import type { StoredExchange } from '../store/types.js';
 import { ReplayRemap } from './replay-remap.js';
+import { TargetHealth } from './target-health.js';
+import { answerFrom, CANCELLED_ANSWER, errorOf } from './replayed-answer.js';
 import type { ReplayTarget, TargetConnection } from './replay-target.js';
 import type { ServerAnswers } from './server-answers.js';
 
@@ -84,21 +86,6 @@ interface LiveSession {
 
 const CANCELLED = 'notifications/cancelled';
 
-/** The answer of a step the stop cut short: never handed on (see `answer`). */
-const CUT_SHORT: ReplayedAnswer = { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
-
-/** Transport errors that say nothing listens at the target: the rest of the replay is not sent. */
-const UNREACHABLE: ReadonlySet<TransportError['errorClass']> = new Set(['connection_refused', 'dns']);
-
-/** This many requests timing out in a row, none answered between them: the target is hung, the rest not sent. */
-const HUNG_AFTER_TIMEOUTS = 3;
-
-/** An answer's JSON-RPC error, in a few words. */
-function errorOf(a: ReplayedAnswer): string {
-  const err = a.response && 'error' in a.response ? a.response.error : undefined;
-  return err ? `${err.message} (${err.code})` : 'no answer';
-}
-
 export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
   return new Replayer(opts).run();
 }
@@ -117,16 +104,10 @@ class Replayer {
   private readonly dependents = new Map<number, number[]>();
   private readonly done: Uint8Array;
   private next = 0;
-  private notSent = 0;
-  private failure: string | undefined;
-  private reached = false;
+  private readonly health = new TargetHealth();
   private t0 = 0;
   /** Aborted with `opts.signal`: cancels what is in flight and the pace's waits. */
   private readonly stop = new AbortController();
-  /** An HTTP target that refused a connection (or whose name does not resolve): why; nothing more is sent. */
-  private unreachable: string | undefined;
-  /** Requests timed out since the last answer: the target is taken as hung at {@link HUNG_AFTER_TIMEOUTS}. */
-  private timeoutsInARow = 0;
   private readonly stopped$ = new Promise<void>((resolve) => this.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   constructor(private readonly opts: ReplayOptions) {
@@ -177,8 +158,8 @@ class Replayer {
     });
     this.opts.signal?.removeEventListener('abort', onStop);
     await this.closeSessions();
-    const run: ReplayRun = { notSent: this.notSent, reached: this.reached };
-    if (this.failure !== undefined) run.failure = this.failure;
+    const run: ReplayRun = { notSent: this.health.notSent, reached: this.health.reached };
+    if (this.health.failure !== undefined) run.failure = this.health.failure;
     if (this.stopped) run.stopped = true;
     return run;
   }
@@ -234,8 +215,8 @@ class Replayer {
   }
 
   private async sendStep(step: ReplayStep, live: LiveSession, opening: boolean): Promise<ReplayedAnswer> {
-    if (this.stopped) return CUT_SHORT;
-    const gone = live.conn.goneReason() ?? this.unreachable;
+    if (this.stopped) return CANCELLED_ANSWER;
+    const gone = live.conn.goneReason() ?? this.health.gone;
     if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
     const sentId = live.session.nextId();
@@ -248,7 +229,9 @@ class Replayer {
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) this.sentInitialized(live);
-      return this.answerOf(step, result, sentId, live.conn.channel.transport === 'http');
+      if (result.response !== undefined || result.httpStatus !== undefined) this.health.answered();
+      const back = (res: JsonRpcResponse) => this.remap.back(res, recorded, step.exchange.response, sentId);
+      return answerFrom(step.exchange.method, result, back, live.conn.channel.transport === 'http');
     } catch (err) {
       return this.failed(live, err);
     } finally {
@@ -257,59 +240,20 @@ class Replayer {
     }
   }
 
-  /** The step's answer from what came back; stream figures only over HTTP (stdio has no SSE). */
-  private answerOf(step: ReplayStep, result: CallResult, sentId: JsonRpcId, http: boolean): ReplayedAnswer {
-    if (result.response !== undefined || result.httpStatus !== undefined) {
-      this.reached = true;
-      this.timeoutsInARow = 0;
-    }
-    const progressCount = result.messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length;
-    const res = result.response;
-    if (res === undefined) {
-      const why = result.httpStatus !== undefined ? `HTTP ${result.httpStatus} without a JSON-RPC response` : 'the stream ended without a response';
-      return { outcome: 'unanswered', isError: false, progressCount, unexpectedServerRequests: [], transportError: why };
-    }
-    const c = classifyResponse(step.exchange.method, res);
-    const a: ReplayedAnswer = {
-      response: this.remap.back(res, step.exchange.request as JsonRpcRequest, step.exchange.response, sentId),
-      outcome: c.outcome,
-      isError: c.isError,
-      progressCount,
-      unexpectedServerRequests: [],
-    };
-    if (c.errorCode !== undefined) a.errorCode = c.errorCode;
-    const t = result.timing;
-    if (t.responseUs !== undefined) a.latencyUs = Math.max(0, t.responseUs - t.sentUs);
-    if (http && t.eventTimesUs && t.eventTimesUs.length > 0) {
-      a.stream = { startUs: t.sentUs, eventTimesUs: t.eventTimesUs, streamEndUs: t.endUs };
-      if (t.headersUs !== undefined) a.stream.headersUs = t.headersUs;
-      if (t.progressTimesUs) a.stream.progressTimesUs = t.progressTimesUs;
-      if (t.responseUs !== undefined) a.stream.responseUs = t.responseUs;
-    }
-    return a;
-  }
-
   private failed(live: LiveSession, err: unknown): ReplayedAnswer {
     if (!(err instanceof TransportError)) throw err;
-    if (this.stopped) return CUT_SHORT;
+    if (this.stopped) return CANCELLED_ANSWER;
     // A recorded cancellation, replayed: the request's answer is its cancellation.
-    if (err.errorClass === 'aborted') return { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
+    if (err.errorClass === 'aborted') return CANCELLED_ANSWER;
     const why = live.conn.goneReason() ?? err.message;
-    this.failure ??= why;
-    // Nothing listens there (any more), or it stopped answering: the steps after this one are not sent.
-    if (UNREACHABLE.has(err.errorClass)) this.unreachable ??= why;
-    if (err.errorClass === 'timeout' && ++this.timeoutsInARow >= HUNG_AFTER_TIMEOUTS) this.unreachable ??= `${why} (${HUNG_AFTER_TIMEOUTS} requests in a row)`;
+    this.health.failed(err.errorClass, why);
     return { outcome: 'transport_error', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError: why };
   }
 
   /** Not sent: the session could not open or its server is gone. */
   private skip(why: string): ReplayedAnswer {
-    if (this.stopped) return CUT_SHORT; // not counted: the stop is said instead
-    this.notSent++;
-    // The reason is said once (the report's `failure`); each exchange only says it was not sent.
-    const said = this.failure !== undefined;
-    this.failure ??= why;
-    const transportError = said ? 'not sent: the target had failed' : `not sent: ${why}`;
+    if (this.stopped) return CANCELLED_ANSWER; // not counted: the stop is said instead
+    const transportError = this.health.skipped(why);
     return { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError, notSent: true };
   }
 
@@ -399,7 +343,7 @@ class Replayer {
   /** Opens a session whose `initialize` is not compared: a failure stops the session's steps. */
   private async handshake(live: LiveSession, open: () => Promise<CallResult>): Promise<void> {
     const res = await open();
-    if (res.response !== undefined || res.httpStatus !== undefined) this.reached = true;
+    if (res.response !== undefined || res.httpStatus !== undefined) this.health.answered();
     if (!live.session.isInitialized) {
       const err = res.response?.error;
       const why = err ? `initialize failed: ${err.message} (${err.code})` : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})` : ''}`;
@@ -417,7 +361,7 @@ class Replayer {
       const live = await p.catch(() => undefined);
       if (!live) continue;
       // Stopped, or the target is gone: it is closed next, with no request that a hung server could hold up.
-      if (!this.stopped && this.unreachable === undefined) await live.session.close();
+      if (!this.stopped && this.health.gone === undefined) await live.session.close();
       this.opts.observer?.closed(live.plan.key, this.clock.nowUs());
     }
   }
@@ -430,17 +374,8 @@ class Replayer {
   private async paceWait(offsetUs: number): Promise<void> {
     const waitMs = (this.t0 + this.scaled(offsetUs) - this.clock.nowUs()) / 1000;
     // Nothing more is sent once the target is unreachable: no reason to wait for the steps' turns.
-    if (waitMs <= 1 || this.stopped || this.unreachable !== undefined) return;
-    const stop = this.stop.signal;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        stop.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, waitMs);
-      stop.addEventListener('abort', done, { once: true });
-    });
+    if (waitMs <= 1 || this.stopped || this.health.gone !== undefined) return;
+    await sleep(waitMs, undefined, { signal: this.stop.signal }).catch(() => undefined); // rejects when stopped
   }
 }
 

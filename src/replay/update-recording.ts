@@ -5,7 +5,7 @@
  * read it like any other recording. Written to a temporary file, renamed into place on success only.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Transport } from '../model/events.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -15,7 +15,7 @@ import { systemClock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
-import { moveIntoPlace, tempFor } from '../util/atomic-file.js';
+import { moveIntoPlace, removeTemp, tempFor } from '../util/atomic-file.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replayer.js';
@@ -89,7 +89,7 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
         removeTemp(temp);
         throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
       }
-      for (const side of ['-wal', '-shm']) rmSync(temp + side, { force: true });
+      removeTemp(temp); // its side files (the file itself was moved)
     },
     abandon: async () => {
       await finish().catch(() => undefined);
@@ -111,8 +111,4 @@ function recordingsIn(file: string): number {
   } catch {
     return 0;
   }
-}
-
-function removeTemp(temp: string): void {
-  for (const side of ['', '-wal', '-shm']) rmSync(temp + side, { force: true });
 }

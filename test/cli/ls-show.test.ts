@@ -22,6 +22,16 @@ function mcptap(...args: string[]): { code: number | null; out: string; err: str
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/** A recorder of one stdio recording at `path`, started at T0 and closed a second later. */
+function stdioRecorder(path: string, target: string): SqliteRecorder {
+  return new SqliteRecorder({
+    path,
+    recording: { transport: 'stdio', target, startedUs: T0, mcptapVersion: '0.1.0' },
+    logger: silentLogger,
+    clock: { nowUs: () => T0 + 1_000_000 },
+  });
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mcptap-cli-'));
   file = join(dir, 'rec.db');
@@ -140,12 +150,7 @@ describe('mcptap show', () => {
 
   it('a long id does not widen every row: the list cuts ids, methods and targets at 40 characters', async () => {
     const path = join(dir, 'long-id.db');
-    const rec = new SqliteRecorder({
-      path,
-      recording: { transport: 'stdio', target: 'node server.mjs', startedUs: T0, mcptapVersion: '0.1.0' },
-      logger: silentLogger,
-      clock: { nowUs: () => T0 + 1_000_000 },
-    });
+    const rec = stdioRecorder(path, 'node server.mjs');
     const s = new EventScript({ seq: 1, exchange: 1 });
     const longId = 'x'.repeat(5000);
     const a = s.request(`{"jsonrpc":"2.0","id":"${longId}","method":"tools/call","params":{"name":"echo"}}`, 1, { target: 'echo' });
@@ -267,12 +272,7 @@ describe('terminal safety', () => {
   it('keeps the columns of ls and show aligned and their lines whole when a name holds escapes, a tab, a line break, wide or bidi characters', async () => {
     const odd = 'we\u001b[31mird\tna\nme';
     const path = join(dir, 'odd.db');
-    const rec = new SqliteRecorder({
-      path,
-      recording: { transport: 'stdio', target: 'node server.mjs\t--name\nx', startedUs: T0, mcptapVersion: '0.1.0' },
-      logger: silentLogger,
-      clock: { nowUs: () => T0 + 1_000_000 },
-    });
+    const rec = stdioRecorder(path, 'node server.mjs\t--name\nx');
     const s = new EventScript();
     const calls = [
       { method: odd, target: undefined },

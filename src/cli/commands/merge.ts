@@ -2,9 +2,10 @@
  * `mcptap merge OUT IN...`: recordings of several tap instances into one file, each still a
  * recording of its own. (`mcptap merge-results` is the other merge: load-test results.)
  */
-import { statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { terminalSafe } from '../../report/format.js';
+import { samePlace } from '../output-paths.js';
 import { counted } from '../../util/plural.js';
 import { McptapError } from '../../errors.js';
 import { mergeRecordings, type MergedRecording, type MergeSource } from '../../interchange/merge-recordings.js';
@@ -71,13 +72,8 @@ function mergeFiles(inputs: string[], temp: string): MergedRecording[] {
 function refuseRepeats(inputs: string[]): void {
   const seen = new Map<string, string>();
   for (const file of inputs) {
-    let real: string;
-    try {
-      const st = statSync(file); // the file itself, whatever its name: symlinks and hard links too
-      real = `${st.dev}:${st.ino}`;
-    } catch {
-      continue; // missing: said by openInput
-    }
+    if (!existsSync(file)) continue; // missing: said by openInput
+    const real = samePlace(file); // the file itself, whatever its name: symlinks and hard links too
     const first = seen.get(real);
     if (first !== undefined)
       throw new McptapError('MCPTAP_BAD_FLAG', `${file} is given twice${first === file ? '' : ` (as ${first} and ${file})`}: each file is merged once`);
