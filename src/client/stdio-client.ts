@@ -89,6 +89,7 @@ const MAX_GAVE_UP = 10_000;
 
 export class McpStdioClient {
   private readonly pending = new Map<string, Pending>();
+  private sentCount = 0;
   private readonly byToken = new Map<string, Pending>();
   /** Ids given up on (timed out, aborted), oldest first: their late answers are no protocol violation. */
   private readonly gaveUp = new Set<string>();
@@ -166,6 +167,11 @@ export class McpStdioClient {
     return this.pending.size;
   }
 
+  /** Requests written so far: a change tells a watcher that something else was asked meanwhile. */
+  get requestsSent(): number {
+    return this.sentCount;
+  }
+
   request(req: JsonRpcRequest, opts: StdioRequestOptions = {}): Promise<CallResult> {
     return this.requestText(req.id, JSON.stringify(req), progressTokenOf(req), opts);
   }
@@ -192,6 +198,7 @@ export class McpStdioClient {
       this.pending.set(key, p);
       if (opts.signal) opts.signal.addEventListener('abort', () => this.settle(key, new TransportError('aborted', 'request aborted')), { once: true });
       this.deadlines.add(p, ms);
+      this.sentCount++;
       this.write(text + '\n');
     });
   }

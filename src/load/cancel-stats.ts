@@ -3,16 +3,17 @@
  * its verdict, and their aggregation per tool into the result's `cancel` section (counters and HDR
  * histograms, so shards merge exactly; the verdict is recomputed from the counters).
  *
- * A call's verdict:
+ * A call's verdict rests on evidence only (docs/cancellation.md has the table):
  * - **ignored** when the server showed work later than `grace` after the cancel (after the server
  *   saw it, when the probe says when: work before that is not the server's to stop): progress
- *   notifications, a final (non-error) response, or the probe saying the work ran on; `workAfterUs`
- *   is how long (at least: a probe finding it still running says "until the probe");
- * - **honoured** when it could have shown work and did not; `stopDelayUs` is the cancel to the
- *   last sign of the call (the server ending the stream, an error answer, a message within the
- *   grace, the probe's end of the work), when there is one;
- * - **unknown** when nothing after the cancel could be seen: the stream was closed by the client
- *   (2026-07-28 HTTP, or `close: true`) and no probe was asked.
+ *   notifications, a final (non-error) response, the probe saying the work ran on, or a stdio
+ *   server process busy on the CPU after the cancel with nothing else asked of it (against its
+ *   idle rate); `workAfterUs` is how long (at least);
+ * - **honoured** only on the probe's word that the work stopped: SDK 1.x servers drop a cancelled
+ *   handler's progress and result, and servers end a cancelled call's stream whatever its work
+ *   does, so silence, a stream end or an error answer prove nothing; `stopDelayUs` is the cancel
+ *   to the probe's end of the work;
+ * - **unknown** otherwise, with the reason (no probe, or a probe with no record of the call).
  */
 import { decodeHistogram, encodeHistogram, newHistogram, recordUs, summarize, type Histogram, type LatencySummary } from './histogram.js';
 
@@ -62,7 +63,51 @@ export interface CancelObservation {
   probe?: ProbeFinding;
   /** Latency of the request sent right after the observation on the same session or process. */
   nextRequestUs?: number;
+  /** A stdio server process's CPU time after the cancel, when it could be read. */
+  cpu?: CpuWindow;
 }
+
+/** The server process's CPU time (user + system, all its threads) over the watch after the grace. */
+export interface CpuWindow {
+  /** The window, µs after the cancel: from the end of the grace to the end of the watch. */
+  fromUs: number;
+  toUs: number;
+  /** CPU time the process used in the window, µs. */
+  busyUs: number;
+  /** CPU time per wall time of the same process right before the call, nothing in flight. */
+  idleRate: number;
+  /** No other request was in flight on, or sent to, the process during the window. */
+  alone: boolean;
+}
+
+/**
+ * The CPU says "working" when, above the idle rate, the process used at least CPU_MIN_BUSY_US and
+ * CPU_BUSY_SHARE of the window: more than a GC or a notification's handling, and still reached by
+ * a process that gets a quarter of a core on a loaded machine.
+ */
+export const CPU_MIN_BUSY_US = 100_000;
+export const CPU_BUSY_SHARE = 0.1;
+/** Above this idle rate (one clock tick in the 200 ms idle window), the process is not idle enough to tell. */
+export const CPU_IDLE_MAX = 0.05;
+/** Shorter windows are a few clock ticks (10 ms each): too coarse to read. */
+export const CPU_MIN_WINDOW_US = 200_000;
+
+/** The CPU window as work after the cancel, when it is sound to read it so. */
+function cpuWork(c: CpuWindow | undefined): [number, string] | undefined {
+  if (!c || !c.alone || c.idleRate > CPU_IDLE_MAX) return undefined;
+  const span = c.toUs - c.fromUs;
+  const work = c.busyUs - c.idleRate * span;
+  if (span < CPU_MIN_WINDOW_US || work < Math.max(CPU_MIN_BUSY_US, CPU_BUSY_SHARE * span)) return undefined;
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  return [
+    c.fromUs + Math.min(work, span),
+    `cpu: the server process used ${ms(c.busyUs)} of CPU in the ${ms(span)} after the grace, nothing else asked of it (idle before the call: ${pct(c.idleRate)})`,
+  ];
+}
+
+/** Why no verdict could be reached without a probe's answer. */
+export const NO_PROBE_REASON = 'SDK 1.x servers drop progress after a cancel, so seeing no work is no evidence: give --probe TOOL (cancel.probe)';
+const CLOSED_REASON = 'closing the stream hides the work: give --probe TOOL (cancel.probe)';
 
 export interface CallVerdict {
   verdict: CancelVerdict;
@@ -84,22 +129,24 @@ export function judgeCall(o: CancelObservation, graceMs: number): CallVerdict {
   if (p?.found && p.running) work.push([p.askedAfterUs, `probe: still running ${ms(p.askedAfterUs)} after the cancel`]);
   else if (p?.found && p.lastWorkAfterUs !== undefined && p.lastWorkAfterUs > graceUs)
     work.push([p.lastWorkAfterUs, `probe: last work ${ms(p.lastWorkAfterUs)} after the cancel`]);
+  // The probe's word about the work, when it has one, is more precise than the process's CPU.
+  const cpu = p?.found ? undefined : cpuWork(o.cpu);
+  if (cpu) work.push(cpu);
   if (work.length > 0) {
     const [workAfterUs] = work.reduce((a, b) => (b[0] > a[0] ? b : a));
     return { verdict: 'ignored', workAfterUs, evidence: `${o.mechanism}: ${work.map((w) => w[1]).join('; ')}` };
   }
-  const blind = o.mechanism !== 'notifications/cancelled' && !(p?.found ?? false);
-  if (blind) return { verdict: 'unknown', evidence: `${o.mechanism}: nothing can be seen after closing the stream (no probe)` };
-  const stops: Array<[number, string]> = [];
-  if (p?.found && p.endedAfterUs !== undefined) stops.push([p.endedAfterUs, `probe: work stopped ${ms(p.endedAfterUs)} after the cancel`]);
-  if (o.streamEnd === 'server') stops.push([o.streamEndAfterUs, `server ended the stream ${ms(o.streamEndAfterUs)} after the cancel`]);
-  if (o.final?.kind === 'error') stops.push([o.final.afterUs, `error answer ${ms(o.final.afterUs)} after the cancel`]);
-  const last = o.progressAfterUs[o.progressAfterUs.length - 1];
-  if (last !== undefined) stops.push([last, `last progress ${ms(last)} after the cancel (within the grace)`]);
-  if (stops.length === 0) return { verdict: 'honoured', evidence: `${o.mechanism}: no work seen in the ${ms(o.streamEndAfterUs)} watched` };
-  // The probe's end of the work is the server's own word; otherwise the latest sign seen.
-  const stop = stops[0]![1].startsWith('probe') ? stops[0]! : stops.reduce((a, b) => (b[0] > a[0] ? b : a));
-  return { verdict: 'honoured', stopDelayUs: Math.max(0, stop[0]), evidence: `${o.mechanism}: ${stop[1]}` };
+  // Honoured only on the server's own word: the probe found the work and it is not running.
+  if (p?.found && !p.running) {
+    if (p.endedAfterUs === undefined) return { verdict: 'honoured', evidence: `${o.mechanism}: probe: not running, no work after the cancel` };
+    return {
+      verdict: 'honoured',
+      stopDelayUs: Math.max(0, p.endedAfterUs),
+      evidence: `${o.mechanism}: probe: work stopped ${ms(p.endedAfterUs)} after the cancel`,
+    };
+  }
+  if (p) return { verdict: 'unknown', evidence: `${o.mechanism}: ${p.error ?? 'probe: no record of the call'}` };
+  return { verdict: 'unknown', evidence: `${o.mechanism}: ${o.mechanism === 'notifications/cancelled' ? NO_PROBE_REASON : CLOSED_REASON}` };
 }
 
 /** Aggregated cancellation figures of one tool (or step), as in the JSON result. */
@@ -129,6 +176,7 @@ export interface CancelGroupResult {
 }
 
 const MAX_EVIDENCE = 5;
+const rank = (e: string) => (e.startsWith('ignored') ? 0 : e.startsWith('unknown') ? 1 : 2);
 
 export class CancelStats {
   mechanisms = new Set<CancelMechanism>();
@@ -167,17 +215,25 @@ export class CancelStats {
   private addEvidence(v: CallVerdict): void {
     const line = `${v.verdict}: ${v.evidence}`;
     if (this.evidence.length < MAX_EVIDENCE) this.evidence.push(line);
-    else if (v.verdict === 'ignored') {
-      // Ignored calls are the evidence that matters: they replace honoured ones.
-      const i = this.evidence.findIndex((e) => !e.startsWith('ignored'));
+    else {
+      // The evidence that decides the verdict comes first: ignored, then unknown, then honoured.
+      const i = this.evidence.findIndex((e) => rank(e) > rank(line));
       if (i >= 0) this.evidence[i] = line;
     }
   }
 }
 
-export function verdictOf(c: { honoured: number; ignored: number }): CancelVerdict {
+/** Any ignored call is the verdict; honoured needs every cancelled call's evidence of it. */
+export function verdictOf(c: { honoured: number; ignored: number; unknown: number }): CancelVerdict {
   if (c.ignored > 0) return 'ignored';
-  return c.honoured > 0 ? 'honoured' : 'unknown';
+  return c.honoured > 0 && c.unknown === 0 ? 'honoured' : 'unknown';
+}
+
+/** Why a group's verdict is unknown: its first unknown call's reason. */
+export function unknownReason(g: Pick<CancelGroupResult, 'cancelled' | 'evidence'>): string {
+  if (g.cancelled === 0) return 'no call was cancelled';
+  const e = g.evidence.find((x) => x.startsWith('unknown: '));
+  return e ? e.slice('unknown: '.length) : 'not every cancelled call showed evidence';
 }
 
 export function cancelGroupResult(s: CancelStats): CancelGroupResult {
@@ -226,7 +282,7 @@ export function mergeCancel(
     for (const s of SERIES) g[s] = addHist(x?.[s], y?.[s]);
     g.mechanisms = [...new Set([...(x?.mechanisms ?? []), ...(y?.mechanisms ?? [])])].sort();
     const ev = [...(x?.evidence ?? []), ...(y?.evidence ?? [])];
-    g.evidence = [...ev.filter((e) => e.startsWith('ignored')), ...ev.filter((e) => !e.startsWith('ignored'))].slice(0, MAX_EVIDENCE);
+    g.evidence = [...ev].sort((e, f) => rank(e) - rank(f)).slice(0, MAX_EVIDENCE);
     g.verdict = verdictOf(g);
     out[k] = g;
   }

@@ -2,7 +2,7 @@
  * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
-import { cancelGroupResult } from './cancel-stats.js';
+import { cancelGroupResult, unknownReason, type CancelGroupResult } from './cancel-stats.js';
 import { decodeHistogram, newHistogram, type Histogram } from './histogram.js';
 import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
@@ -98,7 +98,8 @@ function evaluateCancel(r: Subject, t: ThresholdSpec, expect: string, base: { sc
   const inScope = t.scope.kind === 'all' ? all : all.filter(([k]) => k === (t.scope as { name: string }).name);
   if (inScope.length === 0) return { ...base, ok: false, observed: null, observedText: 'no cancelled calls' };
   const ok = inScope.every(([, g]) => g.verdict === expect);
-  const text = inScope.map(([k, g]) => `${inScope.length > 1 ? `${k} ` : ''}${g.verdict} (${g[g.verdict]} of ${g.cancelled} cancelled)`).join(', ');
+  const why = (g: CancelGroupResult) => (g.verdict === 'unknown' ? `: ${unknownReason(g)}` : '');
+  const text = inScope.map(([k, g]) => `${inScope.length > 1 ? `${k} ` : ''}${g.verdict} (${g[g.verdict]} of ${g.cancelled} cancelled${why(g)})`).join(', ');
   return { ...base, ok, observed: ok ? 1 : 0, observedText: text };
 }
 

@@ -3,7 +3,7 @@
  * scenarios write them, one call's verdict from what was seen, and shards' cancel sections merging.
  */
 import { describe, expect, it } from 'vitest';
-import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, type CancelObservation } from '../../src/load/cancel-stats.js';
+import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, verdictOf, type CancelObservation, type CpuWindow } from '../../src/load/cancel-stats.js';
 import { parseThreshold } from '../../src/load/thresholds.js';
 import { scriptCancel } from '../../src/load/scenario-cancel.js';
 import { scenario } from './scenario-fixtures.js';
@@ -63,17 +63,28 @@ describe('one call’s verdict', () => {
   it('progress past the grace is ignored, for as long as the last one', () => {
     expect(judgeCall(obs({ progressAfterUs: [10_000, 400_000, 900_000] }), 50)).toMatchObject({ verdict: 'ignored', workAfterUs: 900_000 });
   });
-  it('a final result past the grace is ignored; an error answer is a stop', () => {
+  it('a final result past the grace is ignored; an error answer is no evidence the work stopped: unknown', () => {
     expect(judgeCall(obs({ final: { kind: 'result', afterUs: 700_000 }, streamEnd: 'response' }), 50)).toMatchObject({
       verdict: 'ignored',
       workAfterUs: 700_000,
     });
-    expect(judgeCall(obs({ final: { kind: 'error', afterUs: 3_000 }, streamEnd: 'response' }), 50)).toMatchObject({ verdict: 'honoured', stopDelayUs: 3_000 });
+    // A framework may answer a cancelled call at once while its handler runs on.
+    expect(judgeCall(obs({ final: { kind: 'error', afterUs: 3_000 }, streamEnd: 'response' }), 50).verdict).toBe('unknown');
   });
-  it('the server ending the stream is the stop delay; a message within the grace does not count as work', () => {
-    expect(judgeCall(obs({ progressAfterUs: [4_000], streamEnd: 'server', streamEndAfterUs: 6_000 }), 50)).toMatchObject({
-      verdict: 'honoured',
-      stopDelayUs: 6_000,
+  it('the server ending the stream, or a message within the grace, is no evidence either: unknown', () => {
+    // The reference server ends a cancelled legacy HTTP call's stream itself, whatever the work does.
+    expect(judgeCall(obs({ progressAfterUs: [4_000], streamEnd: 'server', streamEndAfterUs: 6_000 }), 50).verdict).toBe('unknown');
+  });
+  it('no work seen after notifications/cancelled is no evidence (SDK 1.x drops it): unknown, with the reason', () => {
+    const v = judgeCall(obs({}), 50);
+    expect(v.verdict).toBe('unknown');
+    expect(v.evidence).toMatch(/SDK 1\.x servers drop progress after a cancel, so seeing no work is no evidence: give --probe TOOL/);
+  });
+  it('a probe with no record of the call: unknown, saying so', () => {
+    const probe = { found: false, running: false, askedAfterUs: 1_000_000, error: 'probe: the server has no record of the call' };
+    expect(judgeCall(obs({ probe }), 50)).toMatchObject({
+      verdict: 'unknown',
+      evidence: 'notifications/cancelled: probe: the server has no record of the call',
     });
   });
   it("the probe's end of the work is the stop delay, and its running work is ignored", () => {
@@ -95,12 +106,39 @@ describe('one call’s verdict', () => {
   });
 });
 
+describe("a stdio server process's CPU after the cancel", () => {
+  // 950 ms watched after the grace, from a process idle before the call, nothing else asked of it.
+  const cpu = (c: Partial<CpuWindow>): CpuWindow => ({ fromUs: 50_000, toUs: 1_000_000, busyUs: 300_000, idleRate: 0, alone: true, ...c });
+
+  it('busy well above its idle rate: ignored, saying how much CPU it used', () => {
+    const v = judgeCall(obs({ cpu: cpu({}) }), 50);
+    expect(v).toMatchObject({ verdict: 'ignored', workAfterUs: 350_000 });
+    expect(v.evidence).toBe(
+      'notifications/cancelled: cpu: the server process used 300ms of CPU in the 950ms after the grace, nothing else asked of it (idle before the call: 0%)',
+    );
+  });
+  it('no claim from a little CPU, a process busy when idle, another request, or a short window', () => {
+    for (const c of [
+      cpu({ busyUs: 60_000 }), // a GC, the cancel's handling: under 100 ms
+      cpu({ idleRate: 0.2 }), // the process works when nothing is asked of it
+      cpu({ busyUs: 300_000, idleRate: 0.05, toUs: 4_050_000 }), // 4 s watched: 300 ms is under 10% above idle
+      cpu({ alone: false }), // someone else's request may have used it
+      cpu({ toUs: 200_000, busyUs: 150_000 }), // 150 ms: a few clock ticks
+    ])
+      expect(judgeCall(obs({ cpu: c }), 50).verdict).toBe('unknown');
+  });
+  it("the probe's word, when it found the work, goes before the CPU", () => {
+    const probe = { found: true, running: false, lastWorkAfterUs: -5_000, endedAfterUs: 30_000, askedAfterUs: 1_000_000 };
+    expect(judgeCall(obs({ cpu: cpu({}), probe }), 50)).toMatchObject({ verdict: 'honoured', stopDelayUs: 30_000 });
+  });
+});
+
 describe('the cancel section', () => {
   it('counts calls, keeps ignored evidence first, and merges shards into the same verdict', () => {
     const a = new CancelStats();
     const b = new CancelStats();
-    for (let i = 0; i < 6; i++)
-      a.record(obs({ streamEnd: 'server', streamEndAfterUs: 1000 }), judgeCall(obs({ streamEnd: 'server', streamEndAfterUs: 1000 }), 50));
+    const stopped = obs({ probe: { found: true, running: false, endedAfterUs: 1000, askedAfterUs: 1_000_000 } });
+    for (let i = 0; i < 6; i++) a.record(stopped, judgeCall(stopped, 50));
     a.record(obs({ fired: false }), undefined);
     const late = obs({ progressAfterUs: [500_000] });
     b.record(late, judgeCall(late, 50));
@@ -111,6 +149,21 @@ describe('the cancel section', () => {
     expect(merged.stopDelay.summary.count).toBe(6);
     expect(merged.evidence[0]).toMatch(/^ignored: /);
     expect(merged.evidence).toHaveLength(5);
+  });
+});
+
+describe("a tool's verdict", () => {
+  it('honoured only when every cancelled call showed it; one without evidence makes it unknown, first in the evidence', () => {
+    expect(verdictOf({ honoured: 3, ignored: 0, unknown: 0 })).toBe('honoured');
+    expect(verdictOf({ honoured: 3, ignored: 0, unknown: 1 })).toBe('unknown');
+    expect(verdictOf({ honoured: 3, ignored: 1, unknown: 1 })).toBe('ignored');
+    const s = new CancelStats();
+    const stopped = obs({ probe: { found: true, running: false, endedAfterUs: 1000, askedAfterUs: 1_000_000 } });
+    for (let i = 0; i < 5; i++) s.record(stopped, judgeCall(stopped, 50));
+    s.record(obs({}), judgeCall(obs({}), 50));
+    const g = cancelGroupResult(s);
+    expect(g).toMatchObject({ verdict: 'unknown', honoured: 5, unknown: 1 });
+    expect(g.evidence[0]).toMatch(/^unknown: notifications\/cancelled: SDK 1\.x servers drop progress/);
   });
 });
 

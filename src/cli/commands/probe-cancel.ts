@@ -1,12 +1,13 @@
 /**
  * `mcptap probe-cancel --tool NAME (--url URL | -- COMMAND ARGS...)`: does a server stop working
  * when a caller cancels? Calls the tool a few times, cancels each call by the era's mechanism and
- * prints the verdict (honoured or ignored), the figures and the evidence. Exit 1 unless honoured.
+ * prints the verdict (honoured, ignored or unknown), the figures and the evidence. Exit 1 unless honoured.
  */
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
+import { unknownReason } from '../../load/cancel-stats.js';
 import { probeCancelScenario, probeVerdict } from '../../load/probe-cancel.js';
 import { renderCancel } from '../../load/report/cancel-report.js';
 import { runLoad } from '../../load/run-load.js';
@@ -36,7 +37,10 @@ export function register(program: Command): void {
     .description(
       'Calls TOOL a few times, one after another, and cancels each call mid-flight by the mechanism of the ' +
         "server's era and transport: notifications/cancelled (legacy HTTP, stdio) or closing the response stream " +
-        '(2026-07-28 HTTP). Progress or a result after the cancel means the server kept working: ignored. ' +
+        '(2026-07-28 HTTP). Progress or a result after the cancel, the probe finding the work running, or (stdio ' +
+        'on Linux) the server process busy on the CPU after the cancel means the server kept working: ignored. ' +
+        "Honoured needs the probe's word that the work stopped: SDK 1.x servers drop a cancelled call's progress " +
+        'and result, so seeing nothing proves nothing; without a probe the verdict is unknown. ' +
         'Prints the verdict, the stop delay or how long work went on, and the evidence.',
     )
     .requiredOption('--tool <name>', 'the long-running tool to call (one that sends progress, or use --after)')
@@ -55,7 +59,8 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       `
-Exit codes: 0 honoured, 1 ignored (or no call could be cancelled: unknown), 2 bad command line
+Exit codes: 0 honoured, 1 ignored or unknown (no evidence the work stopped: give --probe; or no call
+could be cancelled), 2 bad command line
 (--args that is not a JSON object among them), 4 bad input (a tool the server does not have),
 5 server unreachable.
 
@@ -121,7 +126,15 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
   const text = lines.join('\n') + '\n';
   const json =
     JSON.stringify(
-      { tool: flags.tool, target: result.target, era: result.era, transport: result.driver, verdict, ...(group ? { figures: group } : {}) },
+      {
+        tool: flags.tool,
+        target: result.target,
+        era: result.era,
+        transport: result.driver,
+        verdict,
+        ...(verdict === 'unknown' && group ? { reason: unknownReason(group) } : {}),
+        ...(group ? { figures: group } : {}),
+      },
       null,
       2,
     ) + '\n';

@@ -11,6 +11,9 @@
  *
  * Every cancelled call carries a progress token unique to this process and run, so the probe's
  * answer is about that call and no other.
+ *
+ * On a stdio target (Linux), the server process's CPU time is read over the watch after the grace,
+ * and over a short idle window right before the call: the judge may read busy CPU as work.
  */
 import { randomUUID } from 'node:crypto';
 import type { CallResult } from '../../client/call-result.js';
@@ -18,13 +21,17 @@ import type { McpSession } from '../../client/mcp-session.js';
 import { toTransportError, type TransportError } from '../../client/transport-error.js';
 import { isRecord, type JsonRpcMessage } from '../../model/jsonrpc.js';
 import type { Clock } from '../../util/clock.js';
+import { StdioChannel } from '../../client/mcp-channel.js';
 import { judgeCall, type CancelMechanism, type CancelObservation, type ProbeFinding } from '../cancel-stats.js';
 import { sampleFromResult, sampleFromTransportError } from '../sample.js';
 import type { CancelSpec } from '../scenario.js';
 import type { CallRecord, PreparedCall } from './driver.js';
+import { cpuMark, idleRate, type CpuMark } from './process-cpu.js';
 
 const RUN = randomUUID().slice(0, 8);
 let tokens = 0;
+/** The idle window measured before each call on a stdio target (20 clock ticks). */
+const IDLE_MS = 200;
 
 /** Why the client ended the exchange. */
 class ClientEnded extends Error {
@@ -57,6 +64,11 @@ export async function sendCancellableCall(
   const progressAfterUs: number[] = [];
   let ended = false;
   let observeTimer: NodeJS.Timeout | undefined;
+  // The CPU watch: the idle rate before the send, the process's CPU from the end of the grace.
+  const cpuTarget = session.channel instanceof StdioChannel ? session.channel.client : undefined;
+  const idle = cpuTarget ? await idleRate(cpuTarget, clock, IDLE_MS) : undefined;
+  let cpuStart: CpuMark | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
 
   const fire = (): void => {
     if (cancelUs !== undefined || ended) return;
@@ -65,6 +77,7 @@ export async function sendCancellableCall(
       const n = session.buildNotification('notifications/cancelled', { requestId: id, reason: 'mcptap load: cancel step' });
       session.notify(n).catch(() => undefined);
     }
+    if (cpuTarget && idle !== undefined) graceTimer = setTimeout(() => (cpuStart = ended ? undefined : cpuMark(cpuTarget, clock)), spec.graceMs);
     if (mechanism === 'notifications/cancelled') observeTimer = setTimeout(() => stream.abort(new ClientEnded('observe_end')), spec.observeMs);
     else stream.abort(new ClientEnded('client'));
   };
@@ -91,8 +104,10 @@ export async function sendCancellableCall(
   spec.signal?.removeEventListener('abort', fire);
   ended = true;
   const endUs = clock.nowUs();
+  const cpuEnd = cpuTarget && cpuStart ? cpuMark(cpuTarget, clock) : undefined;
   clearTimeout(afterTimer);
   clearTimeout(observeTimer);
+  clearTimeout(graceTimer);
   const sample = result ? sampleFromResult(labels, result) : sampleFromTransportError(labels, sentUs, endUs, failure!.errorClass);
   const responseUs = result?.timing.responseUs;
   const o: CancelObservation = {
@@ -113,6 +128,15 @@ export async function sendCancellableCall(
   o.streamEndAfterUs = Math.max(0, (o.streamEnd === 'client' ? cancelUs : endUs) - cancelUs);
   const res = result?.response;
   if (res && responseUs !== undefined) o.final = { kind: res.error ? 'error' : 'result', afterUs: responseUs - cancelUs };
+  if (cpuStart && cpuEnd && idle !== undefined)
+    o.cpu = {
+      fromUs: cpuStart.us - cancelUs,
+      toUs: cpuEnd.us - cancelUs,
+      busyUs: cpuEnd.cpuUs - cpuStart.cpuUs,
+      idleRate: idle,
+      // Only this call in flight at the start, and nothing sent since.
+      alone: cpuStart.inFlight === 1 && cpuEnd.sent === cpuStart.sent,
+    };
   // A probe looks at the work once the watch is over (a closed stream was watched by no one).
   if (spec.probe) await sleepUntil(clock, cancelUs + spec.observeMs * 1000);
   const next = await nextRequest(session, spec, token, cancelUs, clock);

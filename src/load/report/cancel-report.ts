@@ -1,5 +1,5 @@
 /** The cancellation section of the text summary: one verdict per tool (or step), figures, evidence. Pure. */
-import type { CancelGroupResult } from '../cancel-stats.js';
+import { unknownReason, type CancelGroupResult } from '../cancel-stats.js';
 import { formatDurationUs } from '../duration.js';
 
 export function renderCancel(cancel: Record<string, CancelGroupResult> | undefined): string[] {
@@ -13,7 +13,7 @@ export function renderCancel(cancel: Record<string, CancelGroupResult> | undefin
     if (g.verdict === 'ignored') what = `work went on after the cancel in ${g.ignored} of ${g.cancelled}: for at least ${pp(g.workAfter)} (its last sign seen)`;
     else if (g.verdict === 'honoured')
       what = g.stopDelay.summary.count > 0 ? `stop delay ${pp(g.stopDelay)} (${g.stopDelay.summary.count} measured)` : 'no work seen after the cancel';
-    else what = 'nothing after the cancel could be seen (closing the stream hides it; add a probe)';
+    else what = `no evidence either way: ${unknownReason(g)}`;
     out.push(`${head}: ${what}`);
     const bits = [
       `${g.cancelled} cancelled by ${g.mechanisms.join(', ')}`,
