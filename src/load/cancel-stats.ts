@@ -10,8 +10,8 @@
  *   server process busy on the CPU after the cancel with nothing else asked of it (against its
  *   idle rate); `workAfterUs` is how long (at least);
  * - **honoured** only on the probe's word that the work stopped: SDK 1.x servers drop a cancelled
- *   handler's progress and result, and servers end a cancelled call's stream whatever its work
- *   does, so silence, a stream end or an error answer prove nothing; `stopDelayUs` is the cancel
+ *   handler's progress and result, and a server may end a cancelled call's stream (or answer it)
+ *   while its work runs on, so silence, a stream end or an error answer prove nothing; `stopDelayUs` is the cancel
  *   to the probe's end of the work;
  * - **unknown** otherwise, with the reason (no probe, or a probe with no record of the call).
  */

@@ -72,7 +72,7 @@ describe('one call’s verdict', () => {
     expect(judgeCall(obs({ final: { kind: 'error', afterUs: 3_000 }, streamEnd: 'response' }), 50).verdict).toBe('unknown');
   });
   it('the server ending the stream, or a message within the grace, is no evidence either: unknown', () => {
-    // The reference server ends a cancelled legacy HTTP call's stream itself, whatever the work does.
+    // A server may end the stream at the cancel while its work runs on: from outside, the same sight.
     expect(judgeCall(obs({ progressAfterUs: [4_000], streamEnd: 'server', streamEndAfterUs: 6_000 }), 50).verdict).toBe('unknown');
   });
   it('no work seen after notifications/cancelled is no evidence (SDK 1.x drops it): unknown, with the reason', () => {

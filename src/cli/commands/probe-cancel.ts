@@ -50,7 +50,7 @@ export function register(program: Command): void {
     .option('--after <duration>', 'cancel this long after the send (default: after the first progress notification)')
     .option('--after-progress <n>', 'cancel after this many progress notifications', '1')
     .option('--observe <duration>', 'how long to watch each cancelled call for work going on', '2s')
-    .option('--probe <tool>', "a tool reporting the server's work in flight (the reference server's in-flight): needed to see past a closed 2026-07-28 stream")
+    .option('--probe <tool>', "a tool reporting the server's work in flight (the reference server's in-flight): the only evidence of honoured")
     .option('--era <era>', 'legacy or 2026-07-28 (default: detected)')
     .option('--timeout <duration>', 'per call', '60s')
     .option('--json <file>', 'write the verdict and figures as JSON; - for stdout')
