@@ -78,6 +78,8 @@ export interface CpuWindow {
   idleRate: number;
   /** No other request was in flight on, or sent to, the process during the window. */
   alone: boolean;
+  /** The machine's cores: CPU time spread over them lasts at least busy / cores of wall time. */
+  cores: number;
 }
 
 /**
@@ -100,7 +102,7 @@ function cpuWork(c: CpuWindow | undefined): [number, string] | undefined {
   if (span < CPU_MIN_WINDOW_US || work < Math.max(CPU_MIN_BUSY_US, CPU_BUSY_SHARE * span)) return undefined;
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   return [
-    c.fromUs + Math.min(work, span),
+    c.fromUs + Math.min(work / Math.max(1, c.cores), span),
     `cpu: the server process used ${ms(c.busyUs)} of CPU in the ${ms(span)} after the grace, nothing else asked of it (idle before the call: ${pct(c.idleRate)})`,
   ];
 }

@@ -108,11 +108,12 @@ describe('one call’s verdict', () => {
 
 describe("a stdio server process's CPU after the cancel", () => {
   // 950 ms watched after the grace, from a process idle before the call, nothing else asked of it.
-  const cpu = (c: Partial<CpuWindow>): CpuWindow => ({ fromUs: 50_000, toUs: 1_000_000, busyUs: 300_000, idleRate: 0, alone: true, ...c });
+  const cpu = (c: Partial<CpuWindow>): CpuWindow => ({ fromUs: 50_000, toUs: 1_000_000, busyUs: 300_000, idleRate: 0, alone: true, cores: 2, ...c });
 
-  it('busy well above its idle rate: ignored, saying how much CPU it used', () => {
+  it('busy well above its idle rate: ignored, saying how much CPU it used; at least that over its cores', () => {
     const v = judgeCall(obs({ cpu: cpu({}) }), 50);
-    expect(v).toMatchObject({ verdict: 'ignored', workAfterUs: 350_000 });
+    expect(v).toMatchObject({ verdict: 'ignored', workAfterUs: 200_000 });
+    expect(judgeCall(obs({ cpu: cpu({ cores: 1 }) }), 50)).toMatchObject({ verdict: 'ignored', workAfterUs: 350_000 });
     expect(v.evidence).toBe(
       'notifications/cancelled: cpu: the server process used 300ms of CPU in the 950ms after the grace, nothing else asked of it (idle before the call: 0%)',
     );

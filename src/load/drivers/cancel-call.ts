@@ -16,6 +16,7 @@
  * and over a short idle window right before the call: the judge may read busy CPU as work.
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { CallResult } from '../../client/call-result.js';
 import type { McpSession } from '../../client/mcp-session.js';
 import { toTransportError, type TransportError } from '../../client/transport-error.js';
@@ -136,6 +137,7 @@ export async function sendCancellableCall(
       idleRate: idle,
       // Only this call in flight at the start, and nothing sent since.
       alone: cpuStart.inFlight === 1 && cpuEnd.sent === cpuStart.sent,
+      cores: availableParallelism(),
     };
   // A probe looks at the work once the watch is over (a closed stream was watched by no one).
   if (spec.probe) await sleepUntil(clock, cancelUs + spec.observeMs * 1000);
