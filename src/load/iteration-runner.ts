@@ -196,8 +196,8 @@ async function runScripted(d: RunnerDeps, lane: Lane, slot: IterationSlot): Prom
     call,
     tool: (name, args, opts) => call('tools/call', { name, arguments: args ?? {} }, opts),
     // A check belongs to the step of the call made just before it.
-    check: (_name, ok) => {
-      d.metrics.recordCheck(lastStep, ok);
+    check: (name, ok) => {
+      d.metrics.recordCheck(lastStep, ok, name);
       return ok;
     },
     sleep: (ms) => d.scheduler.sleepUntil(d.scheduler.nowUs() + ms * 1000),

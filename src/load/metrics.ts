@@ -9,6 +9,7 @@
  */
 import { newHistogram, recordUs, type Histogram } from './histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
+import { CheckStats } from './check-stats.js';
 import type { Sample } from './sample.js';
 import { SeriesRecorder } from './series.js';
 import { ListenStats } from './listen-stats.js';
@@ -139,6 +140,8 @@ export class LoadMetrics {
   readonly phases: PhaseStats[] = [];
   /** Streams of `listen` steps. */
   readonly listen = new ListenStats();
+  /** Each check's passes and failures, by step. */
+  readonly checks = new CheckStats();
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
   /** Per-second counts and latencies, for charts over time. */
@@ -157,6 +160,7 @@ export class LoadMetrics {
     if (s.tool !== undefined) group(this.tools, s.tool).record(s);
     group(this.steps, s.step).record(s);
     this.series.record(s);
+    if (s.checkVerdicts) for (const v of s.checkVerdicts) this.checks.record(s.step, v);
     this.observer?.sample(s, this.phases[this.phases.length - 1]);
   }
 
@@ -167,7 +171,8 @@ export class LoadMetrics {
   }
 
   /** A check made by a scripted iteration, attributed to the step of its last call. */
-  recordCheck(step: string, ok: boolean): void {
+  recordCheck(step: string, ok: boolean, name = 'check'): void {
+    this.checks.record(step, ok ? { name, ok } : { name, ok, expected: 'true', got: 'false' });
     for (const g of [this.overall, group(this.steps, step)]) {
       g.counters.checks++;
       if (!ok) g.counters.checkFailures++;

@@ -40,6 +40,16 @@ export interface Sample {
   streamEndUs?: number;
   checks: number;
   checkFailures: number;
+  /** Each check's verdict on this call (only when the step has checks). */
+  checkVerdicts?: CheckVerdict[];
+}
+
+/** One check on one call: a failure says what was expected and what came. */
+export interface CheckVerdict {
+  name: string;
+  ok: boolean;
+  expected?: string;
+  got?: string;
 }
 
 export interface SampleLabels {

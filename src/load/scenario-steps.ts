@@ -4,8 +4,10 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parseCheckPath } from './check-path.js';
+import { derivedCheckName } from './checks.js';
 import { validateCancel } from './scenario-cancel.js';
-import type { CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
+import type { CheckKind, CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
 import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
 import { isObj, kind, Reader, type Path } from './validation.js';
@@ -152,7 +154,7 @@ function buildParams(method: string, name: string | undefined, uri: string | und
   return args === undefined ? {} : (args as Record<string, unknown>);
 }
 
-const CHECK = ['isError', 'error', 'noError', 'status', 'contains', 'path', 'equals', 'matches'];
+const CHECK = ['name', 'isError', 'error', 'noError', 'status', 'contains', 'path', 'equals', 'matches'];
 
 function validateChecks(r: Reader, v: unknown, p: Path): CheckSpec[] {
   if (v === undefined) return [];
@@ -163,7 +165,7 @@ function validateChecks(r: Reader, v: unknown, p: Path): CheckSpec[] {
 function validateCheck(r: Reader, v: unknown, p: Path): CheckSpec[] {
   const o = r.obj(v, p, CHECK);
   if (!o) return [];
-  const out: CheckSpec[] = [];
+  const out: CheckKind[] = [];
   const isError = r.bool(o, 'isError', p);
   if (isError !== undefined) out.push({ kind: 'isError', expect: isError });
   if (o.error !== undefined) {
@@ -177,14 +179,27 @@ function validateCheck(r: Reader, v: unknown, p: Path): CheckSpec[] {
   const contains = r.str(o, 'contains', p);
   if (contains !== undefined) out.push({ kind: 'contains', text: contains });
   const at = r.str(o, 'path', p);
-  if ((o.equals !== undefined || o.matches !== undefined) && !at) r.fail(p, 'equals and matches need a path (e.g. path: result.content[0].text)');
-  if (at) out.push(pathCheck(r, o, at, p));
-  if (out.length === 0) r.fail(p, `a check needs one of ${CHECK.filter((c) => c !== 'equals' && c !== 'matches').join(', ')}`);
-  return out;
+  if ((o.equals !== undefined || o.matches !== undefined) && !at) r.fail(p, 'equals and matches need a path (e.g. path: /result/content/0/text)');
+  if (at) {
+    const c = pathCheck(r, o, at, p);
+    if (c) out.push(c);
+  }
+  if (out.length === 0 && at === undefined) r.fail(p, `a check needs one of ${CHECK.filter((c) => !['name', 'equals', 'matches'].includes(c)).join(', ')}`);
+  return named(r.str(o, 'name', p), out);
 }
 
-function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): CheckSpec {
-  const c: CheckSpec = { kind: 'path', path: at };
+/** A given name labels a check alone; beside others, each keeps its derived part after it. */
+function named(given: string | undefined, checks: CheckKind[]): CheckSpec[] {
+  return checks.map((c) => {
+    const derived = derivedCheckName(c);
+    return { ...c, name: given === undefined ? derived : checks.length === 1 ? given : `${given}: ${derived}` };
+  });
+}
+
+function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): CheckKind | undefined {
+  const segments = parseCheckPath(at);
+  if (typeof segments === 'string') return r.fail([...p, 'path'], segments);
+  const c: Extract<CheckKind, { kind: 'path' }> = { kind: 'path', path: segments };
   if (o.equals !== undefined) c.equals = o.equals;
   if (o.matches !== undefined) {
     try {

@@ -66,13 +66,17 @@ export interface ReplayPhase {
 
 export type Phase = ClosedPhase | OpenPhase | ReplayPhase;
 
-export type CheckSpec =
+/** One check on a step's answer; `name` (given, or derived from what it checks) labels its pass rate. */
+export type CheckSpec = { name: string } & CheckKind;
+
+export type CheckKind =
   | { kind: 'isError'; expect: boolean }
   | { kind: 'error'; code?: number }
   | { kind: 'noError' }
   | { kind: 'status'; status: number }
   | { kind: 'contains'; text: string }
-  | { kind: 'path'; path: string; equals?: unknown; matches?: RegExp };
+  /** `path`: segments of a JSON Pointer into the response (see check-path.ts). */
+  | { kind: 'path'; path: string[]; equals?: unknown; matches?: RegExp };
 
 /**
  * Cancel the call mid-flight, by its era's and transport's mechanism (close the 2026-07-28 HTTP

@@ -55,6 +55,8 @@ export interface ThresholdSpec {
   /** Latency: µs. Counter: a count, or a fraction when `percent`. Rate: per second. */
   value: number;
   percent: boolean;
+  /** Why a threshold nobody wrote is there (see default-thresholds.ts). */
+  note?: string;
 }
 
 export function scopeLabel(s: ThresholdScope): string {

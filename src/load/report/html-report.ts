@@ -7,6 +7,7 @@
 import { formatDurationUs } from '../duration.js';
 import { histogramOf, type GroupResult, type LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
+import { checksHtml, toleratedChecksText } from './check-report.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { intervals, logBins, targetRateAt } from './load-charts.js';
 
@@ -27,7 +28,7 @@ export function renderLoadHtml(r: LoadResult, lib: ChartLibrary): string {
     : r.thresholds.length === 0
       ? '<span class="badge warn">no thresholds</span>'
       : failed === 0
-        ? '<span class="badge pass">thresholds passed</span>'
+        ? `<span class="badge pass">thresholds passed${esc(toleratedChecksText(r.overall.counters.checkFailures))}</span>`
         : `<span class="badge fail">${failed} of ${r.thresholds.length} thresholds failed</span>`;
   const body = [
     `<h1>mcptap load: ${esc(r.scenario)} ${verdict}</h1>`,
@@ -38,6 +39,7 @@ export function renderLoadHtml(r: LoadResult, lib: ChartLibrary): string {
     r.scriptErrors ? `<p class="warnbox">${r.scriptErrors} scripted iteration(s) threw.</p>` : '',
     '<h2>Thresholds</h2>',
     thresholdsTable(r),
+    checksHtml(r.checks),
     '<h2>Over time</h2>',
     timeCharts(r, charts),
     '<h2>Latency distribution</h2>',
@@ -83,7 +85,12 @@ function thresholdsTable(r: LoadResult): string {
   if (r.thresholds.length === 0) return '<p class="note">The scenario sets no thresholds.</p>';
   return htmlTable(
     ['', 'scope', 'threshold', 'observed'],
-    r.thresholds.map((t) => [{ html: t.ok ? 'pass' : 'FAIL', cls: t.ok ? 'pass' : 'fail' }, t.scope, t.expression, t.observedText]),
+    r.thresholds.map((t) => [
+      { html: t.ok ? 'pass' : 'FAIL', cls: t.ok ? 'pass' : 'fail' },
+      t.scope,
+      t.note ? `${t.expression} (${t.note})` : t.expression,
+      t.observedText,
+    ]),
     { numeric: 3 },
   );
 }
