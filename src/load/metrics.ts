@@ -27,6 +27,8 @@ export interface GroupCounters {
   violations: Record<string, number>;
   checks: number;
   checkFailures: number;
+  /** Errors a step declared (`expect:`) and got; not in `errors` (absent in older results). */
+  expectedErrors?: number;
 }
 
 export function emptyCounters(): GroupCounters {
@@ -43,6 +45,7 @@ function bump(r: Record<string, number>, key: string | number, n = 1): void {
 export function addCounters(into: GroupCounters, from: GroupCounters): void {
   for (const k of ['requests', 'ok', 'errors', 'toolErrors', 'unanswered', 'checks', 'checkFailures'] as const) into[k] += from[k];
   for (const k of ['transport', 'http', 'jsonrpc', 'violations'] as const) for (const [key, n] of Object.entries(from[k])) bump(into[k], key, n);
+  if (from.expectedErrors) into.expectedErrors = (into.expectedErrors ?? 0) + from.expectedErrors;
 }
 
 /**
@@ -80,6 +83,7 @@ export class GroupStats {
     for (const v of s.violations) bump(c.violations, v);
     c.checks += s.checks;
     c.checkFailures += s.checkFailures;
+    if (s.expected) c.expectedErrors = (c.expectedErrors ?? 0) + 1;
     recordUs(this.latency, s.endUs - s.intendedUs);
     recordUs(this.service, s.endUs - s.sentUs);
     if (s.sse && s.eventTimesUs && s.eventTimesUs.length > 0) this.recordSse(s, s.eventTimesUs);

@@ -40,6 +40,8 @@ export interface Sample {
   streamEndUs?: number;
   checks: number;
   checkFailures: number;
+  /** The step declared this error (`expect:`) and got it: counted apart, not as an error. */
+  expected?: 'tool_error' | 'protocol_error';
   /** Each check's verdict on this call (only when the step has checks). */
   checkVerdicts?: CheckVerdict[];
 }

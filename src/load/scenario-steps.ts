@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseCheckPath } from './check-path.js';
 import { derivedCheckName } from './checks.js';
+import { EXPECTED_OUTCOMES } from './expected-outcome.js';
 import { validateCancel } from './scenario-cancel.js';
 import type { CheckKind, CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
@@ -43,7 +44,7 @@ export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[]
   return out;
 }
 
-const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'cancel', 'listen'];
+const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'expect', 'cancel', 'listen'];
 const LISTEN = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged', 'resourceSubscriptions'] as const;
 
 export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<string>): StepSpec[] {
@@ -98,6 +99,8 @@ function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<str
     checks: validateChecks(r, o.check, [...p, 'check']),
   };
   if (target !== undefined) step.target = target;
+  const expect = r.oneOf(o, 'expect', p, EXPECTED_OUTCOMES);
+  if (expect) step.expect = expect;
   const headers = r.stringMap(o, 'headers', p, true);
   if (headers) step.headers = headers;
   if (o.cancel !== undefined) {

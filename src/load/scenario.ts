@@ -113,6 +113,8 @@ export interface StepSpec {
   /** Ask for progress notifications (adds `_meta.progressToken`). */
   progress: boolean;
   checks: CheckSpec[];
+  /** The answer this step is meant to get (see expected-outcome.ts). */
+  expect?: 'tool_error' | 'protocol_error';
   cancel?: CancelSpec;
   /**
    * A long-lived stream held open until its phase ends (or for the timeout, in a phase with no

@@ -138,3 +138,39 @@ describe('merged results', () => {
     expect(mergeChecks(a, b)).toEqual([{ step: 's', name: 'c', passed: 4, failed: 2, firstFailure: { expected: '1', got: '2' } }]);
   });
 });
+
+describe('expect: a step whose errors are the point', () => {
+  const target = `target: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NOTES)}] }\nphases: [ { closed: { vus: 1, iterations: 6 } } ]\n`;
+  /** Writes a scenario of the notes server with these steps (and whatever follows them); its path. */
+  const withSteps = (name: string, steps: string): string => {
+    writeFileSync(path.join(dir, name), `${target}steps:${steps}\n`);
+    return path.join(dir, name);
+  };
+
+  it('counts the declared errors apart: not errors, not tool_errors or jsonrpc_errors', async () => {
+    const steps = `
+  - { tool: delete_note, arguments: { id: nope }, expect: tool_error }
+  - { method: notes/none, expect: protocol_error }
+thresholds: [ "errors == 0", "tool_errors == 0", "jsonrpc_errors == 0" ]`;
+    const json = path.join(dir, 'expect.json');
+    const { code, stdout } = await load([withSteps('expect.yaml', steps), '--json', json]);
+    expect(stdout).toMatch(/\+ 6 expected errors \(steps with expect:, ok above, not errors\): delete_note \d, notes\/none \d/);
+    expect(stdout).toContain('thresholds: all passed\n');
+    expect(code).toBe(0);
+    const r = JSON.parse(readFileSync(json, 'utf8')) as LoadResult;
+    expect(r.overall.counters).toMatchObject({ errors: 0, toolErrors: 0, jsonrpc: {}, expectedErrors: 6, checkFailures: 0 });
+  }, 60_000);
+
+  it('a step that does not get its declared error fails the check `expect KIND`, saying what came', async () => {
+    const steps = `
+  - { tool: search, arguments: { query: milk }, expect: tool_error }
+  - { method: tools/list, expect: protocol_error }`;
+    const { code, stdout } = await load([withSteps('unexpected.yaml', steps)]);
+    expect(stdout).toMatch(/FAIL  step search: expect tool_error  0\/\d+ passed/);
+    expect(stdout).toContain('first failure: expected a tool error (isError: true), got result {"content":[{"type":"text","text":"{\\"results\\"');
+    expect(stdout).toMatch(/FAIL  step tools\/list: expect protocol_error  0\/\d+ passed/);
+    expect(stdout).toContain('first failure: expected a JSON-RPC error, got result {"tools":');
+    expect(stdout).not.toContain('expected errors');
+    expect(code).toBe(3);
+  }, 60_000);
+});

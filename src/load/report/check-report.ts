@@ -3,6 +3,7 @@
  * failing one the first failure's expected and got values. Pure.
  */
 import { passRateText, type CheckResult } from '../check-stats.js';
+import type { GroupResult } from '../load-result.js';
 import { htmlTable } from './html-page.js';
 
 export function renderChecks(checks: readonly CheckResult[] | undefined): string[] {
@@ -32,4 +33,14 @@ export function checksHtml(checks: readonly CheckResult[] | undefined): string {
 /** Said beside "all passed" when checks failed within a threshold the scenario wrote. */
 export function toleratedChecksText(failures: number): string {
   return failures > 0 ? `; ${failures} check${failures === 1 ? '' : 's'} failed, within the scenario's check_failures threshold` : '';
+}
+
+/** Errors steps declared (`expect:`) and got: counted as ok in the table above, so said here. */
+export function expectedNote(steps: Record<string, GroupResult>): string[] {
+  const got = Object.entries(steps).filter(([, g]) => g.counters.expectedErrors);
+  if (got.length === 0) return [];
+  const n = got.reduce((a, [, g]) => a + (g.counters.expectedErrors ?? 0), 0);
+  return [
+    `  + ${n} expected error${n === 1 ? '' : 's'} (steps with expect:, ok above, not errors): ${got.map(([k, g]) => `${k} ${g.counters.expectedErrors}`).join(', ')}`,
+  ];
 }

@@ -68,7 +68,10 @@ function runFacts(r: LoadResult): string {
     ['started', r.startedAt],
     ['ran', `${secs.toFixed(1)}s`],
     ['requests', `${c.requests} (${secs > 0 ? (c.requests / secs).toFixed(1) : '-'}/s)`],
-    ['errors', `${c.errors} (${c.requests ? ((100 * c.errors) / c.requests).toFixed(2) : '0'}%)`],
+    [
+      'errors',
+      `${c.errors} (${c.requests ? ((100 * c.errors) / c.requests).toFixed(2) : '0'}%)${c.expectedErrors ? `, ${c.expectedErrors} expected (expect:) apart` : ''}`,
+    ],
     [
       'latency',
       `p50 ${formatDurationUs(r.overall.latency.summary.p50)}, p95 ${formatDurationUs(r.overall.latency.summary.p95)}, p99 ${formatDurationUs(r.overall.latency.summary.p99)}`,

@@ -6,7 +6,7 @@ import { formatDurationUs } from '../duration.js';
 import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { renderCancel } from './cancel-report.js';
-import { renderChecks, toleratedChecksText } from './check-report.js';
+import { expectedNote, renderChecks, toleratedChecksText } from './check-report.js';
 import { counted } from '../../util/plural.js';
 
 export function renderSummary(r: LoadResult): string {
@@ -83,7 +83,7 @@ function renderGroups(r: LoadResult): string[] {
   for (const [k, g] of Object.entries(r.methods)) rows.push(groupRow(`method ${k}`, g));
   for (const [k, g] of Object.entries(r.tools)) rows.push(groupRow(`tool ${k}`, g));
   if (Object.keys(r.steps).length > 1) for (const [k, g] of Object.entries(r.steps)) rows.push(groupRow(`step ${k}`, g));
-  return ['requests (latency from the intended start)', ...table(rows), ...cancelledNote(r)];
+  return ['requests (latency from the intended start)', ...table(rows), ...cancelledNote(r), ...expectedNote(r.steps)];
 }
 
 /** Cancelled calls are left out of the table (their timing is the experiment's): say how many, and where they are. */
