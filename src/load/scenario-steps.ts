@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseCheckPath } from './check-path.js';
 import { derivedCheckName } from './checks.js';
+import { parseDurationMs } from './duration.js';
 import { EXPECTED_OUTCOMES } from './expected-outcome.js';
 import { validateCancel } from './scenario-cancel.js';
 import type { CheckKind, CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
@@ -220,6 +221,7 @@ export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSp
   const add = (written: unknown, scope: ThresholdScope, p: Path) => {
     // YAML reads `- cancel: honoured` as a mapping: it is the expression `cancel: honoured`.
     const expr = isObj(written) && Object.keys(written).length === 1 && 'cancel' in written ? `cancel: ${String(written.cancel)}` : written;
+    if (isObj(expr) && 'threshold' in expr) return abortingThreshold(r, expr, scope, p, out);
     if (typeof expr !== 'string') return r.fail(p, `must be a threshold expression string like "p(99) < 300ms" (got ${kind(expr)})`);
     const t = parseThreshold(expr, scope);
     if (typeof t === 'string') return r.fail(p, t);
@@ -239,6 +241,22 @@ export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSp
     }
   } else r.fail(['thresholds'], 'must be a list of expressions, or a mapping from scope (all, tool:NAME, method:NAME, step:NAME) to expressions');
   return out;
+}
+
+/** `{threshold: "p(99) < 1s", abortOnFail: true, delayAbortEval: 10s}` (k6's form). */
+function abortingThreshold(r: Reader, o: Record<string, unknown>, scope: ThresholdScope, p: Path, out: ThresholdSpec[]): void {
+  if (!r.obj(o, p, ['threshold', 'abortOnFail', 'delayAbortEval'])) return;
+  const expr = r.str(o, 'threshold', p, true);
+  const t = expr === undefined ? undefined : parseThreshold(expr, scope);
+  if (typeof t === 'string') r.fail([...p, 'threshold'], t);
+  const abort = r.bool(o, 'abortOnFail', p);
+  const delay = o.delayAbortEval === undefined ? undefined : parseDurationMs(o.delayAbortEval);
+  if (o.delayAbortEval !== undefined && delay === undefined)
+    r.fail([...p, 'delayAbortEval'], `must be a duration like 10s (got ${JSON.stringify(o.delayAbortEval)})`);
+  if (!t || typeof t === 'string') return;
+  if (abort) t.abortOnFail = true;
+  if (delay) t.delayAbortEvalMs = delay;
+  out.push(t);
 }
 
 /** A tool or step scope must name something the steps produce (scripted scenarios are not checked). */

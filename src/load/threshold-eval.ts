@@ -58,7 +58,7 @@ export function evaluateLiveThresholds(m: LoadMetrics, wallMs: number, specs: re
       return live(s.kind === 'all' ? m.overall : (s.kind === 'method' ? m.methods : s.kind === 'tool' ? m.tools : m.steps).get(s.name));
     },
   };
-  return withDefaultThresholds(specs, m.overall.counters.checks).map((t) => evaluateOne(subject, t));
+  return specs.map((t) => evaluateOne(subject, t));
 }
 
 /** Re-parse the expressions stored in a result (after a merge). */

@@ -174,3 +174,46 @@ thresholds: [ "errors == 0", "tool_errors == 0", "jsonrpc_errors == 0" ]`;
     expect(code).toBe(3);
   }, 60_000);
 });
+
+describe('abortOnFail: a threshold that stops the run (k6)', () => {
+  const aborting = (title: string, extra = '') => `
+target: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NOTES)}] }
+phases: [ { open: { rate: 20, duration: 60s } } ]
+steps:
+  - { tool: search, arguments: { query: milk }, check: { path: /result/structuredContent/results/0/title, equals: ${JSON.stringify(title)} } }
+thresholds:
+  all:
+    - { threshold: "check_failures == 0", abortOnFail: true${extra} }
+`;
+
+  it('stops a 60 s run once the threshold fails, not before its delayAbortEval; exit 3', async () => {
+    writeFileSync(path.join(dir, 'abort.yaml'), aborting('shopping', ', delayAbortEval: 2s'));
+    const json = path.join(dir, 'abort.json');
+    const { code, stdout } = await load([path.join(dir, 'abort.yaml'), '--json', json]);
+    expect(stdout).toMatch(/STOPPED EARLY \(threshold all: check_failures == 0 failed \(observed \d+; abortOnFail\)\)/);
+    expect(code).toBe(3);
+    const r = JSON.parse(readFileSync(json, 'utf8')) as LoadResult;
+    expect(r.stopped).toMatch(/^threshold all: check_failures == 0 failed/);
+    expect(r.phases[0]!.scheduled).toBeLessThan(1200); // the 60 s schedule did not run out
+    expect(r.wallMs).toBeGreaterThanOrEqual(2000); // judged only from its delayAbortEval on
+  }, 60_000);
+
+  it('a threshold that holds does not stop the run', async () => {
+    writeFileSync(path.join(dir, 'holds.yaml'), aborting('groceries').replace('open: { rate: 20, duration: 60s }', 'closed: { vus: 1, iterations: 6 }'));
+    const { code, stdout } = await load([path.join(dir, 'holds.yaml')]);
+    expect(stdout).not.toContain('STOPPED');
+    expect(stdout).toMatch(/phase-1\s+closed\s+-\s+\S+\s+6\s+6\s+0\s+6/);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('refuses a bad abort threshold where it stands', () => {
+    const bad = `target: { url: "http://127.0.0.1:1/mcp" }
+phases: [ { open: { rate: 10, duration: 1s } } ]
+steps: [ { tool: echo } ]
+thresholds:
+  all:
+    - { threshold: "p(99) < 1s", abortOnFail: true, delayAbortEval: soon }
+`;
+    expect(() => scenario(bad, 'bad.yaml')).toThrow(/bad\.yaml:6: thresholds\.all\[0\]\.delayAbortEval: must be a duration like 10s \(got "soon"\)/);
+  });
+});
