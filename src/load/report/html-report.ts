@@ -102,7 +102,10 @@ function timeCharts(r: LoadResult, charts: ChartSpec[]): string {
   const ivs = intervals(r);
   if (ivs.length === 0)
     return '<p class="note">This result has no per-interval series (written by an older mcptap, or nothing completed): only totals below.</p>';
-  const x = { kind: 'time' as const, values: ivs.map((i) => i.t / 1000), label: 'time' };
+  // Seconds from the first interval, the clock time in the label: a wall-clock axis put the date
+  // under its first tick, overlapping the second.
+  const t0 = ivs[0]!.t;
+  const x = { kind: 'number' as const, values: ivs.map((i) => (i.t - t0) / 1000), label: `seconds since ${new Date(t0).toISOString().slice(11, 19)} UTC` };
   const secs = ivs[0]!.ms / 1000;
   const per = secs === 1 ? 'per second' : `per ${secs}s interval`;
   const perSec = (n: number) => n / secs;
