@@ -9,6 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { applyChecks } from './checks.js';
+import { applyExpected } from './expected-outcome.js';
 import type { DataTables } from './data-tables.js';
 import type { CallRecord, Lane, PreparedCall } from './drivers/driver.js';
 import type { LanePool } from './drivers/lane-pool.js';
@@ -124,7 +125,10 @@ async function runStep(d: RunnerDeps, steps: StepCalls, lane: Lane, slot: Iterat
   const c = steps.call(step, lane, slot);
   if (step.listen) return holdListen(d, lane, slot, c);
   const rec = await lane.call(c, slot.intendedUs);
-  if (rec && !rec.cancel?.verdict) applyChecks(step.checks, rec);
+  if (rec && !rec.cancel?.verdict) {
+    applyChecks(step.checks, rec);
+    if (step.expect) applyExpected(step.expect, rec);
+  }
   record(d, rec);
 }
 
@@ -196,8 +200,8 @@ async function runScripted(d: RunnerDeps, lane: Lane, slot: IterationSlot): Prom
     call,
     tool: (name, args, opts) => call('tools/call', { name, arguments: args ?? {} }, opts),
     // A check belongs to the step of the call made just before it.
-    check: (_name, ok) => {
-      d.metrics.recordCheck(lastStep, ok);
+    check: (name, ok) => {
+      d.metrics.recordCheck(lastStep, ok, name);
       return ok;
     },
     sleep: (ms) => d.scheduler.sleepUntil(d.scheduler.nowUs() + ms * 1000),

@@ -5,6 +5,7 @@
  * recomputed after every merge; the encoded histograms are the truth.
  */
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
+import type { CheckResult } from './check-stats.js';
 import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from './histogram.js';
 import type { ListenResult } from './listen-stats.js';
 import { addCounters, emptyCounters, SSE_SERIES, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
@@ -51,6 +52,8 @@ export interface LoadResult {
   steps: Record<string, GroupResult>;
   /** Cancellation experiments (steps with `cancel:`), by tool (or step): verdict, figures, evidence. */
   cancel?: Record<string, CancelGroupResult>;
+  /** Each check by step and name: passes, failures and the first failure's values (when any check ran). */
+  checks?: CheckResult[];
   /** Threshold expressions as written, by scope label, so a merge can judge them again. */
   thresholdSpecs: { scope: string; expression: string }[];
   thresholds: ThresholdOutcome[];
@@ -114,6 +117,7 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
     ...(m.cancel.size > 0
       ? { cancel: Object.fromEntries([...m.cancel.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, c]) => [k, cancelGroupResult(c)])) }
       : {}),
+    ...(m.checks.size > 0 ? { checks: m.checks.result() } : {}),
     thresholdSpecs: meta.thresholdSpecs,
     thresholds: [],
     series: m.series.snapshot(),
@@ -160,4 +164,6 @@ export interface ThresholdOutcome {
   observed: number | null;
   /** Human-readable observed value (e.g. `312.4ms`, `4.2%`). */
   observedText: string;
+  /** A threshold the scenario did not write, and why it is there. */
+  note?: string;
 }

@@ -9,6 +9,7 @@
 import { mergeListen } from './listen-stats.js';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import { mergeCancel } from './cancel-stats.js';
+import { mergeChecks } from './check-stats.js';
 import { decodeHistogram, newHistogram } from './histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
@@ -101,6 +102,7 @@ function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
     steps: mergeGroupMaps(a.steps, b.steps),
     ...(a.cancel || b.cancel ? { cancel: mergeCancel(a.cancel, b.cancel) } : {}),
     ...(a.listen || b.listen ? { listen: mergeListen(a.listen, b.listen) } : {}),
+    ...(a.checks || b.checks ? { checks: mergeChecks(a.checks, b.checks) } : {}),
     ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
     // Series only when every part has them (a partial series would chart part of the run as all of it).
     series: a.series && b.series ? mergeSeries(a.series, b.series) : undefined,

@@ -9,6 +9,7 @@
  */
 import { newHistogram, recordUs, type Histogram } from './histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
+import { CheckStats } from './check-stats.js';
 import type { Sample } from './sample.js';
 import { SeriesRecorder } from './series.js';
 import { ListenStats } from './listen-stats.js';
@@ -26,6 +27,8 @@ export interface GroupCounters {
   violations: Record<string, number>;
   checks: number;
   checkFailures: number;
+  /** Errors a step declared (`expect:`) and got; not in `errors` (absent in older results). */
+  expectedErrors?: number;
 }
 
 export function emptyCounters(): GroupCounters {
@@ -42,6 +45,7 @@ function bump(r: Record<string, number>, key: string | number, n = 1): void {
 export function addCounters(into: GroupCounters, from: GroupCounters): void {
   for (const k of ['requests', 'ok', 'errors', 'toolErrors', 'unanswered', 'checks', 'checkFailures'] as const) into[k] += from[k];
   for (const k of ['transport', 'http', 'jsonrpc', 'violations'] as const) for (const [key, n] of Object.entries(from[k])) bump(into[k], key, n);
+  if (from.expectedErrors) into.expectedErrors = (into.expectedErrors ?? 0) + from.expectedErrors;
 }
 
 /**
@@ -79,6 +83,7 @@ export class GroupStats {
     for (const v of s.violations) bump(c.violations, v);
     c.checks += s.checks;
     c.checkFailures += s.checkFailures;
+    if (s.expected) c.expectedErrors = (c.expectedErrors ?? 0) + 1;
     recordUs(this.latency, s.endUs - s.intendedUs);
     recordUs(this.service, s.endUs - s.sentUs);
     if (s.sse && s.eventTimesUs && s.eventTimesUs.length > 0) this.recordSse(s, s.eventTimesUs);
@@ -139,6 +144,8 @@ export class LoadMetrics {
   readonly phases: PhaseStats[] = [];
   /** Streams of `listen` steps. */
   readonly listen = new ListenStats();
+  /** Each check's passes and failures, by step. */
+  readonly checks = new CheckStats();
   /** How late iterations started against their intended start (generator saturation shows here). */
   readonly scheduleLag: Histogram = newHistogram();
   /** Per-second counts and latencies, for charts over time. */
@@ -157,6 +164,7 @@ export class LoadMetrics {
     if (s.tool !== undefined) group(this.tools, s.tool).record(s);
     group(this.steps, s.step).record(s);
     this.series.record(s);
+    if (s.checkVerdicts) for (const v of s.checkVerdicts) this.checks.record(s.step, v);
     this.observer?.sample(s, this.phases[this.phases.length - 1]);
   }
 
@@ -167,7 +175,8 @@ export class LoadMetrics {
   }
 
   /** A check made by a scripted iteration, attributed to the step of its last call. */
-  recordCheck(step: string, ok: boolean): void {
+  recordCheck(step: string, ok: boolean, name = 'check'): void {
+    this.checks.record(step, ok ? { name, ok } : { name, ok, expected: 'true', got: 'false' });
     for (const g of [this.overall, group(this.steps, step)]) {
       g.counters.checks++;
       if (!ok) g.counters.checkFailures++;

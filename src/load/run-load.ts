@@ -26,6 +26,8 @@ import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraff
 import { runReplayPhase } from './executors/replay-executor.js';
 import { describeScenario } from './scenario-plan.js';
 import { startTarget, type RunningTarget } from './target/target-runtime.js';
+import { withDefaultThresholds } from './default-thresholds.js';
+import { watchAbortThresholds } from './threshold-abort.js';
 import { evaluateLiveThresholds, evaluateThresholds } from './threshold-eval.js';
 import { checkNamed, listsNeeded, namedInScenario, type NamedInScenario } from './preflight.js';
 import { scopeLabel } from './thresholds.js';
@@ -93,15 +95,18 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     shard,
     metrics,
     targetRate: () => progress.targetRate(),
-    thresholds: () => evaluateLiveThresholds(metrics, clock.nowUs() / 1000 - startedAtMs, scenario.thresholds),
+    thresholds: () =>
+      evaluateLiveThresholds(metrics, clock.nowUs() / 1000 - startedAtMs, withDefaultThresholds(scenario.thresholds, metrics.overall.counters.checks)),
   });
+  const abort = watchAbortThresholds(scenario.thresholds, { metrics, elapsedMs: () => clock.nowUs() / 1000 - startedAtMs }, opts.signal);
   const timer = opts.onProgress ? setInterval(() => opts.onProgress!(progress.snapshot()), opts.progressIntervalMs ?? 1000) : undefined;
   try {
     const ran =
       scenario.driver === 'raw' && target
-        ? await runRaw(scenario, target, { shard, metrics, clock, signal: opts.signal })
+        ? await runRaw(scenario, target, { shard, metrics, clock, signal: abort.signal })
         : await runPhases(scenario, target, {
             ...opts,
+            signal: abort.signal,
             clock,
             scheduler,
             logger,
@@ -122,7 +127,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     });
     result.plan = describeScenario(scenario);
     if (target?.startedAtEpochMs !== undefined) result.targetStartedAtEpochMs = target.startedAtEpochMs;
-    if (opts.signal?.aborted) result.stopped = typeof opts.signal.reason === 'string' ? opts.signal.reason : 'stopped';
+    if (abort.signal?.aborted) result.stopped = typeof abort.signal.reason === 'string' ? abort.signal.reason : 'stopped';
     if (metrics.scriptErrors > 0) {
       result.scriptErrors = metrics.scriptErrors;
       logger.warn(`${metrics.scriptErrors} scripted iteration(s) threw; the first: ${metrics.firstScriptError}`);
@@ -132,6 +137,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     return result;
   } finally {
     if (timer) clearInterval(timer);
+    abort.dispose();
     await target?.close();
   }
 }

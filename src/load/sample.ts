@@ -40,6 +40,18 @@ export interface Sample {
   streamEndUs?: number;
   checks: number;
   checkFailures: number;
+  /** The step declared this error (`expect:`) and got it: counted apart, not as an error. */
+  expected?: 'tool_error' | 'protocol_error';
+  /** Each check's verdict on this call (only when the step has checks). */
+  checkVerdicts?: CheckVerdict[];
+}
+
+/** One check on one call: a failure says what was expected and what came. */
+export interface CheckVerdict {
+  name: string;
+  ok: boolean;
+  expected?: string;
+  got?: string;
 }
 
 export interface SampleLabels {

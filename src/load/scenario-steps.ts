@@ -4,8 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parseCheckPath } from './check-path.js';
+import { derivedCheckName } from './checks.js';
+import { parseDurationMs } from './duration.js';
+import { EXPECTED_OUTCOMES } from './expected-outcome.js';
 import { validateCancel } from './scenario-cancel.js';
-import type { CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
+import type { CheckKind, CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
 import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
 import { isObj, kind, Reader, type Path } from './validation.js';
@@ -41,7 +45,7 @@ export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[]
   return out;
 }
 
-const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'cancel', 'listen'];
+const STEP = ['name', 'weight', 'method', 'tool', 'arguments', 'uri', 'prompt', 'params', 'headers', 'progress', 'check', 'expect', 'cancel', 'listen'];
 const LISTEN = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged', 'resourceSubscriptions'] as const;
 
 export function validateSteps(r: Reader, v: unknown, dataNames: ReadonlySet<string>): StepSpec[] {
@@ -96,6 +100,8 @@ function validateStep(r: Reader, v: unknown, p: Path, dataNames: ReadonlySet<str
     checks: validateChecks(r, o.check, [...p, 'check']),
   };
   if (target !== undefined) step.target = target;
+  const expect = r.oneOf(o, 'expect', p, EXPECTED_OUTCOMES);
+  if (expect) step.expect = expect;
   const headers = r.stringMap(o, 'headers', p, true);
   if (headers) step.headers = headers;
   if (o.cancel !== undefined) {
@@ -152,7 +158,7 @@ function buildParams(method: string, name: string | undefined, uri: string | und
   return args === undefined ? {} : (args as Record<string, unknown>);
 }
 
-const CHECK = ['isError', 'error', 'noError', 'status', 'contains', 'path', 'equals', 'matches'];
+const CHECK = ['name', 'isError', 'error', 'noError', 'status', 'contains', 'path', 'equals', 'matches'];
 
 function validateChecks(r: Reader, v: unknown, p: Path): CheckSpec[] {
   if (v === undefined) return [];
@@ -163,7 +169,7 @@ function validateChecks(r: Reader, v: unknown, p: Path): CheckSpec[] {
 function validateCheck(r: Reader, v: unknown, p: Path): CheckSpec[] {
   const o = r.obj(v, p, CHECK);
   if (!o) return [];
-  const out: CheckSpec[] = [];
+  const out: CheckKind[] = [];
   const isError = r.bool(o, 'isError', p);
   if (isError !== undefined) out.push({ kind: 'isError', expect: isError });
   if (o.error !== undefined) {
@@ -177,14 +183,27 @@ function validateCheck(r: Reader, v: unknown, p: Path): CheckSpec[] {
   const contains = r.str(o, 'contains', p);
   if (contains !== undefined) out.push({ kind: 'contains', text: contains });
   const at = r.str(o, 'path', p);
-  if ((o.equals !== undefined || o.matches !== undefined) && !at) r.fail(p, 'equals and matches need a path (e.g. path: result.content[0].text)');
-  if (at) out.push(pathCheck(r, o, at, p));
-  if (out.length === 0) r.fail(p, `a check needs one of ${CHECK.filter((c) => c !== 'equals' && c !== 'matches').join(', ')}`);
-  return out;
+  if ((o.equals !== undefined || o.matches !== undefined) && !at) r.fail(p, 'equals and matches need a path (e.g. path: /result/content/0/text)');
+  if (at) {
+    const c = pathCheck(r, o, at, p);
+    if (c) out.push(c);
+  }
+  if (out.length === 0 && at === undefined) r.fail(p, `a check needs one of ${CHECK.filter((c) => !['name', 'equals', 'matches'].includes(c)).join(', ')}`);
+  return named(r.str(o, 'name', p), out);
 }
 
-function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): CheckSpec {
-  const c: CheckSpec = { kind: 'path', path: at };
+/** A given name labels a check alone; beside others, each keeps its derived part after it. */
+function named(given: string | undefined, checks: CheckKind[]): CheckSpec[] {
+  return checks.map((c) => {
+    const derived = derivedCheckName(c);
+    return { ...c, name: given === undefined ? derived : checks.length === 1 ? given : `${given}: ${derived}` };
+  });
+}
+
+function pathCheck(r: Reader, o: Record<string, unknown>, at: string, p: Path): CheckKind | undefined {
+  const segments = parseCheckPath(at);
+  if (typeof segments === 'string') return r.fail([...p, 'path'], segments);
+  const c: Extract<CheckKind, { kind: 'path' }> = { kind: 'path', path: segments };
   if (o.equals !== undefined) c.equals = o.equals;
   if (o.matches !== undefined) {
     try {
@@ -202,6 +221,7 @@ export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSp
   const add = (written: unknown, scope: ThresholdScope, p: Path) => {
     // YAML reads `- cancel: honoured` as a mapping: it is the expression `cancel: honoured`.
     const expr = isObj(written) && Object.keys(written).length === 1 && 'cancel' in written ? `cancel: ${String(written.cancel)}` : written;
+    if (isObj(expr) && 'threshold' in expr) return abortingThreshold(r, expr, scope, p, out);
     if (typeof expr !== 'string') return r.fail(p, `must be a threshold expression string like "p(99) < 300ms" (got ${kind(expr)})`);
     const t = parseThreshold(expr, scope);
     if (typeof t === 'string') return r.fail(p, t);
@@ -221,6 +241,22 @@ export function validateThresholds(r: Reader, v: unknown, steps: readonly StepSp
     }
   } else r.fail(['thresholds'], 'must be a list of expressions, or a mapping from scope (all, tool:NAME, method:NAME, step:NAME) to expressions');
   return out;
+}
+
+/** `{threshold: "p(99) < 1s", abortOnFail: true, delayAbortEval: 10s}` (k6's form). */
+function abortingThreshold(r: Reader, o: Record<string, unknown>, scope: ThresholdScope, p: Path, out: ThresholdSpec[]): void {
+  if (!r.obj(o, p, ['threshold', 'abortOnFail', 'delayAbortEval'])) return;
+  const expr = r.str(o, 'threshold', p, true);
+  const t = expr === undefined ? undefined : parseThreshold(expr, scope);
+  if (typeof t === 'string') r.fail([...p, 'threshold'], t);
+  const abort = r.bool(o, 'abortOnFail', p);
+  const delay = o.delayAbortEval === undefined ? undefined : parseDurationMs(o.delayAbortEval);
+  if (o.delayAbortEval !== undefined && delay === undefined)
+    r.fail([...p, 'delayAbortEval'], `must be a duration like 10s (got ${JSON.stringify(o.delayAbortEval)})`);
+  if (!t || typeof t === 'string') return;
+  if (abort) t.abortOnFail = true;
+  if (delay) t.delayAbortEvalMs = delay;
+  out.push(t);
 }
 
 /** A tool or step scope must name something the steps produce (scripted scenarios are not checked). */

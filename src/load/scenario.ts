@@ -66,13 +66,17 @@ export interface ReplayPhase {
 
 export type Phase = ClosedPhase | OpenPhase | ReplayPhase;
 
-export type CheckSpec =
+/** One check on a step's answer; `name` (given, or derived from what it checks) labels its pass rate. */
+export type CheckSpec = { name: string } & CheckKind;
+
+export type CheckKind =
   | { kind: 'isError'; expect: boolean }
   | { kind: 'error'; code?: number }
   | { kind: 'noError' }
   | { kind: 'status'; status: number }
   | { kind: 'contains'; text: string }
-  | { kind: 'path'; path: string; equals?: unknown; matches?: RegExp };
+  /** `path`: segments of a JSON Pointer into the response (see check-path.ts). */
+  | { kind: 'path'; path: string[]; equals?: unknown; matches?: RegExp };
 
 /**
  * Cancel the call mid-flight, by its era's and transport's mechanism (close the 2026-07-28 HTTP
@@ -109,6 +113,8 @@ export interface StepSpec {
   /** Ask for progress notifications (adds `_meta.progressToken`). */
   progress: boolean;
   checks: CheckSpec[];
+  /** The answer this step is meant to get (see expected-outcome.ts). */
+  expect?: 'tool_error' | 'protocol_error';
   cancel?: CancelSpec;
   /**
    * A long-lived stream held open until its phase ends (or for the timeout, in a phase with no

@@ -6,6 +6,7 @@ import { cancelGroupResult, unknownReason, type CancelGroupResult } from './canc
 import { decodeHistogram, newHistogram, type Histogram } from './histogram.js';
 import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
+import { withDefaultThresholds } from './default-thresholds.js';
 import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
 
 export type { ThresholdOutcome } from './load-result.js';
@@ -34,7 +35,7 @@ export function evaluateThresholds(result: LoadResult, specs: readonly Threshold
       return g && { counters: g.counters, histogram: (series) => histogramOf(g, series) };
     },
   };
-  return specs.map((t) => evaluateOne(subject, t));
+  return withDefaultThresholds(specs, result.overall.counters.checks).map((t) => evaluateOne(subject, t));
 }
 
 /**
@@ -85,7 +86,7 @@ function groupOf(r: LoadResult, t: ThresholdSpec): LoadResult['overall'] | undef
 }
 
 function evaluateOne(r: Subject, t: ThresholdSpec): ThresholdOutcome {
-  const base = { scope: scopeLabel(t.scope), expression: t.expression };
+  const base = { scope: scopeLabel(t.scope), expression: t.expression, ...(t.note ? { note: t.note } : {}) };
   if (t.metric.kind === 'cancel') return evaluateCancel(r, t, t.metric.expect, base);
   const observed = observe(r, r.group(t), t);
   if (observed === null) return { ...base, ok: false, observed: null, observedText: 'no requests' };
@@ -93,7 +94,7 @@ function evaluateOne(r: Subject, t: ThresholdSpec): ThresholdOutcome {
 }
 
 /** `cancel: honoured`: every verdict in scope must be the expected one; none at all fails. */
-function evaluateCancel(r: Subject, t: ThresholdSpec, expect: string, base: { scope: string; expression: string }): ThresholdOutcome {
+function evaluateCancel(r: Subject, t: ThresholdSpec, expect: string, base: { scope: string; expression: string; note?: string }): ThresholdOutcome {
   const all = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
   const inScope = t.scope.kind === 'all' ? all : all.filter(([k]) => k === (t.scope as { name: string }).name);
   if (inScope.length === 0) return { ...base, ok: false, observed: null, observedText: 'no cancelled calls' };

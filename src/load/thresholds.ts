@@ -55,6 +55,12 @@ export interface ThresholdSpec {
   /** Latency: µs. Counter: a count, or a fraction when `percent`. Rate: per second. */
   value: number;
   percent: boolean;
+  /** Stop the run once this fails (k6's abortOnFail; see threshold-abort.ts)... */
+  abortOnFail?: boolean;
+  /** ...but not before this long from the start. */
+  delayAbortEvalMs?: number;
+  /** Why a threshold nobody wrote is there (see default-thresholds.ts). */
+  note?: string;
 }
 
 export function scopeLabel(s: ThresholdScope): string {

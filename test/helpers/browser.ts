@@ -25,7 +25,39 @@ export interface OpenedReport {
   /** Whatever the given expression evaluates to in the page. */
   probe: unknown;
   text: string;
+  /** Every text drawn on each chart's canvas (`data-chart` id), where it landed. */
+  chartTexts: Record<string, DrawnText[]>;
 }
+
+/** A text drawn on a canvas: its horizontal extent and baseline y in canvas pixels. */
+export interface DrawnText {
+  text: string;
+  x0: number;
+  x1: number;
+  y: number;
+  baseline: string;
+  /** Drawn at an angle (rotated axis labels); `vertical`: at 90 degrees (a y-axis title). */
+  rotated: boolean;
+  vertical: boolean;
+  canvasWidth: number;
+}
+
+/** Wraps fillText before the page's scripts run, recording where each text lands (rotation included). */
+const RECORD_TEXT = `(() => {
+  const texts = (window.__chartTexts = []);
+  const fill = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (t, x, y) {
+    const m = this.getTransform();
+    const w = this.measureText(String(t)).width;
+    const a = this.textAlign;
+    const p0 = x + (a === 'right' || a === 'end' ? -w : a === 'center' ? -w / 2 : 0);
+    const xs = [m.a * p0 + m.c * y + m.e, m.a * (p0 + w) + m.c * y + m.e];
+    const chart = this.canvas.closest('[data-chart]');
+    texts.push({ chart: chart ? chart.getAttribute('data-chart') : '', text: String(t), x0: Math.min(...xs), x1: Math.max(...xs),
+      y: m.b * p0 + m.d * y + m.f, baseline: this.textBaseline, rotated: Math.abs(m.b) > 1e-6, vertical: Math.abs(m.a) < 1e-6, canvasWidth: this.canvas.width });
+    return fill.apply(this, arguments);
+  };
+})()`;
 
 export function distinctColours(png: Buffer): number {
   const img = PNG.sync.read(png);
@@ -40,6 +72,7 @@ export async function openReport(file: string, screenshot?: string, probe = 'und
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     const errors: string[] = [];
+    await page.addInitScript(RECORD_TEXT);
     page.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     page.on('console', (m) => (m.type() === 'error' ? errors.push(`console: ${m.text()}`) : undefined));
@@ -60,8 +93,22 @@ export async function openReport(file: string, screenshot?: string, probe = 'und
       chartsDrawn: Number(await page.getAttribute('body', 'data-charts-drawn')),
       probe: await page.evaluate(probe),
       text: await page.innerText('body'),
+      chartTexts: groupTexts(await page.evaluate('window.__chartTexts')),
     };
   } finally {
     await browser.close();
   }
+}
+
+function groupTexts(list: unknown): Record<string, DrawnText[]> {
+  const out: Record<string, DrawnText[]> = {};
+  for (const { chart, ...t } of list as (DrawnText & { chart: string })[]) (out[chart] ??= []).push(t);
+  return out;
+}
+
+/** The x-axis tick labels of a chart's texts: rotated ones, or level ones hung from the axis (not its title, the lowest). */
+export function xTickLabels(texts: readonly DrawnText[]): DrawnText[] {
+  const level = texts.filter((t) => !t.rotated && t.baseline === 'top');
+  const titleY = Math.max(...level.map((t) => t.y));
+  return texts.filter((t) => (t.rotated && !t.vertical) || (!t.rotated && t.baseline === 'top' && t.y < titleY));
 }

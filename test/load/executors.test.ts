@@ -50,6 +50,14 @@ describe('open executor schedule', () => {
     expect(r.phases[0]!.endUs - START).toBeGreaterThanOrEqual(3_000_000); // its last request ended past the next phase's start
   });
 
+  it("maxInFlight holds at a phase boundary: the previous phase's stragglers count against the next phase's cap", async () => {
+    const s = scenario(base('  - open: { rate: 100, duration: 1s, maxInFlight: 100 }\n  - open: { rate: 100, duration: 1s, maxInFlight: 100 }'));
+    // Every call takes 5 s: the first phase's 100 are all still running through the second phase.
+    const r = await simulate(s, { serviceUs: () => 5_000_000 });
+    expect(r.maxInFlight).toBe(100);
+    expect(r.phases[1]).toMatchObject({ scheduled: 100, started: 0, dropped: 100 });
+  });
+
   it("a closed phase ended by its duration schedules only what it started: it cannot dilute an open phase's drops", async () => {
     const s = scenario(base('  - open: { rate: 50, duration: 2s, maxInFlight: 2 }\n  - closed: { vus: 1, duration: 1s, iterations: 100000 }'));
     const r = await simulate(s, { serviceUs: () => 200_000 });

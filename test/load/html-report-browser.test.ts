@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMPARE_CHART_TITLES } from '../../src/load/report/compare-html.js';
+import type { LoadResult } from '../../src/load/load-result.js';
 import { LOAD_CHART_TITLES } from '../../src/load/report/html-report.js';
-import { CHROMIUM, openReport, type OpenedReport } from '../helpers/browser.js';
+import { CHROMIUM, openReport, xTickLabels, type DrawnText, type OpenedReport } from '../helpers/browser.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { ON_CI } from '../helpers/prometheus.js';
 
@@ -63,6 +64,30 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     expect(page.pageColours).toBeGreaterThan(50);
   }
 
+  /** Each chart's x-axis labels inside its canvas, and no tick's label (all its lines) over its neighbour's. */
+  function expectAxisLegible(page: OpenedReport): void {
+    for (const [id, texts] of Object.entries(page.chartTexts)) {
+      const labels = xTickLabels(texts);
+      expect(labels.length, id).toBeGreaterThan(0);
+      for (const l of labels) expect([l.x0 >= 0, l.x1 <= l.canvasWidth], `${id}: "${l.text}" ${l.x0}..${l.x1} of ${l.canvasWidth}`).toEqual([true, true]);
+      // Level labels by tick (a tick's lines share its centre); each must stay in its tick's column,
+      // up to half-way to the next tick on either side.
+      const ticks = new Map<number, DrawnText[]>();
+      for (const l of labels.filter((x) => !x.rotated)) {
+        const c = Math.round((l.x0 + l.x1) / 2);
+        ticks.set(c, [...(ticks.get(c) ?? []), l]);
+      }
+      const spans = [...ticks.entries()]
+        .map(([c, ls]) => ({ c, x0: Math.min(...ls.map((l) => l.x0)), x1: Math.max(...ls.map((l) => l.x1)), text: ls.map((l) => l.text).join(' / ') }))
+        .sort((a, b) => a.c - b.c);
+      for (let i = 1; i < spans.length; i++) {
+        const [a, b] = [spans[i - 1]!, spans[i]!];
+        const mid = (a.c + b.c) / 2;
+        expect([a.x1 <= mid, b.x0 >= mid], `${id}: "${a.text}" (${a.x0}..${a.x1}) and "${b.text}" (${b.x0}..${b.x1}) cross ${mid}`).toEqual([true, true]);
+      }
+    }
+  }
+
   const loadHtml = join(dir, 'load.html');
   let base = '';
 
@@ -70,6 +95,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     base = run('base', undefined, loadHtml);
     const page = await openReport(loadHtml, join(dir, 'load.png'), 'window.__pwned');
     expectRendered(page, loadHtml, Object.values(LOAD_CHART_TITLES));
+    expectAxisLegible(page);
     expect(page.probe).toBeUndefined();
     expect(page.text).toContain(`tool ${EVIL}`);
     expect(page.text).toMatch(/FAIL\s+tool:fail\s+errors == 0/);
@@ -90,6 +116,19 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     expect(readFileSync(html, 'utf8')).toBe(readFileSync(loadHtml, 'utf8'));
   });
 
+  it("a minute-long run's time axes: no tick label runs into the next (the first carried the date)", async () => {
+    // The real run's series, repeated 12 times end to end: the report of a 60 s run.
+    const r = JSON.parse(readFileSync(base, 'utf8')) as LoadResult;
+    const s = r.series!;
+    const span = s.points[s.points.length - 1]!.t - s.points[0]!.t + s.intervalMs;
+    s.points = Array.from({ length: 12 }, (_, k) => s.points.map((p) => ({ ...p, t: p.t + k * span }))).flat();
+    const long = join(dir, 'minute.json');
+    writeFileSync(long, JSON.stringify(r));
+    const html = join(dir, 'minute.html');
+    expect(mcptap(['report', long, '--html', html]).status).toBe(3);
+    expectAxisLegible(await openReport(html));
+  });
+
   it('compare --html of a run against a stalled one: charts of both, regressed rows marked', async () => {
     const stalled = run('stalled', '1000:900');
     const html = join(dir, 'compare.html');
@@ -98,6 +137,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     expect(existsSync(html)).toBe(true);
     const page = await openReport(html, join(dir, 'compare.png'), 'window.__pwned');
     expectRendered(page, html, Object.values(COMPARE_CHART_TITLES));
+    expectAxisLegible(page);
     expect(page.probe).toBeUndefined();
     expect(page.text).toMatch(/Regressed: .*tool echo/);
     expect(page.text).toMatch(/tool echo\s.*REGRESSED/);

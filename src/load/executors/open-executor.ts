@@ -111,7 +111,9 @@ export async function runArrivals(plan: ArrivalPlan, stats: PhaseStats, o: OpenE
       await o.scheduler.sleepUntil(Math.max(dueUs, now + tickUs));
       continue;
     }
-    if (running >= cap) o.metrics.iterationDropped(stats, dueUs);
+    // The cap counts every iteration in flight, the previous phases' stragglers too (else a phase
+    // boundary runs both phases' caps at once).
+    if (o.metrics.inFlight >= cap) o.metrics.iterationDropped(stats, dueUs);
     else {
       o.metrics.iterationStarted(stats, dueUs, now);
       running++;

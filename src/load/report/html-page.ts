@@ -139,6 +139,7 @@ const DRAW = `(function () {
     var xAxis = { label: spec.x.label };
     var scales = { x: { time: spec.x.kind === 'time' }, y: spec.yLog ? { distr: 3 } : { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } };
     var width = Math.max(320, Math.floor(el.getBoundingClientRect().width) || 560);
+    var pad = null;
     if (spec.x.kind === 'category') {
       var short = cats.map(function (c) { return c.length > 22 ? c.slice(0, 21) + '…' : c; });
       var longest = short.reduce(function (m, c) { return Math.max(m, c.length); }, 0);
@@ -146,9 +147,12 @@ const DRAW = `(function () {
       xAxis.values = function (u, splits) { return splits.map(function (i) { return Number.isInteger(i) ? (short[i] || '') : ''; }); };
       xAxis.splits = function () { var step = Math.max(1, Math.ceil(cats.length / room)); var out = []; for (var i = 0; i < cats.length; i += step) out.push(i); return out; };
       if (longest > 8) { xAxis.rotate = -35; xAxis.size = 40 + longest * 5; }
+      // Rotated labels run right of their tick: room on the right for the last one (else clipped).
+      var last = short[cats.length - 1] || '';
+      if (longest > 8) pad = Math.max(0, Math.ceil(last.length * 7 * Math.cos(Math.PI * 35 / 180) - (width - 80) / cats.length / 2) + 8);
       scales.x.range = function () { return [-0.5, cats.length - 0.5]; };
     }
-    new uPlot({ width: width, height: 240 + (xAxis.size ? xAxis.size - 50 : 0), series: series, scales: scales, axes: [xAxis, { label: spec.yLabel, size: 60 }], legend: { live: true } },
+    new uPlot({ width: width, height: 240 + (xAxis.size ? xAxis.size - 50 : 0), series: series, scales: scales, axes: [xAxis, { label: spec.yLabel, size: 60 }], legend: { live: true }, padding: [null, pad, null, null] },
       [spec.x.values].concat(spec.series.map(function (s) { return s.values; })), el);
     el.setAttribute('data-drawn', 'true');
   });

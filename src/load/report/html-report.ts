@@ -7,6 +7,7 @@
 import { formatDurationUs } from '../duration.js';
 import { histogramOf, type GroupResult, type LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
+import { checksHtml, toleratedChecksText } from './check-report.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { intervals, logBins, targetRateAt } from './load-charts.js';
 
@@ -27,7 +28,7 @@ export function renderLoadHtml(r: LoadResult, lib: ChartLibrary): string {
     : r.thresholds.length === 0
       ? '<span class="badge warn">no thresholds</span>'
       : failed === 0
-        ? '<span class="badge pass">thresholds passed</span>'
+        ? `<span class="badge pass">thresholds passed${esc(toleratedChecksText(r.overall.counters.checkFailures))}</span>`
         : `<span class="badge fail">${failed} of ${r.thresholds.length} thresholds failed</span>`;
   const body = [
     `<h1>mcptap load: ${esc(r.scenario)} ${verdict}</h1>`,
@@ -38,6 +39,7 @@ export function renderLoadHtml(r: LoadResult, lib: ChartLibrary): string {
     r.scriptErrors ? `<p class="warnbox">${r.scriptErrors} scripted iteration(s) threw.</p>` : '',
     '<h2>Thresholds</h2>',
     thresholdsTable(r),
+    checksHtml(r.checks),
     '<h2>Over time</h2>',
     timeCharts(r, charts),
     '<h2>Latency distribution</h2>',
@@ -66,7 +68,10 @@ function runFacts(r: LoadResult): string {
     ['started', r.startedAt],
     ['ran', `${secs.toFixed(1)}s`],
     ['requests', `${c.requests} (${secs > 0 ? (c.requests / secs).toFixed(1) : '-'}/s)`],
-    ['errors', `${c.errors} (${c.requests ? ((100 * c.errors) / c.requests).toFixed(2) : '0'}%)`],
+    [
+      'errors',
+      `${c.errors} (${c.requests ? ((100 * c.errors) / c.requests).toFixed(2) : '0'}%)${c.expectedErrors ? `, ${c.expectedErrors} expected (expect:) apart` : ''}`,
+    ],
     [
       'latency',
       `p50 ${formatDurationUs(r.overall.latency.summary.p50)}, p95 ${formatDurationUs(r.overall.latency.summary.p95)}, p99 ${formatDurationUs(r.overall.latency.summary.p99)}`,
@@ -83,7 +88,12 @@ function thresholdsTable(r: LoadResult): string {
   if (r.thresholds.length === 0) return '<p class="note">The scenario sets no thresholds.</p>';
   return htmlTable(
     ['', 'scope', 'threshold', 'observed'],
-    r.thresholds.map((t) => [{ html: t.ok ? 'pass' : 'FAIL', cls: t.ok ? 'pass' : 'fail' }, t.scope, t.expression, t.observedText]),
+    r.thresholds.map((t) => [
+      { html: t.ok ? 'pass' : 'FAIL', cls: t.ok ? 'pass' : 'fail' },
+      t.scope,
+      t.note ? `${t.expression} (${t.note})` : t.expression,
+      t.observedText,
+    ]),
     { numeric: 3 },
   );
 }
@@ -92,7 +102,10 @@ function timeCharts(r: LoadResult, charts: ChartSpec[]): string {
   const ivs = intervals(r);
   if (ivs.length === 0)
     return '<p class="note">This result has no per-interval series (written by an older mcptap, or nothing completed): only totals below.</p>';
-  const x = { kind: 'time' as const, values: ivs.map((i) => i.t / 1000), label: 'time' };
+  // Seconds from the first interval, the clock time in the label: a wall-clock axis put the date
+  // under its first tick, overlapping the second.
+  const t0 = ivs[0]!.t;
+  const x = { kind: 'number' as const, values: ivs.map((i) => (i.t - t0) / 1000), label: `seconds since ${new Date(t0).toISOString().slice(11, 19)} UTC` };
   const secs = ivs[0]!.ms / 1000;
   const per = secs === 1 ? 'per second' : `per ${secs}s interval`;
   const perSec = (n: number) => n / secs;

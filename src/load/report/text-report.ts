@@ -6,6 +6,7 @@ import { formatDurationUs } from '../duration.js';
 import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { renderCancel } from './cancel-report.js';
+import { expectedNote, renderChecks, toleratedChecksText } from './check-report.js';
 import { counted } from '../../util/plural.js';
 
 export function renderSummary(r: LoadResult): string {
@@ -14,6 +15,7 @@ export function renderSummary(r: LoadResult): string {
   out.push(`scenario ${r.scenario}: ${r.target} (${r.driver}, ${r.era} era)${shards}, ${(r.wallMs / 1000).toFixed(1)}s`);
   if (r.stopped) out.push(`STOPPED EARLY (${r.stopped}): the run is incomplete; the figures and thresholds below cover only what ran`);
   out.push('', ...renderPhases(r), '', ...renderGroups(r), ...renderCodes(r.overall), ...renderSse(r.overall), ...renderCancel(r.cancel), ...renderListen(r));
+  out.push(...renderChecks(r.checks));
   if (r.scriptErrors) out.push(`scripted iterations that threw: ${r.scriptErrors}`);
   out.push('', ...renderThresholds(r));
   return out.join('\n') + '\n';
@@ -81,7 +83,7 @@ function renderGroups(r: LoadResult): string[] {
   for (const [k, g] of Object.entries(r.methods)) rows.push(groupRow(`method ${k}`, g));
   for (const [k, g] of Object.entries(r.tools)) rows.push(groupRow(`tool ${k}`, g));
   if (Object.keys(r.steps).length > 1) for (const [k, g] of Object.entries(r.steps)) rows.push(groupRow(`step ${k}`, g));
-  return ['requests (latency from the intended start)', ...table(rows), ...cancelledNote(r)];
+  return ['requests (latency from the intended start)', ...table(rows), ...cancelledNote(r), ...expectedNote(r.steps)];
 }
 
 /** Cancelled calls are left out of the table (their timing is the experiment's): say how many, and where they are. */
@@ -135,6 +137,9 @@ function renderListen(r: LoadResult): string[] {
 function renderThresholds(r: LoadResult): string[] {
   if (r.thresholds.length === 0) return ['no thresholds'];
   const failed = r.thresholds.filter((t) => !t.ok).length;
-  const lines = r.thresholds.map((t) => `  ${t.ok ? 'pass' : 'FAIL'}  ${t.scope}: ${t.expression}  (observed ${t.observedText})`);
-  return [`thresholds: ${failed === 0 ? 'all passed' : `${failed} of ${r.thresholds.length} FAILED`}`, ...lines];
+  const lines = r.thresholds.map(
+    (t) => `  ${t.ok ? 'pass' : 'FAIL'}  ${t.scope}: ${t.expression}  (observed ${t.observedText})${t.note ? `  [${t.note}]` : ''}`,
+  );
+  const verdict = failed === 0 ? `all passed${toleratedChecksText(r.overall.counters.checkFailures)}` : `${failed} of ${r.thresholds.length} FAILED`;
+  return [`thresholds: ${verdict}`, ...lines];
 }
