@@ -52,6 +52,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
       `${formatUs(g.replayedP50Us)} / ${formatUs(g.replayedP95Us)}`,
     ]);
     out.push(table(['method / tool', 'count', 'recorded', 'replayed'], rows, [1]));
+    out.push(...latencyNotes(report));
   }
   const streams = report.streams ?? [];
   const recordedAny = streams.some((g) => g.recordedCount > 0);
@@ -94,6 +95,22 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   return out.join('\n') + '\n';
 }
 
+/** Which calls the percentiles leave out, and the groups too small to judge. */
+function latencyNotes(report: ReplayReport): string[] {
+  const out: string[] = [];
+  const partial = (report.latency ?? []).filter((g) => g.timed < g.count);
+  if (partial.length > 0) {
+    const list = partial.map((g) => `${lineSafe(g.name)} ${g.timed} of ${g.count}`).join(', ');
+    out.push(`(percentiles of the calls timed on both sides: cancelled, unanswered and not-compared ones are left out of both: ${list})`);
+  }
+  const s = report.slowdown;
+  if (s && report.unjudged && report.unjudged.length > 0) {
+    const list = report.unjudged.map((g) => `${lineSafe(g.group)} ${g.timed}`).join(', ');
+    out.push(`(slowdown not judged, fewer than ${s.minSamples} calls timed on both sides: ${list})`);
+  }
+  return out;
+}
+
 export function renderJson(report: ReplayReport): string {
   const counts = countReport(report);
   return (
@@ -120,6 +137,7 @@ export function renderJson(report: ReplayReport): string {
         })),
         latency: report.latency ?? [],
         streams: report.streams ?? [],
+        ...(report.slowdown !== undefined ? { slowdown: report.slowdown, unjudged: report.unjudged ?? [] } : {}),
         groupDifferences: report.groupDifferences ?? [],
       },
       null,

@@ -106,7 +106,7 @@ describe('replay reports', () => {
     file: 'rec.db',
     recordingIds: [1],
     target: 'node server.js',
-    maxSlowdown: 1.5,
+    slowdown: { factor: 1.5, floorUs: 1000, minSamples: 1 },
     pairs: [
       { recorded: same, replayed: answer({ content: [{ type: 'text', text: 'Echo: hi' }] }), differences: [] },
       {
@@ -123,7 +123,7 @@ describe('replay reports', () => {
     expect(text).toContain(
       '✗ exchange #2 (id "b\\"<&") tools/call echo\n    /result/content/0/text: changed\n      - recorded: "Echo: hi"\n      + replayed: "ECHO: hi"',
     );
-    expect(text).toContain('✗ tools/list: slower\n    p50 2.0 ms -> 9.0 ms (4.50x, more than 1.5x)');
+    expect(text).toContain('✗ tools/list: slower\n    p50 2.0 ms -> 9.0 ms (4.50x per call, median); 1 of 1 calls more than 1.5x and 1.0 ms slower');
     expect(text).toContain('3 exchanges replayed: 2 same, 1 different, 0 without response, 1 slower than allowed; 2 differences');
     expect(text).not.toContain('\x1b[');
     expect(renderText(report, { color: true })).toContain('\x1b[31m');
