@@ -65,6 +65,20 @@ describe('compareExchange', () => {
     expect(compareExchange(tolerant, r, answer({ content: [{ type: 'text', text: 'ECHO: hi' }], extra: 1 }))).toEqual([]);
   });
 
+  it('allowAdded covers an element the new server appended to an array, and no removed one', () => {
+    const r = recorded({ result: { content: [{ type: 'text', text: 'a' }] } });
+    const more = answer({
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    });
+    expect(compareExchange(NO_RULES, r, more).map((d) => [d.path, d.message])).toEqual([['/result/content/1', 'added by the new server']]);
+    const allow = parseRules('rules:\n  - allowAdded: /result/content', 'r.yaml');
+    expect(compareExchange(allow, r, more)).toEqual([]);
+    expect(compareExchange(allow, r, answer({ content: [] })).map((d) => [d.path, d.message])).toEqual([['/result/content/0', 'missing from the new answer']]);
+  });
+
   it('reports outcome, error code, progress, missing responses and unknown server requests whatever the rules', () => {
     const ignoreAll = parseRules('rules:\n  - ignore: /result\n  - ignore: /error', 'r.yaml');
     const r = recorded({ progress: [{ timeUs: 1, progress: 1 }] });
