@@ -56,6 +56,8 @@ export interface ReplayReport {
   slowdown?: SlowdownLimit;
   /** With `slowdown`: groups with too few timed pairs to judge, filled by {@link finishReport}. */
   unjudged?: { group: string; timed: number }[];
+  /** With `slowdown`: the latest the replayer's event loop ran (µs), which widened the floor. */
+  loopLagMaxUs?: number;
   /** Exchanges never sent (their server was gone or their session could not open). */
   notSent?: number;
   /** The first reason the target failed, one line. */
@@ -150,7 +152,11 @@ export class ReplayStats {
   private readonly groups = new Map<string, Sides & Paired & { count: number }>();
   private readonly streamGroups = new Map<string, Map<StreamFigure, Sides>>();
 
-  constructor(private readonly limit?: SlowdownLimit) {}
+  /** `lagUs`: how late the replayer runs now (µs), added to a pair's floor as it is added. */
+  constructor(
+    private readonly limit?: SlowdownLimit,
+    private readonly lagUs?: () => number,
+  ) {}
 
   add(recorded: StoredExchange, replayed: ReplayedAnswer): void {
     const name = groupName(recorded);
@@ -165,7 +171,7 @@ export class ReplayStats {
       g.replayed.add(b);
       if (this.limit) {
         g.ratios.add(Math.max(1, Math.round((1000 * b) / Math.max(1, a))));
-        if (pairSlower(a, b, this.limit)) g.slower++;
+        if (pairSlower(a, b, this.limit, this.lagUs?.() ?? 0)) g.slower++;
       }
     }
     this.addStream(name, 'recorded', streamFigures(exchangeStreamTimes(recorded)));
@@ -324,9 +330,9 @@ export class ReplayReportBuilder {
 
   constructor(
     private readonly rules: MatchRules,
-    private readonly opts: { listAll: boolean; maxListed?: number; slowdown?: SlowdownLimit },
+    private readonly opts: { listAll: boolean; maxListed?: number; slowdown?: SlowdownLimit; lagUs?: () => number },
   ) {
-    this.stats = new ReplayStats(opts.slowdown);
+    this.stats = new ReplayStats(opts.slowdown, opts.lagUs);
   }
 
   /** Step `index`'s answer (every index from 0 once). */

@@ -2,7 +2,8 @@
  * `replay --max-slowdown 1.5x,+50ms`: when a method or tool is slower than the recording. Pure.
  * Judged on pairs (the same exchange recorded and replayed, both answered, neither cancelled): a
  * pair is slower when the replay took more than `factor` times the recorded time and more than
- * `floorUs` longer. A group is slower when so many of its pairs are that a one-sided sign test
+ * `floorUs` longer (plus how late the replayer's event loop ran about then: a busy machine slows
+ * every process on it). A group is slower when so many of its pairs are that a one-sided sign test
  * rejects "at most half of them would be" at {@link SIGN_TEST_ALPHA}; under 7 pairs no count can,
  * so then every pair must be. Fewer than `minSamples` pairs: no verdict.
  */
@@ -49,9 +50,9 @@ export function slowdownLimit(spec: { factor: number; floorUs?: number }, minSam
   return { factor: spec.factor, floorUs: Math.max(MIN_FLOOR_US, spec.floorUs ?? DEFAULT_FLOOR_US), minSamples };
 }
 
-/** Whether one pair is slower than the limit allows. */
-export function pairSlower(recordedUs: number, replayedUs: number, limit: SlowdownLimit): boolean {
-  return replayedUs > recordedUs * limit.factor && replayedUs - recordedUs > limit.floorUs;
+/** Whether one pair is slower than the limit allows; `lagUs`: how late the replayer ran about then, added to the floor. */
+export function pairSlower(recordedUs: number, replayedUs: number, limit: SlowdownLimit, lagUs = 0): boolean {
+  return replayedUs > recordedUs * limit.factor && replayedUs - recordedUs > limit.floorUs + lagUs;
 }
 
 /** How many of `n` pairs must be slower for the group to be: the sign test's critical count, or `n`. */

@@ -108,6 +108,9 @@ function latencyNotes(report: ReplayReport): string[] {
     const list = report.unjudged.map((g) => `${lineSafe(g.group)} ${g.timed}`).join(', ');
     out.push(`(slowdown not judged, fewer than ${s.minSamples} calls timed on both sides: ${list})`);
   }
+  if (s && report.loopLagMaxUs !== undefined && report.loopLagMaxUs >= s.floorUs) {
+    out.push(`(the machine was busy: mcptap's event loop ran up to ${formatUs(report.loopLagMaxUs)} late; each call's floor grew by the delay around it)`);
+  }
   return out;
 }
 
@@ -137,7 +140,7 @@ export function renderJson(report: ReplayReport): string {
         })),
         latency: report.latency ?? [],
         streams: report.streams ?? [],
-        ...(report.slowdown !== undefined ? { slowdown: report.slowdown, unjudged: report.unjudged ?? [] } : {}),
+        ...(report.slowdown !== undefined ? { slowdown: report.slowdown, unjudged: report.unjudged ?? [], loopLagMaxUs: report.loopLagMaxUs ?? null } : {}),
         groupDifferences: report.groupDifferences ?? [],
       },
       null,

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ReplayedAnswer } from '../../src/replay/compare.js';
-import { finishReport, type ReplayedPair } from '../../src/replay/replay-report.js';
+import { finishReport, ReplayReportBuilder, type ReplayedPair } from '../../src/replay/replay-report.js';
+import { NO_RULES } from '../../src/replay/rules.js';
+import { LoopLag } from '../../src/util/loop-lag.js';
 import { CANCELLED_ANSWER } from '../../src/replay/replayed-answer.js';
 import { parseMaxSlowdown, slowdownLimit, slowerNeeded, type SlowdownLimit } from '../../src/replay/slowdown.js';
 import { renderJson, renderText } from '../../src/report/replay-diff.js';
@@ -140,5 +142,33 @@ describe('replay --max-slowdown', () => {
     expect(parseMaxSlowdown('3x, +1s')).toEqual({ factor: 3, floorUs: 1_000_000 });
     expect(slowdownLimit({ factor: 1.5, floorUs: 0 })).toEqual({ factor: 1.5, floorUs: 1000, minSamples: 3 });
     for (const bad of ['0.5x', 'fast', '1.5x,50', '1.5x,+50%', '']) expect(() => parseMaxSlowdown(bad), bad).toThrow(/--max-slowdown must be/);
+  });
+});
+
+describe('replay --max-slowdown on a busy machine', () => {
+  it("widens each call's floor by how late the replayer ran: a busy machine is no slowdown, twice as slow still is", () => {
+    const limit = slowdownLimit(parseMaxSlowdown('1.5x,+1ms'));
+    const build = (lagUs: number, factor: number) => {
+      const b = new ReplayReportBuilder(NO_RULES, { listAll: false, slowdown: limit, lagUs: () => lagUs });
+      [20_000, 21_000, 22_000].forEach((us, i) => b.add(i, call('create_note', us), ok(us * factor + 30_000)));
+      return b.finish({ file: 'f.db', recordingIds: [1], target: 't' }).groupDifferences.map((g) => g.group);
+    };
+    expect(build(0, 1)).toEqual(['tools/call create_note']);
+    expect(build(40_000, 1)).toEqual([]);
+    expect(build(40_000, 3)).toEqual(['tools/call create_note']);
+  });
+
+  it('measures how late the event loop runs', async () => {
+    const lag = new LoopLag(5, 1000).start();
+    try {
+      await new Promise((r) => setTimeout(r, 20));
+      const until = Date.now() + 60;
+      while (Date.now() < until); // the loop held for 60 ms: the next tick is at least 55 ms late
+      await new Promise((r) => setTimeout(r, 20));
+      expect(lag.recentUs()).toBeGreaterThanOrEqual(40_000);
+      expect(lag.maxUs).toBeGreaterThanOrEqual(lag.recentUs());
+    } finally {
+      lag.stop();
+    }
   });
 });

@@ -22,6 +22,7 @@ import { listedOutcome } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { LoopLag } from '../../util/loop-lag.js';
 import { checkOutputPaths } from '../output-paths.js';
 import { stopOnSignals } from '../signal-stop.js';
 import { counted } from '../../util/plural.js';
@@ -160,9 +161,11 @@ async function replayFrom(
       ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
       : undefined;
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
+  // A busy machine slows the server as it does the replayer: how late the replayer runs widens the floor.
+  const lag = maxSlowdown !== undefined ? new LoopLag().start() : undefined;
   const builder = new ReplayReportBuilder(rules, {
     listAll: flags.json !== undefined || flags.junit !== undefined,
-    ...(maxSlowdown !== undefined ? { slowdown: maxSlowdown } : {}),
+    ...(maxSlowdown !== undefined ? { slowdown: maxSlowdown, lagUs: () => lag!.recentUs() } : {}),
   });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
@@ -177,11 +180,15 @@ async function replayFrom(
       timeoutMs: timeoutMs(flags.timeout),
       ...(update ? { observer: update } : {}),
       signal: stop.signal,
-    }).finally(() => target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined));
+    }).finally(() => {
+      lag?.stop();
+      return target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined);
+    });
     report = builder.finish({
       file,
       recordingIds,
       target: target.label,
+      ...(lag ? { loopLagMaxUs: lag.maxUs } : {}),
       notSent: run.notSent,
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
       ...(run.stopped ? { stopped: { signal: stop.stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
