@@ -10,12 +10,22 @@ import { compareExchange, type Difference, type ReplayedAnswer } from './compare
 import type { MatchRules } from './rules.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
 import { judgeSlowdown, pairSlower, type SlowdownLimit } from './slowdown.js';
+import { sessionKey } from './replay-plan.js';
 
 /** What the reports show of a recorded exchange. */
 export type RecordedSide = Pick<StoredExchange, 'rowid' | 'id' | 'method' | 'target' | 'outcome' | 'latencyUs'> & {
   /** False when the recording holds no answer (still in flight, cancelled unanswered): nothing to compare with. */
   answered?: false;
+  /** Its replay session's key (replay-plan.ts). */
+  session?: string;
 };
+
+/** The replay session of a recorded exchange: its slim `session`, or its key from the full exchange. */
+export function sessionOfRecorded(r: RecordedSide): string {
+  if (r.session !== undefined) return r.session;
+  const full = r as Partial<StoredExchange>;
+  return full.era !== undefined && full.recordingId !== undefined && full.connectionId !== undefined ? sessionKey(full as StoredExchange) : '';
+}
 
 export interface ReplayedPair<R extends RecordedSide = RecordedSide> {
   recorded: R;
@@ -388,7 +398,7 @@ export class ReplayReportBuilder {
 }
 
 function slimRecorded(r: StoredExchange): RecordedSide {
-  const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome };
+  const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome, session: sessionKey(r) };
   if (r.target !== undefined) out.target = r.target;
   if (r.latencyUs !== undefined) out.latencyUs = r.latencyUs;
   if (r.response === undefined) out.answered = false;

@@ -3,7 +3,7 @@
  * suite per method or tool, a test case per exchange, one more per slowdown).
  */
 import type { Difference } from '../replay/compare.js';
-import { countReport, groupName, pairVerdict, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
+import { countReport, groupName, pairVerdict, sessionOfRecorded, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
 import { lineSafe, formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
 import { counted } from '../util/plural.js';
 
@@ -149,6 +149,24 @@ export function renderJson(report: ReplayReport): string {
   );
 }
 
+/**
+ * Test case names that a re-record of the same client keeps, so CI keeps each case's history:
+ * `session 1 tools/call search #2`, the second search of the first session (pairs in step order).
+ */
+export function caseNames(pairs: readonly ReplayedPair[]): string[] {
+  const sessions = new Map<string, number>();
+  const seen = new Map<string, number>();
+  return pairs.map((p) => {
+    const key = sessionOfRecorded(p.recorded);
+    let n = sessions.get(key);
+    if (n === undefined) sessions.set(key, (n = sessions.size + 1));
+    const group = groupName(p.recorded);
+    const k = (seen.get(`${n} ${group}`) ?? 0) + 1;
+    seen.set(`${n} ${group}`, k);
+    return `session ${n} ${group} #${k}`;
+  });
+}
+
 /** JUnit XML as CI servers read it (Jenkins, GitLab, GitHub test reporters). */
 export function renderJUnit(report: ReplayReport): string {
   const suites = new Map<string, string[]>();
@@ -165,10 +183,11 @@ export function renderJUnit(report: ReplayReport): string {
     if (result === 'skipped') bump(skipped, suite);
     time.set(suite, (time.get(suite) ?? 0) + seconds);
   };
-  for (const p of report.pairs) {
+  const names = caseNames(report.pairs);
+  for (const [i, p] of report.pairs.entries()) {
     const suite = groupName(p.recorded);
     const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
-    const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
+    const name = names[i]!;
     const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
     const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false, p.replayed);
     // JUnit's error is a test that could not run: the target had failed before it was sent.

@@ -153,8 +153,29 @@ describe('replay reports', () => {
       ['tools/call echo', '2', '1'],
       ['tools/list', '2', '1'],
     ]);
-    expect(suites[0]!.testcase[1]).toMatchObject({ name: '#2 id "b\\"<&"', failure: { message: '/result/content/0/text: changed' } });
+    expect(suites[0]!.testcase[1]).toMatchObject({ name: 'session 1 tools/call echo #2', failure: { message: '/result/content/0/text: changed' } });
     expect(doc.testsuites.failures).toBe('2');
+  });
+
+  it('JUnit: case names a re-record of the same client keeps (session, method or tool, its turn), not rows or ids', () => {
+    const take = (rowid: number, recordingId: number, conn: (i: number) => string) =>
+      [
+        ['echo', 0],
+        ['echo', 0],
+        ['echo', 1],
+      ].map(([tool, session], i) => recorded({ rowid: rowid + i, id: rowid * 10 + i, recordingId, connectionId: conn(Number(session)), target: String(tool) }));
+    const names = (exs: StoredExchange[]) => {
+      const xml = renderJUnit(
+        finishReport({ file: 'f.db', recordingIds: [1], target: 't', pairs: exs.map((r) => ({ recorded: r, replayed: answer({}), differences: [] })) }),
+      );
+      const b = new ReplayReportBuilder(NO_RULES, { listAll: true });
+      exs.forEach((r, i) => b.add(i, r, answer(r.response && 'result' in r.response ? r.response.result : {})));
+      expect(renderJUnit(b.finish({ file: 'f.db', recordingIds: [1], target: 't' }))).toBe(xml);
+      return [...xml.matchAll(/testcase classname="[^"]*" name="([^"]*)"/g)].map((m) => m[1]);
+    };
+    const first = names(take(12, 1, (s) => `stdio-${s}`));
+    expect(first).toEqual(['session 1 tools/call echo #1', 'session 1 tools/call echo #2', 'session 2 tools/call echo #1']);
+    expect(names(take(40, 3, (s) => `conn-${9 - s}`))).toEqual(first);
   });
 
   it('JSON: counts and every exchange with its differences', () => {
