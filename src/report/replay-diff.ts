@@ -99,7 +99,8 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
 function latencyNotes(report: ReplayReport): string[] {
   const out: string[] = [];
   const partial = (report.latency ?? []).filter((g) => g.timed < g.count);
-  if (partial.length > 0) {
+  // Nothing timed at all (the target failed): the failure says why, not this note.
+  if (partial.length > 0 && (report.latency ?? []).some((g) => g.timed > 0)) {
     const list = partial.map((g) => `${lineSafe(g.name)} ${g.timed} of ${g.count}`).join(', ');
     out.push(`(percentiles of the calls timed on both sides: cancelled, unanswered and not-compared ones are left out of both: ${list})`);
   }
