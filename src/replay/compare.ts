@@ -116,8 +116,11 @@ function diff(a: unknown, b: unknown, path: (string | number)[], rules: readonly
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.max(a.length, b.length);
     for (let i = 0; i < n; i++) {
-      if (i >= a.length) report({ kind: 'value', path: formatPointer([...path, i]), replayed: b[i], message: 'added by the new server' });
-      else if (i >= b.length) report({ kind: 'value', path: formatPointer([...path, i]), recorded: a[i], message: 'missing from the new answer' });
+      if (i >= a.length) {
+        // An element appended by the new server is an addition too: allowAdded covers it.
+        if (!addedAllowed(rules, [...path, i]))
+          report({ kind: 'value', path: formatPointer([...path, i]), replayed: b[i], message: 'added by the new server' });
+      } else if (i >= b.length) report({ kind: 'value', path: formatPointer([...path, i]), recorded: a[i], message: 'missing from the new answer' });
       else diff(a[i], b[i], [...path, i], rules, report);
     }
     return;

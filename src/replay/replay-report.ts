@@ -9,12 +9,23 @@ import type { StoredExchange } from '../store/types.js';
 import { compareExchange, type Difference, type ReplayedAnswer } from './compare.js';
 import type { MatchRules } from './rules.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
+import { judgeSlowdown, pairSlower, type SlowdownLimit } from './slowdown.js';
+import { sessionKey } from './replay-plan.js';
 
 /** What the reports show of a recorded exchange. */
 export type RecordedSide = Pick<StoredExchange, 'rowid' | 'id' | 'method' | 'target' | 'outcome' | 'latencyUs'> & {
   /** False when the recording holds no answer (still in flight, cancelled unanswered): nothing to compare with. */
   answered?: false;
+  /** Its replay session's key (replay-plan.ts). */
+  session?: string;
 };
+
+/** The replay session of a recorded exchange: its slim `session`, or its key from the full exchange. */
+export function sessionOfRecorded(r: RecordedSide): string {
+  if (r.session !== undefined) return r.session;
+  const full = r as Partial<StoredExchange>;
+  return full.era !== undefined && full.recordingId !== undefined && full.connectionId !== undefined ? sessionKey(full as StoredExchange) : '';
+}
 
 export interface ReplayedPair<R extends RecordedSide = RecordedSide> {
   recorded: R;
@@ -26,6 +37,8 @@ export interface LatencyGroup {
   /** `tools/call echo`, or the method alone. */
   name: string;
   count: number;
+  /** Exchanges timed on both sides (answered, neither cancelled): the percentiles are of these. */
+  timed: number;
   recordedP50Us?: number;
   recordedP95Us?: number;
   replayedP50Us?: number;
@@ -49,8 +62,12 @@ export interface ReplayReport {
   recordingIds: number[];
   target: string;
   pairs: ReplayedPair[];
-  /** `--max-slowdown`: a group whose replayed p50 exceeds this times the recorded one differs. */
-  maxSlowdown?: number;
+  /** `--max-slowdown`: when a group counts as slower (slowdown.ts). */
+  slowdown?: SlowdownLimit;
+  /** With `slowdown`: groups with too few timed pairs to judge, filled by {@link finishReport}. */
+  unjudged?: { group: string; timed: number }[];
+  /** With `slowdown`: the latest the replayer's event loop ran (µs), which widened the floor. */
+  loopLagMaxUs?: number;
   /** Exchanges never sent (their server was gone or their session could not open). */
   notSent?: number;
   /** The first reason the target failed, one line. */
@@ -69,9 +86,6 @@ export interface ReplayReport {
   unlisted?: { listed: number; count: number; byGroup: { group: string; count: number }[] };
 }
 
-/** A slowdown smaller than this (in absolute terms) is noise, whatever the ratio. */
-export const SLOWDOWN_FLOOR_US = 1000;
-
 /** Set-up exchanges: their latency is the server's start-up, not a regression of its behaviour. */
 const NO_SLOWDOWN = new Set(['initialize', 'server/discover']);
 
@@ -80,11 +94,21 @@ export function groupName(ex: Pick<StoredExchange, 'method' | 'target'>): string
   return ex.target === undefined ? ex.method : `${ex.method} ${ex.target}`;
 }
 
-/** Adds the latency table and, with `maxSlowdown`, the slowdown differences. */
+/** Adds the latency table and, with `slowdown`, the slowdown differences. */
 export function finishReport(report: ReplayReport & { pairs: ReplayedPair<StoredExchange>[] }): ReplayReport {
-  const stats = new ReplayStats();
+  const stats = new ReplayStats(report.slowdown);
   for (const p of report.pairs) stats.add(p.recorded, p.replayed);
-  return { ...report, ...stats.figures(report.maxSlowdown) };
+  return { ...report, ...stats.figures() };
+}
+
+/**
+ * Whether an exchange's latency counts, on both sides or neither: both answered, neither cancelled
+ * (a cancelled call's time is when it was cancelled, not how long the work took).
+ */
+function timedPair(recorded: StoredExchange, replayed: ReplayedAnswer): [number, number] | undefined {
+  if (recorded.response === undefined || recorded.outcome === 'cancelled' || recorded.latencyUs === undefined) return undefined;
+  if (replayed.notSent || replayed.response === undefined || replayed.outcome === 'cancelled' || replayed.latencyUs === undefined) return undefined;
+  return [recorded.latencyUs, replayed.latencyUs];
 }
 
 /**
@@ -128,21 +152,38 @@ export class Quantiles {
 export const EXACT_VALUES = 10_000;
 
 type Sides = { recorded: Quantiles; replayed: Quantiles };
+/** A group's timed pairs: how many, how many slower than the limit, and their ratios (×1000). */
+type Paired = { timed: number; slower: number; ratios: Quantiles };
 const sides = (): Sides => ({ recorded: new Quantiles(), replayed: new Quantiles() });
 const byName = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** Latency and streamed-answer figures per group, fed one exchange at a time. */
 export class ReplayStats {
-  private readonly groups = new Map<string, Sides & { count: number }>();
+  private readonly groups = new Map<string, Sides & Paired & { count: number }>();
   private readonly streamGroups = new Map<string, Map<StreamFigure, Sides>>();
+
+  /** `lagUs`: how late the replayer runs now (µs), added to a pair's floor as it is added. */
+  constructor(
+    private readonly limit?: SlowdownLimit,
+    private readonly lagUs?: () => number,
+  ) {}
 
   add(recorded: StoredExchange, replayed: ReplayedAnswer): void {
     const name = groupName(recorded);
     let g = this.groups.get(name);
-    if (!g) this.groups.set(name, (g = { ...sides(), count: 0 }));
+    if (!g) this.groups.set(name, (g = { ...sides(), count: 0, timed: 0, slower: 0, ratios: new Quantiles() }));
     g.count++;
-    if (recorded.latencyUs !== undefined) g.recorded.add(recorded.latencyUs);
-    if (replayed.latencyUs !== undefined) g.replayed.add(replayed.latencyUs);
+    const pair = timedPair(recorded, replayed);
+    if (pair) {
+      const [a, b] = pair;
+      g.timed++;
+      g.recorded.add(a);
+      g.replayed.add(b);
+      if (this.limit) {
+        g.ratios.add(Math.max(1, Math.round((1000 * b) / Math.max(1, a))));
+        if (pairSlower(a, b, this.limit, this.lagUs?.() ?? 0)) g.slower++;
+      }
+    }
     this.addStream(name, 'recorded', streamFigures(exchangeStreamTimes(recorded)));
     if (replayed.stream) this.addStream(name, 'replayed', streamFigures(replayed.stream));
   }
@@ -150,28 +191,44 @@ export class ReplayStats {
   /** Values held one by one, over every group and figure (bounded: see {@link Quantiles}). */
   get retained(): number {
     let n = 0;
-    for (const g of this.groups.values()) n += g.recorded.retained + g.replayed.retained;
+    for (const g of this.groups.values()) n += g.recorded.retained + g.replayed.retained + g.ratios.retained;
     for (const m of this.streamGroups.values()) for (const v of m.values()) n += v.recorded.retained + v.replayed.retained;
     return n;
   }
 
-  figures(maxSlowdown: number | undefined): Required<Pick<ReplayReport, 'latency' | 'streams' | 'groupDifferences'>> {
+  figures(): Required<Pick<ReplayReport, 'latency' | 'streams' | 'groupDifferences'>> & Pick<ReplayReport, 'unjudged'> {
     const latency: LatencyGroup[] = [];
     const groupDifferences: { group: string; difference: Difference }[] = [];
+    const unjudged: { group: string; timed: number }[] = [];
     for (const [name, g] of byName(this.groups)) {
       const row: LatencyGroup = {
         name,
         count: g.count,
+        timed: g.timed,
         recordedP50Us: g.recorded.percentile(50),
         recordedP95Us: g.recorded.percentile(95),
         replayedP50Us: g.replayed.percentile(50),
         replayedP95Us: g.replayed.percentile(95),
       };
       latency.push(row);
-      const slow = NO_SLOWDOWN.has(name) ? undefined : slowdown(row, maxSlowdown);
-      if (slow) groupDifferences.push({ group: name, difference: slow });
+      if (!this.limit || NO_SLOWDOWN.has(name)) continue;
+      const v = judgeSlowdown(
+        {
+          timed: g.timed,
+          slower: g.slower,
+          recordedP50Us: row.recordedP50Us ?? 0,
+          replayedP50Us: row.replayedP50Us ?? 0,
+          medianRatio: (g.ratios.percentile(50) ?? 0) / 1000,
+        },
+        this.limit,
+      );
+      if (v.kind === 'too_few') unjudged.push({ group: name, timed: g.timed });
+      if (v.kind === 'slower') {
+        const difference: Difference = { kind: 'slowdown', recorded: row.recordedP50Us, replayed: row.replayedP50Us, message: v.message };
+        groupDifferences.push({ group: name, difference });
+      }
     }
-    return { latency, streams: this.streams(), groupDifferences };
+    return { latency, streams: this.streams(), groupDifferences, ...(this.limit ? { unjudged } : {}) };
   }
 
   private addStream(name: string, side: 'recorded' | 'replayed', figures: Partial<Record<StreamFigure, number[]>>): void {
@@ -207,19 +264,6 @@ export class ReplayStats {
     }
     return out;
   }
-}
-
-function slowdown(row: LatencyGroup, max: number | undefined): Difference | undefined {
-  const a = row.recordedP50Us;
-  const b = row.replayedP50Us;
-  if (max === undefined || a === undefined || b === undefined || a <= 0) return undefined;
-  if (b <= a * max || b - a < SLOWDOWN_FLOOR_US) return undefined;
-  return {
-    kind: 'slowdown',
-    recorded: a,
-    replayed: b,
-    message: `p50 ${(a / 1000).toFixed(1)} ms -> ${(b / 1000).toFixed(1)} ms (${(b / a).toFixed(2)}x, more than ${max}x)`,
-  };
 }
 
 export interface ReplayCounts {
@@ -286,7 +330,7 @@ export const MAX_LISTED = 1000;
  * any order; they are listed in step order (one held until the steps before it are in).
  */
 export class ReplayReportBuilder {
-  private readonly stats = new ReplayStats();
+  private readonly stats: ReplayStats;
   private readonly pairs: ReplayedPair[] = [];
   private readonly waiting = new Map<number, ReplayedPair | undefined>();
   private next = 0;
@@ -296,8 +340,10 @@ export class ReplayReportBuilder {
 
   constructor(
     private readonly rules: MatchRules,
-    private readonly opts: { listAll: boolean; maxListed?: number },
-  ) {}
+    private readonly opts: { listAll: boolean; maxListed?: number; slowdown?: SlowdownLimit; lagUs?: () => number },
+  ) {
+    this.stats = new ReplayStats(opts.slowdown, opts.lagUs);
+  }
 
   /** Step `index`'s answer (every index from 0 once). */
   add(index: number, recorded: StoredExchange, replayed: ReplayedAnswer): void {
@@ -323,14 +369,16 @@ export class ReplayReportBuilder {
     return { pairs: this.pairs.length, waiting: this.waiting.size, values: this.stats.retained };
   }
 
-  finish(meta: Omit<ReplayReport, 'pairs' | 'latency' | 'streams' | 'groupDifferences' | 'counts' | 'unlisted'>): ReplayReport {
+  /** The report; its `slowdown` is the builder's. */
+  finish(meta: Omit<ReplayReport, 'pairs' | 'latency' | 'streams' | 'groupDifferences' | 'counts' | 'unlisted' | 'slowdown' | 'unjudged'>): ReplayReport {
     // A stopped replay leaves gaps: what waits behind one is listed all the same, in step order.
     for (const index of [...this.waiting.keys()].sort((a, b) => a - b)) {
       const p = this.waiting.get(index);
       if (p) this.list(p);
     }
     this.waiting.clear();
-    const report: ReplayReport = { ...meta, pairs: this.pairs, counts: { ...this.counts }, ...this.stats.figures(meta.maxSlowdown) };
+    const slowdown = this.opts.slowdown ? { slowdown: this.opts.slowdown } : {};
+    const report: ReplayReport = { ...meta, ...slowdown, pairs: this.pairs, counts: { ...this.counts }, ...this.stats.figures() };
     if (this.unlistedCount > 0) {
       const byGroup = byName(this.unlisted).map(([group, count]) => ({ group, count }));
       report.unlisted = { listed: this.pairs.filter((p) => p.differences.length > 0).length, count: this.unlistedCount, byGroup };
@@ -350,7 +398,7 @@ export class ReplayReportBuilder {
 }
 
 function slimRecorded(r: StoredExchange): RecordedSide {
-  const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome };
+  const out: RecordedSide = { rowid: r.rowid, id: r.id, method: r.method, outcome: r.outcome, session: sessionKey(r) };
   if (r.target !== undefined) out.target = r.target;
   if (r.latencyUs !== undefined) out.latencyUs = r.latencyUs;
   if (r.response === undefined) out.answered = false;

@@ -3,6 +3,7 @@ import { classifyResponse } from '../correlate/classify.js';
 import type { CallResult } from '../client/call-result.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../model/jsonrpc.js';
 import type { ReplayedAnswer } from './compare.js';
+import { httpStatusHint } from './transport-hint.js';
 
 /** A replayed recorded cancellation's answer; also that of a step a stop cut short (never handed on). */
 export const CANCELLED_ANSWER: ReplayedAnswer = { outcome: 'cancelled', isError: false, progressCount: 0, unexpectedServerRequests: [] };
@@ -15,7 +16,10 @@ export function answerFrom(method: string, result: CallResult, remapped: (res: J
   const progressCount = result.messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length;
   const res = result.response;
   if (res === undefined) {
-    const why = result.httpStatus !== undefined ? `HTTP ${result.httpStatus} without a JSON-RPC response` : 'the stream ended without a response';
+    const why =
+      result.httpStatus !== undefined
+        ? `HTTP ${result.httpStatus} without a JSON-RPC response${httpStatusHint(method, result.httpStatus)}`
+        : 'the stream ended without a response';
     return { outcome: 'unanswered', isError: false, progressCount, unexpectedServerRequests: [], transportError: why };
   }
   const c = classifyResponse(method, res);

@@ -24,6 +24,7 @@ import { TargetHealth } from './target-health.js';
 import { answerFrom, CANCELLED_ANSWER, errorOf } from './replayed-answer.js';
 import type { ReplayTarget, TargetConnection } from './replay-target.js';
 import type { ServerAnswers } from './server-answers.js';
+import { httpStatusHint } from './transport-hint.js';
 
 /** `recorded`: the recorded gaps; `fast`: only the order; `factor`: N times the recorded rate. */
 export type Pace = { kind: 'recorded' } | { kind: 'fast' } | { kind: 'factor'; factor: number };
@@ -346,7 +347,9 @@ class Replayer {
     if (res.response !== undefined || res.httpStatus !== undefined) this.health.answered();
     if (!live.session.isInitialized) {
       const err = res.response?.error;
-      const why = err ? `initialize failed: ${err.message} (${err.code})` : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})` : ''}`;
+      const why = err
+        ? `initialize failed: ${err.message} (${err.code})`
+        : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})${httpStatusHint('initialize', res.httpStatus)}` : ''}`;
       throw new McptapError('REPLAY_TARGET_UNAVAILABLE', why);
     }
     this.sentInitialized(live);

@@ -52,8 +52,17 @@ export const NO_RULES: MatchRules = { rules: [] };
 
 const DEFAULT_JSON_TEXT: Segments = ['result', 'content', '*', 'text'];
 
+/** ISO-8601 dates and date-times, a time of day, epoch seconds or milliseconds. */
+const NUMERIC_TIMESTAMP =
+  /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b|\b1\d{9}(?:\d{3})?\b/;
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+/** JavaScript's Date.toString() (`Sat Dec 05 2026 12:10:01 GMT+0000 (Coordinated Universal Time)`) and RFC 1123 (`Sat, 05 Dec 2026 12:10:01 GMT`). */
+const NAMED_DATE = String.raw`\b${DAY} ${MONTH} \d{2} \d{4} \d{2}:\d{2}:\d{2} GMT[+-]\d{4}(?: \([^()]*\))?|\b${DAY}, \d{1,2} ${MONTH} \d{4} \d{2}:\d{2}:\d{2} (?:GMT|UTC|[+-]\d{4})`;
+
 const PATTERNS: Record<NormaliserName, RegExp> = {
-  timestamp: /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b|\b1\d{9}(?:\d{3})?\b/g,
+  // Named dates first: their time of day would otherwise be taken alone.
+  timestamp: new RegExp(`${NAMED_DATE}|${NUMERIC_TIMESTAMP.source}`, 'g'),
   uuid: /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi,
   duration: /\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|seconds|m|min|minutes|h)\b/g,
 };

@@ -3,7 +3,7 @@
  * suite per method or tool, a test case per exchange, one more per slowdown).
  */
 import type { Difference } from '../replay/compare.js';
-import { countReport, groupName, pairVerdict, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
+import { countReport, groupName, pairVerdict, sessionOfRecorded, type ReplayedPair, type ReplayReport } from '../replay/replay-report.js';
 import { lineSafe, formatId, formatUs, painter, table, terminalSafe, truncate, xmlText as xml, type Paint } from './format.js';
 import { counted } from '../util/plural.js';
 
@@ -52,6 +52,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
       `${formatUs(g.replayedP50Us)} / ${formatUs(g.replayedP95Us)}`,
     ]);
     out.push(table(['method / tool', 'count', 'recorded', 'replayed'], rows, [1]));
+    out.push(...latencyNotes(report));
   }
   const streams = report.streams ?? [];
   const recordedAny = streams.some((g) => g.recordedCount > 0);
@@ -94,6 +95,26 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   return out.join('\n') + '\n';
 }
 
+/** Which calls the percentiles leave out, and the groups too small to judge. */
+function latencyNotes(report: ReplayReport): string[] {
+  const out: string[] = [];
+  const partial = (report.latency ?? []).filter((g) => g.timed < g.count);
+  // Nothing timed at all (the target failed): the failure says why, not this note.
+  if (partial.length > 0 && (report.latency ?? []).some((g) => g.timed > 0)) {
+    const list = partial.map((g) => `${lineSafe(g.name)} ${g.timed} of ${g.count}`).join(', ');
+    out.push(`(percentiles of the calls timed on both sides: cancelled, unanswered and not-compared ones are left out of both: ${list})`);
+  }
+  const s = report.slowdown;
+  if (s && report.unjudged && report.unjudged.length > 0) {
+    const list = report.unjudged.map((g) => `${lineSafe(g.group)} ${g.timed}`).join(', ');
+    out.push(`(slowdown not judged, fewer than ${s.minSamples} calls timed on both sides: ${list})`);
+  }
+  if (s && report.loopLagMaxUs !== undefined && report.loopLagMaxUs >= s.floorUs) {
+    out.push(`(the machine was busy: mcptap's event loop ran up to ${formatUs(report.loopLagMaxUs)} late; each call's floor grew by the delay around it)`);
+  }
+  return out;
+}
+
 export function renderJson(report: ReplayReport): string {
   const counts = countReport(report);
   return (
@@ -120,12 +141,31 @@ export function renderJson(report: ReplayReport): string {
         })),
         latency: report.latency ?? [],
         streams: report.streams ?? [],
+        ...(report.slowdown !== undefined ? { slowdown: report.slowdown, unjudged: report.unjudged ?? [], loopLagMaxUs: report.loopLagMaxUs ?? null } : {}),
         groupDifferences: report.groupDifferences ?? [],
       },
       null,
       2,
     ) + '\n'
   );
+}
+
+/**
+ * Test case names that a re-record of the same client keeps, so CI keeps each case's history:
+ * `session 1 tools/call search #2`, the second search of the first session (pairs in step order).
+ */
+export function caseNames(pairs: readonly ReplayedPair[]): string[] {
+  const sessions = new Map<string, number>();
+  const seen = new Map<string, number>();
+  return pairs.map((p) => {
+    const key = sessionOfRecorded(p.recorded);
+    let n = sessions.get(key);
+    if (n === undefined) sessions.set(key, (n = sessions.size + 1));
+    const group = groupName(p.recorded);
+    const k = (seen.get(`${n} ${group}`) ?? 0) + 1;
+    seen.set(`${n} ${group}`, k);
+    return `session ${n} ${group} #${k}`;
+  });
 }
 
 /** JUnit XML as CI servers read it (Jenkins, GitLab, GitHub test reporters). */
@@ -144,10 +184,11 @@ export function renderJUnit(report: ReplayReport): string {
     if (result === 'skipped') bump(skipped, suite);
     time.set(suite, (time.get(suite) ?? 0) + seconds);
   };
-  for (const p of report.pairs) {
+  const names = caseNames(report.pairs);
+  for (const [i, p] of report.pairs.entries()) {
     const suite = groupName(p.recorded);
     const seconds = (p.replayed.latencyUs ?? 0) / 1e6;
-    const name = `#${p.recorded.rowid} id ${formatId(p.recorded.id)}`;
+    const name = names[i]!;
     const attrs = `classname="${xml(suite)}" name="${xml(name)}" time="${seconds.toFixed(6)}"`;
     const verdict = pairVerdict(p.differences.length, p.recorded.answered !== false, p.replayed);
     // JUnit's error is a test that could not run: the target had failed before it was sent.

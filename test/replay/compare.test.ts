@@ -65,6 +65,20 @@ describe('compareExchange', () => {
     expect(compareExchange(tolerant, r, answer({ content: [{ type: 'text', text: 'ECHO: hi' }], extra: 1 }))).toEqual([]);
   });
 
+  it('allowAdded covers an element the new server appended to an array, and no removed one', () => {
+    const r = recorded({ result: { content: [{ type: 'text', text: 'a' }] } });
+    const more = answer({
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    });
+    expect(compareExchange(NO_RULES, r, more).map((d) => [d.path, d.message])).toEqual([['/result/content/1', 'added by the new server']]);
+    const allow = parseRules('rules:\n  - allowAdded: /result/content', 'r.yaml');
+    expect(compareExchange(allow, r, more)).toEqual([]);
+    expect(compareExchange(allow, r, answer({ content: [] })).map((d) => [d.path, d.message])).toEqual([['/result/content/0', 'missing from the new answer']]);
+  });
+
   it('reports outcome, error code, progress, missing responses and unknown server requests whatever the rules', () => {
     const ignoreAll = parseRules('rules:\n  - ignore: /result\n  - ignore: /error', 'r.yaml');
     const r = recorded({ progress: [{ timeUs: 1, progress: 1 }] });
@@ -106,7 +120,7 @@ describe('replay reports', () => {
     file: 'rec.db',
     recordingIds: [1],
     target: 'node server.js',
-    maxSlowdown: 1.5,
+    slowdown: { factor: 1.5, floorUs: 1000, minSamples: 1 },
     pairs: [
       { recorded: same, replayed: answer({ content: [{ type: 'text', text: 'Echo: hi' }] }), differences: [] },
       {
@@ -123,7 +137,7 @@ describe('replay reports', () => {
     expect(text).toContain(
       '✗ exchange #2 (id "b\\"<&") tools/call echo\n    /result/content/0/text: changed\n      - recorded: "Echo: hi"\n      + replayed: "ECHO: hi"',
     );
-    expect(text).toContain('✗ tools/list: slower\n    p50 2.0 ms -> 9.0 ms (4.50x, more than 1.5x)');
+    expect(text).toContain('✗ tools/list: slower\n    p50 2.0 ms -> 9.0 ms (4.50x per call, median); 1 of 1 calls more than 1.5x and 1.0 ms slower');
     expect(text).toContain('3 exchanges replayed: 2 same, 1 different, 0 without response, 1 slower than allowed; 2 differences');
     expect(text).not.toContain('\x1b[');
     expect(renderText(report, { color: true })).toContain('\x1b[31m');
@@ -139,8 +153,29 @@ describe('replay reports', () => {
       ['tools/call echo', '2', '1'],
       ['tools/list', '2', '1'],
     ]);
-    expect(suites[0]!.testcase[1]).toMatchObject({ name: '#2 id "b\\"<&"', failure: { message: '/result/content/0/text: changed' } });
+    expect(suites[0]!.testcase[1]).toMatchObject({ name: 'session 1 tools/call echo #2', failure: { message: '/result/content/0/text: changed' } });
     expect(doc.testsuites.failures).toBe('2');
+  });
+
+  it('JUnit: case names a re-record of the same client keeps (session, method or tool, its turn), not rows or ids', () => {
+    const take = (rowid: number, recordingId: number, conn: (i: number) => string) =>
+      [
+        ['echo', 0],
+        ['echo', 0],
+        ['echo', 1],
+      ].map(([tool, session], i) => recorded({ rowid: rowid + i, id: rowid * 10 + i, recordingId, connectionId: conn(Number(session)), target: String(tool) }));
+    const names = (exs: StoredExchange[]) => {
+      const xml = renderJUnit(
+        finishReport({ file: 'f.db', recordingIds: [1], target: 't', pairs: exs.map((r) => ({ recorded: r, replayed: answer({}), differences: [] })) }),
+      );
+      const b = new ReplayReportBuilder(NO_RULES, { listAll: true });
+      exs.forEach((r, i) => b.add(i, r, answer(r.response && 'result' in r.response ? r.response.result : {})));
+      expect(renderJUnit(b.finish({ file: 'f.db', recordingIds: [1], target: 't' }))).toBe(xml);
+      return [...xml.matchAll(/testcase classname="[^"]*" name="([^"]*)"/g)].map((m) => m[1]);
+    };
+    const first = names(take(12, 1, (s) => `stdio-${s}`));
+    expect(first).toEqual(['session 1 tools/call echo #1', 'session 1 tools/call echo #2', 'session 2 tools/call echo #1']);
+    expect(names(take(40, 3, (s) => `conn-${9 - s}`))).toEqual(first);
   });
 
   it('JSON: counts and every exchange with its differences', () => {

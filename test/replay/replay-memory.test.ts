@@ -104,7 +104,8 @@ describe('streamed replay report', () => {
 
   it('gives the same report as the one built from every pair while the figures are exact', () => {
     const n = 500;
-    const b = new ReplayReportBuilder(NO_RULES, { listAll: true });
+    const slowdown = { factor: 1.1, floorUs: 50, minSamples: 3 };
+    const b = new ReplayReportBuilder(NO_RULES, { listAll: true, slowdown });
     const pairs = [];
     for (let i = 0; i < n; i++) {
       const ex = recorded(i);
@@ -112,12 +113,12 @@ describe('streamed replay report', () => {
       b.add(i, ex, a);
       pairs.push({ recorded: ex, replayed: a, differences: [] });
     }
-    const streamed = b.finish({ file: 'f', recordingIds: [1], target: 't', maxSlowdown: 1.1 });
-    const whole = finishReport({ file: 'f', recordingIds: [1], target: 't', maxSlowdown: 1.1, pairs });
+    const streamed = b.finish({ file: 'f', recordingIds: [1], target: 't' });
+    const whole = finishReport({ file: 'f', recordingIds: [1], target: 't', slowdown, pairs });
     expect(streamed.latency).toEqual(whole.latency);
     expect(streamed.groupDifferences).toEqual(whole.groupDifferences);
     expect(streamed.pairs).toHaveLength(n);
-    expect(streamed.pairs[0]!.recorded).toEqual({ rowid: 1, id: 0, method: 'tools/call', target: 'echo', outcome: 'ok', latencyUs: 200 });
+    expect(streamed.pairs[0]!.recorded).toEqual({ rowid: 1, id: 0, method: 'tools/call', target: 'echo', outcome: 'ok', latencyUs: 200, session: '1/connection c' });
     expect(streamed.pairs[0]!.replayed).not.toHaveProperty('response');
   });
 });

@@ -138,14 +138,21 @@ describe('replay report slowdowns', () => {
   it('never counts initialize or server/discover as a slowdown: that is start-up', () => {
     const slow = (method: string) => ({
       recorded: ex(1, 0, 1000, { method, latencyUs: 1000 }),
-      replayed: { outcome: 'ok' as const, isError: false, latencyUs: 900_000, progressCount: 0, unexpectedServerRequests: [] },
+      replayed: {
+        response: { jsonrpc: '2.0' as const, id: 1, result: {} },
+        outcome: 'ok' as const,
+        isError: false,
+        latencyUs: 900_000,
+        progressCount: 0,
+        unexpectedServerRequests: [],
+      },
       differences: [],
     });
     const report = finishReport({
       file: 'f',
       recordingIds: [1],
       target: 't',
-      maxSlowdown: 1.5,
+      slowdown: { factor: 1.5, floorUs: 1000, minSamples: 1 },
       pairs: [slow('initialize'), slow('server/discover'), slow('tools/list')],
     });
     expect(report.groupDifferences!.map((g) => g.group)).toEqual(['tools/list']);

@@ -77,6 +77,17 @@ describe('normalise', () => {
     ).toBe('12:00:01');
   });
 
+  it('normalises JavaScript Date.toString() and RFC 1123 dates as timestamps, whole', () => {
+    const ts = parseRules('rules:\n  - normalise: timestamp', 'r.yaml');
+    const info = (when: string, http: string) => ({
+      result: { modified: `modified ${when}.`, header: `Last-Modified: ${http}`, iso: '2026-12-05T12:10:01.123Z' },
+    });
+    const a = info('Sat Dec 05 2026 12:10:01 GMT+0000 (Coordinated Universal Time)', 'Sat, 05 Dec 2026 12:10:01 GMT');
+    expect(normalise(ts, ECHO, a)).toEqual({ result: { modified: 'modified <timestamp>.', header: 'Last-Modified: <timestamp>', iso: '<timestamp>' } });
+    const b = info('Mon Feb 01 2027 09:00:59 GMT-0500 (Eastern Standard Time)', 'Mon, 1 Feb 2027 14:00:59 GMT');
+    expect(normalise(ts, ECHO, b)).toEqual(normalise(ts, ECHO, a));
+  });
+
   it('never changes its input and is idempotent', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {

@@ -15,12 +15,14 @@ import { runReplay, type Pace } from '../../replay/replayer.js';
 import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
+import { DEFAULT_MIN_SAMPLES, parseMaxSlowdown, slowdownLimit, type SlowdownLimit } from '../../replay/slowdown.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
 import { terminalSafe } from '../../report/format.js';
 import { listedOutcome } from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
 import type { ExchangeHead, ListedOutcome, StoredExchange } from '../../store/types.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { LoopLag } from '../../util/loop-lag.js';
 import { checkOutputPaths } from '../output-paths.js';
 import { stopOnSignals } from '../signal-stop.js';
 import { counted } from '../../util/plural.js';
@@ -43,6 +45,7 @@ interface ReplayFlags {
   json?: string;
   junit?: string;
   maxSlowdown?: string;
+  minSamples?: string;
   update?: string;
   force?: boolean;
   color?: boolean;
@@ -78,7 +81,11 @@ export function register(program: Command): void {
     .option('--rules <file>', 'match rules (YAML or JSON): what the comparison ignores or normalises')
     .option('--json <file>', 'write the report as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write the report as JUnit XML (a test case per exchange)')
-    .option('--max-slowdown <factor>', 'a method or tool whose replayed p50 latency is more than this times the recorded one differs (1.5x)')
+    .option(
+      '--max-slowdown <factor>',
+      'a method or tool whose calls replay more than this times slower, and more than the floor (default 5ms), differs: 1.5x or 1.5x,+50ms',
+    )
+    .option('--min-samples <n>', `with --max-slowdown: fewer calls than this timed on both sides, no latency verdict (default ${DEFAULT_MIN_SAMPLES})`)
     .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
     .option('--force', 'let --update replace a file that exists (the recording replayed included)')
     .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
@@ -111,7 +118,7 @@ const STOPPED_GRACE_MS = 300;
 export async function runReplayCommand(file: string, command: string[], flags: ReplayFlags): Promise<number> {
   const spec = targetSpec(command, flags);
   const pace = parsePace(flags.pace);
-  const maxSlowdown = flags.maxSlowdown !== undefined ? parseSlowdown(flags.maxSlowdown) : undefined;
+  const maxSlowdown = flags.maxSlowdown !== undefined ? slowdownLimit(parseMaxSlowdown(flags.maxSlowdown), minSamples(flags.minSamples)) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
   checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file, ...(flags.rules !== undefined ? [flags.rules] : [])]);
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
@@ -130,7 +137,7 @@ async function replayFrom(
   file: string,
   spec: TargetSpec,
   pace: Pace,
-  maxSlowdown: number | undefined,
+  maxSlowdown: SlowdownLimit | undefined,
   rules: MatchRules,
   flags: ReplayFlags,
 ): Promise<number> {
@@ -154,7 +161,12 @@ async function replayFrom(
       ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
       : undefined;
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
-  const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
+  // A busy machine slows the server as it does the replayer: how late the replayer runs widens the floor.
+  const lag = maxSlowdown !== undefined ? new LoopLag().start() : undefined;
+  const builder = new ReplayReportBuilder(rules, {
+    listAll: flags.json !== undefined || flags.junit !== undefined,
+    ...(maxSlowdown !== undefined ? { slowdown: maxSlowdown, lagUs: () => lag!.recentUs() } : {}),
+  });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
   let report: ReplayReport;
   try {
@@ -168,12 +180,15 @@ async function replayFrom(
       timeoutMs: timeoutMs(flags.timeout),
       ...(update ? { observer: update } : {}),
       signal: stop.signal,
-    }).finally(() => target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined));
+    }).finally(() => {
+      lag?.stop();
+      return target.close(stop.stoppedBy() ? STOPPED_GRACE_MS : undefined);
+    });
     report = builder.finish({
       file,
       recordingIds,
       target: target.label,
-      ...(maxSlowdown !== undefined ? { maxSlowdown } : {}),
+      ...(lag ? { loopLagMaxUs: lag.maxUs } : {}),
       notSent: run.notSent,
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
       ...(run.stopped ? { stopped: { signal: stop.stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
@@ -310,9 +325,10 @@ export function parsePace(v: string): Pace {
   return { kind: 'factor', factor: n };
 }
 
-function parseSlowdown(v: string): number {
-  const n = Number(v.replace(/x$/i, ''));
-  if (!Number.isFinite(n) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `--max-slowdown must be a factor of at least 1 (1.5x), got ${JSON.stringify(v)}`);
+function minSamples(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_MIN_SAMPLES;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `--min-samples must be a whole number of at least 1, got ${JSON.stringify(v)}`);
   return n;
 }
 
