@@ -3,7 +3,7 @@
  * send a notification, end a session. HTTP channels compute the MCP headers for the era (and apply
  * per-request overrides); stdio channels have no headers and ignore them.
  */
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from '../model/jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import type { CallResult } from './call-result.js';
 import { McpHttpClient, type McpHttpClientOptions } from './http-client.js';
 import { applyHeaderOverrides, mcpHeaders, type HeaderContext } from './mcp-request.js';
@@ -28,6 +28,8 @@ export interface McpChannel {
    * GET stream; stdio, the notifications on stdout that belong to no request.
    */
   stream?(ctx: HeaderContext, opts?: ChannelRequestOptions): Promise<CallResult>;
+  /** HTTP: POSTs the answer to a request the server sent (stdio clients answer those themselves). */
+  respond?(res: JsonRpcResponse, ctx: HeaderContext): Promise<void>;
   /** Ends a legacy session (HTTP DELETE). No-op where sessions are not addressable. */
   endSession(ctx: HeaderContext): Promise<void>;
   close(): Promise<void>;
@@ -54,6 +56,10 @@ export class HttpChannel implements McpChannel {
   stream(ctx: HeaderContext, opts: ChannelRequestOptions = {}): Promise<CallResult> {
     const headers = applyHeaderOverrides(mcpHeaders('', undefined, ctx), opts.headers);
     return this.client.stream({ headers, timeoutMs: opts.timeoutMs, signal: opts.signal, onMessage: opts.onMessage, onHeaders: opts.onHeaders });
+  }
+
+  async respond(res: JsonRpcResponse, ctx: HeaderContext): Promise<void> {
+    await this.client.post(res, { headers: mcpHeaders('', undefined, ctx), expectId: null });
   }
 
   async endSession(ctx: HeaderContext): Promise<void> {

@@ -32,6 +32,7 @@ export interface ScenarioInput {
       };
   era?: 'legacy' | 'modern' | '2026-07-28' | 'detect';
   protocolVersion?: string;
+  clientCapabilities?: Record<string, unknown>;
   session?: { churn?: number };
   timeout?: Duration;
   seed?: number;

@@ -13,6 +13,7 @@
  */
 import { McptapError } from '../errors.js';
 import { isRecord } from '../model/jsonrpc.js';
+import type { StoredExchange } from '../store/types.js';
 import type { StepSpec } from './scenario.js';
 import type { CompiledTemplate, TemplateContext } from './template.js';
 
@@ -36,6 +37,10 @@ export interface RecordedTraffic {
   recordingId: number;
   /** In arrival order. */
   calls: RecordedCall[];
+  /** The capabilities the recorded client declared in its (first) initialize. */
+  clientCapabilities?: Record<string, unknown>;
+  /** The server's own requests and the recorded client's answers (load sessions answer with them). */
+  serverRequests: StoredExchange[];
 }
 
 export interface RecordingSource {
@@ -58,8 +63,8 @@ export async function loadRecordedTraffic(src: RecordingSource): Promise<Recorde
         `${src.file} has no recording ${id} (it has ${ids.length > 0 ? ids.join(', ') : 'none'}); pick one with from: {file, recording: N} (see mcptap list ${src.file})`,
       );
     }
-    const requests = store
-      .exchanges({ recordingId: id })
+    const all = store.exchanges({ recordingId: id });
+    const requests = all
       // an orphaned exchange is a response nobody asked for: there is no request to send
       .filter((ex) => ex.direction === 'c2s' && ex.state !== 'orphaned' && !LIFECYCLE.has(ex.method))
       .sort((a, b) => a.startUs - b.startUs || a.rowid - b.rowid);
@@ -71,7 +76,11 @@ export async function loadRecordedTraffic(src: RecordingSource): Promise<Recorde
       if (ex.target !== undefined) c.target = ex.target;
       return c;
     });
-    return { file: src.file, recordingId: id, calls };
+    const traffic: RecordedTraffic = { file: src.file, recordingId: id, calls, serverRequests: all.filter((ex) => ex.direction === 's2c') };
+    const init = all.find((ex) => ex.direction === 'c2s' && ex.method === 'initialize');
+    const caps = init && isRecord(init.request) && isRecord(init.request.params) ? init.request.params.capabilities : undefined;
+    if (isRecord(caps)) traffic.clientCapabilities = caps;
+    return traffic;
   } finally {
     store.close();
   }

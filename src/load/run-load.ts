@@ -29,6 +29,7 @@ import { startTarget, type RunningTarget } from './target/target-runtime.js';
 import { withDefaultThresholds } from './default-thresholds.js';
 import { watchAbortThresholds } from './threshold-abort.js';
 import { evaluateLiveThresholds, evaluateThresholds } from './threshold-eval.js';
+import { clientSide } from './client-side.js';
 import { checkNamed, listsNeeded, namedInScenario, type NamedInScenario } from './preflight.js';
 import { scopeLabel } from './thresholds.js';
 import type { CallRecord } from './drivers/driver.js';
@@ -115,7 +116,8 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
             metrics,
             progress,
             traffic,
-            named: namedInScenario(input.steps),
+            // The recorded steps of `from:` are checked too: a tool the target lacks fails every call.
+            named: namedInScenario(scenario.steps),
           });
     const result = buildResult(metrics, {
       scenario: scenario.name,
@@ -194,7 +196,10 @@ function untilStopped<T extends { close(): Promise<void> }>(connecting: Promise<
 
 async function runPhases(scenario: Scenario, target: RunningTarget | undefined, d: PhaseDeps): Promise<Ran> {
   const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k, d.clock.nowUs()) };
-  const driver = await untilStopped(d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal), d.signal);
+  const driver = await untilStopped(
+    d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal, d.traffic),
+    d.signal,
+  );
   try {
     if (scenario.preflight !== false) await preflight(driver, d);
     const { shard } = d;
@@ -246,8 +251,17 @@ async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOption
   return { era, target: t.url, driver: 'raw' };
 }
 
-async function connectDriver(s: Scenario, t: RunningTarget, clock: Clock, logger: Logger, sink: DriverSink, signal: AbortSignal | undefined): Promise<Driver> {
-  const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink };
+async function connectDriver(
+  s: Scenario,
+  t: RunningTarget,
+  clock: Clock,
+  logger: Logger,
+  sink: DriverSink,
+  signal: AbortSignal | undefined,
+  traffic: RecordedTraffic | undefined,
+): Promise<Driver> {
+  const client = clientSide(s.clientCapabilities, traffic);
+  const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink, ...(client ? { client } : {}) };
   if (t.kind === 'http') {
     const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'closed' ? p.vus : (p.maxInFlight ?? 100))));
     const connections = t.connections ?? Math.min(1024, Math.max(16, openCap));

@@ -27,6 +27,7 @@ export const SCENARIO_FIELDS: readonly string[] = [
   'target',
   'era',
   'protocolVersion',
+  'clientCapabilities',
   'session',
   'timeout',
   'seed',
@@ -69,6 +70,10 @@ export function validateScenario(raw: unknown, ctx: ValidateContext): Scenario {
   };
   const pv = r.str(o, 'protocolVersion', []);
   if (pv) s.protocolVersion = pv;
+  const caps = o.clientCapabilities;
+  if (isObj(caps)) s.clientCapabilities = caps;
+  else if (caps !== undefined)
+    r.fail(['clientCapabilities'], `must be an object of capabilities, e.g. {roots: {listChanged: true}} (got ${JSON.stringify(caps)})`);
   if (iteration) s.iteration = iteration;
   if (from) s.from = from;
   if (r.bool(o, 'preflight', []) === false) s.preflight = false;

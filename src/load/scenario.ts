@@ -191,6 +191,8 @@ export interface Scenario {
   era: EraChoice;
   /** Modern era: the protocol version to put in `_meta` and headers. */
   protocolVersion?: string;
+  /** The capabilities the sessions declare (default: the recorded ones of `from:`, else none). */
+  clientCapabilities?: Record<string, unknown>;
   /** Legacy: re-initialize a session after this many iterations (0 = keep it for the whole run). */
   sessionChurn: number;
   timeoutMs: number;

@@ -12,6 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
+import { holdServerStream, type HeldServerStream } from '../client/server-stream.js';
 import { TransportError } from '../client/transport-error.js';
 import { McptapError } from '../errors.js';
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
@@ -83,6 +84,8 @@ interface LiveSession {
   initializeDone?: { promise: Promise<void>; settle(): void };
   /** Its initialize, answered when recorded, failed now: why; the session's other requests are not sent. */
   unusable?: string;
+  /** Legacy HTTP: the standalone GET stream, held from initialized on (server-stream.ts). */
+  serverStream?: HeldServerStream;
 }
 
 const CANCELLED = 'notifications/cancelled';
@@ -229,7 +232,7 @@ class Replayer {
     this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId);
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
-      if (opening && live.session.isInitialized) this.sentInitialized(live);
+      if (opening && live.session.isInitialized) await this.sentInitialized(live);
       if (result.response !== undefined || result.httpStatus !== undefined) this.health.answered();
       const back = (res: JsonRpcResponse) => this.remap.back(res, recorded, step.exchange.response, sentId);
       return answerFrom(step.exchange.method, result, back, live.conn.channel.transport === 'http');
@@ -352,17 +355,27 @@ class Replayer {
         : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})${httpStatusHint('initialize', res.httpStatus)}` : ''}`;
       throw new McptapError('REPLAY_TARGET_UNAVAILABLE', why);
     }
-    this.sentInitialized(live);
+    await this.sentInitialized(live);
   }
 
-  private sentInitialized(live: LiveSession): void {
+  private async sentInitialized(live: LiveSession): Promise<void> {
     this.opts.observer?.message(live.plan.key, 'c2s', { jsonrpc: '2.0', method: 'notifications/initialized' }, this.clock.nowUs(), live.session.sessionId);
+    // As the SDK clients do: the server's own requests (roots/list) come on this stream.
+    live.serverStream ??= holdServerStream(live.session, {
+      answer: (req) => this.serverAnswer(live, req),
+      onMessage: (m, t) => {
+        if (!('method' in m && 'id' in m)) this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId);
+      },
+      openTimeoutMs: this.opts.timeoutMs,
+    });
+    await Promise.race([live.serverStream.opened, this.stopped$]);
   }
 
   private async closeSessions(): Promise<void> {
     for (const p of this.sessions.values()) {
       const live = await p.catch(() => undefined);
       if (!live) continue;
+      await live.serverStream?.close();
       // Stopped, or the target is gone: it is closed next, with no request that a hung server could hold up.
       if (!this.stopped && this.health.gone === undefined) await live.session.close();
       this.opts.observer?.closed(live.plan.key, this.clock.nowUs());

@@ -22,6 +22,8 @@ import { postText } from './http-exchange.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
+import type { ClientSide } from '../client-side.js';
+import { holdServerStream, type HeldServerStream } from '../../client/server-stream.js';
 
 export interface HttpDriverOptions {
   url: string;
@@ -33,6 +35,8 @@ export interface HttpDriverOptions {
   /** Legacy: iterations per session before it is replaced (0 = never). */
   churn: number;
   clientInfo?: ClientInfo;
+  /** The capabilities sessions declare and the answers to the server's requests (client-side.ts). */
+  client?: ClientSide;
   clock: Clock;
   sink: DriverSink;
 }
@@ -56,7 +60,14 @@ export class HttpDriver implements Driver {
     this.fast = { shapes: new RequestShapes(ep.headers), send: (b, id, sentUs) => postText(target, b.text, b.headers!, id, sentUs) };
     this.modernSession =
       era === 'modern'
-        ? new McpSession(channel, { era, protocolVersion, clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs, ids: numericIds() })
+        ? new McpSession(channel, {
+            era,
+            protocolVersion,
+            clientInfo: opts.clientInfo,
+            capabilities: opts.client?.capabilities,
+            timeoutMs: opts.timeoutMs,
+            ids: numericIds(),
+          })
         : undefined;
   }
 
@@ -93,7 +104,12 @@ export class HttpDriver implements Driver {
 
   async listNames(lists: readonly NameList[]): Promise<Partial<Record<NameList, string[]>>> {
     if (this.modernSession) return listNames(this.modernSession, lists);
-    const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
+    const s = new McpSession(this.channel, {
+      era: 'legacy',
+      clientInfo: this.opts.clientInfo,
+      capabilities: this.opts.client?.capabilities,
+      timeoutMs: this.opts.timeoutMs,
+    });
     await s.initialize();
     try {
       return s.isInitialized ? await listNames(s, lists) : {};
@@ -127,13 +143,16 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       // The era is declared, so nothing is detected; but a target that cannot be reached is said
       // here, once, and not as a transport error of every request of the run (which exited 0).
       // Any answer at all, even an error, means it is reachable.
-      await new McpSession(channel, { era: 'modern', clientInfo: opts.clientInfo, protocolVersion: opts.protocolVersion, timeoutMs: opts.timeoutMs }).request(
-        'server/discover',
-        {},
-      );
+      await new McpSession(channel, {
+        era: 'modern',
+        clientInfo: opts.clientInfo,
+        capabilities: opts.client?.capabilities,
+        protocolVersion: opts.protocolVersion,
+        timeoutMs: opts.timeoutMs,
+      }).request('server/discover', {});
       return { era: 'modern', version: opts.protocolVersion };
     }
-    const s = new McpSession(channel, { era: 'legacy', clientInfo: opts.clientInfo, timeoutMs: opts.timeoutMs });
+    const s = new McpSession(channel, { era: 'legacy', clientInfo: opts.clientInfo, capabilities: opts.client?.capabilities, timeoutMs: opts.timeoutMs });
     const r = await s.initialize();
     if (!s.isInitialized) {
       const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
@@ -156,6 +175,8 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
 
 class LegacyHttpLane implements Lane {
   private session: McpSession | undefined;
+  /** A client with capabilities holds its session's GET stream: the server asks it there (roots/list). */
+  private stream: HeldServerStream | undefined;
   private iterations = 0;
 
   constructor(
@@ -167,9 +188,19 @@ class LegacyHttpLane implements Lane {
 
   private async ready(intendedUs: number): Promise<McpSession | undefined> {
     if (!this.session) {
-      const s = new McpSession(this.channel, { era: 'legacy', clientInfo: this.opts.clientInfo, timeoutMs: this.opts.timeoutMs });
+      const s = new McpSession(this.channel, {
+        era: 'legacy',
+        clientInfo: this.opts.clientInfo,
+        capabilities: this.opts.client?.capabilities,
+        timeoutMs: this.opts.timeoutMs,
+      });
       if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.sink.record(x)))) return undefined;
       this.session = s;
+      const client = this.opts.client;
+      if (client) {
+        this.stream = holdServerStream(s, { answer: (req) => client.answer(req), openTimeoutMs: this.opts.timeoutMs });
+        await this.stream.opened;
+      }
     }
     return this.session;
   }
@@ -179,7 +210,10 @@ class LegacyHttpLane implements Lane {
     if (!session) return undefined;
     const rec = await sendCall(session, this.fast.shapes, this.fast.send, c, intendedUs, this.opts.clock);
     // 404 on a session request means the server dropped the session: start a new one next time.
-    if (rec.sample.httpStatus === 404) this.session = undefined;
+    if (rec.sample.httpStatus === 404) {
+      this.session = undefined;
+      void this.endStream();
+    }
     return rec;
   }
 
@@ -196,11 +230,19 @@ class LegacyHttpLane implements Lane {
     this.iterations = 0;
     const s = this.session;
     this.session = undefined;
+    await this.endStream();
     await s.close();
   }
 
   async close(): Promise<void> {
+    await this.endStream();
     await this.session?.close();
     this.session = undefined;
+  }
+
+  private endStream(): Promise<void> {
+    const s = this.stream;
+    this.stream = undefined;
+    return s ? s.close() : Promise.resolve();
   }
 }

@@ -21,6 +21,7 @@ import type { Driver, DriverSink, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
+import type { ClientSide } from '../client-side.js';
 import { terminalSafe } from '../../report/format.js';
 
 export interface StdioDriverOptions {
@@ -33,6 +34,8 @@ export interface StdioDriverOptions {
   protocolVersion?: string;
   timeoutMs: number;
   clientInfo?: ClientInfo;
+  /** The capabilities sessions declare and the answers to the server's requests (client-side.ts). */
+  client?: ClientSide;
   clock: Clock;
   logger: Logger;
   sink: DriverSink;
@@ -89,6 +92,7 @@ export class StdioDriver implements Driver {
           era,
           protocolVersion: version,
           clientInfo: opts.clientInfo,
+          capabilities: opts.client?.capabilities,
           timeoutMs: opts.timeoutMs,
           ids: numericIds(1000),
         }),
@@ -157,6 +161,7 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     },
     // Ctrl-C stops the run gracefully: the server must outlive it until the requests in flight end.
     ownProcessGroup: true,
+    ...(opts.client ? { onServerRequest: opts.client.answer } : {}),
     onViolation: (kind) => {
       // Server-to-client requests are legal in the legacy era (sampling, roots, ping).
       if (kind !== 'server_request' || era() === 'modern') opts.sink.violation(kind);
