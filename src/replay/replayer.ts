@@ -264,9 +264,11 @@ class Replayer {
     const ac = new AbortController();
     const timer = setTimeout(
       () => {
-        // stdio: the client says notifications/cancelled itself when aborted; legacy HTTP needs it said.
-        if (live.conn.channel.transport === 'http' && live.plan.era === 'legacy') {
+        // Said as recorded (stdio's client then sends no second one on abort), and seen by --update; a
+        // modern HTTP request is cancelled by closing its stream, which the abort does.
+        if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
           const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
+          this.opts.observer?.message(step.session, 'c2s', n, this.clock.nowUs(), live.session.sessionId);
           void live.session.notify(n).catch(() => undefined);
         }
         ac.abort();

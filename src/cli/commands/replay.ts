@@ -9,7 +9,8 @@ import { McptapError } from '../../errors.js';
 import { parseDurationMs } from '../../load/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
 import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
-import { hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
+import { countReport, hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
+import { apiChangeOf, type ApiChange } from '../../replay/api-change.js';
 import { openTarget, type TargetSpec } from '../../replay/replay-target.js';
 import { runReplay, type Pace } from '../../replay/replayer.js';
 import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
@@ -96,7 +97,7 @@ Examples:
 Stopping (SIGINT/SIGTERM): nothing more is sent, requests in flight are cancelled, and the reports
 cover what was answered before it (--update is not written); a second signal quits at once.
 
-Exit codes: 0 every answer matched; 1 differences (or no response); 2 bad command line; 4 not a
+Exit codes: 0 every answer matched (with --update: the new baseline was written, its changes accepted); 1 differences (or no response); 2 bad command line; 4 not a
 recording, a recording without exchanges, invalid rules; 5 the target could not be reached or
 started; 130/143 stopped by SIGINT/SIGTERM.`,
     )
@@ -156,12 +157,19 @@ async function replayFrom(
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
+  // What --update accepts that looks like an API change: warned about once the update is written.
+  const apiChanges: ApiChange[] = [];
   let report: ReplayReport;
+  let written = false;
   try {
     const run = await runReplay({
       plan,
       load,
-      onAnswer: (i, recorded, answer) => builder.add(i, recorded, answer),
+      onAnswer: (i, recorded, answer) => {
+        builder.add(i, recorded, answer);
+        const change = update ? apiChangeOf(recorded, answer) : undefined;
+        if (change) apiChanges.push(change);
+      },
       target,
       answers,
       pace,
@@ -181,6 +189,7 @@ async function replayFrom(
     // A replay cut short is no baseline: --update is not written.
     const unfit = run.stopped ? 'the replay was stopped' : run.failure !== undefined ? `the target failed (${run.failure})` : undefined;
     await writeOutputs(report, flags, unfit === undefined ? update : undefined);
+    written = update !== undefined && unfit === undefined;
     if (unfit !== undefined && update) {
       await update.abandon();
       process.stderr.write(`mcptap: --update ${flags.update} not written: ${terminalSafe(unfit)}\n`);
@@ -210,7 +219,21 @@ async function replayFrom(
   if (flags.json === '-') process.stdout.write(renderJson(report));
   const signal = stop.stoppedBy();
   if (signal !== undefined) return SIGNAL_EXIT[signal];
+  // The update written is the accept step's success: its differences are what it accepted.
+  if (written) {
+    process.stderr.write(updateSummary(flags.update!, countReport(report).different, apiChanges));
+    return ExitCode.Ok;
+  }
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** What `--update` wrote, and a warning per accepted answer that looks like an API change. */
+function updateSummary(file: string, changed: number, apiChanges: readonly ApiChange[]): string {
+  const lines = [`mcptap: wrote ${file}: ${counted(changed, 'changed answer')} accepted`];
+  for (const c of apiChanges) lines.push(`mcptap: warning: accepted an API change: ${c.exchange} worked when recorded, now ${c.kind}: ${c.detail}`);
+  if (apiChanges.length > 0)
+    lines.push('mcptap: a baseline that expects these errors no longer tests the calls: record the clients again instead (README, "The CI loop")');
+  return terminalSafe(lines.join('\n')) + '\n';
 }
 
 /** Every output or none: a failed write leaves the others' old versions in place. */
