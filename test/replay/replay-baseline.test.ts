@@ -4,7 +4,7 @@
  * 500 ms among them, recorded through `mcptap stdio --record`, then `replay --update` against a fresh
  * notes server (and one that serves create_note under another name).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, MCPTAP } from '../helpers/paths.js';
 import { mcptap, stdioTransport } from './replay-helpers.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import { loadRules, normalise } from '../../src/replay/rules.js';
 
 export const NOTES = [process.execPath, join(FIXTURES, 'notes-server.mjs')];
 
@@ -26,13 +27,42 @@ export async function notesSession(db: string): Promise<void> {
   try {
     await client.callTool({ name: 'search', arguments: { query: 'milk' } });
     await client.callTool({ name: 'create_note', arguments: { title: 'todo', body: 'call mum' } });
-    const cancelled = client.callTool({ name: 'summarize', arguments: {} }, CallToolResultSchema, { onprogress: () => {}, signal: AbortSignal.timeout(500) });
+    // 20 s of work in 2 s steps: no progress before the cancel, whatever the machine's load.
+    const cancelled = client.callTool({ name: 'summarize', arguments: { seconds: 20 } }, CallToolResultSchema, {
+      onprogress: () => {},
+      signal: AbortSignal.timeout(500),
+    });
     await expect(cancelled).rejects.toThrow();
     await client.callTool({ name: 'delete_note', arguments: { id: 'nope' } });
   } finally {
     await client.close();
   }
 }
+
+/** The notes server's tools called through `mcptap mock FILE --stdio` by the SDK 1.x client, as recorded (and one miss). */
+async function mockAnswers(file: string): Promise<unknown[]> {
+  const client = new Client({ name: 'notes-user', version: '1.0.0' });
+  await client.connect(stdioTransport([MCPTAP, 'mock', file, '--stdio']));
+  try {
+    return [
+      await client.callTool({ name: 'search', arguments: { query: 'milk' } }),
+      await client.callTool({ name: 'create_note', arguments: { title: 'todo', body: 'call mum' } }),
+      await client.callTool({ name: 'delete_note', arguments: { id: 'nope' } }),
+      await client.callTool({ name: 'search', arguments: { query: 'never recorded' } }).catch((e: Error) => e.message),
+    ];
+  } finally {
+    await client.close();
+  }
+}
+
+/** A replay's verdicts, exchange by exchange (row ids aside). */
+async function verdicts(file: string, server: string[]): Promise<{ code: number; counts: unknown; exchanges: unknown[] }> {
+  const r = await mcptap(['replay', file, '--rules', rulesBeside(file), '--json', '-', '--', ...server]);
+  const report = JSON.parse(r.stdout) as JsonReport & { counts: unknown };
+  const exchanges = report.exchanges.map((e) => [e.tool, e.recordedOutcome, e.replayedOutcome, e.differences.length]);
+  return { code: r.code, counts: report.counts, exchanges };
+}
+const rulesBeside = (file: string) => join(file, '..', 'rules.yaml');
 
 function outcomes(db: string): Record<string, string> {
   const store = RecordingStore.open(db);
@@ -82,4 +112,48 @@ describe('replay --update keeps what the baseline means (notes server, SDK 1.x c
     expect(r.code).toBe(0);
     expect(outcomes(renamed)).toMatchObject({ create_note: 'tool_error' });
   }, 60_000);
+
+  it('a JSONL baseline replays and mocks with the same results as its SQLite twin', async () => {
+    const jsonl = join(dir, 'twin.jsonl');
+    expect((await mcptap(['export', db, '--jsonl', jsonl])).code).toBe(0);
+    // Against the same server (same), and one that renamed create_note (different): each verdict alike.
+    const renamed = [...NOTES, '--rename', 'create_note=add_note'];
+    for (const server of [NOTES, renamed]) {
+      const [fromDb, fromJsonl] = [await verdicts(db, server), await verdicts(jsonl, server)];
+      expect(fromJsonl).toEqual(fromDb);
+      expect(fromDb.code).toBe(server === NOTES ? 0 : 1);
+    }
+    const [mockDb, mockJsonl] = [await mockAnswers(db), await mockAnswers(jsonl)];
+    expect(mockJsonl).toEqual(mockDb);
+    expect(JSON.stringify(mockDb[1])).toMatch(/call mum/); // the recorded answer
+    expect(mockDb[3]).toMatch(/-32088/); // a miss, in both
+  }, 120_000);
+
+  it('--update next.jsonl twice against the same server: the same bytes but for what the rules normalise; replayed, it cancels again', async () => {
+    const [a, b] = [join(dir, 'a.jsonl'), join(dir, 'b.jsonl')];
+    for (const next of [a, b]) {
+      const r = await mcptap(['replay', db, '--rules', rulesBeside(db), '--update', next, '--', ...NOTES]);
+      expect(r.stderr).toBe(`mcptap: wrote ${next}: 0 changed answers accepted\n`);
+      expect(r.code).toBe(0);
+    }
+    const [linesA, linesB] = [a, b].map((f) => readFileSync(f, 'utf8').split('\n'));
+    expect(linesA!.length).toBeGreaterThan(10);
+    // Only create_note's answer (a new uuid and time) differs, and the rules normalise that away.
+    const differing = linesA!.filter((l, i) => l !== linesB![i]);
+    expect(differing).toHaveLength(1);
+    expect(differing[0]).toMatch(/createdAt/);
+    const normalised = (lines: string[]) =>
+      lines.filter(Boolean).map((l) => {
+        const line = JSON.parse(l) as { message?: unknown };
+        const scope = { method: 'tools/call', tool: 'create_note' };
+        return JSON.stringify(line.message !== undefined ? { ...line, message: normalise(loadRules(rulesBeside(db)), scope, line.message) } : line);
+      });
+    expect(normalised(linesB!)).toEqual(normalised(linesA!));
+    expect(readFileSync(a, 'utf8')).toMatch(/"method":"notifications\/cancelled"/);
+
+    const again = await mcptap(['replay', a, '--rules', rulesBeside(db), '--json', '-', '--', ...NOTES]);
+    const report = JSON.parse(again.stdout) as JsonReport;
+    expect(report.exchanges.find((e) => e.tool === 'summarize')).toMatchObject({ recordedOutcome: 'cancelled', replayedOutcome: 'cancelled' });
+    expect(again.code).toBe(0);
+  }, 120_000);
 });

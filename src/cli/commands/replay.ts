@@ -27,7 +27,8 @@ import { stopOnSignals } from '../signal-stop.js';
 import { counted } from '../../util/plural.js';
 import { parseUpstream } from '../upstream.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
-import { openRecordingFile, pickRecording } from '../recording-file.js';
+import { pickRecording } from '../recording-file.js';
+import { openRecordingInput } from '../recording-input.js';
 
 interface ReplayFlags {
   url?: string;
@@ -62,7 +63,7 @@ export function register(program: Command): void {
         "subscription ids are remapped; the server's own requests (sampling, elicitation, roots/list) are answered from the recording. " +
         'Each answer is compared with the recorded one after the match rules (docs/replay-rules.md).',
     )
-    .argument('<file>', 'recording file written with --record')
+    .argument('<file>', 'recording file written with --record, or a text baseline (mcptap JSONL: --update next.jsonl)')
     .argument('[command...]', 'stdio target: the server command (after --)')
     .option('--url <url>', 'Streamable HTTP target (instead of a command)')
     .option('--recording <n>', 'recording number from `mcptap ls` (repeatable; default: the latest)', collect)
@@ -80,7 +81,7 @@ export function register(program: Command): void {
     .option('--json <file>', 'write the report as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write the report as JUnit XML (a test case per exchange)')
     .option('--max-slowdown <factor>', 'a method or tool whose replayed p50 latency is more than this times the recorded one differs (1.5x)')
-    .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
+    .option('--update <file>', 'record the replayed traffic as the next baseline: a recording file, or text (mcptap JSONL) when it ends in .jsonl')
     .option('--force', 'let --update replace a file that exists (the recording replayed included)')
     .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
     .addHelpText(
@@ -93,6 +94,7 @@ Examples:
   mcptap replay tap.db --max-slowdown 1.5x --json replay.json -- node ./my-server.js
   mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
   mcptap replay tap.db --update tap.db --force -- node ./my-server.js   # ... in place of the old one
+  mcptap replay baseline.jsonl --update baseline.jsonl --force -- node ./my-server.js   # a text baseline, for review
 
 Stopping (SIGINT/SIGTERM): nothing more is sent, requests in flight are cancelled, and the reports
 cover what was answered before it (--update is not written); a second signal quits at once.
@@ -118,11 +120,11 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
-  const store = openRecordingFile(file);
+  const input = await openRecordingInput(file);
   try {
-    return await replayFrom(store, file, spec, pace, maxSlowdown, rules, flags);
+    return await replayFrom(input.store, file, spec, pace, maxSlowdown, rules, flags);
   } finally {
-    store.close();
+    input.close();
   }
 }
 
@@ -152,7 +154,12 @@ async function replayFrom(
   const { plan, recordingIds, answers } = planned;
   const update =
     flags.update !== undefined
-      ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
+      ? openUpdateRecording(flags.update, {
+          transport: spec.transport,
+          target: target.label,
+          overwrite: flags.force === true,
+          recordedStartUs: Math.min(...recordingIds.map((id) => store.getRecording(id)!.startedUs)),
+        })
       : undefined;
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   const builder = new ReplayReportBuilder(rules, { listAll: flags.json !== undefined || flags.junit !== undefined });
