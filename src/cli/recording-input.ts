@@ -2,10 +2,11 @@
  * The recording `replay` and `mock` read: an SQLite recording, or a text baseline in mcptap JSONL
  * (docs/jsonl-format.md), imported into a temporary recording that is removed when closed.
  */
-import { closeSync, createReadStream, existsSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileHead } from '../interchange/jsonl-baseline.js';
 import { importJsonl } from '../interchange/jsonl-import.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import type { RecordingStore } from '../store/recording-store.js';
@@ -50,16 +51,5 @@ export async function openRecordingInput(file: string): Promise<RecordingInput> 
 
 /** A `.jsonl` name, or a file whose first non-blank byte opens a JSON object. */
 function looksLikeJsonl(file: string): boolean {
-  if (/\.jsonl$/i.test(file)) return true;
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'r');
-    const head = Buffer.alloc(64);
-    const n = readSync(fd, head, 0, head.length, 0);
-    return head.subarray(0, n).toString('utf8').trimStart().startsWith('{');
-  } catch {
-    return false; // missing or unreadable: the recording's own open says why
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return /\.jsonl$/i.test(file) || fileHead(file, 64).trimStart().startsWith('{');
 }

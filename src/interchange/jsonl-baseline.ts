@@ -3,6 +3,7 @@
  * with the message lines in time order (ties in the order seen) and every message's keys sorted,
  * so that the same traffic always gives the same bytes and a pull request's diff shows what changed.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
 import { RecordingStore } from '../store/recording-store.js';
 import { jsonlLines } from './jsonl-export.js';
 import { parseTimeUs } from './jsonl-format.js';
@@ -11,6 +12,25 @@ import { canonical } from '../replay/rules.js';
 /** Whether an output path asks for JSONL (by its name). */
 export function isJsonlPath(file: string): boolean {
   return /\.jsonl$/i.test(file);
+}
+
+/** Whether a file starts with the JSONL header line (false when absent or unreadable). */
+export function isJsonlBaseline(file: string): boolean {
+  return /^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(fileHead(file, 32));
+}
+
+/** A file's first bytes as text ('' when absent or unreadable). */
+export function fileHead(file: string, bytes: number): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const head = Buffer.alloc(bytes);
+    return head.subarray(0, readSync(fd, head, 0, bytes, 0)).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** The file's latest recording as baseline JSONL text, newline-terminated. */

@@ -28,3 +28,11 @@ export class RecordedTimes implements Clock {
     return this.maxUs;
   }
 }
+
+/**
+ * A text baseline's connection id for a replay session (`1/connection stdio`): the session's key
+ * without the prefixes earlier updates added, so that a baseline updated from itself keeps its ids.
+ */
+export function baselineConnectionId(sessionKey: string): string {
+  return sessionKey.replace(/^(?:\d+\/connection )+(?=\d+\/)/, '');
+}

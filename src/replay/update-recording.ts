@@ -21,8 +21,8 @@ import { moveIntoPlace, removeTemp, tempFor } from '../util/atomic-file.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replayer.js';
-import { baselineJsonl, isJsonlPath } from '../interchange/jsonl-baseline.js';
-import { RecordedTimes } from './recorded-times.js';
+import { baselineJsonl, isJsonlBaseline, isJsonlPath } from '../interchange/jsonl-baseline.js';
+import { baselineConnectionId, RecordedTimes } from './recorded-times.js';
 
 export interface UpdateRecording extends TrafficObserver {
   /** Completes the file and moves it to its place. */
@@ -61,7 +61,7 @@ export function openUpdateRecording(
   const pipeline = new Pipeline({ clock, logger, tickMs: 0 });
   pipeline.addSink(recorder);
   const channel = opts.transport === 'stdio' ? 'stdio' : 'http-body';
-  const connectionId = (session: string) => `replay ${session}`;
+  const connectionId = (session: string) => (times ? baselineConnectionId(session) : `replay ${session}`);
   const finish = async () => {
     await pipeline.flush();
     await pipeline.close();
@@ -114,9 +114,9 @@ export function openUpdateRecording(
   };
 }
 
-/** How many recordings a file holds (0: not a recording), read before it is replaced. */
+/** How many recordings a file holds (0: not a recording; a text baseline holds one), read before it is replaced. */
 function recordingsIn(file: string): number {
-  if (!isSqliteFile(file)) return 0;
+  if (!isSqliteFile(file)) return isJsonlBaseline(file) ? 1 : 0;
   try {
     const store = RecordingStore.open(file);
     try {

@@ -4,6 +4,7 @@
  * 500 ms among them, recorded through `mcptap stdio --record`, then `replay --update` against a fresh
  * notes server (and one that serves create_note under another name).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,22 @@ async function mockAnswers(file: string): Promise<unknown[]> {
   } finally {
     await client.close();
   }
+}
+
+/** The notes server over Streamable HTTP on a free loopback port; resolves when it listens (bounded: 20 s). */
+async function notesOverHttp(): Promise<{ url: string; stop(): void }> {
+  const child = spawn(NOTES[0]!, [...NOTES.slice(1), '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`notes server did not start: ${text}`)), 20_000);
+    child.stderr!.on('data', (b: Buffer) => {
+      text += b.toString();
+      const m = /listening on (\S+)/.exec(text);
+      if (m) (clearTimeout(timer), resolve(m[1]!));
+    });
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`notes server exited (${code}): ${text}`))));
+  });
+  return { url, stop: () => void child.kill('SIGKILL') };
 }
 
 /** A replay's verdicts, exchange by exchange (row ids aside). */
@@ -127,6 +144,12 @@ describe('replay --update keeps what the baseline means (notes server, SDK 1.x c
     expect(mockJsonl).toEqual(mockDb);
     expect(JSON.stringify(mockDb[1])).toMatch(/call mum/); // the recorded answer
     expect(mockDb[3]).toMatch(/-32088/); // a miss, in both
+    // A text baseline that does not follow the format: refused with its line and field (exit 4).
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"mcptap":"jsonl","version":1}\n{"t":1,"message":{}}\n');
+    const refused = await mcptap(['replay', bad, '--', ...NOTES]);
+    expect(refused.stderr).toBe(`mcptap: ${bad}:2: dir: missing (expected "c2s" (client to server) or "s2c")\n`);
+    expect(refused.code).toBe(4);
   }, 120_000);
 
   it('--update next.jsonl twice against the same server: the same bytes but for what the rules normalise; replayed, it cancels again', async () => {
@@ -155,5 +178,31 @@ describe('replay --update keeps what the baseline means (notes server, SDK 1.x c
     const report = JSON.parse(again.stdout) as JsonReport;
     expect(report.exchanges.find((e) => e.tool === 'summarize')).toMatchObject({ recordedOutcome: 'cancelled', replayedOutcome: 'cancelled' });
     expect(again.code).toBe(0);
+    // Updated in place, as the README's loop does: said as the text baseline it replaced.
+    const inPlace = await mcptap(['replay', a, '--rules', rulesBeside(db), '--update', a, '--force', '--', ...NOTES]);
+    expect(inPlace.stderr).toContain(`mcptap: replaced ${a} (which held 1 recording) with the replayed traffic (--force)\n`);
+    expect(inPlace.code).toBe(0);
+    expect(normalised(readFileSync(a, 'utf8').split('\n'))).toEqual(normalised(linesA!));
+  }, 120_000);
+
+  it('over HTTP too: --update writes the cancellation it sent, and the new baseline cancels again', async () => {
+    const server = await notesOverHttp();
+    try {
+      const next = join(dir, 'http.jsonl');
+      const r = await mcptap(['replay', db, '--rules', rules, '--update', next, '--url', server.url]);
+      expect(r.code).toBe(0);
+      const lines = readFileSync(next, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { dir?: string; message?: { method?: string } });
+      expect(lines.filter((l) => l.dir === 'c2s').map((l) => l.message!.method)).toContain('notifications/cancelled');
+      expect(JSON.stringify(lines)).not.toMatch(/"session"/); // the server's session id differs on every run
+      const again = await mcptap(['replay', next, '--rules', rules, '--json', '-', '--url', server.url]);
+      const report = JSON.parse(again.stdout) as JsonReport;
+      expect(report.exchanges.find((e) => e.tool === 'summarize')).toMatchObject({ recordedOutcome: 'cancelled', replayedOutcome: 'cancelled' });
+      expect(again.code).toBe(0);
+    } finally {
+      server.stop();
+    }
   }, 120_000);
 });
