@@ -239,7 +239,7 @@ function updateSummary(file: string, changed: number, apiChanges: readonly ApiCh
   const lines = [`mcptap: wrote ${file}: ${counted(changed, 'changed answer')} accepted`];
   for (const c of apiChanges) lines.push(`mcptap: warning: accepted an API change: ${c.exchange} worked when recorded, now ${c.kind}: ${c.detail}`);
   if (apiChanges.length > 0)
-    lines.push('mcptap: a baseline that expects these errors no longer tests the calls: record the clients again instead (README, "The CI loop")');
+    lines.push('mcptap: a baseline that expects these errors no longer tests the calls: record the clients again instead (README: "The loop in CI", step 5)');
   return terminalSafe(lines.join('\n')) + '\n';
 }
 
