@@ -30,10 +30,13 @@ import { httpStatusHint } from './transport-hint.js';
 /** `recorded`: the recorded gaps; `fast`: only the order; `factor`: N times the recorded rate. */
 export type Pace = { kind: 'recorded' } | { kind: 'fast' } | { kind: 'factor'; factor: number };
 
-/** Sees the replay's traffic as it happens (`--update` records it). */
+/**
+ * Sees the replay's traffic as it happens (`--update` records it). `recordedUs`: when the message's
+ * counterpart was recorded (a step's request, response or cancellation), for a baseline of stable times.
+ */
 export interface TrafficObserver {
   opened(session: string, timeUs: number): void;
-  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, sessionId?: string): void;
+  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, sessionId?: string, recordedUs?: number): void;
   closed(session: string, timeUs: number): void;
 }
 
@@ -227,9 +230,9 @@ class Replayer {
     const { request } = this.remap.outgoing(recorded, sentId);
     const cancel = this.cancelTimer(step, live, sentId);
     live.inFlight.add(step.index);
-    const onMessage = (m: JsonRpcMessage, t: number) => this.onMessage(live, step.index, m, t);
+    const onMessage = (m: JsonRpcMessage, t: number) => this.onMessage(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
-    this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId);
+    this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId, step.exchange.startUs);
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) await this.sentInitialized(live);
@@ -268,9 +271,11 @@ class Replayer {
     const ac = new AbortController();
     const timer = setTimeout(
       () => {
-        // stdio: the client says notifications/cancelled itself when aborted; legacy HTTP needs it said.
-        if (live.conn.channel.transport === 'http' && live.plan.era === 'legacy') {
+        // Said as recorded (stdio's client then sends no second one on abort), and seen by --update; a
+        // modern HTTP request is cancelled by closing its stream, which the abort does.
+        if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
           const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
+          this.opts.observer?.message(step.session, 'c2s', n, this.clock.nowUs(), live.session.sessionId, c.timeUs);
           void live.session.notify(n).catch(() => undefined);
         }
         ac.abort();
@@ -280,8 +285,8 @@ class Replayer {
     return { signal: ac.signal, stop: () => clearTimeout(timer) };
   }
 
-  private onMessage(live: LiveSession, step: number, m: JsonRpcMessage, t: number): void {
-    this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId);
+  private onMessage(live: LiveSession, step: number, m: JsonRpcMessage, t: number, recordedUs?: number): void {
+    this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId, recordedUs);
     // Over HTTP a server request arrives in a request's stream; stdio's client calls answer() itself.
     if (live.conn.channel.transport === 'http' && 'method' in m && 'id' in m) {
       const res = this.serverAnswer(live, m as JsonRpcRequest, step);
@@ -336,9 +341,10 @@ class Replayer {
     } else if (plan.initialize !== undefined) {
       const recorded = this.opts.load(plan.initialize.rowid);
       const { request } = this.remap.outgoing(recorded.request as JsonRpcRequest, session.nextId());
-      this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs());
+      this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs(), undefined, recorded.startUs);
+      const recordedEnd = recorded.endUs ?? recorded.startUs;
       await this.handshake(live, () =>
-        session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t), signal: this.stop.signal }),
+        session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t, undefined, recordedEnd), signal: this.stop.signal }),
       );
     }
     return live;
@@ -393,6 +399,12 @@ class Replayer {
     if (waitMs <= 1 || this.stopped || this.health.gone !== undefined) return;
     await sleep(waitMs, undefined, { signal: this.stop.signal }).catch(() => undefined); // rejects when stopped
   }
+}
+
+/** When a step's message was recorded: its response at the recorded end (or cancel), anything else at its start. */
+function recordedTimeOf(ex: StoredExchange, m: JsonRpcMessage, sentId: JsonRpcId): number {
+  const response = !('method' in m) && 'id' in m && m.id === sentId;
+  return response ? (ex.endUs ?? ex.cancel?.timeUs ?? ex.startUs) : ex.startUs;
 }
 
 function reasonOf(err: unknown): string {

@@ -3,9 +3,11 @@
  * next baseline. The messages the replayer sends and receives go through the same pipeline as a
  * tap's (decoder, correlator, redaction) into the same recorder sink, so `ls`, `show` and `replay`
  * read it like any other recording. Written to a temporary file, renamed into place on success only.
+ * A `.jsonl` file gets a text baseline instead (jsonl-baseline.ts): stamped with the recorded times,
+ * so that two updates against the same server write the same bytes.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import type { Transport } from '../model/events.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -19,6 +21,8 @@ import { moveIntoPlace, removeTemp, tempFor } from '../util/atomic-file.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replayer.js';
+import { baselineJsonl, isJsonlBaseline, isJsonlPath } from '../interchange/jsonl-baseline.js';
+import { baselineConnectionId, RecordedTimes } from './recorded-times.js';
 
 export interface UpdateRecording extends TrafficObserver {
   /** Completes the file and moves it to its place. */
@@ -29,10 +33,17 @@ export interface UpdateRecording extends TrafficObserver {
   abandon(): Promise<void>;
 }
 
-/** `overwrite`: a file already at `file` may be replaced; without it, one that appeared during the replay is refused. */
-export function openUpdateRecording(file: string, opts: { transport: Transport; target: string; overwrite: boolean; logger?: Logger }): UpdateRecording {
+/**
+ * `overwrite`: a file already at `file` may be replaced; without it, one that appeared during the replay is refused.
+ * `recordedStartUs`: when the replayed recording started, where a text baseline's times start.
+ */
+export function openUpdateRecording(
+  file: string,
+  opts: { transport: Transport; target: string; overwrite: boolean; logger?: Logger; recordedStartUs?: number },
+): UpdateRecording {
   const temp = tempFor(file);
-  const clock = systemClock;
+  const times = isJsonlPath(file) ? new RecordedTimes(opts.recordedStartUs ?? 0) : undefined;
+  const clock = times ?? systemClock;
   const logger = opts.logger ?? silentLogger;
   let recorder: SqliteRecorder;
   try {
@@ -50,7 +61,7 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
   const pipeline = new Pipeline({ clock, logger, tickMs: 0 });
   pipeline.addSink(recorder);
   const channel = opts.transport === 'stdio' ? 'stdio' : 'http-body';
-  const connectionId = (session: string) => `replay ${session}`;
+  const connectionId = (session: string) => (times ? baselineConnectionId(session) : `replay ${session}`);
   const finish = async () => {
     await pipeline.flush();
     await pipeline.close();
@@ -60,15 +71,17 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
     get replaced() {
       return replaced;
     },
-    opened: (session, timeUs) => pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, timeUs),
-    message: (session, direction, message: JsonRpcMessage, timeUs, sessionId) => {
-      const context = sessionId !== undefined ? { sessionId } : undefined;
+    opened: (session, timeUs) =>
+      pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, times?.at(session) ?? timeUs),
+    message: (session, direction, message: JsonRpcMessage, timeUs, sessionId, recordedUs) => {
+      // A text baseline leaves out what differs on every run: the times as measured, HTTP session ids.
+      const context = sessionId !== undefined && !times ? { sessionId } : undefined;
       pipeline.pushMessage(
-        { connectionId: connectionId(session), direction, channel, timeUs, ...(context ? { context } : {}) },
+        { connectionId: connectionId(session), direction, channel, timeUs: times?.at(session, recordedUs) ?? timeUs, ...(context ? { context } : {}) },
         Buffer.from(JSON.stringify(message)),
       );
     },
-    closed: (session, timeUs) => pipeline.closeConnection(connectionId(session), { reason: 'replay finished', timeUs }),
+    closed: (session, timeUs) => pipeline.closeConnection(connectionId(session), { reason: 'replay finished', timeUs: times?.at(session) ?? timeUs }),
     commit: async () => {
       await finish();
       const lost = recorder.stats();
@@ -83,13 +96,16 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
         }
         replaced = { recordings: recordingsIn(file) };
       }
+      const text = times ? tempFor(file) : undefined;
       try {
-        await moveIntoPlace(temp, file); // through a symlink, its file; a pipe gets a copy
+        if (text) writeFileSync(text, baselineJsonl(temp));
+        await moveIntoPlace(text ?? temp, file); // through a symlink, its file; a pipe gets a copy
       } catch (err) {
         removeTemp(temp);
+        if (text) removeTemp(text);
         throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
       }
-      removeTemp(temp); // its side files (the file itself was moved)
+      removeTemp(temp); // its side files (the file itself was moved), or the recording a text baseline was written from
     },
     abandon: async () => {
       await finish().catch(() => undefined);
@@ -98,9 +114,9 @@ export function openUpdateRecording(file: string, opts: { transport: Transport; 
   };
 }
 
-/** How many recordings a file holds (0: not a recording), read before it is replaced. */
+/** How many recordings a file holds (0: not a recording; a text baseline holds one), read before it is replaced. */
 function recordingsIn(file: string): number {
-  if (!isSqliteFile(file)) return 0;
+  if (!isSqliteFile(file)) return isJsonlBaseline(file) ? 1 : 0;
   try {
     const store = RecordingStore.open(file);
     try {

@@ -5,7 +5,7 @@
  * with `yaml`; the JUnit file it publishes is checked with a real XML parser.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +14,6 @@ import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { McpSession, McpStdioClient, StdioChannel } from '../../src/client/index.js';
 import { loadRules } from '../../src/replay/rules.js';
-import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP, ROOT } from '../helpers/paths.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'replay-ci');
@@ -73,7 +72,10 @@ describe('examples/replay-ci', () => {
 
   beforeAll(async () => {
     mkdirSync(join(repo, 'recordings'));
-    await recordBaseline(join(repo, 'recordings', 'baseline.db'));
+    // Committed as text, as the README's loop says: recorded, then exported as JSONL.
+    const db = join(repo, 'baseline.db');
+    await recordBaseline(db);
+    expect((await sh(`"${process.execPath}" "${MCPTAP}" export "${db}" --jsonl recordings/baseline.jsonl`, repo)).code).toBe(0);
     cpSync(join(EXAMPLE, 'replay-rules.yaml'), join(repo, 'recordings', 'replay-rules.yaml'));
   }, 60_000);
 
@@ -108,7 +110,7 @@ describe('examples/replay-ci', () => {
     expect(Number(doc.testsuites.failures)).toBe(0);
     expect(doc.testsuites.testsuite.map((s) => s.name)).toContain('tools/call clock');
     expect(JSON.parse(readFileSync(join(repo, 'mcp-replay.json'), 'utf8'))).toMatchObject({ counts: { differences: 0 } });
-    expect(existsSync(join(repo, 'next-baseline.db'))).toBe(false);
+    expect(existsSync(join(repo, 'next-baseline.jsonl'))).toBe(false);
 
     // Without the example's rules, the clock call is the one difference: the rule is what passes it.
     const strict = await sh(localCommand(false).replace(/--rules \S+/, ''), repo);
@@ -117,15 +119,22 @@ describe('examples/replay-ci', () => {
     expect(strict.code).toBe(1);
   }, 60_000);
 
-  it('with "update" ticked it also writes the next baseline, itself a recording', async () => {
+  it('with "update" ticked it also writes the next baseline as JSONL, green when written (changed answers accepted)', async () => {
     const r = await sh(localCommand(true), repo);
+    expect(r.stderr).toContain('mcptap: wrote next-baseline.jsonl: 0 changed answers accepted\n');
     expect(r.code).toBe(0);
-    const store = RecordingStore.open(join(repo, 'next-baseline.db'));
-    try {
-      expect(store.listRecordings()).toHaveLength(1);
-      expect(store.exchanges({}).map((e) => e.method)).toEqual(['initialize', 'tools/list', 'tools/call', 'tools/call', 'tools/call']);
-    } finally {
-      store.close();
-    }
+    const requests = readFileSync(join(repo, 'next-baseline.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { dir?: string; message?: { method?: string; id?: unknown } })
+      .filter((l) => l.dir === 'c2s' && l.message?.id !== undefined)
+      .map((l) => l.message!.method);
+    expect(requests).toEqual(['initialize', 'tools/list', 'tools/call', 'tools/call', 'tools/call']);
+
+    // Without the rule the clock call differs: accepting it is still the step's success, not a red run.
+    rmSync(join(repo, 'next-baseline.jsonl'));
+    const accepting = await sh(localCommand(true).replace(/--rules \S+/, ''), repo);
+    expect(accepting.stderr).toContain('mcptap: wrote next-baseline.jsonl: 1 changed answer accepted\n');
+    expect(accepting.code).toBe(0);
   }, 60_000);
 });

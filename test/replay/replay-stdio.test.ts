@@ -80,7 +80,8 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
   it('writes the replay as a new recording with --update, itself replayable', async () => {
     const next = join(dir, 'next.db');
     const r = await fast([db, '--update', next, '--', ...REWRITER]);
-    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`mcptap: wrote ${next}: 1 changed answer accepted\n`);
+    expect(r.code).toBe(0); // the accept step succeeds: the update was written
     const store = RecordingStore.open(next);
     try {
       const [rec] = store.listRecordings();

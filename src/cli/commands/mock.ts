@@ -16,7 +16,8 @@ import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
-import { openRecordingFile, pickRecording } from '../recording-file.js';
+import { pickRecording } from '../recording-file.js';
+import { openRecordingInput } from '../recording-input.js';
 import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-pipeline.js';
 import { parseListen, parseUpstream, startRecordingTap, type RecordingTap } from '../upstream.js';
 
@@ -49,7 +50,7 @@ export function register(program: Command): void {
         `hold gets JSON-RPC error ${MOCK_MISS_CODE} naming its key and the nearest recorded request, with the JSON path ` +
         'where they differ (or, with --on-miss passthrough, is sent to --upstream).',
     )
-    .argument('<file>', 'the recording (SQLite file)')
+    .argument('<file>', 'the recording (SQLite file), or a text baseline (mcptap JSONL)')
     .option('--stdio', 'serve on stdin/stdout (stdout carries only JSON-RPC)')
     .option('--http <host:port>', 'serve Streamable HTTP on HOST:PORT (PORT 0 picks a free one)')
     .option('--path <path>', 'the HTTP endpoint path', '/mcp')
@@ -99,7 +100,8 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   const redactor = new Redactor(withNames((await redactRulesFromFlags(flags)).redactRules));
   const redactParams = (params: unknown) => redactor.redactJson(params, ['params']);
   // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
-  const store = openRecordingFile(file);
+  const input = await openRecordingInput(file);
+  const store = input.store;
   let recorded: AnswerIndex;
   try {
     // Every recording in the file by default: a client that probes on a short-lived process (the 2.x SDK's
@@ -107,7 +109,7 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
     const ids = flags.recording !== undefined ? [pickRecording(store, file, flags.recording)] : store.listRecordings().map((r) => r.id);
     recorded = indexRecordedAnswers(store, ids, file, rules ?? NO_RULES);
   } catch (err) {
-    store.close();
+    input.close();
     throw err;
   }
   try {
@@ -133,7 +135,7 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
       if (served) say(describeStats(responder.stats));
     }
   } finally {
-    store.close();
+    input.close();
   }
   return ExitCode.Ok;
 }

@@ -9,7 +9,8 @@ import { McptapError } from '../../errors.js';
 import { parseDurationMs } from '../../load/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
 import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
-import { hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
+import { countReport, hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
+import { apiChangeOf, type ApiChange } from '../../replay/api-change.js';
 import { openTarget, type TargetSpec } from '../../replay/replay-target.js';
 import { runReplay, type Pace } from '../../replay/replayer.js';
 import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
@@ -28,7 +29,8 @@ import { stopOnSignals } from '../signal-stop.js';
 import { counted } from '../../util/plural.js';
 import { parseUpstream } from '../upstream.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
-import { openRecordingFile, pickRecording } from '../recording-file.js';
+import { pickRecording } from '../recording-file.js';
+import { openRecordingInput } from '../recording-input.js';
 
 interface ReplayFlags {
   url?: string;
@@ -64,7 +66,7 @@ export function register(program: Command): void {
         "subscription ids are remapped; the server's own requests (sampling, elicitation, roots/list) are answered from the recording. " +
         'Each answer is compared with the recorded one after the match rules (docs/replay-rules.md).',
     )
-    .argument('<file>', 'recording file written with --record')
+    .argument('<file>', 'recording file written with --record, or a text baseline (mcptap JSONL: --update next.jsonl)')
     .argument('[command...]', 'stdio target: the server command (after --)')
     .option('--url <url>', 'Streamable HTTP target (instead of a command)')
     .option('--recording <n>', 'recording number from `mcptap ls` (repeatable; default: the latest)', collect)
@@ -86,7 +88,7 @@ export function register(program: Command): void {
       'a method or tool whose calls replay more than this times slower, and more than the floor (default 5ms), differs: 1.5x or 1.5x,+50ms',
     )
     .option('--min-samples <n>', `with --max-slowdown: fewer calls than this timed on both sides, no latency verdict (default ${DEFAULT_MIN_SAMPLES})`)
-    .option('--update <file>', 'record the replayed traffic as a new recording file: the next baseline')
+    .option('--update <file>', 'record the replayed traffic as the next baseline: a recording file, or text (mcptap JSONL) when it ends in .jsonl')
     .option('--force', 'let --update replace a file that exists (the recording replayed included)')
     .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
     .addHelpText(
@@ -99,11 +101,12 @@ Examples:
   mcptap replay tap.db --max-slowdown 1.5x --json replay.json -- node ./my-server.js
   mcptap replay tap.db --update next.db -- node ./my-server.js     # accept the new answers as the baseline
   mcptap replay tap.db --update tap.db --force -- node ./my-server.js   # ... in place of the old one
+  mcptap replay baseline.jsonl --update baseline.jsonl --force -- node ./my-server.js   # a text baseline, for review
 
 Stopping (SIGINT/SIGTERM): nothing more is sent, requests in flight are cancelled, and the reports
 cover what was answered before it (--update is not written); a second signal quits at once.
 
-Exit codes: 0 every answer matched; 1 differences (or no response); 2 bad command line; 4 not a
+Exit codes: 0 every answer matched (with --update: the new baseline was written, its changes accepted); 1 differences (or no response); 2 bad command line; 4 not a
 recording, a recording without exchanges, invalid rules; 5 the target could not be reached or
 started; 130/143 stopped by SIGINT/SIGTERM.`,
     )
@@ -124,11 +127,11 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
-  const store = openRecordingFile(file);
+  const input = await openRecordingInput(file);
   try {
-    return await replayFrom(store, file, spec, pace, maxSlowdown, rules, flags);
+    return await replayFrom(input.store, file, spec, pace, maxSlowdown, rules, flags);
   } finally {
-    store.close();
+    input.close();
   }
 }
 
@@ -158,7 +161,12 @@ async function replayFrom(
   const { plan, recordingIds, answers } = planned;
   const update =
     flags.update !== undefined
-      ? openUpdateRecording(flags.update, { transport: spec.transport, target: target.label, overwrite: flags.force === true })
+      ? openUpdateRecording(flags.update, {
+          transport: spec.transport,
+          target: target.label,
+          overwrite: flags.force === true,
+          recordedStartUs: Math.min(...recordingIds.map((id) => store.getRecording(id)!.startedUs)),
+        })
       : undefined;
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   // A busy machine slows the server as it does the replayer: how late the replayer runs widens the floor.
@@ -168,12 +176,19 @@ async function replayFrom(
     ...(maxSlowdown !== undefined ? { slowdown: maxSlowdown, lagUs: () => lag!.recentUs() } : {}),
   });
   const load = (rowid: number): StoredExchange => store.exchangeAt(rowid)!;
+  // What --update accepts that looks like an API change: warned about once the update is written.
+  const apiChanges: ApiChange[] = [];
   let report: ReplayReport;
+  let written = false;
   try {
     const run = await runReplay({
       plan,
       load,
-      onAnswer: (i, recorded, answer) => builder.add(i, recorded, answer),
+      onAnswer: (i, recorded, answer) => {
+        builder.add(i, recorded, answer);
+        const change = update ? apiChangeOf(recorded, answer) : undefined;
+        if (change) apiChanges.push(change);
+      },
       target,
       answers,
       pace,
@@ -196,6 +211,7 @@ async function replayFrom(
     // A replay cut short is no baseline: --update is not written.
     const unfit = run.stopped ? 'the replay was stopped' : run.failure !== undefined ? `the target failed (${run.failure})` : undefined;
     await writeOutputs(report, flags, unfit === undefined ? update : undefined);
+    written = update !== undefined && unfit === undefined;
     if (unfit !== undefined && update) {
       await update.abandon();
       process.stderr.write(`mcptap: --update ${flags.update} not written: ${terminalSafe(unfit)}\n`);
@@ -225,7 +241,21 @@ async function replayFrom(
   if (flags.json === '-') process.stdout.write(renderJson(report));
   const signal = stop.stoppedBy();
   if (signal !== undefined) return SIGNAL_EXIT[signal];
+  // The update written is the accept step's success: its differences are what it accepted.
+  if (written) {
+    process.stderr.write(updateSummary(flags.update!, countReport(report).different, apiChanges));
+    return ExitCode.Ok;
+  }
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** What `--update` wrote, and a warning per accepted answer that looks like an API change. */
+function updateSummary(file: string, changed: number, apiChanges: readonly ApiChange[]): string {
+  const lines = [`mcptap: wrote ${file}: ${counted(changed, 'changed answer')} accepted`];
+  for (const c of apiChanges) lines.push(`mcptap: warning: accepted an API change: ${c.exchange} worked when recorded, now ${c.kind}: ${c.detail}`);
+  if (apiChanges.length > 0)
+    lines.push('mcptap: a baseline that expects these errors no longer tests the calls: record the clients again instead (README: "The loop in CI", step 5)');
+  return terminalSafe(lines.join('\n')) + '\n';
 }
 
 /** Every output or none: a failed write leaves the others' old versions in place. */
