@@ -72,10 +72,10 @@ export async function runHttpDemo(opts: HttpDemoOptions): Promise<{ result: Load
   }
   write(
     `\nThe recording is in ${opts.db} (recording ${recordingId}). Inspect it with:\n` +
-      `  npx mcptap ls ${opts.db}\n` +
-      `  npx mcptap show ${opts.db} --outcome tool_error\n` +
-      `  npx mcptap show ${opts.db} --exchange <id>\n` +
-      `Run the scenario yourself: npx mcptap load ${opts.scenario ?? 'scenarios/demo.yaml'} --json result.json\n`,
+      `  mcptap ls ${opts.db}\n` +
+      `  mcptap show ${opts.db} --outcome tool_error\n` +
+      `  mcptap show ${opts.db} --exchange <id>\n` +
+      `Run the scenario yourself: mcptap load ${opts.scenario ?? 'scenarios/demo.yaml'} --json result.json\n`,
   );
   return { result, passed: thresholdsPassed(result.thresholds), recordingId };
 }

@@ -58,10 +58,10 @@ function summarise(db: string, write: (t: string) => void): { recordingId: numbe
     write('\n' + renderRecordingList(db, [{ recording, summary }]));
     write(
       `\nThe recording is in ${db} (recording ${recording.id}). Inspect it with:\n` +
-        `  npx mcptap ls ${db}\n` +
-        `  npx mcptap show ${db} --recording ${recording.id}\n` +
-        `  npx mcptap show ${db} --recording ${recording.id} --outcome tool_error\n` +
-        `  npx mcptap show ${db} --recording ${recording.id} --exchange <id>\n`,
+        `  mcptap ls ${db}\n` +
+        `  mcptap show ${db} --recording ${recording.id}\n` +
+        `  mcptap show ${db} --recording ${recording.id} --outcome tool_error\n` +
+        `  mcptap show ${db} --recording ${recording.id} --exchange <id>\n`,
     );
     return { recordingId: recording.id };
   } finally {

@@ -1,6 +1,6 @@
 /**
- * examples/replay-ci: the GitHub Actions workflow's replay step, run as written (only `npx --yes
- * mcptap` and the server command swapped for the built CLI and the reference server), against a
+ * examples/replay-ci: the GitHub Actions workflow's replay step, run as written (only `mcptap` and
+ * the server command swapped for the built CLI and the reference server), against a
  * real recording of the reference server, with the example's rules file. The workflow is parsed
  * with `yaml`; the JUnit file it publishes is checked with a real XML parser.
  */
@@ -36,9 +36,9 @@ const replayStep = steps.find((s) => s.run?.includes('mcptap replay'))!;
 function localCommand(update: boolean): string {
   const cmd = replayStep
     .run!.replace(/\$\{\{\s*inputs\.update && '([^']*)' \|\| '' \}\}/, update ? '$1' : '')
-    .replace('npx --yes mcptap', `"${process.execPath}" "${MCPTAP}"`)
+    .replace(/^mcptap /, `"${process.execPath}" "${MCPTAP}" `)
     .replace(/-- node dist\/server\.js\s*$/, `-- "${process.execPath}" "${MCPTAP}" reference --stdio`);
-  expect(cmd).not.toMatch(/\$\{\{|npx|dist\/server/); // every substitution applied
+  expect(cmd).not.toMatch(/\$\{\{|npx|^mcptap |dist\/server/); // every substitution applied
   return cmd;
 }
 
@@ -90,6 +90,13 @@ describe('examples/replay-ci', () => {
     expect(upload.with!.path.split('\n').filter(Boolean)).toEqual([junit, json, next]);
     const rules = /--rules (\S+)/.exec(replayStep.run!)![1]!;
     expect(rules).toBe('recordings/replay-rules.yaml'); // where the test put the example's rules
+  });
+
+  it('installs mcptap from a pinned release tarball before it runs it, never through npx (not on npm)', () => {
+    const install = steps.findIndex((s) => s.name === 'Install mcptap');
+    expect(steps[install]!.run).toMatch(/^npm install -g .*\/mcptap-\d+\.\d+\.\d+\.tgz$/); // run as written by test/package/npm-install.test.ts
+    expect(install).toBeLessThan(steps.indexOf(replayStep));
+    expect(steps.filter((s) => s.run?.includes('npx'))).toEqual([]);
   });
 
   it('the example rules file is valid', () => {

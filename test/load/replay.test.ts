@@ -91,7 +91,7 @@ describe('replaying the demo recording on its schedule', () => {
   }, 60_000);
 
   it("the demo's closing hint names the scenario it ran, not always demo.yaml", () => {
-    expect(demoText).toContain(`Run the scenario yourself: npx mcptap load ${path.join(FIXTURES, 'replay-pattern.yaml')} --json result.json`);
+    expect(demoText).toContain(`Run the scenario yourself: mcptap load ${path.join(FIXTURES, 'replay-pattern.yaml')} --json result.json`);
   });
 
   it('reads every recorded request with its offset, progress tokens noted', () => {
