@@ -118,7 +118,15 @@ describe('streamed replay report', () => {
     expect(streamed.latency).toEqual(whole.latency);
     expect(streamed.groupDifferences).toEqual(whole.groupDifferences);
     expect(streamed.pairs).toHaveLength(n);
-    expect(streamed.pairs[0]!.recorded).toEqual({ rowid: 1, id: 0, method: 'tools/call', target: 'echo', outcome: 'ok', latencyUs: 200, session: '1/connection c' });
+    expect(streamed.pairs[0]!.recorded).toEqual({
+      rowid: 1,
+      id: 0,
+      method: 'tools/call',
+      target: 'echo',
+      outcome: 'ok',
+      latencyUs: 200,
+      session: '1/connection c',
+    });
     expect(streamed.pairs[0]!.replayed).not.toHaveProperty('response');
   });
 });
