@@ -8,13 +8,15 @@
  */
 import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { isRecord } from '../model/jsonrpc.js';
-import { describeMiss, MockMatcher, type Nearest } from '../replay/mock-matcher.js';
+import { describeMiss, MockMatcher, requestKey, type Nearest } from '../replay/mock-matcher.js';
 import { NO_RULES, type MatchRules } from '../replay/rules.js';
-import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers } from './recorded-answers.js';
+import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers, type UnansweredRequest } from './recorded-answers.js';
 import { counted } from '../util/plural.js';
 
 /** The JSON-RPC error a miss gets: in the implementation-defined server error range (-32000 … -32099). */
 export const MOCK_MISS_CODE = -32088;
+/** The JSON-RPC error for a request the recording holds but that was never answered (cancelled or left open). */
+export const MOCK_UNANSWERED_CODE = -32087;
 
 /** `fast`: everything at once; `recorded`: the recorded gaps between request, notifications and response. */
 export type Pace = 'fast' | 'recorded';
@@ -57,6 +59,8 @@ export class MockResponder {
   readonly stats: MockStats = { hits: 0, misses: 0, passedThrough: 0 };
   private readonly matcher: MockMatcher<RecordedAnswer>;
   private readonly handshakes = new Map<string, RecordedAnswer>();
+  /** Key -> the first recorded request of that key that got no response. */
+  private readonly unanswered = new Map<string, UnansweredRequest>();
   private readonly pace: Pace;
   private readonly redactParams: (params: unknown) => unknown;
 
@@ -64,6 +68,10 @@ export class MockResponder {
   constructor(recorded: RecordedAnswers | AnswerIndex, opts: MockResponderOptions = {}) {
     this.pace = opts.pace ?? 'fast';
     this.redactParams = opts.redactParams ?? ((p) => p);
+    for (const u of recorded.unansweredRequests ?? []) {
+      const key = requestKey(opts.rules ?? NO_RULES, u.method, u.params);
+      if (!this.unanswered.has(key)) this.unanswered.set(key, u);
+    }
     if ('source' in recorded) {
       for (const [method, a] of recorded.handshakes) this.handshakes.set(method, a);
       this.matcher = new MockMatcher(recorded.source, opts.rules ?? NO_RULES);
@@ -88,6 +96,16 @@ export class MockResponder {
     if (request.method === 'ping')
       return { outcome: 'builtin', key: m.key, messages: [{ afterMs: 0, message: respond(request.id, { result: {} }) }], overSse: false };
     this.stats.misses++;
+    const u = this.unanswered.get(m.key);
+    if (u) {
+      const why = u.cancelled ? 'the client cancelled it' : 'it was still unanswered when the recording ended';
+      const error = {
+        code: MOCK_UNANSWERED_CODE,
+        message: `mcptap mock: the recording holds ${m.key} but it was never answered (${why})`,
+        data: { key: m.key, exchange: u.exchangeKey, cancelled: u.cancelled },
+      };
+      return { outcome: 'miss', key: m.key, messages: [{ afterMs: 0, message: respond(request.id, { error }) }], overSse: false, exchangeKey: u.exchangeKey };
+    }
     const error = { code: MOCK_MISS_CODE, message: `mcptap mock: ${describeMiss(m)}`, data: { key: m.key, ...(m.nearest ? { nearest: m.nearest } : {}) } };
     return {
       outcome: 'miss',

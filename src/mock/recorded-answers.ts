@@ -34,10 +34,20 @@ export interface RecordedAnswer {
 /** Requests answered by the handshake rather than by key: every client sends its own capabilities and clientInfo. */
 export const HANDSHAKES: ReadonlySet<string> = new Set(['initialize', 'server/discover']);
 
+/** A recorded client request that got no response: the client cancelled it, or the recording ended first. */
+export interface UnansweredRequest {
+  exchangeKey: string;
+  method: string;
+  params?: unknown;
+  cancelled: boolean;
+}
+
 export interface RecordedAnswers {
   answers: RecordedAnswer[];
   /** Exchanges left out: still in flight, cancelled or unanswered when the recording ended. */
   unanswered: number;
+  /** Those requests, told apart from unknown ones by the mock. */
+  unansweredRequests?: UnansweredRequest[];
 }
 
 /**
@@ -46,18 +56,23 @@ export interface RecordedAnswers {
  */
 export function readRecordedAnswers(store: RecordingStore, recordingIds: readonly number[], label: string): RecordedAnswers {
   const answers: RecordedAnswer[] = [];
-  let unanswered = 0;
-  for (const ex of answeredRequests(store, recordingIds, () => unanswered++)) answers.push(answerOf(ex, store));
-  if (answers.length === 0) throw noAnswers(recordingIds, label, unanswered);
-  return { answers, unanswered };
+  const unansweredRequests: UnansweredRequest[] = [];
+  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u)))) answers.push(answerOf(ex, store));
+  if (answers.length === 0) throw noAnswers(recordingIds, label, unansweredRequests.length);
+  return { answers, unanswered: unansweredRequests.length, unansweredRequests };
 }
 
 /** The answered client requests of the recordings, streamed; `onUnanswered` counts the others. */
-function* answeredRequests(store: RecordingStore, recordingIds: readonly number[], onUnanswered = () => {}, method?: string): Generator<StoredExchange> {
+function* answeredRequests(
+  store: RecordingStore,
+  recordingIds: readonly number[],
+  onUnanswered: (ex: StoredExchange) => void = () => {},
+  method?: string,
+): Generator<StoredExchange> {
   for (const recordingId of recordingIds) {
     for (const ex of store.iterateExchanges({ recordingId, ...(method !== undefined ? { method } : {}) })) {
       if (ex.direction !== 'c2s') continue;
-      if (ex.response === undefined || ex.state !== 'completed') onUnanswered();
+      if (ex.response === undefined || ex.state !== 'completed') onUnanswered(ex);
       else yield ex;
     }
   }
@@ -76,6 +91,7 @@ export interface AnswerIndex {
   /** Answered requests in the recordings (what the mock serves). */
   count: number;
   unanswered: number;
+  unansweredRequests: UnansweredRequest[];
   /** The first recorded answer of each of {@link HANDSHAKES}. */
   handshakes: ReadonlyMap<string, RecordedAnswer>;
   source: MatchSource<RecordedAnswer>;
@@ -90,9 +106,9 @@ export function indexRecordedAnswers(store: RecordingStore, recordingIds: readon
   const handshakes = new Map<string, RecordedAnswer>();
   const rowids: number[] = [];
   let entries: BigUint64Array = new BigUint64Array(1024);
-  let unanswered = 0;
+  const unansweredRequests: UnansweredRequest[] = [];
   let count = 0;
-  for (const ex of answeredRequests(store, recordingIds, () => unanswered++)) {
+  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u)))) {
     count++;
     if (HANDSHAKES.has(ex.method)) {
       if (!handshakes.has(ex.method)) handshakes.set(ex.method, answerOf(ex, store));
@@ -102,12 +118,17 @@ export function indexRecordedAnswers(store: RecordingStore, recordingIds: readon
     entries[rowids.length] = (BigInt(keyHash(requestKey(rules, ex.method, paramsOf(ex)))) << 32n) | BigInt(rowids.length);
     rowids.push(ex.rowid);
   }
-  if (count === 0) throw noAnswers(recordingIds, label, unanswered);
+  if (count === 0) throw noAnswers(recordingIds, label, unansweredRequests.length);
   const sorted = entries.slice(0, rowids.length).sort();
-  return { count, unanswered, handshakes, source: new StoreSource(store, recordingIds, rules, sorted, rowids) };
+  return { count, unanswered: unansweredRequests.length, unansweredRequests, handshakes, source: new StoreSource(store, recordingIds, rules, sorted, rowids) };
 }
 
 const paramsOf = (ex: StoredExchange): unknown => (ex.request as { params?: unknown }).params;
+
+function unansweredOf(ex: StoredExchange): UnansweredRequest {
+  const params = paramsOf(ex);
+  return { exchangeKey: ex.key, method: ex.method, ...(params !== undefined ? { params } : {}), cancelled: ex.outcome === 'cancelled' };
+}
 
 function grow(a: BigUint64Array): BigUint64Array {
   const b = new BigUint64Array(a.length * 2);
