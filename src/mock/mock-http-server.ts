@@ -136,7 +136,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Prom
 }
 
 async function answer(plan: Plan, res: ServerResponse, headers: Record<string, string>, sse: boolean, startMs: number, signal: AbortSignal): Promise<void> {
-  if (sse) return playPlan(plan.messages, sseWriter(res, headers), { startMs, signal });
+  if (sse || plan.hold) return playPlan(plan.messages, sseWriter(res, headers), { startMs, signal, ...(plan.hold ? { hold: true } : {}) });
   // A JSON body carries only the response; notifications need a stream the client did not accept.
   await playPlan(plan.messages.slice(-1), jsonWriter(res, headers), { startMs, signal });
 }

@@ -6,11 +6,11 @@
  * recording's first handshake whatever the client sent; a request the recording does not hold gets
  * a JSON-RPC error naming its key and the nearest recorded one.
  */
-import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
+import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { isRecord } from '../model/jsonrpc.js';
 import { describeMiss, MockMatcher, requestKey, type Nearest } from '../replay/mock-matcher.js';
 import { NO_RULES, type MatchRules } from '../replay/rules.js';
-import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers, type UnansweredRequest } from './recorded-answers.js';
+import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers, type RecordedMessage, type UnansweredRequest } from './recorded-answers.js';
 import { counted } from '../util/plural.js';
 
 /** The JSON-RPC error a miss gets: in the implementation-defined server error range (-32000 … -32099). */
@@ -21,6 +21,10 @@ export const MOCK_UNANSWERED_CODE = -32087;
 /** `fast`: everything at once; `recorded`: the recorded gaps between request, notifications and response. */
 export type Pace = 'fast' | 'recorded';
 export const PACES: readonly Pace[] = ['fast', 'recorded'];
+
+/** A recorded request that got no response: `error` answers -32087; `hold` keeps it open (recorded progress only) until cancelled. */
+export type Unanswered = 'error' | 'hold';
+export const UNANSWERED: readonly Unanswered[] = ['error', 'hold'];
 
 export interface PlannedMessage {
   /** Milliseconds after the request arrived. */
@@ -36,6 +40,8 @@ export interface Plan {
   messages: PlannedMessage[];
   /** The recorded response came as an SSE event (HTTP front ends answer with a stream). */
   overSse: boolean;
+  /** Keep the request open after the messages until the caller cancels (`--unanswered hold`). */
+  hold?: boolean;
   /** The recorded exchange answered (`show --exchange KEY`). */
   exchangeKey?: string;
   nearest?: Nearest;
@@ -51,6 +57,7 @@ export interface MockStats {
 export interface MockResponderOptions {
   rules?: MatchRules;
   pace?: Pace;
+  unanswered?: Unanswered;
   /** What the tap's redaction does to a request's params, applied before matching: the caller's secrets match their tokens and never reach a miss message. */
   redactParams?: (params: unknown) => unknown;
 }
@@ -62,11 +69,13 @@ export class MockResponder {
   /** Key -> the first recorded request of that key that got no response. */
   private readonly unanswered = new Map<string, UnansweredRequest>();
   private readonly pace: Pace;
+  private readonly onUnanswered: Unanswered;
   private readonly redactParams: (params: unknown) => unknown;
 
   /** `recorded`: answers in memory, or an index over a recording read on demand (built with the same rules). */
   constructor(recorded: RecordedAnswers | AnswerIndex, opts: MockResponderOptions = {}) {
     this.pace = opts.pace ?? 'fast';
+    this.onUnanswered = opts.unanswered ?? 'error';
     this.redactParams = opts.redactParams ?? ((p) => p);
     for (const u of recorded.unansweredRequests ?? []) {
       const key = requestKey(opts.rules ?? NO_RULES, u.method, u.params);
@@ -95,8 +104,9 @@ export class MockResponder {
     if (m.hit) return this.hit(request, m.answer, m.key);
     if (request.method === 'ping')
       return { outcome: 'builtin', key: m.key, messages: [{ afterMs: 0, message: respond(request.id, { result: {} }) }], overSse: false };
-    this.stats.misses++;
     const u = this.unanswered.get(m.key);
+    if (u && this.onUnanswered === 'hold') return this.held(request, u, m.key);
+    this.stats.misses++;
     if (u) {
       const why = u.cancelled ? 'the client cancelled it' : 'it was still unanswered when the recording ended';
       const error = {
@@ -118,20 +128,35 @@ export class MockResponder {
 
   private hit(request: JsonRpcRequest, a: RecordedAnswer, key: string): Plan {
     this.stats.hits++;
-    const delay = (us: number) => (this.pace === 'recorded' ? us / 1000 : 0);
-    const token = progressTokenOf(request.params);
-    const messages: PlannedMessage[] = [];
-    for (const n of a.notifications) {
-      const isProgress = n.message.method === 'notifications/progress';
-      if (isProgress && token === undefined) continue;
-      const message = isProgress ? { ...n.message, params: { ...(n.message.params as Record<string, unknown>), progressToken: token } } : n.message;
-      messages.push({ afterMs: delay(n.afterUs), message });
-    }
+    const messages = this.notificationsFor(request, a.notifications);
     const { jsonrpc: _j, id: _i, ...answer } = a.response.message;
-    messages.push({ afterMs: delay(a.response.afterUs), message: respond(request.id, answer) });
+    messages.push({ afterMs: this.delay(a.response.afterUs), message: respond(request.id, answer) });
     // Frames are stored in arrival order, so times are already ordered; keep the invariant anyway.
     for (let i = 1; i < messages.length; i++) messages[i]!.afterMs = Math.max(messages[i]!.afterMs, messages[i - 1]!.afterMs);
     return { outcome: 'hit', key, messages, overSse: a.overSse || messages.length > 1, exchangeKey: a.exchangeKey };
+  }
+
+  /** A recorded request that got no response, held open: its recorded notifications, then nothing until the caller cancels. */
+  private held(request: JsonRpcRequest, u: UnansweredRequest, key: string): Plan {
+    this.stats.hits++;
+    return { outcome: 'hit', key, messages: this.notificationsFor(request, u.notifications), overSse: true, hold: true, exchangeKey: u.exchangeKey };
+  }
+
+  private delay(us: number): number {
+    return this.pace === 'recorded' ? us / 1000 : 0;
+  }
+
+  /** Recorded notifications under the caller's progress token (progress dropped when it asked for none). */
+  private notificationsFor(request: JsonRpcRequest, recorded: readonly RecordedMessage<JsonRpcNotification>[]): PlannedMessage[] {
+    const token = progressTokenOf(request.params);
+    const messages: PlannedMessage[] = [];
+    for (const n of recorded) {
+      const isProgress = n.message.method === 'notifications/progress';
+      if (isProgress && token === undefined) continue;
+      const message = isProgress ? { ...n.message, params: { ...(n.message.params as Record<string, unknown>), progressToken: token } } : n.message;
+      messages.push({ afterMs: this.delay(n.afterUs), message });
+    }
+    return messages;
   }
 }
 

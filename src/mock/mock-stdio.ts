@@ -24,13 +24,15 @@ export async function serveMockStdio(opts: MockStdioOptions): Promise<void> {
   const running = new Set<Promise<void>>();
   const send = (m: JsonRpcMessage) => void opts.output.write(`${JSON.stringify(m)}\n`);
   const lines = createInterface({ input: opts.input, crlfDelay: Infinity });
+  // The input's end releases held requests: nobody is left to cancel them.
+  const ended = new AbortController();
 
   const onRequest = (request: JsonRpcRequest) => {
     const startMs = performance.now();
     const abort = new AbortController();
     const id = idKey(request.id);
     inFlight.set(id, abort);
-    const task = answer(request, opts, send, startMs, abort.signal).finally(() => {
+    const task = answer(request, opts, send, startMs, abort.signal, ended.signal).finally(() => {
       if (inFlight.get(id) === abort) inFlight.delete(id);
       running.delete(task);
     });
@@ -53,17 +55,26 @@ export async function serveMockStdio(opts: MockStdioOptions): Promise<void> {
       else if (kind === 'malformed') send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'mcptap mock: not a JSON-RPC message' } });
     }
   }
+  ended.abort();
   while (running.size > 0) await Promise.allSettled([...running]);
 }
 
-async function answer(request: JsonRpcRequest, opts: MockStdioOptions, send: (m: JsonRpcMessage) => void, startMs: number, signal: AbortSignal) {
+async function answer(
+  request: JsonRpcRequest,
+  opts: MockStdioOptions,
+  send: (m: JsonRpcMessage) => void,
+  startMs: number,
+  signal: AbortSignal,
+  ended: AbortSignal,
+) {
   const plan = opts.responder.answer(request);
   if (plan.outcome === 'miss' && opts.forwarder) {
     opts.responder.stats.passedThrough++;
     await opts.forwarder.forward(request, send, { session: 'stdio', signal });
     return;
   }
-  await playPlan(plan.messages, send, { startMs, signal });
+  if (plan.hold) await playPlan(plan.messages, send, { startMs, signal: AbortSignal.any([signal, ended]), hold: true });
+  else await playPlan(plan.messages, send, { startMs, signal });
 }
 
 function cancelled(m: JsonRpcMessage, inFlight: Map<string, AbortController>): void {

@@ -40,6 +40,8 @@ export interface UnansweredRequest {
   method: string;
   params?: unknown;
   cancelled: boolean;
+  /** What the server sent for it before the end (progress), timed from the request. */
+  notifications: RecordedMessage<JsonRpcNotification>[];
 }
 
 export interface RecordedAnswers {
@@ -57,7 +59,7 @@ export interface RecordedAnswers {
 export function readRecordedAnswers(store: RecordingStore, recordingIds: readonly number[], label: string): RecordedAnswers {
   const answers: RecordedAnswer[] = [];
   const unansweredRequests: UnansweredRequest[] = [];
-  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u)))) answers.push(answerOf(ex, store));
+  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u, store)))) answers.push(answerOf(ex, store));
   if (answers.length === 0) throw noAnswers(recordingIds, label, unansweredRequests.length);
   return { answers, unanswered: unansweredRequests.length, unansweredRequests };
 }
@@ -108,7 +110,7 @@ export function indexRecordedAnswers(store: RecordingStore, recordingIds: readon
   let entries: BigUint64Array = new BigUint64Array(1024);
   const unansweredRequests: UnansweredRequest[] = [];
   let count = 0;
-  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u)))) {
+  for (const ex of answeredRequests(store, recordingIds, (u) => unansweredRequests.push(unansweredOf(u, store)))) {
     count++;
     if (HANDSHAKES.has(ex.method)) {
       if (!handshakes.has(ex.method)) handshakes.set(ex.method, answerOf(ex, store));
@@ -125,9 +127,10 @@ export function indexRecordedAnswers(store: RecordingStore, recordingIds: readon
 
 const paramsOf = (ex: StoredExchange): unknown => (ex.request as { params?: unknown }).params;
 
-function unansweredOf(ex: StoredExchange): UnansweredRequest {
+function unansweredOf(ex: StoredExchange, store: RecordingStore): UnansweredRequest {
   const params = paramsOf(ex);
-  return { exchangeKey: ex.key, method: ex.method, ...(params !== undefined ? { params } : {}), cancelled: ex.outcome === 'cancelled' };
+  const { notifications } = answerOf(ex, store);
+  return { exchangeKey: ex.key, method: ex.method, ...(params !== undefined ? { params } : {}), cancelled: ex.outcome === 'cancelled', notifications };
 }
 
 function grow(a: BigUint64Array): BigUint64Array {
@@ -218,6 +221,7 @@ function answerOf(ex: StoredExchange, store: RecordingStore): RecordedAnswer {
     ...(params !== undefined ? { params } : {}),
     era: ex.era,
     notifications,
+    // An unanswered exchange has none: only its notifications are read from this.
     response: { afterUs: after(responseUs), message: ex.response as JsonRpcResponse },
     overSse,
   };

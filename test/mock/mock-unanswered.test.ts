@@ -21,8 +21,12 @@ beforeAll(async () => {
   await client.connect(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', ...notesCommand()]));
   try {
     await client.callTool({ name: 'search', arguments: { query: 'milk' } });
-    // 20 s of work: cancelled at 500 ms, long before it could answer.
-    const call = client.callTool({ name: 'summarize', arguments: { seconds: 20 } }, CallToolResultSchema, { signal: AbortSignal.timeout(500) });
+    // 20 s of work in 2 s steps: cancelled on its first progress, long before it could answer.
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'summarize', arguments: { seconds: 20 } }, CallToolResultSchema, {
+      onprogress: () => abort.abort(),
+      signal: abort.signal,
+    });
     await expect(call).rejects.toThrow();
   } finally {
     await client.close();
@@ -51,6 +55,35 @@ describe('mock of a recording with a cancelled call', () => {
       const unknown = await errorOf(client.callTool({ name: 'nope', arguments: {} }));
       expect(unknown.code).toBe(-32088);
       expect((await client.callTool({ name: 'search', arguments: { query: 'milk' } })).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('with --unanswered hold, replays the recorded progress and keeps the call open until cancelled', async () => {
+    const client = new Client({ name: 'notes-user', version: '1.0.0' });
+    await client.connect(stdioTransport([MCPTAP, 'mock', db, '--stdio', '--unanswered', 'hold']));
+    try {
+      const abort = new AbortController();
+      const progress: unknown[] = [];
+      let gotProgress!: () => void;
+      const progressed = new Promise<void>((resolve) => (gotProgress = resolve));
+      let settled = false;
+      const held = client
+        .callTool({ name: 'summarize', arguments: { seconds: 20 } }, CallToolResultSchema, {
+          onprogress: (p) => (progress.push(p), gotProgress()),
+          signal: abort.signal,
+        })
+        .finally(() => (settled = true));
+      await progressed;
+      expect(progress).toEqual([{ progress: 1, total: 10 }]);
+      // Another call answered after the progress: the held one is still open.
+      expect((await client.callTool({ name: 'search', arguments: { query: 'milk' } })).isError).toBeFalsy();
+      expect(settled).toBe(false);
+      abort.abort();
+      await expect(held).rejects.toThrow(/abort/i);
+      // An unknown tool is still a miss.
+      expect((await errorOf(client.callTool({ name: 'nope', arguments: {} }))).code).toBe(-32088);
     } finally {
       await client.close();
     }

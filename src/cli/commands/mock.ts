@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { HttpMissForwarder, type MissForwarder } from '../../mock/miss-forwarder.js';
 import { startMockHttpServer } from '../../mock/mock-http-server.js';
-import { describeStats, MOCK_MISS_CODE, MockResponder, PACES, type Pace } from '../../mock/mock-responder.js';
+import { describeStats, MOCK_MISS_CODE, MockResponder, PACES, UNANSWERED, type Pace, type Unanswered } from '../../mock/mock-responder.js';
 import { serveMockStdio } from '../../mock/mock-stdio.js';
 import { indexRecordedAnswers, type AnswerIndex } from '../../mock/recorded-answers.js';
 import { Redactor, withNames } from '../../redact/redactor.js';
@@ -29,6 +29,7 @@ interface MockFlags {
   rules?: string;
   redact?: string;
   pace: string;
+  unanswered: string;
   onMiss: string;
   upstream?: string;
   record?: string;
@@ -61,6 +62,11 @@ export function register(program: Command): void {
       "the tap's redaction rules the recording was taken with (docs/redaction.md): applied to each request before matching, so a secret the caller sends matches the token recorded in its place",
     )
     .option('--pace <pace>', 'fast: answer at once; recorded: keep the recorded gaps between request, notifications and response', 'fast')
+    .option(
+      '--unanswered <what>',
+      'a recorded request that got no response (cancelled, or open at the end): error: JSON-RPC error -32087; hold: keep it open, replaying its recorded progress, until the caller cancels',
+      'error',
+    )
     .option('--on-miss <what>', 'error: a JSON-RPC error; passthrough: forward the request to --upstream', 'error')
     .option('--upstream <url>', 'with --on-miss passthrough: the real Streamable HTTP server, e.g. http://127.0.0.1:3001/mcp')
     .option('--record <file>', 'with --on-miss passthrough: record what was forwarded (through the HTTP tap) to this SQLite file')
@@ -113,7 +119,7 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
     throw err;
   }
   try {
-    const responder = new MockResponder(recorded, { pace: opts.pace, redactParams, ...(rules ? { rules } : {}) });
+    const responder = new MockResponder(recorded, { pace: opts.pace, unanswered: opts.unanswered, redactParams, ...(rules ? { rules } : {}) });
     const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
     let tap: RecordingTap | undefined;
     let forwarder: MissForwarder | undefined;
@@ -140,10 +146,12 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   return ExitCode.Ok;
 }
 
-function checkFlags(flags: MockFlags): { pace: Pace; listen?: { host: string; port: number }; upstream?: URL } {
+function checkFlags(flags: MockFlags): { pace: Pace; unanswered: Unanswered; listen?: { host: string; port: number }; upstream?: URL } {
   if (Boolean(flags.stdio) === (flags.http !== undefined))
     throw new McptapError('MCPTAP_BAD_FLAG', 'mock serves on one transport: give --stdio or --http HOST:PORT');
   if (!PACES.includes(flags.pace as Pace)) throw new McptapError('MCPTAP_BAD_FLAG', `--pace must be ${PACES.join(' or ')}, got ${JSON.stringify(flags.pace)}`);
+  if (!(UNANSWERED as readonly string[]).includes(flags.unanswered))
+    throw new McptapError('MCPTAP_BAD_FLAG', `--unanswered must be ${UNANSWERED.join(' or ')}, got ${JSON.stringify(flags.unanswered)}`);
   if (!(ON_MISS as readonly string[]).includes(flags.onMiss))
     throw new McptapError('MCPTAP_BAD_FLAG', `--on-miss must be ${ON_MISS.join(' or ')}, got ${JSON.stringify(flags.onMiss)}`);
   const passthrough = flags.onMiss === 'passthrough';
@@ -152,6 +160,7 @@ function checkFlags(flags: MockFlags): { pace: Pace; listen?: { host: string; po
     throw new McptapError('MCPTAP_BAD_FLAG', '--upstream and --record apply to --on-miss passthrough only');
   return {
     pace: flags.pace as Pace,
+    unanswered: flags.unanswered as Unanswered,
     ...(flags.http !== undefined ? { listen: parseListen(flags.http, '--http') } : {}),
     ...(passthrough ? { upstream: parseUpstream(flags.upstream!) } : {}),
   };
