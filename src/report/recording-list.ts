@@ -29,7 +29,7 @@ export function incompleteOf(r: Pick<RecordingListing, 'meta'>): string | undefi
 
 function methodTable(methods: readonly MethodSummary[]): string {
   const rows = methods.map((m) => [
-    lineSafe(m.method || '(none)'),
+    lineSafe(m.tool !== undefined ? `${m.method} ${m.tool}` : m.method || '(none)'),
     String(m.count),
     String(m.outcomes.ok ?? 0),
     formatOutcomes(m.outcomes, true),

@@ -108,6 +108,8 @@ const EXCHANGE_SELECT = `SELECT e.*, rq.raw request_raw, rq.batch_index request_
 
 /** Outcome as listed (an exchange in flight at the end is `pending`); `e.` for queries on exchangeSelect. */
 const listedOutcome = (alias = '') => `CASE WHEN ${alias}state = 'started' THEN 'pending' ELSE ${alias}outcome END`;
+/** `ls`: a tools/call row per tool (a 1 ms tool and a 3 s one have nothing to share); other methods, one row. */
+const LS_TOOL = `CASE WHEN method = 'tools/call' THEN target END`;
 
 export const SQL = {
   insertRecording: `INSERT INTO recordings (transport, target, started_us, mcptap_version, meta_json)
@@ -131,10 +133,11 @@ export const SQL = {
   closedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND closed_ord IS NOT NULL ORDER BY closed_ord',
   listedOutcome: listedOutcome(),
   /** `ls`: counts per method and outcome, and how many of them have a latency; outcomes in order of first appearance. */
-  methodOutcomeCounts: `SELECT method, ${listedOutcome()} outcome, count(*) n, count(latency_us) timed
-    FROM exchanges WHERE recording_id = ? GROUP BY 1, 2 ORDER BY min(id)`,
-  /** `ls`: latencies in rank order per method. No index (it would cost every write): SQLite's sorter spills to a temp file. */
-  latenciesByMethod: `SELECT method, latency_us latencyUs FROM exchanges WHERE recording_id = ? AND latency_us IS NOT NULL ORDER BY method, latency_us`,
+  methodOutcomeCounts: `SELECT method, ${LS_TOOL} tool, ${listedOutcome()} outcome, count(*) n, count(latency_us) timed
+    FROM exchanges WHERE recording_id = ? GROUP BY 1, 2, 3 ORDER BY min(id)`,
+  /** `ls`: latencies in rank order per method and tool. No index (it would cost every write): SQLite's sorter spills to a temp file. */
+  latenciesByMethod: `SELECT method, ${LS_TOOL} tool, latency_us latencyUs FROM exchanges WHERE recording_id = ? AND latency_us IS NOT NULL
+    ORDER BY method, tool, latency_us`,
   exchangeSelect: EXCHANGE_SELECT,
   /** One statement for every filter combination of `exchanges()`: an absent filter is NULL and matches all. */
   exchangesFiltered: `${EXCHANGE_SELECT} WHERE (@r IS NULL OR e.recording_id = @r) AND (@m IS NULL OR e.method = @m)

@@ -19,19 +19,25 @@ export function addOutcome(counts: OutcomeCounts, outcome: ListedOutcome, by = 1
   counts[outcome] = (counts[outcome] ?? 0) + by;
 }
 
-/** `GROUP BY method, outcome` of a recording's exchanges; `timed`: how many of them have a latency. */
+/** `GROUP BY method, tool, outcome` of a recording's exchanges; `timed`: how many of them have a latency. */
 export interface MethodOutcomeCount {
   method: string;
+  /** The tool of a tools/call; null for other methods (and a call without a tool name). */
+  tool: string | null;
   outcome: ListedOutcome;
   n: number;
   timed: number;
 }
 
-/** A recording's latencies, sorted by method then latency (rows of one method adjacent, ascending). */
+/** A recording's latencies, sorted by method, tool, then latency (rows of one method and tool adjacent, ascending). */
 export interface MethodLatency {
   method: string;
+  tool: string | null;
   latencyUs: number;
 }
+
+/** One row of the summary: the method and, for tools/call, the tool. */
+const rowKey = (r: { method: string; tool: string | null }): string => JSON.stringify([r.method, r.tool]);
 
 const PERCENTILES = [
   ['p50Us', 50],
@@ -40,27 +46,29 @@ const PERCENTILES = [
 ] as const;
 
 /**
- * One summary per method, methods in name order: counts from `counts`, percentiles picked by rank
- * from `sortedLatencies` as it streams by (read once, never held).
+ * One summary per method (per tool for tools/call), in method then tool order: counts from `counts`,
+ * percentiles picked by rank from `sortedLatencies` as it streams by (read once, never held).
  */
 export function summariseMethods(counts: Iterable<MethodOutcomeCount>, sortedLatencies: Iterable<MethodLatency>): MethodSummary[] {
-  const byMethod = new Map<string, { summary: MethodSummary; timed: number }>();
+  const byRow = new Map<string, { summary: MethodSummary; timed: number }>();
   for (const c of counts) {
-    let m = byMethod.get(c.method);
-    if (!m) byMethod.set(c.method, (m = { summary: { method: c.method, count: 0, outcomes: {} }, timed: 0 }));
+    let m = byRow.get(rowKey(c));
+    if (!m) byRow.set(rowKey(c), (m = { summary: { method: c.method, ...(c.tool !== null ? { tool: c.tool } : {}), count: 0, outcomes: {} }, timed: 0 }));
     m.summary.count += c.n;
     m.timed += c.timed;
     addOutcome(m.summary.outcomes, c.outcome, c.n);
   }
-  let method: string | undefined;
+  let row: string | undefined;
   let seen = 0;
   for (const l of sortedLatencies) {
-    if (l.method !== method) ((method = l.method), (seen = 0));
-    const m = byMethod.get(l.method);
+    const key = rowKey(l);
+    if (key !== row) ((row = key), (seen = 0));
+    const m = byRow.get(key);
     if (!m) continue;
     seen++;
     for (const [field, p] of PERCENTILES) if (seen === nearestRank(m.timed, p)) m.summary[field] = l.latencyUs;
     if (seen === m.timed) m.summary.maxUs = l.latencyUs;
   }
-  return [...byMethod.values()].map((m) => m.summary).sort((a, b) => (a.method < b.method ? -1 : a.method > b.method ? 1 : 0));
+  const order = (a: string | undefined, b: string | undefined) => (a === b ? 0 : a === undefined ? -1 : b === undefined ? 1 : a < b ? -1 : 1);
+  return [...byRow.values()].map((m) => m.summary).sort((a, b) => order(a.method, b.method) || order(a.tool, b.tool));
 }

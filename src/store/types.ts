@@ -132,6 +132,8 @@ export interface ExchangeFilter {
 
 export interface MethodSummary {
   method: string;
+  /** The tool, on a tools/call row: `ls` gives each tool its own row. */
+  tool?: string;
   count: number;
   outcomes: OutcomeCounts;
   /** Nearest-rank latency percentiles over exchanges that have a latency; absent when none do. */

@@ -59,7 +59,10 @@ describe('mcptap ls', () => {
     expect(r.out).toMatch(/duration 2\.00s/);
     expect(r.out).toMatch(/exchanges 8 \(ok 2, .*tool_error 1.*\) {2}anomalies 3 {2}dropped 0/);
     expect(r.out).toMatch(/^ +METHOD +N +OK +NOT OK +P50 +P95 +P99 +MAX$/m);
-    expect(r.out).toMatch(/^ +tools\/call +4 +1 +cancelled 1, pending 1, tool_error 1 +10\.0ms +20\.0ms +20\.0ms +20\.0ms$/m);
+    // A row per tool: a slow tool's latencies are not mixed with a fast one's.
+    expect(r.out).toMatch(/^ +tools\/call delay +2 +0 +cancelled 1, pending 1 +10\.0ms +10\.0ms +10\.0ms +10\.0ms$/m);
+    expect(r.out).toMatch(/^ +tools\/call payload +1 +1 +- +10\.0ms +10\.0ms +10\.0ms +10\.0ms$/m);
+    expect(r.out).toMatch(/^ +tools\/call progress +1 +0 +tool_error 1 +20\.0ms +20\.0ms +20\.0ms +20\.0ms$/m);
   });
 
   it('--json gives the listing and summary', () => {
@@ -303,8 +306,9 @@ describe('terminal safety', () => {
     const ls = mcptap('ls', path).out.split('\n');
     const head = ls.findIndex((l) => l.includes('METHOD'));
     const rows = ls.slice(head + 1).filter(Boolean);
-    expect(rows.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(expect.arrayContaining([escaped, 'ping', 'tools/call']));
-    const nAt = ls[head]!.indexOf('  N') + 2;
-    for (const line of rows) expect(line[nAt], line).toMatch(/\d/);
+    expect(rows.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(expect.arrayContaining([escaped, 'ping', `tools/call ${escaped}`]));
+    // The N column ends at the header's N, counted in terminal columns (a tool's name may be wide).
+    const nEnd = ls[head]!.indexOf('  N') + 3;
+    for (const line of rows) expect(stringWidth(/^.*?\S\s{2,}\d+/.exec(line)?.[0] ?? ''), line).toBe(nEnd);
   });
 });

@@ -46,8 +46,11 @@ async function mixedRecording(): Promise<RecordingStore> {
 function summaryOverEveryExchange(store: RecordingStore): MethodSummary[] {
   const byMethod = new Map<string, { s: MethodSummary; lat: number[] }>();
   for (const e of store.exchanges({ recordingId: 1 })) {
-    let m = byMethod.get(e.method);
-    if (!m) byMethod.set(e.method, (m = { s: { method: e.method, count: 0, outcomes: {} }, lat: [] }));
+    // A row per tool of tools/call; one per method otherwise.
+    const tool = e.method === 'tools/call' ? e.target : undefined;
+    const key = JSON.stringify([e.method, tool ?? null]);
+    let m = byMethod.get(key);
+    if (!m) byMethod.set(key, (m = { s: { method: e.method, ...(tool !== undefined ? { tool } : {}), count: 0, outcomes: {} }, lat: [] }));
     m.s.count++;
     addOutcome(m.s.outcomes, e.state === 'started' ? 'pending' : e.outcome);
     if (e.latencyUs !== undefined) m.lat.push(e.latencyUs);
@@ -57,7 +60,7 @@ function summaryOverEveryExchange(store: RecordingStore): MethodSummary[] {
       lat.sort((a, b) => a - b);
       return lat.length ? { ...s, p50Us: percentile(lat, 50), p95Us: percentile(lat, 95), p99Us: percentile(lat, 99), maxUs: lat.at(-1) } : s;
     })
-    .sort((a, b) => (a.method < b.method ? -1 : 1));
+    .sort((a, b) => (a.method !== b.method ? (a.method < b.method ? -1 : 1) : (a.tool ?? '') < (b.tool ?? '') ? -1 : 1));
 }
 
 describe('queries for big recordings', () => {
@@ -67,7 +70,12 @@ describe('queries for big recordings', () => {
     expect(sum.exchanges).toBe(301);
     expect(sum.outcomes.pending).toBe(10);
     const expected = summaryOverEveryExchange(store);
-    expect(expected.map((m) => m.method)).toEqual(['initialize', 'prompts/get', 'resources/read', 'tools/call']);
+    expect(expected.map((m) => (m.tool !== undefined ? `${m.method} ${m.tool}` : m.method))).toEqual([
+      'initialize',
+      'prompts/get',
+      'resources/read',
+      ...[0, 1, 2, 3, 4, 5, 6].map((n) => `tools/call n${n}`),
+    ]);
     expect(sum.methods).toEqual(expected);
     // Same key order too: `ls --json` prints these objects.
     expect(JSON.stringify(sum.methods)).toBe(JSON.stringify(expected));

@@ -109,6 +109,26 @@ describe('RecordingStore round trip', () => {
     store.close();
   });
 
+  it('gives each tool of tools/call its own row: a 1 ms tool and a 3 s tool are not mixed', async () => {
+    const s = new EventScript();
+    for (let i = 1; i <= 10; i++) {
+      const fast = s.request(`{"jsonrpc":"2.0","id":"f${i}","method":"tools/call","params":{"name":"echo"}}`, i * 5000, { target: 'echo' });
+      s.respond(fast, `{"jsonrpc":"2.0","id":"f${i}","result":{}}`, i * 5000 + 1, { outcome: 'ok' });
+      const slow = s.request(`{"jsonrpc":"2.0","id":"s${i}","method":"tools/call","params":{"name":"summarize"}}`, i * 5000 + 2, { target: 'summarize' });
+      s.respond(slow, `{"jsonrpc":"2.0","id":"s${i}","result":{}}`, i * 5000 + 3002, { outcome: 'ok' });
+    }
+    const ping = s.request('{"jsonrpc":"2.0","id":"p","method":"ping"}', 60_000);
+    s.respond(ping, '{"jsonrpc":"2.0","id":"p","result":{}}', 60_002, { outcome: 'ok' });
+    const store = RecordingStore.open(await record(s.events));
+    const rows = store.summary(1).methods.map((m) => [m.method, m.tool, m.count, m.p50Us, m.maxUs]);
+    expect(rows).toEqual([
+      ['ping', undefined, 1, 2000, 2000],
+      ['tools/call', 'echo', 10, 1000, 1000],
+      ['tools/call', 'summarize', 10, 3_000_000, 3_000_000],
+    ]);
+    store.close();
+  });
+
   it('summarises per method with outcome counts and latency percentiles', async () => {
     const s = new EventScript();
     for (let i = 1; i <= 100; i++) {
@@ -121,7 +141,7 @@ describe('RecordingStore round trip', () => {
     expect(sum.frames).toBe(200);
     expect(sum.outcomes).toEqual({ ok: 90, tool_error: 10 });
     expect(sum.methods).toEqual([
-      { method: 'tools/call', count: 100, outcomes: { ok: 90, tool_error: 10 }, p50Us: 5000, p95Us: 9500, p99Us: 9900, maxUs: 10_000 },
+      { method: 'tools/call', tool: 'echo', count: 100, outcomes: { ok: 90, tool_error: 10 }, p50Us: 5000, p95Us: 9500, p99Us: 9900, maxUs: 10_000 },
     ]);
     const [listing] = store.listRecordings();
     expect(listing).toMatchObject({

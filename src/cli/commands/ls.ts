@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .command('ls')
     .summary('list the recordings in a recording file')
     .description(
-      'Lists each recording (transport, target, start, duration, exchange outcomes, anomalies, dropped events) and a per-method table with outcome counts and latency p50/p95/p99.',
+      'Lists each recording (transport, target, start, duration, exchange outcomes, anomalies, dropped events) and a per-method table (a row per tool for tools/call) with outcome counts and latency p50/p95/p99.',
     )
     .argument('<file>', 'recording file written with --record')
     .option('--json', 'print JSON instead of text')
