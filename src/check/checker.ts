@@ -4,7 +4,7 @@
  * Like a sink's hooks, `onEvent` is synchronous and never throws; state is bounded per open exchange.
  */
 import type { TapEvent } from '../model/events.js';
-import type { Finding, RuleInfo } from './finding.js';
+import type { Finding, RuleInfo, Severity } from './finding.js';
 
 export interface Emit {
   (finding: Finding): void;
@@ -17,3 +17,17 @@ export interface Checker {
   /** End of the stream: report what only the end can tell (pending requests, totals, budgets). */
   finish(emit: Emit): void;
 }
+
+/**
+ * How a rules file tunes one rule: its severity (`off` silences it) and its options (thresholds).
+ * The engine applies `severity`; a checker reads only the options of its own rules.
+ */
+export interface RuleSetting {
+  severity?: Severity | 'off';
+  options?: Readonly<Record<string, unknown>>;
+}
+
+export type RuleSettings = ReadonlyMap<string, RuleSetting>;
+
+/** Every rule family exports one: settings in, a fresh checker (one per check run) out. */
+export type CheckerFactory = (settings: RuleSettings) => Checker;
