@@ -36,9 +36,12 @@ function ownerDef(rule: string): string {
 export function readableIssues(errors: readonly ErrorObject[], pointers: WeakMap<object, string>, prefix = '', max = 5): SchemaIssue[] {
   const ruleOf = (e: ErrorObject) => `${pointers.get(e.parentSchema as object) ?? '#'}/${e.keyword}`;
   // A branch whose discriminator (`type: {const}`) failed was not the one meant: drop all of its errors.
+  // Only inside a union (an anyOf/oneOf failed at that object): a lone definition's const failure is the issue itself.
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath));
   const rejected = new Set<string>();
   for (const e of errors) {
-    if (e.keyword === 'const' && /\/[^/]+$/.test(e.instancePath)) rejected.add(`${ownerDef(ruleOf(e))}@${e.instancePath.replace(/\/[^/]+$/, '')}`);
+    const base = e.instancePath.replace(/\/[^/]+$/, '');
+    if (e.keyword === 'const' && base !== e.instancePath && unions.has(base)) rejected.add(`${ownerDef(ruleOf(e))}@${base}`);
   }
   const kept = errors.filter((e) => {
     for (const r of rejected) {
@@ -53,7 +56,8 @@ export function readableIssues(errors: readonly ErrorObject[], pointers: WeakMap
       !((e.keyword === 'anyOf' || e.keyword === 'oneOf') && kept.some((o) => o !== e && o.instancePath.startsWith(e.instancePath) && o.keyword !== e.keyword)),
   );
   const out = new Map<string, SchemaIssue>();
-  for (const e of specific) {
+  // Never report a failed validation without an issue: fall back to Ajv's own list.
+  for (const e of specific.length > 0 ? specific : errors) {
     const issue = toIssue(e, ruleOf(e), prefix);
     const key = `${issue.pointer} ${issue.schemaRule}`;
     if (!out.has(key)) out.set(key, issue);

@@ -67,7 +67,8 @@ class ProtocolSchemaChecker implements Checker {
   onEvent(event: Parameters<Checker['onEvent']>[0], emit: Emit): void {
     switch (event.type) {
       case 'exchange-started':
-        if (event.exchange.method !== 'initialize' && this.versionOf(event.exchange) !== undefined) {
+        // initialize's request waits for its result: the version it is checked against is the one negotiated.
+        if (event.exchange.method !== 'initialize') {
           this.checkExchangeMessage(event.exchange, 'request', emit);
           this.checkedRequests.add(event.exchange.key);
         }
