@@ -155,7 +155,6 @@ class AnomalyChecker implements Checker {
       const ex = event.exchange;
       this.open.delete(ex.key);
       if (ex.outcome !== 'unanswered') return;
-      const side = ex.direction === 'c2s' ? 'server' : 'client';
       emit({
         ruleId: END_RULES.unanswered.id,
         severity: END_RULES.unanswered.severity,
@@ -167,7 +166,6 @@ class AnomalyChecker implements Checker {
           jsonRpcId: ex.id,
           method: ex.method,
           ...(ex.target !== undefined && { tool: ex.target }),
-          side,
           timeUs: ex.startUs,
         },
       });
