@@ -29,7 +29,20 @@ export function checkRecording(store: RecordingStore, recordingId: number, opts:
   };
   const sink = new CheckSink({ factories: opts.factories, settings: opts.settings, context, maxFindings: opts.maxFindings });
   for (const event of store.events(recordingId)) sink.onEvent(event);
-  return sink.finish();
+  return withRows(store, recordingId, sink.finish());
+}
+
+/** Each kept finding about an exchange gets the exchange's row, so a report can say `#row` as `mcptap show` does. */
+function withRows(store: RecordingStore, recordingId: number, result: CheckResult): CheckResult {
+  const rows = new Map<string, number | undefined>();
+  for (const f of [...result.findings, ...Object.values(result.examples).flat()]) {
+    const key = f.where.exchangeKey;
+    if (key === undefined || f.where.row !== undefined) continue;
+    if (!rows.has(key)) rows.set(key, store.exchange(recordingId, { key })?.rowid);
+    const row = rows.get(key);
+    if (row !== undefined) f.where.row = row;
+  }
+  return result;
 }
 
 /** What fails the run: findings at `level` or above, and any finding of the named rules. */

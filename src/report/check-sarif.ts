@@ -1,7 +1,7 @@
 /**
  * `mcptap check --sarif`: SARIF 2.1.0 for GitHub code scanning. Rules come from the catalogue (help
  * text, a helpUri to docs/check.md); each result is located at the recording file (the line is the
- * frame's sequence number, 1 when unknown) and, logically, at its exchange and its tool.
+ * exchange's row, else the frame's sequence number, else 1) and, logically, at its exchange and its tool.
  */
 import type { Finding } from '../check/finding.js';
 import { VERSION } from '../version.js';
@@ -58,7 +58,7 @@ function location(input: CheckReportInput, f: Finding): unknown {
   return {
     physicalLocation: {
       artifactLocation: { uri: input.file.split('\\').join('/') },
-      region: { startLine: w.frameSeq !== undefined && w.frameSeq >= 1 ? w.frameSeq : 1 },
+      region: { startLine: startLine(f) },
     },
     ...(logical.length > 0 && { logicalLocations: logical }),
   };
@@ -70,4 +70,10 @@ function props(input: CheckReportInput, f: Finding): Record<string, unknown> {
   if (f.where.jsonRpcId !== undefined) out.jsonRpcId = f.where.jsonRpcId;
   if (f.where.side !== undefined) out.side = f.where.side;
   return out;
+}
+
+/** The exchange's row (as `mcptap show` numbers them), else the frame's sequence number; SARIF lines start at 1. */
+function startLine(f: Finding): number {
+  const n = f.where.row ?? f.where.frameSeq;
+  return n !== undefined && n >= 1 ? n : 1;
 }

@@ -29,11 +29,12 @@ export function ruleHelpUri(rule: Pick<RuleInfo, 'id'>): string {
   return `${CHECK_DOCS_URL}#${ruleAnchor(rule.id)}`;
 }
 
-/** Where a finding is, in words: frame, JSON-RPC id, method, tool, side. Empty for whole-recording findings. */
+/** Where a finding is, in words: row (or frame), JSON-RPC id, method, tool, side. Empty for whole-recording findings. */
 export function placeText(f: Finding): string {
   const w = f.where;
   const parts: string[] = [];
-  if (w.frameSeq !== undefined) parts.push(`frame ${w.frameSeq}`);
+  if (w.row !== undefined) parts.push(`row #${w.row}`);
+  else if (w.frameSeq !== undefined) parts.push(`frame ${w.frameSeq}`);
   if (w.jsonRpcId !== undefined) parts.push(`id ${formatId(w.jsonRpcId)}`);
   if (w.method !== undefined) parts.push(w.method);
   if (w.tool !== undefined) parts.push(w.tool);

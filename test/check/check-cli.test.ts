@@ -51,7 +51,7 @@ describe('mcptap check on a scripted server', () => {
     expect(r.code).toBe(1);
     expect(r.out).toContain('protocol/result-schema (error): 2 finding(s)');
     expect(r.out).toMatch(
-      /id 2 tools\/list from server: at \/result\/tools\/0\/inputSchema; expected present, found absent; schema rule #\/definitions\/Tool\/required; spec 2025-06-18/,
+      /row #2 id 2 tools\/list from server: at \/result\/tools\/0\/inputSchema; expected present, found absent; schema rule #\/definitions\/Tool\/required; spec 2025-06-18/,
     );
     expect(r.out).toMatch(
       /id 3 tools\/call search from server: at \/result\/isError; expected boolean, found string "true"; schema rule #\/definitions\/CallToolResult\/properties\/isError\/type/,
@@ -90,12 +90,14 @@ describe('mcptap check on a scripted server', () => {
     expect(cases.filter((c) => c.failure === undefined).length).toBe(json.rules.length - 1);
 
     const sarif = JSON.parse(readFileSync(out('c.sarif'), 'utf8')) as {
-      runs: { results: { ruleId: string; locations: { logicalLocations?: { name: string }[] }[] }[] }[];
+      runs: { results: { ruleId: string; locations: { physicalLocation: { region: { startLine: number } }; logicalLocations?: { name: string }[] }[] }[] }[];
     };
     const validate = sarifValidator();
     expect(validate(sarif), JSON.stringify(validate.errors)).toBe(true);
     expect(sarif.runs[0]!.results.map((x) => x.ruleId)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
     expect(sarif.runs[0]!.results[1]!.locations[0]!.logicalLocations?.map((l) => l.name)).toEqual(['tools/call', 'search']);
+    // Located at the exchange's row, as `mcptap show` numbers it (initialize #1, tools/list #2, tools/call #3).
+    expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 3]);
   });
 
   it('takes a rules file: off silences a rule, a severity changes the verdict', () => {
