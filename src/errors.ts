@@ -82,6 +82,10 @@ export const ERROR_CODES = {
   COMPARE_BAD_TOLERANCE: 'usage',
   COMPARE_UNREADABLE: 'invalid_input',
   REPORT_UNREADABLE: 'invalid_input',
+  CHECK_BAD_FLAG: 'usage',
+  CHECK_RULES_INVALID: 'invalid_input',
+  CHECK_RULES_MISSING: 'invalid_input',
+  CHECK_SCHEMAS_MISSING: 'failed',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;

@@ -29,5 +29,16 @@ export interface RuleSetting {
 
 export type RuleSettings = ReadonlyMap<string, RuleSetting>;
 
+/**
+ * What a check run knows beside the event stream, for the checkers that need it. Kept minimal:
+ * add a field when a family needs one.
+ */
+export interface CheckContext {
+  /** The recording checked (offline runs): its end state, for the rules about the recording itself. */
+  recording?: { file?: string; incomplete?: string; droppedQueue?: number; droppedWrite?: number; ended?: boolean };
+  /** `--baseline FILE`, as given (drift rules open and read it themselves). */
+  baseline?: string;
+}
+
 /** Every rule family exports one: settings in, a fresh checker (one per check run) out. */
-export type CheckerFactory = (settings: RuleSettings) => Checker;
+export type CheckerFactory = (settings: RuleSettings, context?: CheckContext) => Checker;

@@ -29,6 +29,8 @@ export interface FindingLocation {
   exchangeKey?: string;
   /** The frame's sequence number, for messages outside any exchange (notifications, invalid lines). */
   frameSeq?: number;
+  /** The exchange's row in the recording (`mcptap show FILE '#row'`), filled in by the offline runner. */
+  row?: number;
   jsonRpcId?: JsonRpcId;
   method?: string;
   /** Tool or prompt name, or resource URI. */

@@ -48,7 +48,7 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     // The sources as a fresh clone has them: no dist/ (prepack builds it); the repository's node_modules for the build.
     const src = join(work, 'src');
     mkdirSync(src);
-    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'src', 'bin', 'scenarios'])
+    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'src', 'bin', 'scenarios', 'schemas'])
       cpSync(join(ROOT, f), join(src, f), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(src, 'node_modules'), 'dir');
     const pack = await sh('npm', ['pack', '--json', '--pack-destination', work], src, 300_000);
@@ -71,7 +71,16 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
   }, 1_200_000);
 
   it('the tarball holds the build, the launcher and the demo scenario; no tests, sources or source maps', () => {
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'bin/mcptap.js', 'dist/src/cli/main.js', 'scenarios/demo.yaml']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'bin/mcptap.js',
+        'dist/src/cli/main.js',
+        'scenarios/demo.yaml',
+        'schemas/mcp/2025-06-18/schema.json',
+      ]),
+    );
     expect(files.filter((f) => /^(test|src|bench|docs)\/|\.map$|\.ts$/.test(f))).toEqual([]);
     expect(existsSync(tarball)).toBe(true);
   });
@@ -100,6 +109,11 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     const ls = await mcptap(['ls', 'demo.db', '--json']);
     expect(ls.code, ls.stderr).toBe(0);
     expect(JSON.parse(ls.stdout)).toMatchObject({ recordings: [{ exchanges: 52, complete: true }] });
+
+    // check finds the vendored schemas in the installed package, and nothing wrong with the demo.
+    const check = await mcptap(['check', 'demo.db']);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    expect(check.stdout).toContain('0 finding(s)');
 
     // The reference server's info resource says when it started: the one answer that differs by design.
     writeFileSync(join(run, 'rules.yaml'), 'version: 1\nrules:\n  - method: resources/read\n    ignore: /result/contents/0/text\n');

@@ -28,6 +28,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   mock: () => import('./mock.js'),
   replay: () => import('./replay.js'),
   'probe-cancel': () => import('./probe-cancel.js'),
+  check: () => import('./check.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

@@ -1,0 +1,54 @@
+/**
+ * The rules file of `mcptap check --rules FILE` (docs/check.md): YAML or JSON, read into RuleSettings.
+ * Every problem, an unknown rule id included, is reported as `file:line: field: message` (exit 4).
+ *
+ *   rules:
+ *     protocol/pending: off                        # silence a rule
+ *     protocol/result-schema: warning              # change its severity
+ *     surface/token-cost: { severity: error, maxToolTokens: 800 }   # severity and options
+ */
+import { McptapError } from '../errors.js';
+import { issueLines, isObj, kind, nearest, Reader } from '../load/validation.js';
+import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
+import type { RuleSetting, RuleSettings } from './checker.js';
+
+const LEVELS = ['off', 'error', 'warning', 'note'] as const;
+
+export function loadRuleSettings(file: string, knownRules: readonly string[]): RuleSettings {
+  const text = readTextFile(file, (why) => new McptapError('CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
+  return parseRuleSettings(text, file, knownRules);
+}
+
+export function parseRuleSettings(text: string, source: string, knownRules: readonly string[]): RuleSettings {
+  const invalid = (detail: string) => new McptapError('CHECK_RULES_INVALID', `${source} is not a valid rules file (see docs/check.md):\n${detail}`);
+  const { value, locate } = parseYamlSource(text, (line, what) => invalid(`  ${source}:${line}: not valid YAML or JSON: ${what}`));
+  const r = new Reader();
+  const settings = new Map<string, RuleSetting>();
+  const top = value === null || value === undefined ? {} : r.obj(value, [], ['rules']);
+  const rules = top?.rules;
+  if (rules !== undefined && rules !== null && !isObj(rules)) r.fail(['rules'], `must be a mapping of rule ids to settings (got ${kind(rules)})`);
+  for (const [id, v] of Object.entries(isObj(rules) ? rules : {})) {
+    if (!knownRules.includes(id)) {
+      const near = nearest(id, knownRules, 4);
+      r.fail(['rules', id], `unknown rule${near ? ` (did you mean "${near}"?)` : ''}; see docs/check.md for the rule ids`, true);
+      continue;
+    }
+    const setting = readSetting(v, ['rules', id], r);
+    if (setting) settings.set(id, setting);
+  }
+  if (r.issues.length > 0) throw invalid(issueLines(source, r.issues, locate));
+  return settings;
+}
+
+function readSetting(v: unknown, path: (string | number)[], r: Reader): RuleSetting | undefined {
+  if (typeof v === 'string') {
+    if ((LEVELS as readonly string[]).includes(v)) return { severity: v as RuleSetting['severity'] };
+    return r.fail(path, `must be one of ${LEVELS.join(', ')}, or a mapping with severity and options (got "${v}")`);
+  }
+  if (v === false) return { severity: 'off' };
+  if (!isObj(v)) return r.fail(path, `must be one of ${LEVELS.join(', ')}, or a mapping with severity and options (got ${kind(v)})`);
+  const { severity, ...options } = v;
+  const level = severity === undefined ? undefined : r.oneOf(v, 'severity', path, LEVELS);
+  if (severity !== undefined && level === undefined) return undefined;
+  return { ...(level !== undefined && { severity: level }), ...(Object.keys(options).length > 0 && { options }) };
+}

@@ -1,0 +1,130 @@
+/**
+ * `mcptap check RECORDING`: CI verdicts on recorded MCP traffic. Flags -> typed options -> the check
+ * engine (src/check/) over the recording's event stream -> text, JSON, JUnit and SARIF (src/report/).
+ */
+import type { Command } from 'commander';
+import { ruleCatalogue } from '../../check/catalogue.js';
+import { CHECKER_FACTORIES } from '../../check/checkers.js';
+import type { Severity } from '../../check/finding.js';
+import { loadRuleSettings } from '../../check/rules-file.js';
+import { checkRecording, failingCount, type FailOn } from '../../check/run-check.js';
+import { McptapError } from '../../errors.js';
+import { checkJson } from '../../report/check-json.js';
+import { renderCheckJunit } from '../../report/check-junit.js';
+import { checkSarif } from '../../report/check-sarif.js';
+import { renderCheckText } from '../../report/check-text.js';
+import type { CheckReportInput } from '../../report/check-view.js';
+import { terminalSafe } from '../../report/format.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
+import { ExitCode } from '../exit-codes.js';
+import { checkOutputPaths } from '../output-paths.js';
+import { pickRecording } from '../recording-file.js';
+import { openRecordingInput } from '../recording-input.js';
+
+interface CheckFlags {
+  recording?: string;
+  rules?: string;
+  baseline?: string;
+  failOn: string;
+  json?: string;
+  junit?: string;
+  sarif?: string;
+}
+
+const LEVELS: readonly Severity[] = ['error', 'warning', 'note'];
+
+export function register(program: Command): void {
+  program
+    .command('check')
+    .summary("judge a recording: MCP schema conformance and the tap's anomalies, as CI verdicts")
+    .description(
+      'Streams a recording (SQLite, or mcptap JSONL) through the check rules and reports every finding. Protocol rules ' +
+        'check each JSON-RPC message against the official MCP JSON Schema of the protocol version its connection negotiated ' +
+        '(2024-11-05 to 2026-07-28, vendored in schemas/mcp/), naming the exchange, the side that sent it, a JSON Pointer into ' +
+        "the message, the schema rule and the spec version; the tap's anomalies (stdout pollution, invalid messages, duplicate " +
+        'ids, unanswered or pending requests, drops, an INCOMPLETE recording) are rules too. Every rule has a stable id and a ' +
+        'section in docs/check.md.',
+    )
+    .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
+    .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
+    .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | {severity, <option>: ...} }`')
+    .option('--baseline <file>', 'a baseline recording or snapshot for the drift rules')
+    .option('--fail-on <what>', 'what fails the run: a level (that level and above) and/or rule ids, comma-separated', 'error')
+    .option('--json <file>', 'write every finding as JSON (- for stdout; the text report then goes to stderr)')
+    .option('--junit <file>', 'write JUnit XML: a testsuite per rule family, a testcase per finding')
+    .option('--sarif <file>', 'write SARIF 2.1.0 (GitHub code scanning: upload with github/codeql-action/upload-sarif)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 nothing at the --fail-on level, 1 findings at it, 2 bad command line, 4 not a recording,
+or a rules file with an error (reported as file:line).
+
+A rules file tunes rules by id (an unknown id is an error):
+  rules:
+    protocol/pending: off              # a recording cut short on purpose
+    protocol/orphan-response: error    # stricter than the default warning
+
+Examples:
+  mcptap stdio --record tap.db -- node server.js   # record, then:
+  mcptap check tap.db                              # text report; exit 1 on any error-level finding
+  mcptap check tap.db --fail-on warning --sarif check.sarif --junit check.xml
+  mcptap check tap.db --fail-on protocol/result-schema,protocol/duplicate-id --json - | jq '.findings[0]'`,
+    )
+    .action(async (file: string, flags: CheckFlags) => {
+      process.exitCode = await runCheckCommand(file, flags);
+    });
+}
+
+async function runCheckCommand(file: string, flags: CheckFlags): Promise<number> {
+  const catalogue = ruleCatalogue(CHECKER_FACTORIES);
+  const failOn = parseFailOn(
+    flags.failOn,
+    catalogue.map((r) => r.id),
+  );
+  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif }, 'CHECK_BAD_FLAG', [file]);
+  const settings =
+    flags.rules === undefined
+      ? new Map()
+      : loadRuleSettings(
+          flags.rules,
+          catalogue.map((r) => r.id),
+        );
+  const input = await openRecordingInput(file);
+  let report: CheckReportInput;
+  try {
+    const recordingId = pickRecording(input.store, file, flags.recording);
+    const result = checkRecording(input.store, recordingId, {
+      factories: CHECKER_FACTORIES,
+      settings,
+      context: { recording: { file }, ...(flags.baseline !== undefined && { baseline: flags.baseline }) },
+    });
+    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: flags.failOn };
+  } finally {
+    input.close();
+  }
+  const text = terminalSafe(renderCheckText(report));
+  if (flags.json === '-') process.stderr.write(text);
+  else process.stdout.write(text);
+  if (flags.json === '-') process.stdout.write(`${JSON.stringify(checkJson(report), null, 2)}\n`);
+  else if (flags.json !== undefined) await writeFileAtomic(flags.json, `${JSON.stringify(checkJson(report), null, 2)}\n`);
+  if (flags.junit !== undefined) await writeFileAtomic(flags.junit, renderCheckJunit(report));
+  if (flags.sarif !== undefined) await writeFileAtomic(flags.sarif, `${JSON.stringify(checkSarif(report), null, 2)}\n`);
+  return report.failing > 0 ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** `--fail-on error` / `warning,protocol/pending`: a level (and above) and rule ids. */
+export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
+  const out: { level?: Severity; rules: Set<string> } = { rules: new Set() };
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if ((LEVELS as readonly string[]).includes(item)) {
+      if (out.level !== undefined && out.level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${out.level} and ${item}`);
+      out.level = item as Severity;
+    } else if (ruleIds.includes(item)) out.rules.add(item);
+    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note) nor a rule id (see docs/check.md)`);
+  }
+  if (out.level === undefined && out.rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note) or rule ids');
+  return out;
+}

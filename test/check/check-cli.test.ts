@@ -1,0 +1,135 @@
+/**
+ * `mcptap check` end to end (built CLI, `npx tsc -p .` first): a raw scripted server serves schema
+ * breaches through the real tap; check exits 1 naming rule, exchange and pointer, and the same session
+ * without the breaches exits 0. Text, JSON, JUnit (parsed as XML) and SARIF (validated against the
+ * official SARIF 2.1.0 schema) agree on the findings.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES } from '../helpers/paths.js';
+import { mcptap, recordScripted } from './scripted-session.js';
+
+const TOOL = { name: 'search', description: 'find', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } };
+const OK_CALL = { content: [{ type: 'text', text: 'found' }], isError: false };
+const requests = [{ method: 'tools/list' }, { method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } }, { method: 'ping' }];
+
+let dir: string;
+let breached: string;
+let clean: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcptap-check-'));
+  const { inputSchema: _dropped, ...toolWithoutSchema } = TOOL;
+  breached = await recordScripted(
+    dir,
+    'breached',
+    { results: { 'tools/list': { tools: [toolWithoutSchema] } }, calls: { search: { ...OK_CALL, isError: 'true' } } },
+    requests,
+  );
+  clean = await recordScripted(dir, 'clean', { results: { 'tools/list': { tools: [TOOL] } }, calls: { search: OK_CALL } }, requests);
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The SARIF 2.1.0 schema is draft-04: its only draft-04 spelling is the root `id`, read here as `$id`. */
+function sarifValidator() {
+  const { $schema: _s, id, ...schema } = JSON.parse(readFileSync(join(FIXTURES, 'sarif', 'sarif-schema-2.1.0.json'), 'utf8')) as Record<string, unknown>;
+  const ajv = new Ajv.default({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  return ajv.compile({ ...schema, $id: id });
+}
+
+describe('mcptap check on a scripted server', () => {
+  it('exits 1 on schema breaches, naming rule, exchange, pointer and schema rule', () => {
+    const r = mcptap('check', breached);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('protocol/result-schema (error): 2 finding(s)');
+    expect(r.out).toMatch(
+      /row #2 id 2 tools\/list from server: at \/result\/tools\/0\/inputSchema; expected present, found absent; schema rule #\/definitions\/Tool\/required; spec 2025-06-18/,
+    );
+    expect(r.out).toMatch(
+      /id 3 tools\/call search from server: at \/result\/isError; expected boolean, found string "true"; schema rule #\/definitions\/CallToolResult\/properties\/isError\/type/,
+    );
+  });
+
+  it('exits 0 on the same session without the breaches', () => {
+    const r = mcptap('check', clean);
+    expect(r.out).toMatch(/: 0 finding\(s\): 0 error, 0 warning, 0 note; passed/);
+    expect(r.code).toBe(0);
+  });
+
+  it('agrees across text, JSON, JUnit and SARIF, and the SARIF is valid SARIF 2.1.0', () => {
+    const out = (f: string) => join(dir, f);
+    const r = mcptap('check', breached, '--json', out('c.json'), '--junit', out('c.xml'), '--sarif', out('c.sarif'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/: 2 finding\(s\): 2 error, 0 warning, 0 note; FAILED/);
+    const json = JSON.parse(readFileSync(out('c.json'), 'utf8')) as {
+      total: number;
+      rules: unknown[];
+      findings: { ruleId: string; pointer: string }[];
+      verdict: { failing: number };
+    };
+    expect(json.total).toBe(2);
+    expect(json.verdict.failing).toBe(2);
+    expect(json.findings.map((f) => f.pointer)).toEqual(['/result/tools/0/inputSchema', '/result/isError']);
+
+    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(out('c.xml'), 'utf8')) as {
+      testsuites: { failures: string; testsuite: { name: string; testcase: { classname: string; failure?: unknown }[] } | { name: string }[] };
+    };
+    const suites = [xml.testsuites.testsuite].flat() as { name: string; testcase: { classname: string; failure?: unknown }[] }[];
+    const cases = suites.flatMap((s) => [s.testcase].flat());
+    expect(xml.testsuites.failures).toBe('2');
+    expect(cases.filter((c) => c.failure !== undefined).map((c) => c.classname)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
+    // One passing case per rule that found nothing: every rule but protocol/result-schema.
+    expect(cases.filter((c) => c.failure === undefined).length).toBe(json.rules.length - 1);
+
+    const sarif = JSON.parse(readFileSync(out('c.sarif'), 'utf8')) as {
+      runs: { results: { ruleId: string; locations: { physicalLocation: { region: { startLine: number } }; logicalLocations?: { name: string }[] }[] }[] }[];
+    };
+    const validate = sarifValidator();
+    expect(validate(sarif), JSON.stringify(validate.errors)).toBe(true);
+    expect(sarif.runs[0]!.results.map((x) => x.ruleId)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
+    expect(sarif.runs[0]!.results[1]!.locations[0]!.logicalLocations?.map((l) => l.name)).toEqual(['tools/call', 'search']);
+    // Located at the exchange's row, as `mcptap show` numbers it (initialize #1, tools/list #2, tools/call #3).
+    expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 3]);
+  });
+
+  it('takes a rules file: off silences a rule, a severity changes the verdict', () => {
+    const rules = join(dir, 'rules.yaml');
+    writeFileSync(rules, 'rules:\n  protocol/result-schema: warning\n');
+    expect(mcptap('check', breached, '--rules', rules).code).toBe(0);
+    expect(mcptap('check', breached, '--rules', rules, '--fail-on', 'warning').code).toBe(1);
+    writeFileSync(rules, 'rules:\n  protocol/result-schema: off\n');
+    const r = mcptap('check', breached, '--rules', rules, '--fail-on', 'note');
+    expect(r.out).toContain('0 finding(s)');
+    expect(r.code).toBe(0);
+  });
+
+  it('fails on a rule id named in --fail-on, and only on it', () => {
+    expect(mcptap('check', breached, '--fail-on', 'protocol/result-schema').code).toBe(1);
+    expect(mcptap('check', breached, '--fail-on', 'protocol/pending').code).toBe(0);
+  });
+
+  it('exits 4 on a rules file naming an unknown rule, at its line', () => {
+    const rules = join(dir, 'bad.yaml');
+    writeFileSync(rules, '# tuning\nrules:\n  protocol/pending: off\n  protocol/result-shema: warning\n');
+    const r = mcptap('check', breached, '--rules', rules);
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`${rules}:4: rules.protocol/result-shema: unknown rule (did you mean "protocol/result-schema"?)`);
+  });
+
+  it('exits 4 on a file that is not a recording, and 2 on a bad --fail-on', () => {
+    const notRec = join(dir, 'not.db');
+    writeFileSync(notRec, 'hello');
+    expect(mcptap('check', notRec).code).toBe(4);
+    const r = mcptap('check', clean, '--fail-on', 'severe');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--fail-on severe: not a level');
+  });
+});
