@@ -56,6 +56,23 @@ export async function recordSession(dir: string, name: string, script: object, s
   return db;
 }
 
+/** Resolves once the latest recording in `db` has ended (the tap finished it), bounded: 15 s. */
+export async function recordingEnded(db: string): Promise<void> {
+  for (let i = 0; i < 150; i++) {
+    if (RecordingStore.hasRecording(db)) {
+      const store = RecordingStore.open(db);
+      try {
+        const id = store.latestRecordingId();
+        if (id !== undefined && store.getRecording(id)?.endedUs !== undefined) return;
+      } finally {
+        store.close();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`recording ${db} never ended`);
+}
+
 /** Runs a checker over every event of the latest recording in `db` (the engine's loop, in small). */
 export function check(db: string, factory: CheckerFactory, settings: RuleSettings = new Map()): Finding[] {
   const store = RecordingStore.open(db);
