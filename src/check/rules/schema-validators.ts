@@ -112,8 +112,13 @@ function describe(e: ErrorObject, root: unknown): Violation {
       return at(e.instancePath, `one of ${clip(JSON.stringify(p.allowedValues))}`);
     case 'const':
       return at(e.instancePath, clip(JSON.stringify(p.allowedValue)));
+    case 'type':
+      return at(e.instancePath, `type ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}`);
+    case 'format':
+      return at(e.instancePath, `format "${String(p.format)}"`);
     default:
-      return at(e.instancePath, `a value that ${e.message ?? `satisfies ${e.keyword}`}`);
+      // Ajv says "must be >= 0", "must NOT have more than 3 items": the part after "must" is what was expected.
+      return at(e.instancePath, e.message?.replace(/^must /, '') ?? `to satisfy ${e.keyword}`);
   }
 }
 

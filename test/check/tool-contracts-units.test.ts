@@ -1,0 +1,109 @@
+/**
+ * The pieces under the tool-contract rules: schema compilation and located violations, RFC 6570
+ * template matching, paged lists, and a checker that never throws on odd events.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Finding } from '../../src/check/finding.js';
+import { Listing, templateMatches } from '../../src/check/rules/declared-surface.js';
+import { SchemaValidators, violations } from '../../src/check/rules/schema-validators.js';
+import { toolContracts } from '../../src/check/rules/tool-contracts.js';
+import type { TapEvent } from '../../src/model/events.js';
+
+describe('schema validators', () => {
+  const validators = new SchemaValidators(2);
+  const compile = (schema: unknown) => {
+    const c = validators.compile(schema);
+    if (!c.ok) throw new Error(c.reason);
+    return c;
+  };
+
+  it('locates each failing place once, a failing anyOf as itself', () => {
+    const { validate } = compile({
+      type: 'object',
+      properties: { a: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, b: { type: 'string', format: 'date-time' }, c: { minimum: 0 } },
+      required: ['d'],
+    });
+    expect(violations(validate, { a: 1.5, b: 'yesterday', c: -1 })).toEqual([
+      { pointer: '/d', schemaRule: '#/required', expected: 'required member "d"', found: 'absent' },
+      { pointer: '/a', schemaRule: '#/properties/a/anyOf', expected: 'match a schema in anyOf', found: '1.5' },
+      { pointer: '/b', schemaRule: '#/properties/b/format', expected: 'format "date-time"', found: '"yesterday"' },
+      { pointer: '/c', schemaRule: '#/properties/c/minimum', expected: 'be >= 0', found: '-1' },
+    ]);
+    expect(violations(validate, { d: 1, a: 'x' })).toEqual([]);
+  });
+
+  it('escapes member names in pointers', () => {
+    const { validate } = compile({ type: 'object', additionalProperties: false });
+    expect(violations(validate, { 'a/b~c': 1 })[0]!.pointer).toBe('/a~1b~0c');
+  });
+
+  it('says why a schema is unusable instead of throwing', () => {
+    expect(validators.compile(42)).toEqual({ ok: false, reason: 'a schema is an object or a boolean, not number' });
+    expect(validators.compile({ type: 'object', properties: { x: { $ref: 'https://example.com/x.json' } } })).toMatchObject({ ok: false });
+    expect(validators.compile(true)).toMatchObject({ ok: true });
+  });
+
+  it('falls back to draft-07 for draft-07-style schemas without $schema', () => {
+    const c = compile({ type: 'array', items: [{ type: 'string' }] });
+    expect(c.dialect).toBe('draft-07');
+    expect(compile({ $schema: 'https://json-schema.org/draft/2020-12/schema', prefixItems: [{ type: 'string' }] }).dialect).toBe('2020-12');
+  });
+});
+
+describe('URI templates (tolerant RFC 6570)', () => {
+  it.each([
+    ['notes://{id}', 'notes://n1', true],
+    ['notes://{id}', 'notes://a/b', false],
+    ['file:///{+path}', 'file:///a/b/c.txt', true],
+    ['api://items{?page,size}', 'api://items?page=2', true],
+    ['api://items{?page,size}', 'api://items', true],
+    ['x://{a}/y{/rest}', 'x://1/y/more', true],
+    ['x://{a}.{b}', 'x://1.2', true],
+    ['x://{broken', 'x://{broken', false],
+    ['x://(literal)', 'x://(literal)', true],
+  ])('%s ~ %s: %s', (template, uri, matches) => expect(templateMatches(template, uri)).toBe(matches));
+});
+
+describe('paged lists', () => {
+  const where = { exchangeKey: 'k', member: 'tools' };
+  it('a list is complete after its last page, stale after list_changed', () => {
+    const l = new Listing();
+    l.page([{ name: 'a' }], undefined, true, 'name', where);
+    expect(l.authoritative).toBe(false);
+    l.page([{ name: 'b' }], '1', false, 'name', where);
+    expect([l.authoritative, l.find('a')?.pointer, l.find('b')?.pointer]).toEqual([true, '/result/tools/0', '/result/tools/0']);
+    l.markStale();
+    expect([l.authoritative, l.find('a')]).toEqual([false, undefined]);
+  });
+
+  it('a later page without its first is never complete; the last complete list serves while paging', () => {
+    const l = new Listing();
+    l.page([{ name: 'b' }], '1', false, 'name', where);
+    expect(l.authoritative).toBe(false);
+    l.page([{ name: 'a' }], undefined, false, 'name', where);
+    l.page([{ name: 'c' }], undefined, true, 'name', where);
+    expect([l.find('a')?.item, l.find('c')?.item, l.authoritative]).toEqual([{ name: 'a' }, { name: 'c' }, false]);
+  });
+});
+
+describe('the checker on odd events', () => {
+  it('never throws, and says when it skipped an event', () => {
+    const checker = toolContracts(new Map());
+    const found: Finding[] = [];
+    const broken = {
+      type: 'exchange-completed',
+      exchange: {
+        direction: 'c2s',
+        method: 'tools/list',
+        key: 'k',
+        connectionId: 'c',
+        request: {},
+        response: { result: { tools: [null, 7, { name: 'x', inputSchema: 'no' }] } },
+      },
+    };
+    expect(() => checker.onEvent(broken as unknown as TapEvent, (f) => found.push(f))).not.toThrow();
+    expect(() => checker.onEvent({ type: 'exchange-completed' } as unknown as TapEvent, (f) => found.push(f))).not.toThrow();
+    expect(found.map((f) => f.ruleId)).toEqual(['contract/schema-unusable', 'contract/check-failed']);
+    checker.finish(() => undefined);
+  });
+});
