@@ -1,8 +1,9 @@
 /**
- * Tool contracts on a real server: the SDK 1.x notes server (its `search` tool has an outputSchema)
+ * Tool contracts on real servers: the SDK 1.x notes server (its `search` tool has an outputSchema)
  * recorded through the built tap, over stdio and over Streamable HTTP (where declarations are kept
  * per session), driven by the SDK client. A compliant server yields no error findings; the one
- * call with bad arguments, which the server rejects, is the client's warning.
+ * call with bad arguments, which the server rejects, is the client's warning. server-everything
+ * (stdio) adds structured output, prompts, resources and resource templates to the same verdict.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/check/finding.js';
 import { toolContracts } from '../../src/check/rules/tool-contracts.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { BIN } from '../helpers/paths.js';
 import { notesCommand, startNotesHttp } from '../helpers/notes-peer.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
 import { check, recordingEnded } from './tool-contracts-tap.js';
@@ -69,5 +71,37 @@ describe('the notes server through the tap', () => {
     const findings = check(db, toolContracts);
     expectOnlyTheBadArguments(findings);
     expect(findings[0]!.where.sessionId).toEqual(expect.any(String));
+  }, 60_000);
+});
+
+describe('server-everything through the tap', () => {
+  it('stdio: tools, prompts, resources and templates in use yield no error findings', async () => {
+    const db = join(dir, 'everything.db');
+    const tapped = await connectThroughTap(['--record', db], [join(BIN, 'mcp-server-everything'), 'stdio']);
+    const client = tapped.client;
+    try {
+      await client.listTools();
+      const weather = await client.callTool({ name: 'get-structured-content', arguments: { location: 'Chicago' } });
+      expect(weather.structuredContent).toBeDefined();
+      await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+      await client.callTool({ name: 'get-sum', arguments: { a: 'one', b: 2 } }).catch(() => undefined);
+      const { prompts } = await client.listPrompts();
+      for (const p of prompts) {
+        const args = Object.fromEntries((p.arguments ?? []).filter((a) => a.required).map((a) => [a.name, 'x']));
+        await client.getPrompt({ name: p.name, arguments: args }).catch(() => undefined);
+      }
+      const { resources } = await client.listResources();
+      const { resourceTemplates } = await client.listResourceTemplates();
+      expect([prompts.length > 0, resources.length > 0, resourceTemplates.length > 0]).toEqual([true, true, true]);
+      await client.readResource({ uri: resources[0]!.uri });
+      for (const t of resourceTemplates) await client.readResource({ uri: t.uriTemplate.replace(/\{[^}]*\}/g, '1') }).catch(() => undefined);
+    } finally {
+      await tapped.close();
+    }
+    await recordingEnded(db);
+    const findings = check(db, toolContracts);
+    expect(findings.filter((f) => f.severity === 'error')).toEqual([]);
+    // The one bad call, rejected by the server, is the client's warning.
+    expect(findings.map((f) => [f.ruleId, f.where.tool, f.pointer])).toEqual([['contract/arguments-invalid', 'get-sum', '/params/arguments/a']]);
   }, 60_000);
 });
