@@ -49,7 +49,7 @@ class ToolContracts implements Checker {
         emit({
           ruleId: CONTRACT.checkFailed,
           severity: 'note',
-          message: `tool-contract check skipped a ${event.type} event: ${(err as Error).message}`,
+          message: `tool-contract check skipped an event (${event.type}): ${(err as Error).message}`,
           where: {},
         });
       }
