@@ -107,3 +107,52 @@ describe('the checker on odd events', () => {
     checker.finish(() => undefined);
   });
 });
+
+/** A completed client request as the correlator reports it (only what the checker reads). */
+function exchange(seq: number, sessionId: string, method: string, params: object, result: object): TapEvent {
+  const connectionId = `http:${sessionId}`;
+  const request = { jsonrpc: '2.0', id: seq, method, params };
+  const ex = {
+    key: `${connectionId}/c2s/${seq}`,
+    connectionId,
+    sessionId,
+    direction: 'c2s',
+    id: seq,
+    method,
+    request,
+    startUs: seq,
+    outcome: 'ok',
+    isError: false,
+  };
+  return { type: 'exchange-completed', exchange: { ...ex, response: { jsonrpc: '2.0', id: seq, result }, endUs: seq + 1 } } as unknown as TapEvent;
+}
+
+describe('declarations per HTTP session', () => {
+  it("one session's tools/list judges its own calls, not another session's", () => {
+    const checker = toolContracts(new Map());
+    const found: Finding[] = [];
+    const ok = { content: [{ type: 'text', text: 'ok' }] };
+    const events = [
+      exchange(1, 'A', 'tools/list', {}, { tools: [{ name: 'a', inputSchema: { type: 'object' } }] }),
+      exchange(2, 'B', 'tools/call', { name: 'b' }, ok), // B listed nothing: no evidence
+      exchange(3, 'A', 'tools/call', { name: 'b' }, ok), // A's list lacks b, and the server ran it
+      exchange(4, 'A', 'tools/call', { name: 'a' }, ok),
+    ];
+    for (const e of events) checker.onEvent(e, (f) => found.push(f));
+    expect(found.map((f) => [f.ruleId, f.where.sessionId, f.where.jsonRpcId])).toEqual([['contract/undeclared-tool', 'A', 3]]);
+  });
+
+  it('judges 20,000 calls against a declared schema quickly (bounded state)', () => {
+    const checker = toolContracts(new Map());
+    let count = 0;
+    const schema = { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer', minimum: 0 } }, required: ['q'] };
+    checker.onEvent(exchange(0, 'S', 'tools/list', {}, { tools: [{ name: 't', inputSchema: schema }] }), () => count++);
+    const ok = { content: [{ type: 'text', text: 'ok' }] };
+    const events = Array.from({ length: 20_000 }, (_, i) => exchange(i + 1, 'S', 'tools/call', { name: 't', arguments: { q: 'x', n: i % 2 ? i : -1 } }, ok));
+    const t0 = performance.now();
+    for (const e of events) checker.onEvent(e, () => count++);
+    const ms = performance.now() - t0;
+    expect(count).toBe(10_000);
+    expect(ms).toBeLessThan(2_000);
+  });
+});

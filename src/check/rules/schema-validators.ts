@@ -51,6 +51,8 @@ function compileWith(dialect: string, schema: object | boolean): Compiled {
 /** A bounded cache of compiled schemas keyed by their JSON text (least recently used goes first). */
 export class SchemaValidators {
   private readonly cache = new Map<string, Compiled>();
+  /** The same schema object (a declaration judging call after call) skips even the JSON text. */
+  private readonly byObject = new WeakMap<object, Compiled>();
 
   constructor(private readonly maxEntries = 512) {}
 
@@ -58,6 +60,15 @@ export class SchemaValidators {
     if (schema === null || (typeof schema !== 'object' && typeof schema !== 'boolean') || Array.isArray(schema)) {
       return { ok: false, reason: `a schema is an object or a boolean, not ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : typeof schema}` };
     }
+    if (typeof schema === 'object') {
+      let compiled = this.byObject.get(schema);
+      if (!compiled) this.byObject.set(schema, (compiled = this.compileText(schema)));
+      return compiled;
+    }
+    return this.compileText(schema);
+  }
+
+  private compileText(schema: object | boolean): Compiled {
     const key = JSON.stringify(schema);
     const hit = this.cache.get(key);
     if (hit) {
