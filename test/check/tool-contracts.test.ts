@@ -133,7 +133,7 @@ describe('tool contracts on a recording of a server that breaks them', () => {
       [9, '/params/arguments/n', '#/properties/n/type', 'warning'],
     ]);
     const [first] = got;
-    expect(first).toMatchObject({ expected: 'type integer', found: '"ten"' });
+    expect(first).toMatchObject({ expected: 'type integer', found: '"ten"', specVersion: '2025-06-18' });
     expect(first!.where).toMatchObject({
       method: 'tools/call',
       tool: 'strict_search',

@@ -175,6 +175,7 @@ class ToolContracts implements Checker {
       pointer,
       expected: 'a JSON Schema (draft-07 or 2020-12) that compiles',
       found: compiled.reason,
+      ...spec(ex),
     });
     return false;
   }
@@ -197,6 +198,7 @@ class ToolContracts implements Checker {
         pointer: '/params/name',
         expected: 'a tool name from the latest tools/list',
         found: JSON.stringify(name),
+        ...spec(ex),
       });
       return;
     }
