@@ -201,6 +201,12 @@ describe('tool contracts on a recording of a server that breaks them', () => {
     expect(quiet.filter((f) => f.ruleId === 'contract/resource-unlisted')).toEqual([]);
     expect(quiet).toHaveLength(11);
   });
+
+  it('output-no-text with match: any takes any text block', () => {
+    const relaxed = check(join(dir, 'breaches.db'), toolContracts, new Map([['contract/output-no-text', { options: { match: 'any' } }]]));
+    expect(relaxed.filter((f) => f.ruleId === 'contract/output-no-text')).toEqual([]);
+    expect(relaxed).toHaveLength(12);
+  });
 });
 
 describe('no evidence, no finding', () => {
