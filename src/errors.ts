@@ -82,6 +82,9 @@ export const ERROR_CODES = {
   COMPARE_BAD_TOLERANCE: 'usage',
   COMPARE_UNREADABLE: 'invalid_input',
   REPORT_UNREADABLE: 'invalid_input',
+  CHECK_RULES_INVALID: 'invalid_input',
+  CHECK_SNAPSHOT_INVALID: 'invalid_input',
+  CHECK_SNAPSHOT_WRITE_FAILED: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;
