@@ -73,12 +73,15 @@ export function listPageOf(event: TapEvent): ListPage | undefined {
 export class SurfaceBuilder {
   private readonly listings = new Map<string, { seq: number; items: Map<string, Record<string, unknown>> }>();
   private seq = 0;
+  /** The lists answered at least once: a list never asked for says nothing of what the server has. */
+  readonly listed = new Set<SurfaceList>();
 
   /** Adds the page the event completes (if any) and returns it. */
   add(event: TapEvent): ListPage | undefined {
     const page = listPageOf(event);
     if (!page?.items) return page;
     const { exchange, spec } = page;
+    this.listed.add(spec.list);
     const scope = `${spec.list}\0${exchange.sessionId ?? exchange.connectionId}`;
     const params = 'params' in exchange.request ? exchange.request.params : undefined;
     const continued = isObject(params) && typeof params.cursor === 'string';

@@ -5,6 +5,7 @@
  */
 import { McptapError } from '../../errors.js';
 import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js';
+import { rulesOf } from './rule-info.js';
 import type { Finding, RuleInfo } from '../finding.js';
 import { isObject, SurfaceBuilder, toolTokens, type ListPage, type SurfaceKind } from '../surface-snapshot.js';
 import { definitionTokens, TOKEN_ENCODING } from '../token-cost.js';
@@ -12,13 +13,7 @@ import { portabilityProblems } from './schema-portability.js';
 import { listShapeProblems, toolShapeProblems } from './sdk-tool-shape.js';
 import { hiddenCharacters, instructionText, textFields } from './surface-text.js';
 
-const rule = (name: string, severity: RuleInfo['severity'], title: string, help: string): RuleInfo => ({
-  id: `surface/${name}`,
-  family: 'surface',
-  severity,
-  title,
-  help,
-});
+const rule = rulesOf('surface');
 
 export const SURFACE_RULES = {
   invalidDefinition: rule(
