@@ -201,8 +201,10 @@ class ToolSurfaceChecker implements Checker {
         );
       }
       if (!field.isProse) continue;
-      for (const hit of instructionText(field.text)) {
-        say(SURFACE_RULES.instructionText, `${field.pointer} ${hit.label}: ${JSON.stringify(hit.excerpt)}`, field.pointer, { found: hit.excerpt });
+      const hits = instructionText(field.text);
+      if (hits.length) {
+        const what = hits.map((h) => `${h.label}: ${JSON.stringify(h.excerpt)}`).join('; ');
+        say(SURFACE_RULES.instructionText, `${field.pointer} ${what}`, field.pointer, { found: hits[0]!.excerpt });
       }
     }
   }
