@@ -65,14 +65,22 @@ export function listPageOf(event: TapEvent): ListPage | undefined {
   return { spec, exchange: event.exchange, result: response.result, items: Array.isArray(items) ? items : undefined };
 }
 
+/** Connections whose listing is kept apart (replaceable); older ones are folded into the union. */
+const OPEN_LISTINGS = 64;
+
+type Definitions = Map<string, Record<string, unknown>>;
+
 /**
  * Folds list pages into a surface. A request without a cursor starts a new listing of its
  * connection (or session); a cursor's page adds to it. The surface is the union of every
- * connection's latest listing, a name seen in several taking the definition listed last.
+ * connection's latest listing, a name seen in several taking the definition listed last. Memory is
+ * bounded: past {@link OPEN_LISTINGS} connections, the least recently listed one is folded into the
+ * union for good (a live tap sees sessions without end).
  */
 export class SurfaceBuilder {
-  private readonly listings = new Map<string, { seq: number; items: Map<string, Record<string, unknown>> }>();
-  private seq = 0;
+  /** By scope (list and connection), least recently listed first. */
+  private readonly listings = new Map<string, { list: SurfaceList; items: Definitions }>();
+  private readonly folded = new Map<SurfaceList, Definitions>(SURFACE_LISTS.map((s) => [s.list, new Map()]));
   /** The lists answered at least once: a list never asked for says nothing of what the server has. */
   readonly listed = new Set<SurfaceList>();
 
@@ -85,22 +93,24 @@ export class SurfaceBuilder {
     const scope = `${spec.list}\0${exchange.sessionId ?? exchange.connectionId}`;
     const params = 'params' in exchange.request ? exchange.request.params : undefined;
     const continued = isObject(params) && typeof params.cursor === 'string';
-    let listing = this.listings.get(scope);
-    if (!listing || !continued) this.listings.set(scope, (listing = { seq: 0, items: new Map() }));
-    listing.seq = ++this.seq;
+    const previous = this.listings.get(scope);
+    const listing = previous && continued ? previous : { list: spec.list, items: new Map() };
+    this.listings.delete(scope);
+    this.listings.set(scope, listing);
     for (const item of page.items) {
       if (isObject(item) && typeof item[spec.key] === 'string') listing.items.set(item[spec.key] as string, item);
+    }
+    if (this.listings.size > OPEN_LISTINGS) {
+      const [oldest, { list, items }] = this.listings.entries().next().value!;
+      for (const [name, definition] of items) this.folded.get(list)!.set(name, definition);
+      this.listings.delete(oldest);
     }
     return page;
   }
 
   build(): Surface {
-    const merged = new Map<SurfaceList, Map<string, Record<string, unknown>>>(SURFACE_LISTS.map((s) => [s.list, new Map()]));
-    const ordered = [...this.listings.entries()].sort((a, b) => a[1].seq - b[1].seq);
-    for (const [scope, listing] of ordered) {
-      const list = merged.get(scope.slice(0, scope.indexOf('\0')) as SurfaceList)!;
-      for (const [name, definition] of listing.items) list.set(name, definition);
-    }
+    const merged = new Map<SurfaceList, Definitions>([...this.folded].map(([list, items]) => [list, new Map(items)]));
+    for (const { list, items } of this.listings.values()) for (const [name, definition] of items) merged.get(list)!.set(name, definition);
     const items = (list: SurfaceList): SurfaceItem[] =>
       [...merged.get(list)!.entries()].sort(byName).map(([name, definition]) => ({ name, tokens: definitionTokens(definition), definition }));
     return { tools: items('tools'), prompts: items('prompts'), resources: items('resources'), resourceTemplates: items('resourceTemplates') };

@@ -179,4 +179,12 @@ describe('extractSurface', () => {
     expect(s.tools[2]!.definition.description).toBe('second');
     expect(s.tools[0]!.tokens).toBeGreaterThan(10);
   });
+
+  it('keeps every connection in the union past the open listings (bounded memory)', () => {
+    const events = Array.from({ length: 200 }, (_, i) => toolsEvent([tool(`t${i}`), tool('shared', { description: `from ${i}` })], { connectionId: `c${i}` }));
+    const s = extractSurface([...events, toolsEvent([tool('t199b')], { connectionId: 'c199' })]);
+    expect(s.tools).toHaveLength(201); // t0-t198, t199b, shared
+    expect(s.tools.map((t) => t.name)).not.toContain('t199');
+    expect(s.tools.find((t) => t.name === 'shared')!.definition.description).toBe('from 198');
+  });
 });

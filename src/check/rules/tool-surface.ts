@@ -7,7 +7,8 @@ import { McptapError } from '../../errors.js';
 import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js';
 import { rulesOf } from './rule-info.js';
 import type { Finding, RuleInfo } from '../finding.js';
-import { isObject, SurfaceBuilder, toolTokens, type ListPage, type SurfaceKind } from '../surface-snapshot.js';
+import type { TapEvent } from '../../model/events.js';
+import { isObject, listPageOf, SurfaceBuilder, toolTokens, type ListPage, type SurfaceKind } from '../surface-snapshot.js';
 import { definitionTokens, TOKEN_ENCODING } from '../token-cost.js';
 import { portabilityProblems } from './schema-portability.js';
 import { listShapeProblems, toolShapeProblems } from './sdk-tool-shape.js';
@@ -116,8 +117,9 @@ class ToolSurfaceChecker implements Checker {
     this.maxTotalTokens = numberOption(settings, SURFACE_RULES.totalTokens.id, 'maxTotalTokens');
   }
 
-  onEvent(event: Parameters<Checker['onEvent']>[0], emit: Emit): void {
-    const page = this.builder.add(event);
+  onEvent(event: TapEvent, emit: Emit): void {
+    // The surface is folded only for the total budget; the rules need just the page.
+    const page = this.maxTotalTokens === undefined ? listPageOf(event) : this.builder.add(event);
     if (!page) return;
     const base = `/result/${page.spec.list}`;
     if (page.spec.kind === 'tool') {
