@@ -5,7 +5,7 @@ import { portabilityProblems } from '../../src/check/rules/schema-portability.js
 import { listShapeProblems, toolShapeProblems } from '../../src/check/rules/sdk-tool-shape.js';
 import { toolSurface } from '../../src/check/rules/tool-surface.js';
 import { countTokens } from '../../src/check/token-cost.js';
-import { runChecker, toolsEvent } from './surface-events.js';
+import { listEvent, runChecker, toolsEvent } from './surface-events.js';
 
 const ok = { name: 'search', description: 'Search the web.', inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } };
 
@@ -68,6 +68,12 @@ describe('surface/invalid-definition agrees with the TypeScript SDK', () => {
       expect(listShapeProblems(result)).toHaveLength(1);
     }
     expect(listShapeProblems({ tools: [], nextCursor: 'n' })).toEqual([]);
+    // Once per problem, not once per session that listed.
+    const findings = runChecker(
+      toolSurface,
+      [1, 2].map((n) => listEvent('tools/list', { tools: [], nextCursor: 5 }, { connectionId: `c${n}` })),
+    );
+    expect(findings.map((f) => [f.ruleId, f.pointer, f.found])).toEqual([['surface/invalid-definition', '/result/nextCursor', '5 (number)']]);
   });
 
   it('a finding per wrong value, with the pointer from the message root, expected and found', () => {

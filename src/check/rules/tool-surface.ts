@@ -3,6 +3,7 @@
  * every `tools/list` answer is read (prompts, resources and templates for hidden and instruction
  * text); each distinct definition is judged once, where it was first listed.
  */
+import { createHash } from 'node:crypto';
 import { McptapError } from '../../errors.js';
 import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js';
 import { rulesOf } from './rule-info.js';
@@ -107,7 +108,7 @@ function locate(page: ListPage, subject?: { kind: SurfaceKind; name: string }): 
 class ToolSurfaceChecker implements Checker {
   readonly rules = Object.values(SURFACE_RULES);
   private readonly builder = new SurfaceBuilder();
-  /** Definitions already judged (as sent): a server lists the same tools on every connection. */
+  /** Digests of the definitions already judged (as sent): a server lists the same tools on every connection. */
   private readonly seen = new Set<string>();
   private readonly maxToolTokens: number | undefined;
   private readonly maxTotalTokens: number | undefined;
@@ -117,6 +118,13 @@ class ToolSurfaceChecker implements Checker {
     this.maxTotalTokens = numberOption(settings, SURFACE_RULES.totalTokens.id, 'maxTotalTokens');
   }
 
+  private firstSight(key: string): boolean {
+    const digest = createHash('sha1').update(key).digest('base64');
+    if (this.seen.has(digest)) return false;
+    this.seen.add(digest);
+    return true;
+  }
+
   onEvent(event: TapEvent, emit: Emit): void {
     // The surface is folded only for the total budget; the rules need just the page.
     const page = this.maxTotalTokens === undefined ? listPageOf(event) : this.builder.add(event);
@@ -124,21 +132,20 @@ class ToolSurfaceChecker implements Checker {
     const base = `/result/${page.spec.list}`;
     if (page.spec.kind === 'tool') {
       for (const p of listShapeProblems(page.result)) {
-        emit({
-          ruleId: SURFACE_RULES.invalidDefinition.id,
-          severity: 'error',
-          message: `tools/list result: expected ${p.expected} at ${p.pointer}`,
-          where: locate(page),
-          pointer: `/result${p.pointer}`,
-          expected: p.expected,
-          found: p.found,
-        });
+        if (this.firstSight(`list\0${p.pointer}\0${p.found}`))
+          emit({
+            ruleId: SURFACE_RULES.invalidDefinition.id,
+            severity: 'error',
+            message: `tools/list result: expected ${p.expected} at ${p.pointer}`,
+            where: locate(page),
+            pointer: `/result${p.pointer}`,
+            expected: p.expected,
+            found: p.found,
+          });
       }
     }
     (page.items ?? []).forEach((item, i) => {
-      const key = `${page.spec.kind}\0${JSON.stringify(item)}`;
-      if (this.seen.has(key)) return;
-      this.seen.add(key);
+      if (!this.firstSight(`${page.spec.kind}\0${JSON.stringify(item)}`)) return;
       const name = isObject(item) && typeof item[page.spec.key] === 'string' ? (item[page.spec.key] as string) : `#${i}`;
       const at = `${base}/${i}`;
       const say = (info: RuleInfo, message: string, pointer: string, extra: Partial<Finding> = {}) =>
