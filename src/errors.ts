@@ -86,6 +86,8 @@ export const ERROR_CODES = {
   CHECK_RULES_INVALID: 'invalid_input',
   CHECK_RULES_MISSING: 'invalid_input',
   CHECK_SCHEMAS_MISSING: 'failed',
+  CHECK_SNAPSHOT_INVALID: 'invalid_input',
+  CHECK_SNAPSHOT_WRITE_FAILED: 'invalid_input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type McptapErrorCode = keyof typeof ERROR_CODES;
