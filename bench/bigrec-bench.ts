@@ -2,12 +2,12 @@
  * A big recording in bounded memory: builds a recording of 1,000,000 `tools/call echo` exchanges
  * (`--exchanges N` or MCPTAP_BIGREC_EXCHANGES) by `mcptap import` of a generated JSONL (stdio, one
  * call every millisecond, answers as the reference server gives them), then runs `mcptap ls`,
- * `show --limit 100`, `export --jsonl`, `replay --pace fast` against `mcptap reference --stdio` and
+ * `show --limit 100`, `export --jsonl`, `check --json` (also its messages per second: at least 50,000), `replay --pace fast` against `mcptap reference --stdio` and
  * `mock --stdio` (its start-up, then a few calls: the first, middle and last echo), each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
  * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
  * the first 100,000 calls; `all` for every one) caps it with replay's own --until. `--only ls,replay`
- * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, replay, mock).
+ * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
@@ -17,6 +17,8 @@ import { MCPTAP, table } from './bench-util.js';
 
 const TARGET_BYTES = 200e6;
 const POLL_MS = 20;
+/** `mcptap check`: messages judged per second over the whole run (issue 32's target). */
+const CHECK_TARGET_RATE = 50_000;
 
 function options(argv: string[]): { exchanges: number; replayUntil: string; only?: string[] } {
   const arg = (name: string) => {
@@ -152,6 +154,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
       ['ls', ['ls', 'big.db']],
       ['show --limit 100', ['show', 'big.db', '--limit', '100']],
       ['export --jsonl', ['export', 'big.db', '--jsonl', 'out.jsonl']],
+      ['check --json', ['check', 'big.db', '--json', 'out.json']],
       [
         `replay --pace fast${until.length ? ` --until ${replayUntil}` : ''}`,
         ['replay', 'big.db', '--pace', 'fast', ...until, '--', process.execPath, MCPTAP, 'reference', '--stdio'],
@@ -182,15 +185,21 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
       const ok = r.peak <= TARGET_BYTES;
       pass &&= ok;
       rows.push([name, String(r.code), r.seconds.toFixed(1), mb(r.peak), r.childPeak ? mb(r.childPeak) : '-', ok ? 'yes' : 'NO']);
-      if (r.code !== 0) notes.push(`${name}: exit ${r.code}: ${r.stderrTail.slice(0, 200)}`);
+      if (args[0] === 'check') {
+        // Every exchange is two messages; the target counts messages judged per second of the whole command.
+        const rate = (2 * exchanges) / r.seconds;
+        pass &&= rate >= CHECK_TARGET_RATE && (r.code === 0 || r.code === 1);
+        notes.push(`check: ${Math.round(rate).toLocaleString('en')} messages/s (target >= ${CHECK_TARGET_RATE.toLocaleString('en')}), exit ${r.code}`);
+      } else if (r.code !== 0) notes.push(`${name}: exit ${r.code}: ${r.stderrTail.slice(0, 200)}`);
       rmSync(join(dir, 'out.jsonl'), { force: true });
+      rmSync(join(dir, 'out.json'), { force: true });
     }
     return [
       `a recording of ${exchanges.toLocaleString('en')} tools/call echo exchanges (stdio), built by mcptap import of generated JSONL (generated in ${genS.toFixed(1)} s); ` +
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
       ...notes,
-      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, replay and mock'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, check, replay and mock'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

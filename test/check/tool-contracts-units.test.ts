@@ -142,17 +142,14 @@ describe('declarations per HTTP session', () => {
     expect(found.map((f) => [f.ruleId, f.where.sessionId, f.where.jsonRpcId])).toEqual([['contract/undeclared-tool', 'A', 3]]);
   });
 
-  it('judges 20,000 calls against a declared schema quickly (bounded state)', () => {
+  it('judges 20,000 calls against one declared schema, each once (its speed is in npm run bench -- bigrec)', () => {
     const checker = toolContracts(new Map());
     let count = 0;
     const schema = { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer', minimum: 0 } }, required: ['q'] };
     checker.onEvent(exchange(0, 'S', 'tools/list', {}, { tools: [{ name: 't', inputSchema: schema }] }), () => count++);
     const ok = { content: [{ type: 'text', text: 'ok' }] };
     const events = Array.from({ length: 20_000 }, (_, i) => exchange(i + 1, 'S', 'tools/call', { name: 't', arguments: { q: 'x', n: i % 2 ? i : -1 } }, ok));
-    const t0 = performance.now();
     for (const e of events) checker.onEvent(e, () => count++);
-    const ms = performance.now() - t0;
     expect(count).toBe(10_000);
-    expect(ms).toBeLessThan(2_000);
   });
 });
