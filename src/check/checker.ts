@@ -40,5 +40,8 @@ export interface CheckContext {
   baseline?: string;
 }
 
-/** Every rule family exports one: settings in, a fresh checker (one per check run) out. */
+/**
+ * Every rule family exports one: settings in, a fresh checker (one per check run) out. The catalogue
+ * also calls it (empty settings, no context) just to read `rules`: construct cheaply, open files lazily.
+ */
 export type CheckerFactory = (settings: RuleSettings, context?: CheckContext) => Checker;
