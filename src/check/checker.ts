@@ -5,6 +5,7 @@
  */
 import type { TapEvent } from '../model/events.js';
 import type { Finding, RuleInfo, Severity } from './finding.js';
+import type { Surface } from './surface-snapshot.js';
 
 export interface Emit {
   (finding: Finding): void;
@@ -36,8 +37,8 @@ export type RuleSettings = ReadonlyMap<string, RuleSetting>;
 export interface CheckContext {
   /** The recording checked (offline runs): its end state, for the rules about the recording itself. */
   recording?: { file?: string; incomplete?: string; droppedQueue?: number; droppedWrite?: number; ended?: boolean };
-  /** `--baseline FILE`, as given (drift rules open and read it themselves). */
-  baseline?: string;
+  /** `--baseline FILE`: the surface the drift rules judge against (read by the CLI). */
+  baseline?: Surface;
 }
 
 /**

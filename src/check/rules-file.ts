@@ -6,29 +6,42 @@
  *     protocol/pending: off                        # silence a rule
  *     protocol/result-schema: warning              # change its severity
  *     surface/token-cost: { severity: error, maxToolTokens: 800 }   # severity and options
+ *   assertions:                                    # see assertions/parse-assertions.ts
+ *     - name: search is fast
+ *       select: { tool: search }
+ *       expect: [p95 <= 200ms]
  */
 import { McptapError } from '../errors.js';
 import { issueLines, isObj, kind, nearest, Reader } from '../load/validation.js';
 import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
 import type { RuleSetting, RuleSettings } from './checker.js';
+import type { Assertion } from './assertions/assertion.js';
+import { parseAssertions } from './assertions/parse-assertions.js';
+
+/** What a rules file says: settings of the catalogue's rules, and the user's own assertions. */
+export interface CheckRules {
+  settings: RuleSettings;
+  assertions: Assertion[];
+}
 
 const LEVELS = ['off', 'error', 'warning', 'note'] as const;
 
-export function loadRuleSettings(file: string, knownRules: readonly string[]): RuleSettings {
+export function loadRuleSettings(file: string, knownRules: readonly string[]): CheckRules {
   const text = readTextFile(file, (why) => new McptapError('CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
   return parseRuleSettings(text, file, knownRules);
 }
 
-export function parseRuleSettings(text: string, source: string, knownRules: readonly string[]): RuleSettings {
+export function parseRuleSettings(text: string, source: string, knownRules: readonly string[]): CheckRules {
   const invalid = (detail: string) => new McptapError('CHECK_RULES_INVALID', `${source} is not a valid rules file (see docs/check.md):\n${detail}`);
   const { value, locate } = parseYamlSource(text, (line, what) => invalid(`  ${source}:${line}: not valid YAML or JSON: ${what}`));
   const r = new Reader();
   const settings = new Map<string, RuleSetting>();
-  const top = value === null || value === undefined ? {} : r.obj(value, [], ['rules']);
+  const top = value === null || value === undefined ? {} : r.obj(value, [], ['rules', 'assertions']);
+  const assertions = top?.assertions === undefined ? [] : parseAssertions(top.assertions, r, ['assertions'], (p) => `${source}:${locate(p, false) ?? 1}`);
   const rules = top?.rules;
   if (rules !== undefined && rules !== null && !isObj(rules)) r.fail(['rules'], `must be a mapping of rule ids to settings (got ${kind(rules)})`);
   for (const [id, v] of Object.entries(isObj(rules) ? rules : {})) {
-    if (!knownRules.includes(id)) {
+    if (!knownRules.includes(id) && !assertions.some((a) => a.ruleId === id)) {
       const near = nearest(id, knownRules, 4);
       r.fail(['rules', id], `unknown rule${near ? ` (did you mean "${near}"?)` : ''}; see docs/check.md for the rule ids`, true);
       continue;
@@ -37,7 +50,7 @@ export function parseRuleSettings(text: string, source: string, knownRules: read
     if (setting) settings.set(id, setting);
   }
   if (r.issues.length > 0) throw invalid(issueLines(source, r.issues, locate));
-  return settings;
+  return { settings, assertions };
 }
 
 function readSetting(v: unknown, path: (string | number)[], r: Reader): RuleSetting | undefined {

@@ -14,7 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES } from '../helpers/paths.js';
 import { mcptap, recordScripted } from './scripted-session.js';
 
-const TOOL = { name: 'search', description: 'find', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } };
+const TOOL = {
+  name: 'search',
+  description: 'find',
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  annotations: { readOnlyHint: true },
+};
 const OK_CALL = { content: [{ type: 'text', text: 'found' }], isError: false };
 const requests = [{ method: 'tools/list' }, { method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } }, { method: 'ping' }];
 
@@ -68,44 +73,50 @@ describe('mcptap check on a scripted server', () => {
     const out = (f: string) => join(dir, f);
     const r = mcptap('check', breached, '--json', out('c.json'), '--junit', out('c.xml'), '--sarif', out('c.sarif'));
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/: 2 finding\(s\): 2 error, 0 warning, 0 note; FAILED/);
+    // The missing inputSchema is a schema breach and also what makes SDK clients drop the list (surface).
+    expect(r.out).toMatch(/: 3 finding\(s\): 3 error, 0 warning, 0 note; FAILED/);
     const json = JSON.parse(readFileSync(out('c.json'), 'utf8')) as {
       total: number;
       rules: unknown[];
       findings: { ruleId: string; pointer: string }[];
       verdict: { failing: number };
     };
-    expect(json.total).toBe(2);
-    expect(json.verdict.failing).toBe(2);
-    expect(json.findings.map((f) => f.pointer)).toEqual(['/result/tools/0/inputSchema', '/result/isError']);
+    expect(json.total).toBe(3);
+    expect(json.verdict.failing).toBe(3);
+    const RULES = ['protocol/result-schema', 'surface/invalid-definition', 'protocol/result-schema'];
+    expect(json.findings.map((f) => [f.ruleId, f.pointer])).toEqual([
+      [RULES[0], '/result/tools/0/inputSchema'],
+      [RULES[1], '/result/tools/0/inputSchema'],
+      [RULES[2], '/result/isError'],
+    ]);
 
     const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(out('c.xml'), 'utf8')) as {
       testsuites: { failures: string; testsuite: { name: string; testcase: { classname: string; failure?: unknown }[] } | { name: string }[] };
     };
     const suites = [xml.testsuites.testsuite].flat() as { name: string; testcase: { classname: string; failure?: unknown }[] }[];
     const cases = suites.flatMap((s) => [s.testcase].flat());
-    expect(xml.testsuites.failures).toBe('2');
-    expect(cases.filter((c) => c.failure !== undefined).map((c) => c.classname)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
-    // One passing case per rule that found nothing: every rule but protocol/result-schema.
-    expect(cases.filter((c) => c.failure === undefined).length).toBe(json.rules.length - 1);
+    expect(xml.testsuites.failures).toBe('3');
+    expect(cases.filter((c) => c.failure !== undefined).map((c) => c.classname)).toEqual([...RULES].sort());
+    // One passing case per rule that found nothing: every rule but the two that did.
+    expect(cases.filter((c) => c.failure === undefined).length).toBe(json.rules.length - 2);
 
     const sarif = JSON.parse(readFileSync(out('c.sarif'), 'utf8')) as {
       runs: { results: { ruleId: string; locations: { physicalLocation: { region: { startLine: number } }; logicalLocations?: { name: string }[] }[] }[] }[];
     };
     const validate = sarifValidator();
     expect(validate(sarif), JSON.stringify(validate.errors)).toBe(true);
-    expect(sarif.runs[0]!.results.map((x) => x.ruleId)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
-    expect(sarif.runs[0]!.results[1]!.locations[0]!.logicalLocations?.map((l) => l.name)).toEqual(['tools/call', 'search']);
+    expect(sarif.runs[0]!.results.map((x) => x.ruleId)).toEqual(RULES);
+    expect(sarif.runs[0]!.results[2]!.locations[0]!.logicalLocations?.map((l) => l.name)).toEqual(['tools/call', 'search']);
     // Located at the exchange's row, as `mcptap show` numbers it (initialize #1, tools/list #2, tools/call #3).
-    expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 3]);
+    expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 2, 3]);
   });
 
   it('takes a rules file: off silences a rule, a severity changes the verdict', () => {
     const rules = join(dir, 'rules.yaml');
-    writeFileSync(rules, 'rules:\n  protocol/result-schema: warning\n');
+    writeFileSync(rules, 'rules:\n  protocol/result-schema: warning\n  surface/invalid-definition: warning\n');
     expect(mcptap('check', breached, '--rules', rules).code).toBe(0);
     expect(mcptap('check', breached, '--rules', rules, '--fail-on', 'warning').code).toBe(1);
-    writeFileSync(rules, 'rules:\n  protocol/result-schema: off\n');
+    writeFileSync(rules, 'rules:\n  protocol/result-schema: off\n  surface/invalid-definition: off\n');
     const r = mcptap('check', breached, '--rules', rules, '--fail-on', 'note');
     expect(r.out).toContain('0 finding(s)');
     expect(r.code).toBe(0);

@@ -1,6 +1,6 @@
 /**
  * The `drift/…` rules as a checker: the surface the traffic shows, judged against a baseline at the
- * end of the stream. The CLI wires `--baseline FILE` as `driftAgainst(loadBaseline(FILE))`.
+ * end of the stream, when the run has one (`--baseline FILE`, in the context); silent without.
  */
 import type { CheckerFactory, Emit, RuleSettings } from '../checker.js';
 import { DRIFT_RULES, diffSurface, type DriftOptions } from '../surface-diff.js';
@@ -33,3 +33,7 @@ export function driftAgainst(baseline: Surface): CheckerFactory {
     };
   };
 }
+
+/** The registry's drift family: judges against the context's baseline, and checks nothing without one. */
+export const drift: CheckerFactory = (settings, context) =>
+  context?.baseline ? driftAgainst(context.baseline)(settings) : { rules: Object.values(DRIFT_RULES), onEvent() {}, finish() {} };

@@ -7,6 +7,10 @@ import { ruleCatalogue } from '../../check/catalogue.js';
 import { CHECKER_FACTORIES } from '../../check/checkers.js';
 import type { Severity } from '../../check/finding.js';
 import { loadRuleSettings } from '../../check/rules-file.js';
+import { assertionsChecker } from '../../check/assertions/assertion-checker.js';
+import { loadBaseline, readSnapshot, surfaceOfRecording, writeSnapshot, type Surface } from '../../check/surface-snapshot.js';
+import { fileHead } from '../../interchange/jsonl-baseline.js';
+import { isSqliteFile } from '../../store/recording-file-precheck.js';
 import { checkRecording, failingCount, type FailOn } from '../../check/run-check.js';
 import { McptapError } from '../../errors.js';
 import { checkJson } from '../../report/check-json.js';
@@ -25,6 +29,7 @@ interface CheckFlags {
   recording?: string;
   rules?: string;
   baseline?: string;
+  snapshot?: string;
   failOn: string;
   json?: string;
   junit?: string;
@@ -36,7 +41,7 @@ const LEVELS: readonly Severity[] = ['error', 'warning', 'note'];
 export function register(program: Command): void {
   program
     .command('check')
-    .summary("judge a recording: MCP schema conformance and the tap's anomalies, as CI verdicts")
+    .summary('judge a recording: MCP schema conformance, tool contracts, tool-surface drift, assertions')
     .description(
       'Streams a recording (SQLite, or mcptap JSONL) through the check rules and reports every finding. Protocol rules ' +
         'check each JSON-RPC message against the official MCP JSON Schema of the protocol version its connection negotiated ' +
@@ -48,7 +53,8 @@ export function register(program: Command): void {
     .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
     .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
     .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | {severity, <option>: ...} }`')
-    .option('--baseline <file>', 'a baseline recording or snapshot for the drift rules')
+    .option('--baseline <file>', 'drift rules: judge the tool surface against this recording (SQLite or JSONL) or snapshot')
+    .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
     .option('--fail-on <what>', 'what fails the run: a level (that level and above) and/or rule ids, comma-separated', 'error')
     .option('--json <file>', 'write every finding as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write JUnit XML: a testsuite per rule family, a testcase per finding')
@@ -59,16 +65,26 @@ export function register(program: Command): void {
 Exit codes: 0 nothing at the --fail-on level, 1 findings at it, 2 bad command line, 4 not a recording,
 or a rules file with an error (reported as file:line).
 
-A rules file tunes rules by id (an unknown id is an error):
+A rules file tunes rules by id (an unknown id is an error) and adds assertions (docs/check.md):
   rules:
     protocol/pending: off              # a recording cut short on purpose
     protocol/orphan-response: error    # stricter than the default warning
+    surface/tool-tokens: { severity: error, maxToolTokens: 800 }
+  assertions:
+    - name: search is fast
+      select: { method: tools/call, tool: search }
+      expect: [p95 <= 200ms, error_rate < 1%, count >= 1]
+    - name: tools listed first
+      select: { method: tools/call }
+      preceded_by: { method: tools/list }
 
 Examples:
   mcptap stdio --record tap.db -- node server.js   # record, then:
   mcptap check tap.db                              # text report; exit 1 on any error-level finding
   mcptap check tap.db --fail-on warning --sarif check.sarif --junit check.xml
-  mcptap check tap.db --fail-on protocol/result-schema,protocol/duplicate-id --json - | jq '.findings[0]'`,
+  mcptap check tap.db --fail-on protocol/result-schema,protocol/duplicate-id --json - | jq '.findings[0]'
+  mcptap check main.db --snapshot tools.json     # commit tools.json; then, in CI on the new build:
+  mcptap check new.db --baseline tools.json      # drift: removed tools, loosened annotations, token growth`,
     )
     .action(async (file: string, flags: CheckFlags) => {
       process.exitCode = await runCheckCommand(file, flags);
@@ -82,22 +98,25 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
     catalogue.map((r) => r.id),
   );
   checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif }, 'CHECK_BAD_FLAG', [file]);
-  const settings =
+  const rules =
     flags.rules === undefined
-      ? new Map()
+      ? { settings: new Map(), assertions: [] }
       : loadRuleSettings(
           flags.rules,
           catalogue.map((r) => r.id),
         );
+  const factories = rules.assertions.length > 0 ? [...CHECKER_FACTORIES, assertionsChecker(rules.assertions)] : CHECKER_FACTORIES;
+  const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
   const input = await openRecordingInput(file);
   let report: CheckReportInput;
   try {
     const recordingId = pickRecording(input.store, file, flags.recording);
     const result = checkRecording(input.store, recordingId, {
-      factories: CHECKER_FACTORIES,
-      settings,
-      context: { recording: { file }, ...(flags.baseline !== undefined && { baseline: flags.baseline }) },
+      factories,
+      settings: rules.settings,
+      context: { recording: { file }, ...(baseline && { baseline }) },
     });
+    if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, recordingId));
     report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: flags.failOn };
   } finally {
     input.close();
@@ -110,6 +129,20 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
   if (flags.junit !== undefined) await writeFileAtomic(flags.junit, renderCheckJunit(report));
   if (flags.sarif !== undefined) await writeFileAtomic(flags.sarif, `${JSON.stringify(checkSarif(report), null, 2)}\n`);
   return report.failing > 0 ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** `--baseline FILE`: a snapshot (`--snapshot`'s JSON), or a recording (SQLite or JSONL) whose lists give the surface. */
+async function baselineSurface(file: string): Promise<Surface> {
+  if (isSqliteFile(file)) return loadBaseline(file);
+  if (/"format"\s*:\s*"mcptap-surface"/.test(fileHead(file, 256))) return readSnapshot(file);
+  const input = await openRecordingInput(file);
+  try {
+    const id = input.store.latestRecordingId();
+    if (id === undefined) throw new McptapError('MCPTAP_NO_RECORDING', `${file} has no recording to take the baseline surface from`);
+    return surfaceOfRecording(input.store, id);
+  } finally {
+    input.close();
+  }
 }
 
 /** `--fail-on error` / `warning,protocol/pending`: a level (and above) and rule ids. */
