@@ -9,6 +9,7 @@ import type { TapPipeline, TapPipelineOptions } from '../pipeline/tap-pipeline.j
 import type { Logger } from '../util/logger.js';
 import { McptapError } from '../errors.js';
 import { STOP_SIGNALS } from './early-server.js';
+import { ExitCode } from './exit-codes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -99,21 +100,31 @@ export { STOP_SIGNALS } from './early-server.js';
  * backlog is indexed then. A SIGINT, SIGTERM or SIGHUP meanwhile is obeyed as soon as the recorded
  * traffic is in the hands of the recording's indexer (a process of its own, which completes the
  * recording in the background): at once, unless the indexer is still starting up (a busy machine).
- * Hosts send SIGTERM, then SIGKILL a few seconds later. A second signal exits at once. The process
- * exits with `exitCode`; telemetry not yet exported is lost. Returns the lines worth telling the user.
+ * Hosts send SIGTERM, then SIGKILL a few seconds later. A group signal (Ctrl-C, `timeout`, systemd)
+ * may come again or as another signal: a second one waits for the hand-over too (leaving first
+ * would lose what is not spooled yet, issue 36); a third exits at once. The process
+ * exits with `exitCode`; telemetry not yet exported is lost. Returns the lines worth telling the user,
+ * and the exit code: `exitCode`, but never 0 when the recording is known to lack forwarded traffic.
  */
-export async function closeObeyingSignals(pipeline: TapPipeline, opts: { logger: Logger; record?: string; exitCode: number }): Promise<string[]> {
-  let signalled = false;
+export async function closeObeyingSignals(
+  pipeline: TapPipeline,
+  opts: { logger: Logger; record?: string; exitCode: number },
+): Promise<{ lines: string[]; exitCode: number }> {
+  let signals = 0;
   const stopNow = (sig: NodeJS.Signals) => {
-    if (signalled) process.exit(opts.exitCode);
-    signalled = true;
+    if (++signals >= 3) process.exit(opts.exitCode);
+    if (signals > 1) return;
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);
     void pipeline.handedOver.then(() => process.exit(opts.exitCode));
   };
-  for (const s of STOP_SIGNALS) process.once(s, stopNow);
+  for (const s of STOP_SIGNALS) process.on(s, stopNow);
   try {
-    return await pipeline.close();
+    const lines = await pipeline.close();
+    const lost = opts.record ? pipeline.recordingLostBytes() : 0;
+    if (lost === 0) return { lines, exitCode: opts.exitCode };
+    lines.push(`recording ${opts.record} lacks ${lost} bytes of the traffic the tap forwarded; exit code ${opts.exitCode || ExitCode.Failed}`);
+    return { lines, exitCode: opts.exitCode || ExitCode.Failed };
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, stopNow);
   }

@@ -104,7 +104,7 @@ export async function startRecordingTap(opts: {
     tap,
     close: async () => {
       await tap.close({ drainMs: 5000 });
-      return closeObeyingSignals(sinks, { logger: opts.logger, exitCode: 0, record: opts.record });
+      return (await closeObeyingSignals(sinks, { logger: opts.logger, exitCode: 0, record: opts.record })).lines;
     },
   };
 }

@@ -128,6 +128,11 @@ export class TapSpool {
     this.indexer.hurry();
   }
 
+  /** Bytes of spooled traffic the recording lacks: the indexer died before it had indexed them. */
+  lostBytes(): number {
+    return this.indexer.lostBytes();
+  }
+
   /** The worker is gone without closing: the indexer completes the recording from the spool, as when the tap is killed. */
   release(): void {
     this.spool?.close();

@@ -185,7 +185,7 @@ function handleAll(inbox: ToWorker[], l: Live | undefined, rec: Recording | unde
       rec?.indexer.event(m.event);
     } else if (m.type === 'close') {
       void closeAll(l, rec, m.incomplete)
-        .then((lines) => send({ type: 'closed', lines }))
+        .then((lines) => send({ type: 'closed', lines, lostBytes: rec?.failed.bytes ?? 0 }))
         .finally(() => port!.close());
     }
   }

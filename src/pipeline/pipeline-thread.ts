@@ -70,6 +70,8 @@ export class PipelineThread implements PipelineInput {
   private inFlightBytes = 0;
   private readonly maxQueueBytes: number;
   private readonly loss = new SidePathDrops();
+  /** What the worker could not spool (said at its close). */
+  private spoolLostBytes = 0;
   private dead: string | undefined;
   private closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
@@ -211,6 +213,11 @@ export class PipelineThread implements PipelineInput {
 
   closeConnection(connectionId: string, close: ConnectionClose): void {
     this.queue([Op.Close, connectionId, { ...close, timeUs: close.timeUs ?? this.clock.nowUs() }], undefined);
+  }
+
+  /** Bytes of forwarded traffic the recording lacks: dropped on the side path, not spooled, or spooled and never indexed. */
+  get recordingLostBytes(): number {
+    return this.tapSpool ? this.loss.dropped.bytes + this.spoolLostBytes + this.tapSpool.lostBytes() : 0;
   }
 
   /** What was dropped so far (side path full, or the worker gone). */
@@ -367,6 +374,7 @@ export class PipelineThread implements PipelineInput {
     } else if (m.type === 'closed') {
       this.handOver();
       this.gotClosed = true;
+      this.spoolLostBytes = m.lostBytes;
       this.closedWith?.([...m.lines, ...this.loss.lines(this.dead)]);
       // All that matters is done: the recording is complete, and telemetry was flushed or its close
       // deadline passed. Exports the deadline abandoned (an OTLP endpoint that is down retries for

@@ -16,7 +16,8 @@
  * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
  * everything spooled before it is in the recording and the recording is ended. The child leaves
  * when its parent does (the IPC channel closes) and ignores the terminal's signals (the tap
- * decides when recording ends).
+ * decides when recording ends). One that such a signal kills while it is still loading (a group
+ * signal: Ctrl-C, `timeout`, systemd) is replaced, and nothing spooled is lost (issue 36).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,9 @@ import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { lowerChildPriority, restoreChildPriority } from '../util/thread-priority.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
+import { SPOOLED_EVERY_MS, SpooledNotices } from './spooled-notices.js';
+
+export { SPOOLED_EVERY_MS };
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
@@ -79,13 +83,6 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   onGone?: (why: string) => void;
 }
 
-/**
- * How often the indexer hears that more was spooled, at most (ms). Below the indexer's quiet time
- * (QUIET_MS in indexer-process.ts), which must stay well above it: traffic that flows has to look
- * like it.
- */
-export const SPOOLED_EVERY_MS = 40;
-
 /** What the pipeline worker needs of the indexer, whether it talks to it itself or through the tap's thread (indexer-relay.ts). */
 export interface IndexerHandle {
   /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
@@ -99,50 +96,6 @@ export interface IndexerHandle {
   spooled(end: number, pressed?: boolean): void;
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]>;
   abandon(why: string): void;
-}
-
-/**
- * "Spooled up to `end`", said at most once per {@link SPOOLED_EVERY_MS} (the first time at once,
- * then what came since in one message); becoming pressed is said at once.
- */
-export class SpooledNotices {
-  private end = 0;
-  private pressed = false;
-  private at = -Infinity;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly say: (end: number, pressed: boolean) => void) {}
-
-  /** The last end noted (said or not yet). */
-  get last(): number {
-    return this.end;
-  }
-
-  note(end: number, pressed: boolean): void {
-    const nowPressed = pressed && !this.pressed;
-    this.end = end;
-    this.pressed = pressed;
-    if (this.timer && !nowPressed) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const wait = nowPressed ? 0 : this.at + SPOOLED_EVERY_MS - performance.now();
-    if (wait <= 0) this.sayNow();
-    else {
-      this.timer = setTimeout(this.sayNow, wait);
-      this.timer.unref();
-    }
-  }
-
-  cancel(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private readonly sayNow = (): void => {
-    this.timer = undefined;
-    this.at = performance.now();
-    this.say(this.end, this.pressed);
-  };
 }
 
 /**
@@ -245,10 +198,26 @@ export abstract class IndexerNews implements IndexerHandle {
   protected abstract onIndexed(position: number): void;
 }
 
+/**
+ * How often a child killed by a stop signal before its handlers were up is replaced. A group
+ * signal (Ctrl-C, `timeout`, systemd) reaches it during its start-up, which takes seconds at nice
+ * 19 on a busy machine; each replacement is out of the group's reach (detached), so one is enough
+ * but for a signal from outside the group.
+ */
+const MAX_RESPAWNS = 3;
+/** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
+const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 export class RecordingIndexer extends IndexerNews {
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
   private hurried = false;
+  private child!: ChildProcess;
+  private respawns = 0;
+  private unrefd = false;
+  private released = false;
+  /** What a replacement child must hear again: its start, the last spool end said, the close. */
+  private readonly replay: { start: IndexerStart; spooled?: ToIndexer; close?: ToIndexer };
 
   /**
    * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
@@ -256,32 +225,65 @@ export class RecordingIndexer extends IndexerNews {
    * indexer, which opens the recording and indexes it all the same.
    */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
-    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd, key, ...rest } = opts;
+    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd: _fd, key, ...rest } = opts;
+    return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest });
+  }
+
+  private constructor(
+    private readonly opts: RecordingIndexerOptions,
+    start: IndexerStart,
+  ) {
+    super();
+    this.replay = { start };
+    this.startChild(false);
+  }
+
+  /**
+   * The first child is not detached: a session of its own would be a scheduling group of its own
+   * (Linux autogroup), where its niceness counts for nothing against the tap's group. A group signal
+   * (Ctrl-C) reaches it then, which it ignores once loaded. A replacement ({@link MAX_RESPAWNS}) is
+   * detached: the group that killed its predecessor is being signalled again, now and then.
+   */
+  private startChild(detached: boolean): void {
     const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
-    // Not detached: a session of its own would be a scheduling group of its own (Linux autogroup),
-    // where its niceness counts for nothing against the tap's group. A terminal's Ctrl-C reaches it
-    // too, and it ignores it: the tap ends the recording in order.
-    const child = spawn(process.execPath, [entry], { stdio: ['pipe', 'ignore', 'inherit', 'ipc', fd], serialization: 'advanced' });
+    const child = spawn(process.execPath, [entry], {
+      stdio: ['pipe', 'ignore', 'inherit', 'ipc', this.opts.fd],
+      serialization: 'advanced',
+      detached,
+    });
+    this.child = child;
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
-    if (child.pid !== undefined) lowerChildPriority(child.pid, nice ?? 19);
-    const indexer = new RecordingIndexer(child, opts);
+    if (child.pid !== undefined && !this.hurried) lowerChildPriority(child.pid, this.opts.nice ?? 19);
+    child.on('message', (m: FromIndexer) => this.onMessage(m));
+    child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
+    child.on('exit', (code, signal) => this.exited(child, code, signal));
     // Messages to the child go on its stdin, not the IPC channel: a pipe keeps what was written
     // for the child if this process is killed before the child (still starting, or stopped) has
     // read it, where IPC messages would be lost with us. The pipe's end tells the child we are gone.
     child.stdin!.on('error', () => {});
     (child.stdin as unknown as { unref?: () => void }).unref?.();
-    indexer.post({ type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest });
-    return indexer;
+    if (this.unrefd) this.unref();
+    const { start, spooled, close } = this.replay;
+    this.post(start);
+    if (this.hurried) this.post({ type: 'hurry' });
+    if (spooled) this.post(spooled);
+    if (close) this.post(close);
+    // The tap's side had gone already: this one completes the recording from the spool too.
+    if (this.released) {
+      child.stdin!.end();
+      if (child.connected) child.disconnect();
+    }
   }
 
-  private constructor(
-    private readonly child: ChildProcess,
-    private readonly opts: RecordingIndexerOptions,
-  ) {
-    super();
-    child.on('message', (m: FromIndexer) => this.onMessage(m));
-    child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
-    child.on('exit', (code, signal) => this.die(`recording indexer exited (${signal ?? `code ${code}`})`));
+  /** A child killed by a stop signal before it had done anything is replaced; any other exit is the indexer's end. */
+  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (child !== this.child) return;
+    const why = `recording indexer exited (${signal ?? `code ${code}`})`;
+    const untouched = signal !== null && START_UP_SIGNALS.includes(signal) && !this.opened && this.position === 0;
+    if (!untouched || this.dead || this.respawns >= MAX_RESPAWNS) return this.die(why);
+    this.respawns++;
+    this.opts.logger.debug(`${why} while starting up; starting another on the same spool`);
+    this.startChild(true);
   }
 
   get pid(): number | undefined {
@@ -290,14 +292,17 @@ export class RecordingIndexer extends IndexerNews {
 
   /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
   spooledNow(end: number, pressed = false): void {
-    if (!this.dead && !this.closing) this.post({ type: 'spooled', end, ...(pressed ? { pressed: true } : {}) });
+    if (this.dead || this.closing) return;
+    this.replay.spooled = { type: 'spooled', end, ...(pressed ? { pressed: true } : {}) };
+    this.post(this.replay.spooled);
   }
 
   protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
     this.closeEnd = end;
     if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
     this.hurry();
-    this.post({ type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) });
+    this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
+    this.post(this.replay.close);
   }
 
   /**
@@ -322,6 +327,7 @@ export class RecordingIndexer extends IndexerNews {
 
   /** The child keeps this process running no longer (whoever needs the recording waits for it otherwise). */
   unref(): void {
+    this.unrefd = true;
     this.child.unref();
     (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
   }
@@ -332,6 +338,7 @@ export class RecordingIndexer extends IndexerNews {
    */
   release(): void {
     if (this.dead || this.closing) return;
+    this.released = true;
     this.child.stdin!.destroy();
     if (this.child.connected) this.child.disconnect();
   }
@@ -375,9 +382,14 @@ export class RecordingIndexer extends IndexerNews {
     if (gone) this.closedAs([this.incompleteLine(why)], why);
   }
 
+  /** Bytes of spool a dead indexer left out: everything spooled past what it had indexed. */
+  lostBytes(): number {
+    return this.dead === undefined || this.dead === 'closed' ? 0 : Math.max(0, (this.closeEnd ?? this.notices.last) - this.position);
+  }
+
   /** What a dead indexer left out: everything spooled past what it had indexed. */
   private incompleteLine(why: string): string {
-    const dropped = (this.closeEnd ?? this.notices.last) - this.position;
+    const dropped = this.lostBytes();
     return `recording incomplete: ${why}${dropped > 0 ? `; ${dropped} bytes of traffic spooled before then were dropped (never indexed)` : ''}`;
   }
 }

@@ -72,6 +72,8 @@ export interface TapPipeline {
    * indexer, a process of its own, holds all of it and completes the file). Telemetry may be lost.
    */
   readonly handedOver: Promise<void>;
+  /** Once closed: bytes of forwarded traffic the recording lacks, as far as this process knows (0 without a recording). */
+  recordingLostBytes(): number;
 }
 
 /** Live telemetry runs in a worker by default; this thread when the tap needs its span ids, or when asked. */
@@ -90,6 +92,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       ready: Promise.resolve({}),
       close: async () => [],
       handedOver: Promise.resolve(),
+      recordingLostBytes: () => 0,
     };
   }
   if (telemetryOn) await checkMetricsPort(opts.telemetry);
@@ -115,7 +118,9 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
     closing ??= Promise.all([worker?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
     return closing;
   };
-  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver: worker?.handedOver ?? Promise.resolve() };
+  const handedOver = worker?.handedOver ?? Promise.resolve();
+  const recordingLostBytes = () => worker?.recordingLostBytes ?? 0;
+  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLostBytes };
 }
 
 /** What the sinks of both places are built from. */

@@ -103,7 +103,8 @@ export type FromWorker =
   /** `buffer`: the batch's byte buffer, handed back for reuse once nothing refers to it any more. */
   | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
   | { type: 'fatal'; message: string }
-  | { type: 'closed'; lines: string[] }
+  /** `lostBytes`: traffic the recording lacks because it could not be spooled. */
+  | { type: 'closed'; lines: string[]; lostBytes: number }
   /** Closing: every batch is in the spool and the indexer was told to end the recording; it finishes it even if this process dies now. */
   | { type: 'handed-over' }
   | { type: 'indexer'; call: IndexerCall }

@@ -215,7 +215,7 @@ describe('recording through the spool', () => {
     }
   });
 
-  it('an indexer that dies mid-run: traffic goes on, the tap exits 0 and says what the recording lacks', async () => {
+  it('an indexer that dies mid-run: traffic goes on, the tap exits 1 and says what the recording lacks', async () => {
     const dir = tempDir();
     const t = tap(join(dir, 'rec.db'));
     await t.burst(20, 4, 30_000);
@@ -224,7 +224,9 @@ describe('recording through the spool', () => {
     process.kill(pid!, 'SIGKILL');
     await t.burst(200, 8, 30_000);
     t.child.stdin.end();
-    expect(await t.closed).toBe(0);
+    // A tap that knows its recording lacks forwarded traffic never exits 0 (issue 36).
+    expect(await t.closed).toBe(1);
+    expect(t.stderr()).toMatch(/recording \S+ lacks \d+ bytes of the traffic the tap forwarded; exit code 1/);
     // Whichever the tap hears first: the child's exit, or the failed send to it.
     expect(t.stderr()).toMatch(/recording indexer (exited \(SIGKILL\)|failed)/);
     // Killed after it opened the file but before the tap heard it ready (a loaded machine), it is

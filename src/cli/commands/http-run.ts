@@ -6,7 +6,7 @@
  */
 import { startHttpTap, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl } from '../tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
 import { createLogger } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { listenError } from '../listen-error.js';
@@ -74,8 +74,8 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
       stop();
     } else void open.close({ drainMs: 0 });
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // SIGHUP too (a closed terminal, systemd's reload-less stop): left to its default, it kills the tap mid-recording.
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   // Said once the signals are handled: whoever reads this line may stop the tap at once.
   const shown = (url: string) => sinks.redactor.redactText(url);
   // Shown without the upstream's query, so that it can be copied: the tap forwards each request's own path and query.
@@ -89,10 +89,10 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
   await stopped;
   // A recording that failed under --require-recording stops the traffic at once.
   await tap.close({ drainMs: fatal ? 0 : drainMs });
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  for (const s of STOP_SIGNALS) process.off(s, onSignal);
   const exitCode = fatal ? ExitCode.Failed : ExitCode.Ok;
-  for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
+  const closed = await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) });
+  for (const line of closed.lines) logger.warn(line);
   // `fatal` again: the recording may fail while its backlog is indexed, after the traffic.
-  return fatal ? ExitCode.Failed : ExitCode.Ok;
+  return fatal ? ExitCode.Failed : closed.exitCode;
 }

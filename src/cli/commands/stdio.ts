@@ -125,7 +125,8 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   for (const s of STOP_SIGNALS) process.off(s, onSignal);
   // The server is gone; a host that asks us to stop while the recording is indexed is obeyed at once.
   const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
-  for (const line of await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) })) logger.warn(line);
+  const closed = await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) });
+  for (const line of closed.lines) logger.warn(line);
   // The recording may fail while its backlog is indexed, after the server is gone: still a failure.
-  return fatal ? ExitCode.Failed : exitCode;
+  return fatal ? ExitCode.Failed : closed.exitCode;
 }
