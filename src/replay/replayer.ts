@@ -14,7 +14,7 @@ import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
 import { TransportError } from '../client/transport-error.js';
 import { McptapError } from '../errors.js';
-import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReplayedAnswer } from './compare.js';
 import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
@@ -77,6 +77,9 @@ interface LiveSession extends AnsweringSession {
   initializeDone?: { promise: Promise<void>; settle(): void };
   /** Its initialize, answered when recorded, failed now: why; the session's other requests are not sent. */
   unusable?: string;
+  /** Ids and progress tokens of its requests in flight (idKey): a recorded one is sent again only when free. */
+  sentIds: Set<string>;
+  sentTokens: Set<string>;
 }
 
 const CANCELLED = 'notifications/cancelled';
@@ -215,8 +218,12 @@ class Replayer {
     const gone = live.conn.goneReason() ?? this.health.gone;
     if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
-    const sentId = live.session.nextId();
-    const { request } = this.remap.outgoing(recorded, sentId);
+    // The recorded id and token where free, so a server that echoes them answers as recorded.
+    const sentId = freeId(live, recorded.id);
+    const { request, progressToken } = this.remap.outgoing(recorded, sentId, (t) => !live.sentTokens.has(idKey(t)));
+    const held = [idKey(sentId), progressToken === undefined ? undefined : idKey(progressToken)] as const;
+    live.sentIds.add(held[0]);
+    if (held[1] !== undefined) live.sentTokens.add(held[1]);
     const cancel = this.cancelTimer(step, live, sentId);
     live.inFlight.add(step.index);
     const onMessage = (m: JsonRpcMessage, t: number) => this.serverRequests.inStep(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
@@ -233,6 +240,8 @@ class Replayer {
     } finally {
       cancel?.stop();
       live.inFlight.delete(step.index);
+      live.sentIds.delete(held[0]);
+      if (held[1] !== undefined) live.sentTokens.delete(held[1]);
     }
   }
 
@@ -294,7 +303,7 @@ class Replayer {
       timeoutMs: this.opts.timeoutMs,
       ...(plan.era === 'modern' && plan.protocolVersion !== undefined ? { protocolVersion: plan.protocolVersion } : {}),
     });
-    const live: LiveSession = { key: plan.key, plan, conn, session, inFlight: new Set() };
+    const live: LiveSession = { key: plan.key, plan, conn, session, inFlight: new Set(), sentIds: new Set(), sentTokens: new Set() };
     if (plan.era === 'legacy' && this.opts.plan.initializeIsStep.has(plan.key)) {
       let settle = (): void => undefined;
       const promise = new Promise<void>((resolve) => (settle = resolve));
@@ -358,6 +367,13 @@ class Replayer {
     if (waitMs <= 1 || this.stopped || this.health.gone !== undefined) return;
     await sleep(waitMs, undefined, { signal: this.stop.signal }).catch(() => undefined); // rejects when stopped
   }
+}
+
+/** `recorded` when no request in flight in the session carries it, else the session's next id that none does. */
+function freeId(live: LiveSession, recorded: JsonRpcId): JsonRpcId {
+  let id = recorded;
+  while (live.sentIds.has(idKey(id))) id = live.session.nextId();
+  return id;
 }
 
 function reasonOf(err: unknown): string {
