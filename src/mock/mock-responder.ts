@@ -3,11 +3,13 @@
  * the response to send, each with its delay after the request). Recorded answers go out under the
  * caller's id, and recorded progress notifications under the caller's progress token (none are sent
  * to a caller that asked for no progress). `initialize` and `server/discover` are answered with the
- * recording's first handshake whatever the client sent; a request the recording does not hold gets
+ * recording's first handshake whatever the client sent, but for `initialize`'s `protocolVersion`:
+ * the client's when mcptap knows it and it is not newer than the recorded one; a request the recording does not hold gets
  * a JSON-RPC error naming its key and the nearest recorded one.
  */
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
 import { isRecord } from '../model/jsonrpc.js';
+import { negotiatedVersion } from '../protocol/mcp.js';
 import { describeMiss, MockMatcher, requestKey, type Nearest } from '../replay/mock-matcher.js';
 import { NO_RULES, type MatchRules } from '../replay/rules.js';
 import { HANDSHAKES, type AnswerIndex, type RecordedAnswer, type RecordedAnswers, type RecordedMessage, type UnansweredRequest } from './recorded-answers.js';
@@ -99,7 +101,7 @@ export class MockResponder {
 
   answer(request: JsonRpcRequest): Plan {
     const handshake = this.handshakes.get(request.method);
-    if (handshake) return this.hit(request, handshake, request.method);
+    if (handshake) return this.hit(request, request.method === 'initialize' ? negotiated(handshake, request) : handshake, request.method);
     const m = this.matcher.match(request.method, this.redactParams(request.params));
     if (m.hit) return this.hit(request, m.answer, m.key);
     if (request.method === 'ping')
@@ -158,6 +160,17 @@ export class MockResponder {
     }
     return messages;
   }
+}
+
+/** The recorded `initialize` answer with the version negotiated for this client's request. */
+function negotiated(a: RecordedAnswer, request: JsonRpcRequest): RecordedAnswer {
+  const result = (a.response.message as { result?: unknown }).result;
+  if (!isRecord(result) || typeof result.protocolVersion !== 'string') return a;
+  const requested = isRecord(request.params) ? request.params.protocolVersion : undefined;
+  const version = negotiatedVersion(requested, result.protocolVersion);
+  if (version === result.protocolVersion) return a;
+  const message = { ...a.response.message, result: { ...result, protocolVersion: version } } as JsonRpcResponse;
+  return { ...a, response: { ...a.response, message } };
 }
 
 function respond(id: JsonRpcId, answer: Omit<JsonRpcResponse, 'jsonrpc' | 'id'>): JsonRpcResponse {

@@ -13,6 +13,18 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
+/** The legacy revisions mcptap knows, oldest first (their dates order them). */
+export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = ['2024-11-05', '2025-03-26', '2025-06-18', LEGACY_PROTOCOL_VERSION];
+
+/**
+ * The version a server that speaks `recorded` answers to an `initialize` asking `requested`: the
+ * requested one when mcptap knows it and it is not newer than `recorded`, else `recorded` (the spec's
+ * negotiation: the client then decides whether it can go on).
+ */
+export function negotiatedVersion(requested: unknown, recorded: string): string {
+  if (typeof requested !== 'string' || !LEGACY_PROTOCOL_VERSIONS.includes(requested)) return recorded;
+  return LEGACY_PROTOCOL_VERSIONS.includes(recorded) && requested <= recorded ? requested : recorded;
+}
 
 /** Methods whose `Mcp-Name` (and span target) comes from params. */
 const NAME_PARAM: Record<string, 'name' | 'uri'> = {

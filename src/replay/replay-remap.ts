@@ -1,8 +1,9 @@
 /**
- * What a replay must not send verbatim: the JSON-RPC id (fresh per session), the progress token
- * (fresh, so two replays in flight never share one), the MRTR `requestState` and subscription ids
- * (the new server's, learnt from its answers, never the recorded ones). Answers are mapped back
- * into the recording's terms before they are compared. Pure data in, data out.
+ * What a replay sends in place of the recorded values, and how answers come back into the
+ * recording's terms. The JSON-RPC id and the progress token are the recorded ones where the caller
+ * says they are free (not in flight in the replay connection: a server that echoes them then answers
+ * as recorded), fresh ones otherwise; the MRTR `requestState` and subscription ids are the new
+ * server's, learnt from its answers, never the recorded ones. Pure data in, data out.
  */
 import { idKey, isRecord, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
 import { progressTokenOf } from '../protocol/mcp.js';
@@ -33,16 +34,20 @@ export class ReplayRemap {
   /** The same for `subscriptions/listen` requests, all of them (subscriptions are named by their listen request's id and live long). */
   private readonly listens = new Map<string, JsonRpcId>();
 
-  /** The request to send for a recorded one, with `id`. */
-  outgoing(recorded: JsonRpcRequest, id: JsonRpcId): Outgoing {
+  /**
+   * The request to send for a recorded one, with `id`; its progress token the recorded one when
+   * `tokenFree` says no request in flight in the connection carries it, else a fresh one.
+   */
+  outgoing(recorded: JsonRpcRequest, id: JsonRpcId, tokenFree: (token: JsonRpcId) => boolean = () => false): Outgoing {
     const out: Outgoing = { request: { ...recorded, id } };
     if (recorded.method === 'subscriptions/listen') this.listens.set(idKey(recorded.id), id);
     else remember(this.ids, idKey(recorded.id), id);
     const params = recorded.params;
     if (!isRecord(params)) return out;
     const p: Record<string, unknown> = { ...params };
-    if (progressTokenOf(recorded) !== undefined && isRecord(p._meta)) {
-      const token = `mcptap-replay-${++this.tokens}`;
+    const recordedToken = progressTokenOf(recorded);
+    if (recordedToken !== undefined && isRecord(p._meta)) {
+      const token = tokenFree(recordedToken) ? recordedToken : `mcptap-replay-${++this.tokens}`;
       p._meta = { ...p._meta, progressToken: token };
       out.progressToken = token;
     }

@@ -3,7 +3,7 @@
  * done and its pace allows, in its replay session (legacy sessions open with the recorded
  * `initialize`, so the new server mints its own session id). Ids, progress tokens, `requestState`
  * and subscription ids are remapped (replay-remap.ts); the server's own requests are answered from
- * the recording (server-answers.ts). Never throws for what the target does: a failure becomes the
+ * the recording (server-requests.ts); what it sends and gets is told to `--update` (replay-traffic.ts). Never throws for what the target does: a failure becomes the
  * step's answer, with a one-line reason. Steps are started in order, at most {@link WINDOW} at once
  * (waiting or in flight); each reads its exchange from the store when it is sent and hands its
  * answer to `onAnswer` at once, so the replay's memory follows the window, not the recording.
@@ -12,10 +12,9 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
-import { holdServerStream, type HeldServerStream } from '../client/server-stream.js';
 import { TransportError } from '../client/transport-error.js';
 import { McptapError } from '../errors.js';
-import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReplayedAnswer } from './compare.js';
 import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
@@ -23,22 +22,16 @@ import type { StoredExchange } from '../store/types.js';
 import { ReplayRemap } from './replay-remap.js';
 import { TargetHealth } from './target-health.js';
 import { answerFrom, CANCELLED_ANSWER, errorOf } from './replayed-answer.js';
-import type { ReplayTarget, TargetConnection } from './replay-target.js';
+import type { ReplayTarget } from './replay-target.js';
 import type { ServerAnswers } from './server-answers.js';
+import { recordedTimeOf, ReplayTraffic, type TrafficObserver } from './replay-traffic.js';
+import { ServerRequests, type AnsweringSession } from './server-requests.js';
 import { httpStatusHint } from './transport-hint.js';
 
 /** `recorded`: the recorded gaps; `fast`: only the order; `factor`: N times the recorded rate. */
 export type Pace = { kind: 'recorded' } | { kind: 'fast' } | { kind: 'factor'; factor: number };
 
-/**
- * Sees the replay's traffic as it happens (`--update` records it). `recordedUs`: when the message's
- * counterpart was recorded (a step's request, response or cancellation), for a baseline of stable times.
- */
-export interface TrafficObserver {
-  opened(session: string, timeUs: number): void;
-  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, sessionId?: string, recordedUs?: number): void;
-  closed(session: string, timeUs: number): void;
-}
+export type { TrafficObserver } from './replay-traffic.js';
 
 export interface ReplayOptions {
   plan: ReplayPlan<PlanExchange>;
@@ -78,17 +71,15 @@ interface ReplayStep {
   session: string;
 }
 
-interface LiveSession {
+interface LiveSession extends AnsweringSession {
   plan: ReplaySessionPlan<PlanExchange>;
-  conn: TargetConnection;
-  session: McpSession;
-  inFlight: Set<number>;
   /** Legacy, its initialize a step: settles once that step is done. Requests wait for it, as a client must. */
   initializeDone?: { promise: Promise<void>; settle(): void };
   /** Its initialize, answered when recorded, failed now: why; the session's other requests are not sent. */
   unusable?: string;
-  /** Legacy HTTP: the standalone GET stream, held from initialized on (server-stream.ts). */
-  serverStream?: HeldServerStream;
+  /** Ids and progress tokens of its requests in flight (idKey): a recorded one is sent again only when free. */
+  sentIds: Set<string>;
+  sentTokens: Set<string>;
 }
 
 const CANCELLED = 'notifications/cancelled';
@@ -102,7 +93,8 @@ class Replayer {
   private readonly remap = new ReplayRemap();
   private readonly sessions = new Map<string, Promise<LiveSession>>();
   private readonly plans: Map<string, ReplaySessionPlan<PlanExchange>>;
-  private readonly unexpected = new Map<number, string[]>();
+  private readonly traffic: ReplayTraffic;
+  private readonly serverRequests: ServerRequests;
   /** Steps started and not done. */
   private started = 0;
   /** Started steps waiting for others: how many they still wait for. */
@@ -119,6 +111,8 @@ class Replayer {
 
   constructor(private readonly opts: ReplayOptions) {
     this.clock = opts.clock ?? systemClock;
+    this.traffic = new ReplayTraffic(this.clock, opts.observer);
+    this.serverRequests = new ServerRequests(opts.answers, this.traffic, opts.timeoutMs);
     this.plans = new Map(opts.plan.sessions.map((s) => [s.key, s]));
     this.done = new Uint8Array(opts.plan.size);
     // Every step in the window (up to WINDOW) listens to it: that is no leak.
@@ -192,9 +186,7 @@ class Replayer {
   /** Hands the step's answer on, with the server requests charged to it. */
   private answer(step: ReplayStep, a: ReplayedAnswer): void {
     if (this.stopped) return; // cut short by the stop: neither same nor different, not counted
-    const unexpected = this.unexpected.get(step.index) ?? [];
-    this.unexpected.delete(step.index);
-    this.opts.onAnswer(step.index, step.exchange, { ...a, unexpectedServerRequests: unexpected });
+    this.opts.onAnswer(step.index, step.exchange, { ...a, unexpectedServerRequests: this.serverRequests.take(step.index) });
   }
 
   private async runStep(step: ReplayStep): Promise<ReplayedAnswer> {
@@ -226,13 +218,17 @@ class Replayer {
     const gone = live.conn.goneReason() ?? this.health.gone;
     if (gone !== undefined) return this.skip(gone);
     const recorded = step.exchange.request as JsonRpcRequest;
-    const sentId = live.session.nextId();
-    const { request } = this.remap.outgoing(recorded, sentId);
+    // The recorded id and token where free, so a server that echoes them answers as recorded.
+    const sentId = freeId(live, recorded.id);
+    const { request, progressToken } = this.remap.outgoing(recorded, sentId, (t) => !live.sentTokens.has(idKey(t)));
+    const held = [idKey(sentId), progressToken === undefined ? undefined : idKey(progressToken)] as const;
+    live.sentIds.add(held[0]);
+    if (held[1] !== undefined) live.sentTokens.add(held[1]);
     const cancel = this.cancelTimer(step, live, sentId);
     live.inFlight.add(step.index);
-    const onMessage = (m: JsonRpcMessage, t: number) => this.onMessage(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
+    const onMessage = (m: JsonRpcMessage, t: number) => this.serverRequests.inStep(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
-    this.opts.observer?.message(step.session, 'c2s', request, this.clock.nowUs(), live.session.sessionId, step.exchange.startUs);
+    this.traffic.sent(step.session, request, live.session.sessionId, step.exchange.startUs);
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) await this.sentInitialized(live);
@@ -244,6 +240,8 @@ class Replayer {
     } finally {
       cancel?.stop();
       live.inFlight.delete(step.index);
+      live.sentIds.delete(held[0]);
+      if (held[1] !== undefined) live.sentTokens.delete(held[1]);
     }
   }
 
@@ -275,7 +273,7 @@ class Replayer {
         // modern HTTP request is cancelled by closing its stream, which the abort does.
         if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
           const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
-          this.opts.observer?.message(step.session, 'c2s', n, this.clock.nowUs(), live.session.sessionId, c.timeUs);
+          this.traffic.sent(step.session, n, live.session.sessionId, c.timeUs);
           void live.session.notify(n).catch(() => undefined);
         }
         ac.abort();
@@ -283,29 +281,6 @@ class Replayer {
       this.scaled(Math.max(0, c.timeUs - step.exchange.startUs)) / 1000,
     );
     return { signal: ac.signal, stop: () => clearTimeout(timer) };
-  }
-
-  private onMessage(live: LiveSession, step: number, m: JsonRpcMessage, t: number, recordedUs?: number): void {
-    this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId, recordedUs);
-    // Over HTTP a server request arrives in a request's stream; stdio's client calls answer() itself.
-    if (live.conn.channel.transport === 'http' && 'method' in m && 'id' in m) {
-      const res = this.serverAnswer(live, m as JsonRpcRequest, step);
-      void live.conn.respond(res, live.session.headerContext).catch(() => undefined);
-    }
-  }
-
-  /** The recorded answer to a server request; one the recording lacks is charged to the step it came in (or the oldest in flight). */
-  private serverAnswer(live: LiveSession, req: JsonRpcRequest, step?: number): JsonRpcResponse {
-    const a = this.opts.answers.answer(req);
-    const charged = step ?? [...live.inFlight].sort((x, y) => x - y)[0];
-    if (!a.fromRecording && charged !== undefined) {
-      const list = this.unexpected.get(charged) ?? [];
-      list.push(req.method);
-      this.unexpected.set(charged, list);
-    }
-    if (step === undefined) this.opts.observer?.message(live.plan.key, 's2c', req, this.clock.nowUs(), live.session.sessionId);
-    this.opts.observer?.message(live.plan.key, 'c2s', a.response, this.clock.nowUs(), live.session.sessionId);
-    return a.response;
   }
 
   private session(key: string): Promise<LiveSession> {
@@ -320,7 +295,7 @@ class Replayer {
   private async openSession(plan: ReplaySessionPlan<PlanExchange>): Promise<LiveSession> {
     const holder: { live?: LiveSession } = {};
     const conn = await this.opts.target.connect((req) =>
-      holder.live ? this.serverAnswer(holder.live, req) : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'not ready' } },
+      holder.live ? this.serverRequests.answer(holder.live, req) : { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'not ready' } },
     );
     const session = new McpSession(conn.channel, {
       era: plan.era,
@@ -328,23 +303,23 @@ class Replayer {
       timeoutMs: this.opts.timeoutMs,
       ...(plan.era === 'modern' && plan.protocolVersion !== undefined ? { protocolVersion: plan.protocolVersion } : {}),
     });
-    const live: LiveSession = { plan, conn, session, inFlight: new Set() };
+    const live: LiveSession = { key: plan.key, plan, conn, session, inFlight: new Set(), sentIds: new Set(), sentTokens: new Set() };
     if (plan.era === 'legacy' && this.opts.plan.initializeIsStep.has(plan.key)) {
       let settle = (): void => undefined;
       const promise = new Promise<void>((resolve) => (settle = resolve));
       live.initializeDone = { promise, settle };
     }
     holder.live = live;
-    this.opts.observer?.opened(plan.key, this.clock.nowUs());
+    this.traffic.opened(plan.key);
     if (plan.era === 'legacy' && plan.initialize === undefined && !this.opts.plan.initializeIsStep.has(plan.key)) {
       await this.handshake(live, () => session.initialize({ signal: this.stop.signal }));
     } else if (plan.initialize !== undefined) {
       const recorded = this.opts.load(plan.initialize.rowid);
       const { request } = this.remap.outgoing(recorded.request as JsonRpcRequest, session.nextId());
-      this.opts.observer?.message(plan.key, 'c2s', request, this.clock.nowUs(), undefined, recorded.startUs);
+      this.traffic.sent(plan.key, request, undefined, recorded.startUs);
       const recordedEnd = recorded.endUs ?? recorded.startUs;
       await this.handshake(live, () =>
-        session.open(request, { onMessage: (m, t) => this.opts.observer?.message(plan.key, 's2c', m, t, undefined, recordedEnd), signal: this.stop.signal }),
+        session.open(request, { onMessage: (m, t) => this.traffic.received(plan.key, m, t, undefined, recordedEnd), signal: this.stop.signal }),
       );
     }
     return live;
@@ -365,16 +340,9 @@ class Replayer {
   }
 
   private async sentInitialized(live: LiveSession): Promise<void> {
-    this.opts.observer?.message(live.plan.key, 'c2s', { jsonrpc: '2.0', method: 'notifications/initialized' }, this.clock.nowUs(), live.session.sessionId);
+    this.traffic.sent(live.plan.key, { jsonrpc: '2.0', method: 'notifications/initialized' }, live.session.sessionId);
     // As the SDK clients do: the server's own requests (roots/list) come on this stream.
-    live.serverStream ??= holdServerStream(live.session, {
-      answer: (req) => this.serverAnswer(live, req),
-      onMessage: (m, t) => {
-        if (!('method' in m && 'id' in m)) this.opts.observer?.message(live.plan.key, 's2c', m, t, live.session.sessionId);
-      },
-      openTimeoutMs: this.opts.timeoutMs,
-    });
-    await Promise.race([live.serverStream.opened, this.stopped$]);
+    await Promise.race([this.serverRequests.holdStream(live), this.stopped$]);
   }
 
   private async closeSessions(): Promise<void> {
@@ -384,7 +352,7 @@ class Replayer {
       await live.serverStream?.close();
       // Stopped, or the target is gone: it is closed next, with no request that a hung server could hold up.
       if (!this.stopped && this.health.gone === undefined) await live.session.close();
-      this.opts.observer?.closed(live.plan.key, this.clock.nowUs());
+      this.traffic.closed(live.plan.key);
     }
   }
 
@@ -401,10 +369,11 @@ class Replayer {
   }
 }
 
-/** When a step's message was recorded: its response at the recorded end (or cancel), anything else at its start. */
-function recordedTimeOf(ex: StoredExchange, m: JsonRpcMessage, sentId: JsonRpcId): number {
-  const response = !('method' in m) && 'id' in m && m.id === sentId;
-  return response ? (ex.endUs ?? ex.cancel?.timeUs ?? ex.startUs) : ex.startUs;
+/** `recorded` when no request in flight in the session carries it, else the session's next id that none does. */
+function freeId(live: LiveSession, recorded: JsonRpcId): JsonRpcId {
+  let id = recorded;
+  while (live.sentIds.has(idKey(id))) id = live.session.nextId();
+  return id;
 }
 
 function reasonOf(err: unknown): string {

@@ -8,6 +8,7 @@
  * so then every pair must be. Fewer than `minSamples` pairs: no verdict.
  */
 import { McptapError } from '../errors.js';
+import { parseDurationMs } from '../load/duration.js';
 
 export interface SlowdownLimit {
   /** Replayed more than this times the recorded time. */
@@ -33,17 +34,19 @@ export const DEFAULT_MIN_SAMPLES = 3;
 /** The sign test's level (one-sided): as `compare`'s 99% bounds. */
 export const SIGN_TEST_ALPHA = 0.01;
 
-/** `1.5x`, `1.5x,+50ms`, `2,+1s`: the factor and, when given, the floor. */
+/** `1.5x`, `1.5x,+50ms`, `2,+1s`: the factor and, when given, the floor (a duration with its unit, as in scenarios). */
 export function parseMaxSlowdown(v: string): { factor: number; floorUs?: number } {
   const bad = () =>
     new McptapError('MCPTAP_BAD_FLAG', `--max-slowdown must be a factor of at least 1 and optionally a floor (1.5x or 1.5x,+50ms), got ${JSON.stringify(v)}`);
-  const m = /^\s*(\d+(?:\.\d+)?)x?\s*(?:,\s*\+?(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\s*)?$/i.exec(v);
+  const m = /^\s*(\d+(?:\.\d+)?)x?\s*(?:,\s*\+?([^,]*))?$/i.exec(v);
   if (!m) throw bad();
   const factor = Number(m[1]);
   if (!Number.isFinite(factor) || factor < 1) throw bad();
   if (m[2] === undefined) return { factor };
-  const unit = m[3]!.toLowerCase();
-  return { factor, floorUs: Number(m[2]) * (unit === 's' ? 1e6 : unit === 'ms' ? 1e3 : 1) };
+  // The floor is a duration as scenario files write them (load/duration.ts), its unit required.
+  const floorMs = /^[\s\d.]*$/.test(m[2]) ? undefined : parseDurationMs(m[2]);
+  if (floorMs === undefined) throw bad();
+  return { factor, floorUs: floorMs * 1000 };
 }
 
 export function slowdownLimit(spec: { factor: number; floorUs?: number }, minSamples = DEFAULT_MIN_SAMPLES): SlowdownLimit {

@@ -20,7 +20,7 @@ import { McptapError } from '../errors.js';
 import { moveIntoPlace, removeTemp, tempFor } from '../util/atomic-file.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
-import type { TrafficObserver } from './replayer.js';
+import type { TrafficObserver } from './replay-traffic.js';
 import { baselineJsonl, isJsonlBaseline, isJsonlPath } from '../interchange/jsonl-baseline.js';
 import { baselineConnectionId, RecordedTimes } from './recorded-times.js';
 

@@ -51,11 +51,24 @@ const req = (id: JsonRpcRequest['id'], method: string, params?: Record<string, u
 describe('MockResponder', () => {
   it('answers initialize with the first recorded handshake, whatever the client sent, under its id', () => {
     const r = new MockResponder(RECORDED);
-    const plan = r.answer(req('init-1', 'initialize', { protocolVersion: '2025-03-26', clientInfo: { name: 'another' } }));
+    const plan = r.answer(req('init-1', 'initialize', { protocolVersion: '2025-11-25', clientInfo: { name: 'another' } }));
     expect(plan.outcome).toBe('hit');
     expect(plan.messages.map((m) => m.message)).toEqual([
       { jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: '2025-06-18', serverInfo: { name: 's' } } },
     ]);
+  });
+
+  it("negotiates initialize's version: an older known one the client asks, else the recorded one", () => {
+    const r = new MockResponder(RECORDED);
+    const version = (asked: unknown) => {
+      const m = r.answer(req(1, 'initialize', { protocolVersion: asked })).messages[0]!.message as { result: { protocolVersion: string } };
+      return m.result.protocolVersion;
+    };
+    expect(version('2025-03-26')).toBe('2025-03-26');
+    expect(version('2024-11-05')).toBe('2024-11-05');
+    expect(version('2025-11-25')).toBe('2025-06-18');
+    expect(version('2024-10-07')).toBe('2025-06-18');
+    expect(version(undefined)).toBe('2025-06-18');
   });
 
   it("re-sends progress under the caller's token and the response under its id", () => {

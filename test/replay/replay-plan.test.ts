@@ -98,6 +98,13 @@ describe('replay remap', () => {
     expect(remap.back({ jsonrpc: '2.0', id: 1, result: { ok: true } }, recorded, undefined, 1)).toEqual({ jsonrpc: '2.0', id: 7, result: { ok: true } });
   });
 
+  it('sends the recorded progress token when the connection has it free, a fresh one when not', () => {
+    const remap = new ReplayRemap();
+    const recorded = call(7, { name: 'slow', _meta: { progressToken: 7 } });
+    expect(remap.outgoing(recorded, 7, () => true).request).toEqual(call(7, { name: 'slow', _meta: { progressToken: 7 } }));
+    expect(remap.outgoing(recorded, 8, (t) => t !== 7).progressToken).toBe('mcptap-replay-1');
+  });
+
   it("retries an MRTR call with the new server's requestState, and compares the recorded one", () => {
     const remap = new ReplayRemap();
     const first = call(1, { name: 'ask' });

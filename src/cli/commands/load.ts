@@ -1,7 +1,7 @@
 /**
  * `mcptap load SCENARIO`: run a load scenario; print the summary to stdout and live progress to
  * stderr; write the JSON result, JUnit and an HTML report on request. Exit code: 0 all thresholds passed,
- * 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable,
+ * 1 a cancel verdict unknown and judged by no threshold (as probe-cancel), 3 a threshold failed, 4 the scenario (or a data file) is invalid, 5 the target is unreachable,
  * 130/143 the run was stopped by SIGINT/SIGTERM (what ran is still reported and written: a CI job
  * cancelled or timed out keeps its partial results, and a partial run never passes as a green one).
  * A shard (`--shard i/n`) never exits 3: it saw part of the run, so `merge-results` judges.
@@ -23,6 +23,7 @@ import { renderSummary } from '../../load/report/text-report.js';
 import { runLoad, StoppedBeforeRun } from '../../load/run-load.js';
 import { loadScenarioFile } from '../../load/scenario-loader.js';
 import { thresholdsPassed } from '../../load/threshold-eval.js';
+import { unjudgedMessage, unjudgedUnknownCancels } from '../../load/cancel-unjudged.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import type { Scenario } from '../../load/scenario.js';
 import { LoadLiveMetrics } from '../../telemetry/load-live-metrics.js';
@@ -78,7 +79,8 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       `
-Exit codes: 0 thresholds passed, 3 a threshold failed, 4 invalid scenario or data file,
+Exit codes: 0 thresholds passed, 1 a cancel verdict unknown that no cancel threshold judged (as
+probe-cancel), 3 a threshold failed, 4 invalid scenario or data file,
 5 target unreachable, 2 bad command line, 130/143 stopped by SIGINT/SIGTERM (in-flight requests
 finish and what ran is reported and written; a second signal quits at once; stopped while the
 target is still being checked, nothing ran and nothing is written). With --shard,
@@ -178,9 +180,12 @@ async function runAndReport(
   await writeOutputs(result, flags);
   const by = stop.stoppedBy();
   if (by) return SIGNAL_EXIT[by];
-  if (thresholdsPassed(result.thresholds)) return ExitCode.Ok;
-  // A shard sees part of the run: its thresholds are informative only; merge-results decides.
-  if (shard && shard.count > 1) {
+  // A shard sees part of the run: its verdicts are informative only; merge-results decides.
+  const whole = !(shard && shard.count > 1);
+  const unjudged = whole ? unjudgedUnknownCancels(result) : [];
+  for (const u of unjudged) process.stderr.write(`mcptap: ${unjudgedMessage(u)}\n`);
+  if (thresholdsPassed(result.thresholds)) return unjudged.length > 0 ? ExitCode.Failed : ExitCode.Ok;
+  if (!whole) {
     process.stderr.write(`mcptap: shard ${shard.index}/${shard.count}: thresholds are judged after \`mcptap merge-results\`; not failing this shard\n`);
     return ExitCode.Ok;
   }

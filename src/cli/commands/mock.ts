@@ -3,6 +3,7 @@
  * flags -> a MockResponder over the recording's answers -> the stdio or HTTP front end; says the
  * hit and miss counts on stderr when it stops.
  */
+import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { HttpMissForwarder, type MissForwarder } from '../../mock/miss-forwarder.js';
@@ -90,7 +91,7 @@ and its data is {key, nearest: {key, path, recorded, requested, differences}}.
 On HTTP, a legacy client gets an Mcp-Session-Id from initialize (DELETE ends it); 2026-07-28 requests are stateless.
 When it stops (SIGINT/SIGTERM, or the end of stdin with --stdio) it says on stderr how many requests were
 answered from the recording and how many missed. Exit codes: 0 served, 2 usage, 4 not a recording or
-no exchanges in it.`,
+no exchanges in it, 130/143 stopped by SIGINT/SIGTERM before it served (what it opened is closed first).`,
     )
     .action(async (file: string, flags: MockFlags) => {
       process.exitCode = await runMock(file, flags);
@@ -98,6 +99,19 @@ no exchanges in it.`,
 }
 
 async function runMock(file: string, flags: MockFlags): Promise<number> {
+  // First of all: a signal during start-up is caught (Node's default exits at once, leaving an
+  // unfinished --record file); what was opened is closed, then the shell's exit code (143, 130).
+  const stop = untilSignal();
+  try {
+    const early = await mockUntil(file, flags, stop);
+    return early === undefined ? ExitCode.Ok : 128 + osConstants.signals[early];
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** Serves until stopped; the signal that came before it served, if one did. */
+async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promise<NodeJS.Signals | undefined> {
   const logger = createLogger(flags.logLevel);
   const opts = checkFlags(flags);
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
@@ -105,6 +119,13 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   // whatever token was recorded in their place (mock-matcher.ts), so the key need not be the tap's.
   const redactor = new Redactor(withNames((await redactRulesFromFlags(flags)).redactRules));
   const redactParams = (params: unknown) => redactor.redactJson(params, ['params']);
+  const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
+  const stoppedEarly = (): NodeJS.Signals | undefined => {
+    const sig = stop.by();
+    if (sig !== undefined) say(`${sig} before serving: stopped`);
+    return sig;
+  };
+  if (stop.by() !== undefined) return stoppedEarly();
   // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
   const input = await openRecordingInput(file);
   const store = input.store;
@@ -120,30 +141,26 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   }
   try {
     const responder = new MockResponder(recorded, { pace: opts.pace, unanswered: opts.unanswered, redactParams, ...(rules ? { rules } : {}) });
-    const say = (text: string) => process.stderr.write(`mcptap mock: ${text}\n`);
     let tap: RecordingTap | undefined;
     let forwarder: MissForwarder | undefined;
-    if (opts.upstream) {
-      tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
-      forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
-    }
-    // A mock that never served (its port taken) has no counts to report: its error says it all.
-    let served = true;
+    // A mock that never served (its port taken, or stopped first) has no counts to report.
+    let served = false;
     try {
-      if (opts.listen) await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded);
-      else await serveStdio(responder, forwarder);
-    } catch (err) {
-      if (err instanceof McptapError && err.code === 'MCPTAP_LISTEN') served = false;
-      throw err;
+      if (opts.upstream && stop.by() === undefined) {
+        tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
+        forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
+      }
+      if (opts.listen) served = await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded, stop);
+      else served = await serveStdio(responder, forwarder, stop);
     } finally {
       await forwarder?.close();
       for (const line of (await tap?.close()) ?? []) logger.warn(line);
       if (served) say(describeStats(responder.stats));
     }
+    return served ? undefined : stoppedEarly();
   } finally {
     input.close();
   }
-  return ExitCode.Ok;
 }
 
 function checkFlags(flags: MockFlags): { pace: Pace; unanswered: Unanswered; listen?: { host: string; port: number }; upstream?: URL } {
@@ -166,14 +183,15 @@ function checkFlags(flags: MockFlags): { pace: Pace; unanswered: Unanswered; lis
   };
 }
 
-/** Until stdin ends, or a stop signal (then the answers in flight are dropped). */
-async function serveStdio(responder: MockResponder, forwarder: MissForwarder | undefined): Promise<void> {
-  const stopped = untilSignal();
-  await Promise.race([serveMockStdio({ responder, input: process.stdin, output: process.stdout, ...(forwarder ? { forwarder } : {}) }), stopped.signalled]);
-  stopped.dispose();
+/** Until stdin ends, or a stop signal (then the answers in flight are dropped); false when stopped before it began. */
+async function serveStdio(responder: MockResponder, forwarder: MissForwarder | undefined, stop: StopWatch): Promise<boolean> {
+  if (stop.by() !== undefined) return false;
+  await Promise.race([serveMockStdio({ responder, input: process.stdin, output: process.stdout, ...(forwarder ? { forwarder } : {}) }), stop.signalled]);
   process.stdin.destroy();
+  return true;
 }
 
+/** Until a stop signal; false when one came before the server was up. */
 async function serveHttp(
   listen: { host: string; port: number },
   path: string,
@@ -182,24 +200,41 @@ async function serveHttp(
   logger: Logger,
   say: (text: string) => void,
   recorded: AnswerIndex,
-): Promise<void> {
+  stop: StopWatch,
+): Promise<boolean> {
+  if (stop.by() !== undefined) return false;
   let server;
   try {
     server = await startMockHttpServer({ responder, ...listen, path, logger, ...(forwarder ? { forwarder } : {}) });
   } catch (err) {
     throw listenError(`${listen.host}:${listen.port}`, err) ?? err;
   }
-  const stopped = untilSignal();
-  // Said once the signals are handled: whoever reads this line may stop the mock at once.
+  if (stop.by() !== undefined) {
+    await server.close();
+    return false;
+  }
+  // Said once serving: whoever reads this line may stop the mock at once.
   say(`serving ${recorded.count} recorded answers on ${server.url}`);
-  await stopped.signalled;
-  stopped.dispose();
+  await stop.signalled;
   await server.close();
+  return true;
 }
 
-function untilSignal(): { signalled: Promise<void>; dispose(): void } {
-  let onSignal: () => void = () => {};
-  const signalled = new Promise<void>((resolve) => (onSignal = resolve));
+/** The stop signals, caught from {@link untilSignal} on: the first one's name, and a promise it settles. */
+interface StopWatch {
+  signalled: Promise<void>;
+  by(): NodeJS.Signals | undefined;
+  dispose(): void;
+}
+
+function untilSignal(): StopWatch {
+  let first: NodeJS.Signals | undefined;
+  let settle: () => void = () => {};
+  const signalled = new Promise<void>((resolve) => (settle = resolve));
+  const onSignal = (sig: NodeJS.Signals): void => {
+    first ??= sig;
+    settle();
+  };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
-  return { signalled, dispose: () => STOP_SIGNALS.forEach((s) => process.off(s, onSignal)) };
+  return { signalled, by: () => first, dispose: () => STOP_SIGNALS.forEach((s) => process.off(s, onSignal)) };
 }
