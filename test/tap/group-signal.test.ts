@@ -74,6 +74,6 @@ describe('a signal to the whole process group loses nothing the tap forwarded', 
         if (o.code !== null) expect(allowedCodes(transport, c.signals), what).toContain(o.code);
       }
       console.log(seen.join('\n'));
-    }, 120_000);
+    }, 240_000);
   }
 });
