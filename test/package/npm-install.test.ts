@@ -104,8 +104,9 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     const listed = help.stdout.split('\nCommands:\n')[1]!.split('\n\n')[0]!;
     const commands = [...listed.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]!).filter((c) => c !== 'help');
     expect(commands).toEqual(expect.arrayContaining(['stdio', 'http', 'demo', 'reference', 'ls', 'show', 'load', 'replay', 'mock', 'probe-cancel']));
-    for (const command of commands) {
-      const r = await mcptap([command, '--help']);
+    // All at once: each is a process start-up that waits mostly on module loading (a dozen, bounded by the list).
+    const helps = await Promise.all(commands.map(async (command) => ({ command, r: await mcptap([command, '--help']) })));
+    for (const { command, r } of helps) {
       expect(r.code, `${command}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toContain(`Usage: mcptap ${command}`);
     }
