@@ -1,13 +1,17 @@
 /**
  * mcptap installed as a user installs it: `npm pack` of a copy of the sources without dist/ (the
  * tarball's build is prepack's), `npm install -g` of the tarball into an empty prefix, as the
- * install step of examples/replay-ci runs it (runtime dependencies from the npm registry,
- * better-sqlite3 fetched or compiled), then the installed `mcptap` run from a directory outside the
+ * install step of examples/replay-ci runs it (runtime dependencies resolved from the npm registry,
+ * better-sqlite3's install script run), then the installed `mcptap` run from a directory outside the
  * repository: --help of the program and of every command, the stdio demo, ls, replay of the demo's
  * recording against the installed reference server and mock, and a short load with an HTML report.
- * Slow (minutes: the install fetches the dependencies from the registry).
+ * Two shortcuts keep it under a minute and change nothing mcptap ships: npm prefers its local cache
+ * (--prefer-offline: what is cached is not revalidated, what is missing is still fetched), and
+ * better-sqlite3's prebuild-install finds the repository's own compiled binary as a local prebuild,
+ * as a user's install finds the published one, instead of compiling SQLite for minutes when the
+ * download fails. Without that binary the install falls back to download or compile as before.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +25,23 @@ const bin = join(prefix, 'bin', 'mcptap');
 const run = join(work, 'run');
 
 /** The environment without what `npm test` exports to its scripts (npm_config_*, npm_package_*), which would steer the npm below. */
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+
+/**
+ * The repository's compiled better-sqlite3 packed as the prebuild its install script looks for
+ * (`prebuild-install`'s local-prebuilds directory, named as its release assets are); undefined when
+ * the repository has no such binary, and the install downloads or compiles one.
+ */
+function localPrebuilds(): string | undefined {
+  const pkg = join(ROOT, 'node_modules', 'better-sqlite3');
+  if (!existsSync(join(pkg, 'build', 'Release', 'better_sqlite3.node'))) return undefined;
+  const { version } = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { version: string };
+  const dir = join(work, 'prebuilds');
+  mkdirSync(dir);
+  const asset = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(dir, asset), '-C', pkg, 'build/Release/better_sqlite3.node']);
+  return dir;
+}
 
 interface Ran {
   code: number;
@@ -66,7 +86,9 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     ).jobs.replay.steps;
     const [npm, ...args] = steps.find((s) => s.name === 'Install mcptap')!.run!.split(/\s+/);
     expect(args).toEqual(['install', '-g', '--no-audit', '--no-fund', expect.stringMatching(/^https:\/\/\S+\/mcptap-\d+\.\d+\.\d+\.tgz$/)]);
-    const install = await sh(npm!, [...args.slice(0, -1), tarball, '--prefix', prefix], work, 840_000);
+    const prebuilds = localPrebuilds();
+    if (prebuilds) env['npm_config_better_sqlite3_local_prebuilds'] = prebuilds;
+    const install = await sh(npm!, [...args.slice(0, -1), '--prefer-offline', tarball, '--prefix', prefix], work, 840_000);
     expect(install.code, install.stderr).toBe(0);
   }, 1_200_000);
 
@@ -91,8 +113,9 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     const listed = help.stdout.split('\nCommands:\n')[1]!.split('\n\n')[0]!;
     const commands = [...listed.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]!).filter((c) => c !== 'help');
     expect(commands).toEqual(expect.arrayContaining(['stdio', 'http', 'demo', 'reference', 'ls', 'show', 'load', 'replay', 'mock', 'probe-cancel']));
-    for (const command of commands) {
-      const r = await mcptap([command, '--help']);
+    // All at once: each is a process start-up that waits mostly on module loading (a dozen, bounded by the list).
+    const helps = await Promise.all(commands.map(async (command) => ({ command, r: await mcptap([command, '--help']) })));
+    for (const { command, r } of helps) {
       expect(r.code, `${command}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toContain(`Usage: mcptap ${command}`);
     }
