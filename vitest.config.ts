@@ -7,12 +7,6 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMED = ['test/load/e2e-timing.test.ts', 'test/tap/http-timing.test.ts'];
 
-/**
- * Two files at a time in the main group: vitest's default on a 2-CPU machine is one (CPUs - 1), yet
- * most files wait on the processes they spawn; measured in docs/performance.md (Test suite wall time).
- */
-const MAIN_WORKERS = 2;
-
 const common = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
@@ -22,7 +16,7 @@ const common = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { ...common, name: 'main', include: ['test/**/*.test.ts'], exclude: TIMED, maxWorkers: MAIN_WORKERS, sequence: { groupOrder: 0 } } },
+      { test: { ...common, name: 'main', include: ['test/**/*.test.ts'], exclude: TIMED, sequence: { groupOrder: 0 } } },
       { test: { ...common, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },
