@@ -9,6 +9,7 @@ import { McpHttpClient, mcpHeaders, type CallResult } from '../client/index.js';
 import { isRecord, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
 import { eraOfRequest, MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
 import type { Logger } from '../util/logger.js';
+import { McptapError } from '../errors.js';
 
 export interface ForwardOptions {
   /** The caller's session (an HTTP `Mcp-Session-Id`, or `stdio`): one upstream session each. */
@@ -96,7 +97,10 @@ export class HttpMissForwarder implements MissForwarder {
     const r: CallResult = await this.client.post(init);
     const result = r.response?.result;
     if (!isRecord(result))
-      throw new Error(`the upstream refused initialize (HTTP ${r.httpStatus ?? '?'}${r.response?.error ? `: ${r.response.error.message}` : ''})`);
+      throw new McptapError(
+        'MOCK_UPSTREAM_UNAVAILABLE',
+        `the upstream refused initialize (HTTP ${r.httpStatus ?? '?'}${r.response?.error ? `: ${r.response.error.message}` : ''})`,
+      );
     const protocolVersion = typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;
     const headers = mcpHeaders('notifications/initialized', undefined, { era: 'legacy', protocolVersion, ...(r.sessionId ? { sessionId: r.sessionId } : {}) });
     await this.client.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { headers, expectId: null });

@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import type { Pool } from 'undici';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { PipelineInput } from '../pipeline/pipeline-input.js';
+import { McptapError } from '../errors.js';
 import { Redactor } from '../redact/redactor.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -153,7 +154,7 @@ class HttpTapServer implements HttpTap {
   ) {
     this.upstream = new URL(opts.upstream);
     if (this.upstream.protocol !== 'http:' && this.upstream.protocol !== 'https:')
-      throw new Error(`upstream must be an http(s) URL, got ${this.upstream.href}`);
+      throw new McptapError('MCPTAP_BAD_FLAG', `upstream must be an http(s) URL, got ${this.upstream.href}`);
     this.host = opts.host ?? DEFAULT_HTTP_TAP_HOST;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger ?? silentLogger;
