@@ -9,6 +9,9 @@
  * - `notifications/cancelled` marks its target; the exchange completes as `cancelled` when a late
  *   response arrives (flagged `responseAfterCancel`), when the grace period passes (`tick`), or at close.
  *   A response arriving after that is an orphan with a `response_after_cancel` anomaly.
+ * - A server's `notifications/cancelled` for an id never seen in flight or completed (of the last
+ *   `seenLimit`) raises `unknown_request_cancelled`. A client's is not flagged: on sessionless HTTP
+ *   each socket is its own connection, so its cancel may travel apart from its request.
  */
 import type { AnomalyKind, StreamEnd, TapEvent } from '../model/events.js';
 
@@ -24,6 +27,8 @@ export interface CorrelatorOptions {
   cancelGraceUs?: number;
   /** Cancelled exchanges remembered to recognise late responses. Default 10,000. */
   tombstoneLimit?: number;
+  /** Completed requests remembered so that a late cancel of one is not taken for an unknown id. Default 10,000. */
+  seenLimit?: number;
 }
 
 const other = (d: Direction): Direction => (d === 'c2s' ? 's2c' : 'c2s');
@@ -41,13 +46,17 @@ export class Correlator {
   private readonly conns = new Map<string, ConnectionEra>();
   private readonly tombstones = new Map<string, string>();
   private readonly operations = new Map<string, string>();
+  /** Pending keys of completed requests, oldest first (bounded by `seenLimit`). */
+  private readonly completed = new Set<string>();
   private seq = 0;
   private readonly graceUs: number;
   private readonly tombstoneLimit: number;
+  private readonly seenLimit: number;
 
   constructor(opts: CorrelatorOptions = {}) {
     this.graceUs = opts.cancelGraceUs ?? 2_000_000;
     this.tombstoneLimit = opts.tombstoneLimit ?? 10_000;
+    this.seenLimit = opts.seenLimit ?? 10_000;
   }
 
   /** Requests in flight. */
@@ -136,6 +145,7 @@ export class Correlator {
     // Nothing of a closed connection stays (a long-running tap sees connections come and go).
     const prefix = `${connectionId}|`;
     for (const m of [this.progressTokens, this.streams, this.operations]) for (const k of m.keys()) if (k.startsWith(prefix)) m.delete(k);
+    for (const k of this.completed) if (k.startsWith(prefix)) this.completed.delete(k);
     return out;
   }
 
@@ -235,6 +245,8 @@ export class Correlator {
         if (ex && !ex.cancel) {
           ex.cancel = { timeUs: frame.timeUs, by: frame.direction, ...(typeof params.reason === 'string' ? { reason: params.reason } : {}) };
           exchangeKey = ex.key;
+        } else if (!ex && frame.direction === 's2c' && !this.completed.has(pk)) {
+          this.anomaly(out, 'unknown_request_cancelled', frame, unknownCancelDetail(rid, frame));
         }
       }
     } else {
@@ -292,6 +304,9 @@ export class Correlator {
     if (ex.cancel) (ex.transport ??= {}).afterCancel = aftermath(ex, ex.cancel);
     this.pending.delete(pk);
     this.byExchangeKey.delete(ex.key);
+    this.completed.delete(pk); // re-added last: the set stays oldest first
+    this.completed.add(pk);
+    if (this.completed.size > this.seenLimit) this.completed.delete(this.completed.values().next().value as string);
     const token = progressTokenOf(ex.request);
     if (token !== undefined) this.progressTokens.delete(`${ex.connectionId}|${ex.direction}|${idKey(token)}`);
     if (ex.outcome === 'cancelled' && !ex.responseAfterCancel) {
@@ -313,6 +328,16 @@ export class Correlator {
       ...(exchangeKey ? { exchangeKey } : {}),
     });
   }
+}
+
+/** The anomaly's detail: the likely cause, which on HTTP is the GET-stream race. */
+function unknownCancelDetail(rid: JsonRpcId, frame: MessageFrame): string {
+  const head = `cancellation of request id ${JSON.stringify(rid)} that the tap never saw`;
+  if (frame.channel === 'stdio') return `${head}: the server cancelled a request it never sent on this connection`;
+  return (
+    `${head}: a server request sent before the client's standalone GET stream reached the server is dropped ` +
+    'by the SDK\'s transport (the GET-stream race; see the README, "When a run through the tap flakes")'
+  );
 }
 
 /** What the server did after `cancel` on this exchange's stream (see CancelAftermath). */

@@ -89,6 +89,12 @@ export const ANOMALY_RULES: Record<AnomalyKind, RuleInfo> = {
     'Streams without a message succeed',
     'An HTTP request without a JSON-RPC message (a GET stream, a DELETE) failed upstream.',
   ),
+  unknown_request_cancelled: rule(
+    'unknown-request-cancelled',
+    'warning',
+    'A server cancels only requests it sent',
+    "The server sent notifications/cancelled for a request id that no recorded frame carried. Over HTTP the likely cause is the GET-stream race: a server request sent before the client's standalone GET stream reached the server was dropped by the server's transport.",
+  ),
 };
 
 export const END_RULES = {
