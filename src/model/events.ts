@@ -66,7 +66,9 @@ export type AnomalyKind =
   /** Traffic the tap forwarded but could not observe (its side path was full): a gap in the recording. */
   | 'dropped'
   /** A request with no JSON-RPC message (a GET stream, a DELETE) failed upstream: no exchange carries its error class. */
-  | 'upstream_failed';
+  | 'upstream_failed'
+  /** A finding of the live check rules (`--check RULES.yaml`); detail: `rule (severity): message`. */
+  | 'check';
 
 /** Something the protocol does not allow, observed and counted; never an exception. */
 export interface AnomalySeen {
