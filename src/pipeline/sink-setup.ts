@@ -171,8 +171,10 @@ async function openCheck(
     ...(say && { say }),
   });
   pipeline.addSink(sink);
+  let ended = false;
   return () => {
-    const result = sink.finish();
-    say?.(checkSummary(result, source.name));
+    if (ended) return;
+    ended = true;
+    say?.(checkSummary(sink.finish(), source.name));
   };
 }

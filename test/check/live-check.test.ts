@@ -4,7 +4,7 @@
  * (`mcptap replay --check`): the same findings, by rule id and count. A failing assertion gives a
  * finding each way; a passing file gives none (replay exit 0).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,8 +15,9 @@ import { mcptap, stdioTransport } from '../replay/replay-helpers.js';
 import { offlineCounts, recordedCounts, replayCounts, rulesFile } from './live-check-helpers.js';
 
 /** A session through `mcptap stdio --check RULES --record DB`: list, then two searches. Returns the tap's stderr. */
-async function liveSession(db: string, rules: string): Promise<string> {
-  const transport = stdioTransport([MCPTAP, 'stdio', '--check', rules, '--record', db, '--', ...notesCommand()]);
+async function liveSession(db: string | undefined, rules: string): Promise<string> {
+  const record = db === undefined ? [] : ['--record', db];
+  const transport = stdioTransport([MCPTAP, 'stdio', '--check', rules, ...record, '--', ...notesCommand()]);
   let stderr = '';
   transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
   const client = new Client({ name: 'live-check', version: '1.0.0' });
@@ -52,7 +53,23 @@ describe('--check: live, offline and replayed alike', () => {
     const replay = await replayCounts(db, rules);
     expect(replay.code).toBe(1);
     expect(replay.counts).toEqual(live);
+    // The text and JUnit reports say them too.
+    const junit = join(dir, 'replay.xml');
+    const text = await mcptap(['replay', db, '--check', rules, '--pace', 'fast', '--junit', junit, '--', ...notesCommand()]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain('check findings');
+    expect(text.stdout).toMatch(/✗ assert\/search-finds: 2 \(2 error/);
+    expect(text.stdout).toMatch(/; 2 check findings\n$/);
+    expect(readFileSync(junit, 'utf8')).toMatch(/<testcase classname="mcptap check" name="assert\/search-finds" time="0">\s*<failure /);
   }, 60_000);
+
+  it('without --record or telemetry the tap still checks, and says so', async () => {
+    const rules = join(dir, 'fail.yaml');
+    writeFileSync(rules, rulesFile('nope'));
+    const stderr = await liveSession(undefined, rules);
+    expect(stderr.match(/mcptap: check: assert\/search-finds \(error\): /g)).toHaveLength(1);
+    expect(stderr).toMatch(/mcptap: check: .*fail\.yaml: 2 findings \(2 error/);
+  }, 30_000);
 
   it('a passing file: no finding live, offline or on replay (exit 0)', async () => {
     const rules = join(dir, 'pass.yaml');

@@ -261,7 +261,8 @@ async function replayFrom(
   // The update written is the accept step's success: its differences are what it accepted.
   if (written) {
     process.stderr.write(updateSummary(flags.update!, countReport(report).different, apiChanges));
-    return ExitCode.Ok;
+    // Changed answers are accepted; check findings are not: they still fail the run.
+    return (report.check?.failing ?? 0) > 0 ? ExitCode.Failed : ExitCode.Ok;
   }
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }
