@@ -51,23 +51,6 @@ export async function redactRulesFromFlags(flags: { redact?: string }): Promise<
   return { redactRules: loadRedactionRules(flags.redact) };
 }
 
-/**
- * `--check RULES.yaml`: the rules file read and parsed now (an error is exit 4 naming `file:line`,
- * before any traffic); its text crosses to the pipelines that run it, which parse it again.
- */
-export async function checkFromFlags(flags: { check?: string }): Promise<Pick<TapPipelineOptions, 'check'>> {
-  if (!flags.check) return {};
-  const [{ readTextFile }, { parseCheckRules }] = await Promise.all([import('../load/yaml-source.js'), import('../check/live-check.js')]);
-  const file = flags.check;
-  const text = readTextFile(file, (why) => new McptapError('CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
-  parseCheckRules({ name: file, text });
-  return { check: { name: file, text } };
-}
-
-/** The `--check` option's help line, shared by the tap commands. */
-export const CHECK_OPTION_HELP =
-  'run the rules of this file (as mcptap check --rules) on the traffic: findings recorded (anomaly kind check), counted (mcptap.check.findings) and said on stderr; the exit code does not change';
-
 /** The `--redact` option's help line, shared by the tap commands. */
 export const REDACT_OPTION_HELP =
   'also redact what this rules file names (JSON paths, fields, headers, regular expressions; docs/redaction.md) in the recording, spans and logs';

@@ -130,8 +130,7 @@ export class PipelineThread implements PipelineInput {
       const { telemetry: _telemetry, check, ...recordOnly } = this.opts.sinks;
       this.tapSpool = TapSpool.open({
         recording: opts.recording,
-        // The recorder's pipeline runs the checks too, records their findings, and is the one to say them.
-        sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) },
+        sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) }, // the recorder's pipeline says the findings
         logLevel: opts.logLevel,
         clockOrigin: systemClockOrigin,
         ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),

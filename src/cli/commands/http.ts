@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../tap/http-tap.js';
-import { CHECK_OPTION_HELP, REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
+import { REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
+import { CHECK_OPTION_HELP } from '../check-flags.js';
 import { addTelemetryOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 import { HTTP_DEFAULTS, type HttpFlags } from '../http-argv.js';

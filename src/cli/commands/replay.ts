@@ -18,12 +18,7 @@ import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
 import { openReplayCheck } from '../../replay/replay-check.js';
 import { teeObservers } from '../../replay/pipeline-observer.js';
-import { parseCheckRules, type CheckRulesSource } from '../../check/live-check.js';
-import { ruleCatalogue } from '../../check/catalogue.js';
-import { CHECKER_FACTORIES } from '../../check/checkers.js';
-import type { FailOn } from '../../check/run-check.js';
-import { checkFromFlags } from '../tap-pipeline.js';
-import { parseFailOn } from './check.js';
+import { replayCheckFromFlags, type ReplayCheckFlags as CheckFlags } from '../check-flags.js';
 import { DEFAULT_MIN_SAMPLES, parseMaxSlowdown, slowdownLimit, type SlowdownLimit } from '../../replay/slowdown.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
 import { terminalSafe } from '../../report/format.js';
@@ -265,21 +260,6 @@ async function replayFrom(
     return (report.check?.failing ?? 0) > 0 ? ExitCode.Failed : ExitCode.Ok;
   }
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
-}
-
-interface CheckFlags {
-  source: CheckRulesSource;
-  failOn: FailOn;
-  failOnText: string;
-}
-
-/** `--check FILE` read and validated before anything is sent (exit 4 naming file:line), and `--check-fail-on`. */
-async function replayCheckFromFlags(flags: ReplayFlags): Promise<CheckFlags | undefined> {
-  const { check } = await checkFromFlags(flags);
-  if (!check) return undefined;
-  const ids = ruleCatalogue(CHECKER_FACTORIES).map((r) => r.id);
-  const assertions = parseCheckRules(check).assertions.map((a) => a.ruleId);
-  return { source: check, failOn: parseFailOn(flags.checkFailOn, [...ids, ...assertions]), failOnText: flags.checkFailOn };
 }
 
 /** What `--update` wrote, and a warning per accepted answer that looks like an API change. */

@@ -9,8 +9,6 @@ import {
   closeObeyingSignals,
   pipelineTuning,
   REDACT_OPTION_HELP,
-  CHECK_OPTION_HELP,
-  checkFromFlags,
   redactRulesFromFlags,
   RECORDING_HELP,
   recordingFromFlags,
@@ -20,6 +18,7 @@ import {
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { CHECK_OPTION_HELP, checkFromFlags } from '../check-flags.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 import { takeEarlyServer } from '../early-server.js';
