@@ -20,6 +20,8 @@ export interface CheckSinkOptions {
   /** Findings kept whole for the machine-readable outputs (default 10,000). */
   maxFindings?: number;
   examplesPerRule?: number;
+  /** Each finding as it is accepted (its severity the rules file's): live taps record and count it. */
+  onFinding?: (finding: Finding) => void;
 }
 
 export type SeverityCounts = Record<Severity, number>;
@@ -48,6 +50,7 @@ export class CheckSink implements Sink {
   private readonly result: CheckResult;
   private readonly maxFindings: number;
   private readonly examplesPerRule: number;
+  private readonly onFinding: ((finding: Finding) => void) | undefined;
   private readonly sinkStats: SinkStats = emptyStats();
   private finished = false;
   private readonly emit = (f: Finding): void => this.accept(f);
@@ -59,6 +62,7 @@ export class CheckSink implements Sink {
     this.checkers = opts.factories.map((f) => f(settings, opts.context));
     this.maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.examplesPerRule = opts.examplesPerRule ?? DEFAULT_EXAMPLES_PER_RULE;
+    this.onFinding = opts.onFinding;
     this.result = { rules: this.rules, counts: {}, totals: zero(), findings: [], omitted: 0, examples: {}, checkerErrors: 0 };
   }
 
@@ -112,6 +116,7 @@ export class CheckSink implements Sink {
     else this.result.omitted++;
     const examples = (this.result.examples[f.ruleId] ??= []);
     if (examples.length < this.examplesPerRule) examples.push(f);
+    this.onFinding?.(f);
   }
 }
 

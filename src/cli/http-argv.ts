@@ -22,6 +22,7 @@ export interface HttpFlags {
   record?: string;
   requireRecording?: boolean;
   redact?: string;
+  check?: string;
   connectTimeout: string;
   responseTimeout: string;
   idleTimeout: string;
@@ -72,6 +73,7 @@ export const HTTP_OPTIONS: Readonly<Record<string, HttpOptionKind>> = {
   '--allowed-origin': 'repeatable',
   '--redact-header': 'repeatable',
   '--redact': 'value',
+  '--check': 'value',
   '--log-level': 'value',
   '--otlp': 'value',
   '--metrics': 'value',

@@ -68,7 +68,9 @@ export type AnomalyKind =
   /** A request with no JSON-RPC message (a GET stream, a DELETE) failed upstream: no exchange carries its error class. */
   | 'upstream_failed'
   /** The server cancelled a request id no frame ever carried (on HTTP, likely the GET-stream race). */
-  | 'unknown_request_cancelled';
+  | 'unknown_request_cancelled'
+  /** A finding of the live check rules (`--check RULES.yaml`); detail: `rule (severity): message`. */
+  | 'check';
 
 /** Something the protocol does not allow, observed and counted; never an exception. */
 export interface AnomalySeen {

@@ -127,10 +127,10 @@ export class PipelineThread implements PipelineInput {
     if (opts.recording) {
       // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
       if (opts.sinks.spanIdSeed === undefined) this.opts = { ...opts, sinks: { ...opts.sinks, spanIdSeed: SeededSpanIds.randomSeed() } };
-      const { telemetry: _telemetry, ...recordOnly } = this.opts.sinks;
+      const { telemetry: _telemetry, check, ...recordOnly } = this.opts.sinks;
       this.tapSpool = TapSpool.open({
         recording: opts.recording,
-        sinks: recordOnly,
+        sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) }, // the recorder's pipeline says the findings
         logLevel: opts.logLevel,
         clockOrigin: systemClockOrigin,
         ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),

@@ -15,6 +15,8 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import { telemetryEnabled, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 import { recordingOtelMeta } from '../telemetry/recording-otel-meta.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
+import type { CheckRulesSource } from '../check/live-check.js';
+import type { CheckSink } from '../check/check-sink.js';
 
 export interface TapSinkOptions {
   record?: string;
@@ -55,6 +57,11 @@ export interface TapSinkOptions {
    * recording are made in different threads, so `mcptap export` still reproduces the live ids.
    */
   spanIdSeed?: string;
+  /**
+   * `--check RULES.yaml`: the rules run on the traffic; their findings are recorded (kind `check`)
+   * and counted (`mcptap.check.findings`). `speak`: this place, of all that run them, says them on stderr.
+   */
+  check?: CheckRulesSource & { speak: boolean };
 }
 
 export interface AttachedSinks {
@@ -114,6 +121,8 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     }
     pipeline.addSink(recorder);
   }
+  // After the recorder: a finding about an event reaches the recording after the event itself.
+  const check = opts.check ? await openCheck(opts.check, pipeline, telemetry, recorder, opts.writeLine) : undefined;
   if (telemetry) {
     for (const sink of telemetry.sinks) pipeline.addSink(sink);
   }
@@ -122,6 +131,8 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     telemetry,
     markIncomplete: (why) => recorder?.markIncomplete(why),
     async close() {
+      // The end's findings (pending requests, assertions over all exchanges) while the recorder still takes them.
+      check?.();
       await pipeline.close();
       await telemetry?.shutdown();
       const lines: string[] = [];
@@ -131,5 +142,39 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
       }
       return lines;
     },
+  };
+}
+
+/**
+ * The live check sink: each finding recorded as an anomaly and counted; said on stderr where
+ * `speak`. Returns what ends it: the end's findings, then the summary line.
+ */
+async function openCheck(
+  source: CheckRulesSource & { speak: boolean },
+  pipeline: Pipeline,
+  telemetry: Telemetry | undefined,
+  recorder: SqliteRecorder | undefined,
+  writeLine: ((line: string) => void) | undefined,
+): Promise<() => void> {
+  const { liveCheckSink, findingAnomaly, checkSummary } = await import('../check/live-check.js');
+  const counter = telemetry?.meter?.createCounter('mcptap.check.findings', {
+    description: 'Findings of the live check rules (--check), by rule and severity',
+    unit: '{finding}',
+  });
+  const say = source.speak ? (writeLine ?? ((line: string) => void process.stderr.write(`${line}\n`))) : undefined;
+  const sink: CheckSink = liveCheckSink({
+    source,
+    onFinding: (f) => {
+      recorder?.onEvent(findingAnomaly(f, pipeline.clock.nowUs()));
+      counter?.add(1, { rule: f.ruleId, severity: f.severity });
+    },
+    ...(say && { say }),
+  });
+  pipeline.addSink(sink);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    say?.(checkSummary(sink.finish(), source.name));
   };
 }

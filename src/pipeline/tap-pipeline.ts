@@ -24,6 +24,7 @@ import { discardingInput, teeInput, type PipelineInput } from './pipeline-input.
 import type { RecordingOptions } from './recording-options.js';
 import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { PipelineThread } from './pipeline-thread.js';
+import type { CheckRulesSource } from '../check/live-check.js';
 import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
@@ -52,6 +53,11 @@ export interface TapPipelineOptions {
   workerNice?: number;
   /** Recording failed under `required`: the tap should stop. */
   onFatal?: (err: Error) => void;
+  /**
+   * `--check RULES.yaml` (text and name, validated by the caller): run by the recorder's pipeline,
+   * which records the findings and says them, and by live telemetry's, which counts them.
+   */
+  check?: CheckRulesSource;
 }
 
 export interface TapPipeline {
@@ -82,7 +88,9 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const redactor = new Redactor({ ...withNames(opts.redactRules, opts.redactFields, opts.redactHeaders), key: redactKey });
   const telemetryOn = Boolean(opts.telemetry && telemetryEnabled(opts.telemetry));
   const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
-  const decodeHere = opts.thread === 'main' || (telemetryOn && injects);
+  // Checks with nothing else downstream run here: no thread for them alone.
+  const checkOnly = opts.check !== undefined && !opts.recording && !telemetryOn;
+  const decodeHere = opts.thread === 'main' || (telemetryOn && injects) || checkOnly;
   if (!opts.recording && !telemetryOn && !decodeHere) {
     // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
     return {
@@ -136,8 +144,9 @@ async function openHere(opts: TapPipelineOptions, common: Common, injects: boole
   // Loaded on demand: most taps decode in the pipeline thread, and start-up pays for every module.
   const [{ Pipeline }, { attachSinks }] = await Promise.all([import('./pipeline.js'), import('./sink-setup.js')]);
   const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
-  const telemetry = opts.telemetry && telemetryEnabled(opts.telemetry) ? { telemetry: opts.telemetry, injectsTraceContext: injects } : {};
-  return { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, logger: opts.logger }) };
+  const telemetryOn = opts.telemetry !== undefined && telemetryEnabled(opts.telemetry);
+  const telemetry = telemetryOn ? { telemetry: opts.telemetry, injectsTraceContext: injects } : {};
+  return { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, ...liveCheck(opts, telemetryOn), logger: opts.logger }) };
 }
 
 /** The pipeline thread: the recording, and live telemetry unless it runs `here`. */
@@ -149,6 +158,8 @@ async function openThread(opts: TapPipelineOptions, common: Common, here: Here |
     sinks: {
       ...common,
       ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
+      // For the recorder's pipeline (it says the findings), and for live telemetry's here (it counts them).
+      ...(opts.check && (opts.recording || (!here && telemetryOn)) ? { check: { ...opts.check, speak: !opts.recording } } : {}),
       // Spans made in this thread with their context in the forwarded bytes: said in the recording, for `export`.
       ...(minted ? { traceContextInjected: true } : {}),
     },
@@ -180,6 +191,15 @@ const DEFAULT_TELEMETRY_NICE = 5;
  * its indexer process (niced) start at once: the tap's thread spools until the thread is up.
  */
 const BOOT_DEADLINE_MS = 2000;
+
+/**
+ * The checks of this thread's pipeline: they count findings when it exports telemetry, and say them
+ * when no recording does (the recorder's pipeline speaks, see PipelineThread).
+ */
+function liveCheck(opts: TapPipelineOptions, telemetryOn: boolean): Pick<TapSinkOptions, 'check'> {
+  if (!opts.check || (opts.recording && !telemetryOn)) return {};
+  return { check: { ...opts.check, speak: !opts.recording } };
+}
 
 function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFields' | 'redactHeaders' | 'redactRules'> {
   return {

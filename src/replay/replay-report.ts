@@ -3,6 +3,7 @@
  * latency per method and tool (recorded vs replayed), and slowdowns past `--max-slowdown`. The
  * renderers (text, JSON, JUnit) live in src/report/.
  */
+import type { ReplayCheckReport } from './replay-check.js';
 import type { StoredExchange } from '../store/types.js';
 import { compareExchange, type Difference, type ReplayedAnswer } from './compare.js';
 import type { MatchRules } from './rules.js';
@@ -60,6 +61,8 @@ export interface ReplayReport {
   counts?: Omit<ReplayCounts, 'slowdowns'>;
   /** Different exchanges left out of `pairs` (past the listing bound), per method or tool. */
   unlisted?: { listed: number; count: number; byGroup: { group: string; count: number }[] };
+  /** `--check`: the rules' findings on the replayed traffic; those at the fail level fail the replay. */
+  check?: ReplayCheckReport;
 }
 
 /** Adds the latency table and, with `slowdown`, the slowdown differences. */
@@ -119,7 +122,7 @@ export function countReport(report: ReplayReport): ReplayCounts {
 /** Exit 1: a difference, or exchanges the failed target left unsent. */
 export function hasDifferences(report: ReplayReport): boolean {
   const c = countReport(report);
-  return c.differences > 0 || c.notSent > 0;
+  return c.differences > 0 || c.notSent > 0 || (report.check?.failing ?? 0) > 0;
 }
 
 /** At most this many different exchanges are listed in full by a streamed report; the rest are counted per method or tool. */

@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import type { Transport } from '../model/events.js';
-import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Redactor } from '../redact/redactor.js';
 import { SqliteRecorder } from '../sinks/sqlite-recorder.js';
@@ -22,7 +21,8 @@ import { isSqliteFile } from '../store/recording-file-precheck.js';
 import { RecordingStore } from '../store/recording-store.js';
 import type { TrafficObserver } from './replay-traffic.js';
 import { baselineJsonl, isJsonlBaseline, isJsonlPath } from '../interchange/jsonl-baseline.js';
-import { baselineConnectionId, RecordedTimes } from './recorded-times.js';
+import { RecordedTimes } from './recorded-times.js';
+import { pipelineObserver } from './pipeline-observer.js';
 
 export interface UpdateRecording extends TrafficObserver {
   /** Completes the file and moves it to its place. */
@@ -60,8 +60,6 @@ export function openUpdateRecording(
   }
   const pipeline = new Pipeline({ clock, logger, tickMs: 0 });
   pipeline.addSink(recorder);
-  const channel = opts.transport === 'stdio' ? 'stdio' : 'http-body';
-  const connectionId = (session: string) => (times ? baselineConnectionId(session) : `replay ${session}`);
   const finish = async () => {
     await pipeline.flush();
     await pipeline.close();
@@ -71,17 +69,7 @@ export function openUpdateRecording(
     get replaced() {
       return replaced;
     },
-    opened: (session, timeUs) =>
-      pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, times?.at(session) ?? timeUs),
-    message: (session, direction, message: JsonRpcMessage, timeUs, sessionId, recordedUs) => {
-      // A text baseline leaves out what differs on every run: the times as measured, HTTP session ids.
-      const context = sessionId !== undefined && !times ? { sessionId } : undefined;
-      pipeline.pushMessage(
-        { connectionId: connectionId(session), direction, channel, timeUs: times?.at(session, recordedUs) ?? timeUs, ...(context ? { context } : {}) },
-        Buffer.from(JSON.stringify(message)),
-      );
-    },
-    closed: (session, timeUs) => pipeline.closeConnection(connectionId(session), { reason: 'replay finished', timeUs: times?.at(session) ?? timeUs }),
+    ...pipelineObserver(pipeline, { transport: opts.transport, target: opts.target, ...(times && { times }) }),
     commit: async () => {
       await finish();
       const lost = recorder.stats();

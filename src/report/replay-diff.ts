@@ -43,6 +43,7 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
     out.push('', `${paint.bad('✗')} ${u.count} more different exchanges, not listed (only the first ${u.listed} are kept): ${groups}`);
   }
   for (const g of report.groupDifferences ?? []) out.push('', `${paint.bad('✗')} ${terminalSafe(g.group)}: slower`, `    ${g.difference.message}`);
+  out.push(...checkLines(report, paint));
   if (report.latency && report.latency.length > 0) {
     out.push('', 'latency           recorded p50/p95 vs replayed p50/p95');
     const rows = report.latency.map((g) => [
@@ -77,9 +78,11 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
   const verdict =
     (c.differences > 0
       ? paint.bad(counted(c.differences, 'difference'))
-      : c.notSent > 0
-        ? paint.bad(`no differences in the ${sent} sent`)
-        : paint.good('no differences')) + (report.stopped ? ' before the stop' : '');
+      : (report.check?.failing ?? 0) > 0
+        ? paint.bad(counted(report.check!.failing, 'check finding'))
+        : c.notSent > 0
+          ? paint.bad(`no differences in the ${sent} sent`)
+          : paint.good('no differences')) + (report.stopped ? ' before the stop' : '');
   if (report.failure !== undefined) out.push('', `${paint.bad('target failed:')} ${terminalSafe(report.failure)}`);
   // The counts after the colon are of the exchanges sent and answered: the others are neither same nor different.
   const stopped = report.stopped;
@@ -93,6 +96,20 @@ export function renderText(report: ReplayReport, opts: { color: boolean }): stri
       `${c.slowdowns > 0 ? `, ${c.slowdowns} slower than allowed` : ''}; ${verdict}`,
   );
   return out.join('\n') + '\n';
+}
+
+/** `--check`: each rule that found something, its counts and first finding; then how many fail the replay. */
+function checkLines(report: ReplayReport, paint: Paint): string[] {
+  const check = report.check;
+  if (check === undefined) return [];
+  const out = ['', `check findings (${terminalSafe(check.file)}, failing at ${terminalSafe(check.failOn)}): ${counted(check.failing, 'failing finding')}`];
+  for (const r of check.rules) {
+    const n = r.counts.error + r.counts.warning + r.counts.note;
+    const mark = r.failing > 0 ? paint.bad('✗') : '-';
+    out.push(`${mark} ${r.id}: ${n} (${r.counts.error} error, ${r.counts.warning} warning, ${r.counts.note} note)`);
+    if (r.first) out.push(`    ${lineSafe(r.first.message)}`);
+  }
+  return out;
 }
 
 /** Which calls the percentiles leave out, and the groups too small to judge. */
@@ -143,6 +160,7 @@ export function renderJson(report: ReplayReport): string {
         streams: report.streams ?? [],
         ...(report.slowdown !== undefined ? { slowdown: report.slowdown, unjudged: report.unjudged ?? [], loopLagMaxUs: report.loopLagMaxUs ?? null } : {}),
         groupDifferences: report.groupDifferences ?? [],
+        ...(report.check !== undefined ? { check: report.check } : {}),
       },
       null,
       2,
@@ -232,6 +250,12 @@ export function renderJUnit(report: ReplayReport): string {
       'failed',
       0,
     );
+  }
+  // `--check`: a case per rule that found something, failing when its findings are at the fail level.
+  for (const r of report.check?.rules ?? []) {
+    const message = `${r.failing} failing of ${r.counts.error + r.counts.warning + r.counts.note}: ${r.first?.message ?? ''}`;
+    const failure = r.failing > 0 ? `\n      <failure message="${xml(message)}" type="check"/>\n    ` : '';
+    add('mcptap check', `    <testcase classname="mcptap check" name="${xml(r.id)}" time="0">${failure}</testcase>`, r.failing > 0 ? 'failed' : 'passed', 0);
   }
   const total = [...suites.values()].reduce((n, s) => n + s.length, 0);
   const sum = (m: Map<string, number>): number => [...m.values()].reduce((n, f) => n + f, 0);

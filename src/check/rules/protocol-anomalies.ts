@@ -15,8 +15,11 @@ const rule = (name: string, severity: Severity, title: string, help: string): Ru
   help,
 });
 
-/** One rule per anomaly kind; ids are stable (kebab-case of the kind). */
-export const ANOMALY_RULES: Record<AnomalyKind, RuleInfo> = {
+/**
+ * One rule per anomaly kind; ids are stable (kebab-case of the kind). `check` anomalies are the
+ * live check's own findings, recorded: the rules that made them run again offline, never re-reported.
+ */
+export const ANOMALY_RULES: Record<Exclude<AnomalyKind, 'check'>, RuleInfo> = {
   stdout_pollution: rule(
     'stdout-pollution',
     'error',
@@ -133,6 +136,7 @@ class AnomalyChecker implements Checker {
 
   onEvent(event: TapEvent, emit: Emit): void {
     if (event.type === 'anomaly') {
+      if (event.kind === 'check') return;
       const info = ANOMALY_RULES[event.kind];
       if (!info) return;
       emit({

@@ -7,7 +7,7 @@ import { ruleCatalogue } from '../../check/catalogue.js';
 import { CHECKER_FACTORIES } from '../../check/checkers.js';
 import type { Severity } from '../../check/finding.js';
 import { loadRuleSettings } from '../../check/rules-file.js';
-import { assertionsChecker } from '../../check/assertions/assertion-checker.js';
+import { checkFactories } from '../../check/live-check.js';
 import { loadBaseline, readSnapshot, surfaceOfRecording, writeSnapshot, type Surface } from '../../check/surface-snapshot.js';
 import { fileHead } from '../../interchange/jsonl-baseline.js';
 import { isSqliteFile } from '../../store/recording-file-precheck.js';
@@ -105,7 +105,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
           flags.rules,
           catalogue.map((r) => r.id),
         );
-  const factories = rules.assertions.length > 0 ? [...CHECKER_FACTORIES, assertionsChecker(rules.assertions)] : CHECKER_FACTORIES;
+  const factories = checkFactories(rules);
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
   const input = await openRecordingInput(file);
   let report: CheckReportInput;

@@ -7,6 +7,7 @@
 import { startHttpTap, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
 import { closeObeyingSignals, pipelineTuning, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
+import { checkFromFlags } from '../check-flags.js';
 import { createLogger } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { listenError } from '../listen-error.js';
@@ -33,6 +34,7 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
     telemetry,
     redactHeaders: flags.redactHeader,
     ...(await redactRulesFromFlags(flags)),
+    ...(await checkFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../tap/http-tap.js';
 import { REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
+import { CHECK_OPTION_HELP } from '../check-flags.js';
 import { addTelemetryOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 import { HTTP_DEFAULTS, type HttpFlags } from '../http-argv.js';
@@ -50,6 +51,7 @@ export function register(program: Command): void {
     .option('--allowed-origin <origin>', 'also accept this Origin (name, or scheme://host:port); repeatable', collect, [])
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
     .option('--redact <file>', REDACT_OPTION_HELP)
+    .option('--check <file>', CHECK_OPTION_HELP)
     .addOption(logLevelOption(HTTP_DEFAULTS['--log-level']));
   addTelemetryOptions(cmd)
     .addHelpText(

@@ -16,6 +16,9 @@ import { runReplay, type Pace } from '../../replay/replayer.js';
 import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
+import { openReplayCheck } from '../../replay/replay-check.js';
+import { teeObservers } from '../../replay/pipeline-observer.js';
+import { replayCheckFromFlags, type ReplayCheckFlags as CheckFlags } from '../check-flags.js';
 import { DEFAULT_MIN_SAMPLES, parseMaxSlowdown, slowdownLimit, type SlowdownLimit } from '../../replay/slowdown.js';
 import { renderJson, renderJUnit, renderText } from '../../report/replay-diff.js';
 import { terminalSafe } from '../../report/format.js';
@@ -50,6 +53,8 @@ interface ReplayFlags {
   minSamples?: string;
   update?: string;
   force?: boolean;
+  check?: string;
+  checkFailOn: string;
   color?: boolean;
 }
 
@@ -90,6 +95,8 @@ export function register(program: Command): void {
     .option('--min-samples <n>', `with --max-slowdown: fewer calls than this timed on both sides, no latency verdict (default ${DEFAULT_MIN_SAMPLES})`)
     .option('--update <file>', 'record the replayed traffic as the next baseline: a recording file, or text (mcptap JSONL) when it ends in .jsonl')
     .option('--force', 'let --update replace a file that exists (the recording replayed included)')
+    .option('--check <file>', 'run the rules of this file (as mcptap check --rules) on the replayed traffic: findings at --check-fail-on are differences')
+    .option('--check-fail-on <what>', 'with --check: what fails the replay, a level (and above) and/or rule ids, comma-separated', 'error')
     .option('--no-color', 'no colour in the report (NO_COLOR is honoured too)')
     .addHelpText(
       'after',
@@ -123,13 +130,14 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const pace = parsePace(flags.pace);
   const maxSlowdown = flags.maxSlowdown !== undefined ? slowdownLimit(parseMaxSlowdown(flags.maxSlowdown), minSamples(flags.minSamples)) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
+  const check = await replayCheckFromFlags(flags);
   checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file, ...(flags.rules !== undefined ? [flags.rules] : [])]);
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
   const input = await openRecordingInput(file);
   try {
-    return await replayFrom(input.store, file, spec, pace, maxSlowdown, rules, flags);
+    return await replayFrom(input.store, file, spec, pace, maxSlowdown, rules, flags, check);
   } finally {
     input.close();
   }
@@ -143,6 +151,7 @@ async function replayFrom(
   maxSlowdown: SlowdownLimit | undefined,
   rules: MatchRules,
   flags: ReplayFlags,
+  check: CheckFlags | undefined,
 ): Promise<number> {
   const target = openTarget(spec);
   // Ctrl-C: nothing more is sent, what is in flight is cancelled, and what was answered is reported;
@@ -168,6 +177,8 @@ async function replayFrom(
           recordedStartUs: Math.min(...recordingIds.map((id) => store.getRecording(id)!.startedUs)),
         })
       : undefined;
+  const checking = check ? openReplayCheck(check.source, { transport: spec.transport, target: target.label, ...check }) : undefined;
+  const observer = update && checking ? teeObservers(update, checking) : (update ?? checking);
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   // A busy machine slows the server as it does the replayer: how late the replayer runs widens the floor.
   const lag = maxSlowdown !== undefined ? new LoopLag().start() : undefined;
@@ -193,7 +204,7 @@ async function replayFrom(
       answers,
       pace,
       timeoutMs: timeoutMs(flags.timeout),
-      ...(update ? { observer: update } : {}),
+      ...(observer ? { observer } : {}),
       signal: stop.signal,
     }).finally(() => {
       lag?.stop();
@@ -208,6 +219,7 @@ async function replayFrom(
       ...(run.failure !== undefined ? { failure: run.failure } : {}),
       ...(run.stopped ? { stopped: { signal: stop.stoppedBy() ?? 'a signal', planned: plan.size } } : {}),
     });
+    if (checking) report = { ...report, check: await checking.finish() };
     // A replay cut short is no baseline: --update is not written.
     const unfit = run.stopped ? 'the replay was stopped' : run.failure !== undefined ? `the target failed (${run.failure})` : undefined;
     await writeOutputs(report, flags, unfit === undefined ? update : undefined);
@@ -244,7 +256,8 @@ async function replayFrom(
   // The update written is the accept step's success: its differences are what it accepted.
   if (written) {
     process.stderr.write(updateSummary(flags.update!, countReport(report).different, apiChanges));
-    return ExitCode.Ok;
+    // Changed answers are accepted; check findings are not: they still fail the run.
+    return (report.check?.failing ?? 0) > 0 ? ExitCode.Failed : ExitCode.Ok;
   }
   return hasDifferences(report) ? ExitCode.Failed : ExitCode.Ok;
 }

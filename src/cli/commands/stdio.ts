@@ -18,6 +18,7 @@ import {
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { CHECK_OPTION_HELP, checkFromFlags } from '../check-flags.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 import { takeEarlyServer } from '../early-server.js';
@@ -26,6 +27,7 @@ interface StdioFlags {
   record?: string;
   requireRecording?: boolean;
   redact?: string;
+  check?: string;
   maxLineBytes?: string;
   logLevel: LogLevel;
   [telemetryFlag: string]: unknown;
@@ -51,6 +53,7 @@ export function register(program: Command): void {
       "stop the server rather than let traffic pass unrecorded if recording fails; the host's traffic waits until the recording works",
     )
     .option('--redact <file>', REDACT_OPTION_HELP)
+    .option('--check <file>', CHECK_OPTION_HELP)
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
     .passThroughOptions();
@@ -91,6 +94,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     telemetry,
     injectsTraceContext: true,
     ...(await redactRulesFromFlags(flags)),
+    ...(await checkFromFlags(flags)),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
