@@ -6,7 +6,7 @@
  * The plan is columns of numbers (row id, offset, session, dependencies), not exchanges: a plan of
  * a million steps takes tens of MB; the replayer reads each exchange from the store when it sends it.
  */
-import type { StoredExchange } from '../store/types.js';
+import type { NotificationHead, StoredExchange } from '../store/types.js';
 
 /** What the plan reads of an exchange: its plain columns (`answered`, or a `response`, says whether it was answered). */
 export type PlanExchange = Pick<
@@ -48,6 +48,29 @@ export interface ReplayPlan<E extends PlanExchange = StoredExchange> {
   sessions: ReplaySessionPlan<E>[];
   /** Keys of the sessions that have an `initialize` among their steps. */
   initializeIsStep: ReadonlySet<string>;
+  /** The client's other notifications, sent in their session at their recorded place. */
+  notes?: PlanNotes;
+}
+
+/** Note `j` is the frame of row `rowids[j]`, sent once steps `0 .. before[j]` were (notes in recorded order). */
+export interface PlanNotes {
+  size: number;
+  rowids: Float64Array;
+  /** µs after the first replayed request (as the steps'; 0 at the earliest). */
+  offsetsUs: Float64Array;
+  sessionOf: Uint32Array;
+  /** How many steps were recorded before it: non-decreasing. */
+  before: Uint32Array;
+  /** Note j also waits for steps `afterList[afterStart[j] .. afterStart[j + 1]]` to be done (answered before it). */
+  afterStart: Uint32Array;
+  afterList: Uint32Array;
+}
+
+function concat(a: Float64Array, b: Float64Array): Float64Array {
+  const out = new Float64Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 /** The steps step `i` waits for. */
@@ -124,6 +147,7 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
   private readonly initializeIsStep = new Set<string>();
   private readonly spans = new Map<number, { first: number; last: number }>();
   private readonly sessions = new Map<string, { index: number; plan: ReplaySessionPlan<E>; first: E }>();
+  private readonly notes = { start: f64(), seq: f64(), rowid: f64(), recording: u32(), key: u32(), keys: new Map<string, number>() };
   private order: Uint32Array | undefined;
 
   constructor(
@@ -154,6 +178,26 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     }
   }
 
+  /** A client notification: replayed in its session (only one with steps), wherever the filters select. */
+  addNotification(n: NotificationHead): void {
+    const span = this.spans.get(n.recordingId) ?? { first: n.timeUs, last: n.timeUs };
+    span.last = Math.max(span.last, n.timeUs);
+    this.spans.set(n.recordingId, span);
+    const { notes } = this;
+    const key = sessionKey({
+      era: 'legacy',
+      recordingId: n.recordingId,
+      connectionId: n.connectionId,
+      ...(n.sessionId !== undefined ? { sessionId: n.sessionId } : {}),
+    });
+    if (!notes.keys.has(key)) notes.keys.set(key, notes.keys.size);
+    notes.start.push(n.timeUs);
+    notes.seq.push(n.seq);
+    notes.rowid.push(n.rowid);
+    notes.recording.push(n.recordingId);
+    notes.key.push(notes.keys.get(key)!);
+  }
+
   build(): ReplayPlan<E> {
     const n = this.start.length;
     const shift = backToBack(this.spans);
@@ -164,6 +208,7 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     let end = this.end.view();
     if (this.spans.size > 1) for (let i = 0; i < n; i++) ((start[i]! += shift(rec[i]!)), (end[i]! += shift(rec[i]!)));
     const seq = this.seq.view();
+    let seqs = seq;
     let rowids = this.rowid.view();
     let sessionOf = this.session.view();
     const before = (a: number, b: number): number => start[a]! - start[b]! || seq[a]! - seq[b]! || rowids[a]! - rowids[b]!;
@@ -181,13 +226,13 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
       start = pick(start, new Float64Array(n));
       end = pick(end, new Float64Array(n));
       rowids = pick(rowids, new Float64Array(n));
+      seqs = pick(seqs, new Float64Array(n));
       sessionOf = pick(sessionOf, new Uint32Array(n));
     }
     // Offsets from the first step; the ends move with them (dependencies compare the two).
     const t0 = n > 0 ? start[0]! : 0;
     for (let i = 0; i < n; i++) ((start[i]! -= t0), (end[i]! -= t0));
     const offsetsUs = start;
-    const { afterStart, afterList } = dependencyColumns(start, end);
     // Sessions in order of their first request (shifted); only those with steps; indices renumbered.
     const all = [...this.sessions.values()];
     const shifted = (e: E): Ordered => ({ startUs: e.startUs + shift(e.recordingId), requestSeq: e.requestSeq, rowid: e.rowid });
@@ -196,7 +241,15 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     const renumber = new Map(kept.map((s, i) => [s.index, i]));
     for (let k = 0; k < n; k++) sessionOf[k] = renumber.get(sessionOf[k]!)!;
     for (const s of kept) if (s.plan.initialize && this.chosenInitializes.has(s.plan.initialize)) delete s.plan.initialize;
+    const notes = this.buildNotes(shift, start, seqs, t0, new Map(kept.map((s, i) => [s.plan.key, i])));
+    // The notes after the steps, unanswered: each waits, as a step does, for the steps answered before it.
+    const deps = dependencyColumns(concat(start, notes.offsetsUs), concat(end, new Float64Array(notes.size).fill(NaN)));
+    const afterStart = deps.afterStart.subarray(0, n + 1);
+    const afterList = deps.afterList.subarray(0, afterStart[n]);
+    notes.afterStart = deps.afterStart.subarray(n);
+    notes.afterList = deps.afterList;
     return {
+      ...(notes.size > 0 ? { notes } : {}),
       size: n,
       rowids,
       offsetsUs,
@@ -206,6 +259,43 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
       sessions: kept.map((s) => s.plan),
       initializeIsStep: this.initializeIsStep,
     };
+  }
+
+  /** The notes in recorded order, each placed after the steps recorded before it; those of no replayed session left out. */
+  private buildNotes(shift: (rec: number) => number, start: Float64Array, seq: Float64Array, t0: number, keptIndex: Map<string, number>): PlanNotes {
+    const { notes } = this;
+    const keys = [...notes.keys.keys()];
+    const rec = notes.recording.view();
+    const sessionOf = (j: number): number | undefined => {
+      const key = keys[notes.key.data[j]!]!;
+      // A stateless modern session is one per recording: its notes have no session id.
+      return keptIndex.get(key) ?? keptIndex.get(`${rec[j]}/modern`);
+    };
+    const at = (j: number): number => notes.start.data[j]! + shift(rec[j]!);
+    const order: number[] = [];
+    for (let j = 0; j < notes.start.length; j++) if (sessionOf(j) !== undefined) order.push(j);
+    order.sort((a, b) => at(a) - at(b) || notes.seq.data[a]! - notes.seq.data[b]! || a - b);
+    const size = order.length;
+    const out: PlanNotes = {
+      size,
+      rowids: new Float64Array(size),
+      offsetsUs: new Float64Array(size),
+      sessionOf: new Uint32Array(size),
+      before: new Uint32Array(size),
+      afterStart: new Uint32Array(size + 1),
+      afterList: new Uint32Array(0),
+    };
+    let lo = 0;
+    order.forEach((j, k) => {
+      const t = at(j) - t0;
+      // Steps' starts are already relative to t0; a step at the very same µs goes first when its frame did.
+      while (lo < start.length && (start[lo]! < t || (start[lo]! === t && seq[lo]! < notes.seq.data[j]!))) lo++;
+      out.rowids[k] = notes.rowid.data[j]!;
+      out.offsetsUs[k] = Math.max(0, t);
+      out.sessionOf[k] = sessionOf(j)!;
+      out.before[k] = lo;
+    });
+    return out;
   }
 
   /** With `keepExchanges`: the selected exchanges in step order (after {@link build}). */

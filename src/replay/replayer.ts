@@ -18,7 +18,8 @@ import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, t
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReplayedAnswer } from './compare.js';
 import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
-import type { StoredExchange } from '../store/types.js';
+import type { StoredExchange, StoredFrame } from '../store/types.js';
+import { NoteSchedule } from './replay-notes.js';
 import { ReplayRemap } from './replay-remap.js';
 import { TargetHealth } from './target-health.js';
 import { answerFrom, CANCELLED_ANSWER, errorOf } from './replayed-answer.js';
@@ -37,6 +38,8 @@ export interface ReplayOptions {
   plan: ReplayPlan<PlanExchange>;
   /** The recorded exchange of a row (the plan holds only row ids). */
   load: (rowid: number) => StoredExchange;
+  /** The recorded frame of a row: the plan's notes (the client's notifications), sent when given. */
+  loadFrame?: (rowid: number) => StoredFrame | undefined;
   /** Step `index`'s answer, as soon as it is known (every step once, in any order). */
   onAnswer: (index: number, recorded: StoredExchange, answer: ReplayedAnswer) => void;
   target: ReplayTarget;
@@ -95,6 +98,7 @@ class Replayer {
   private readonly plans: Map<string, ReplaySessionPlan<PlanExchange>>;
   private readonly traffic: ReplayTraffic;
   private readonly serverRequests: ServerRequests;
+  private readonly notes: NoteSchedule;
   /** Steps started and not done. */
   private started = 0;
   /** Started steps waiting for others: how many they still wait for. */
@@ -115,6 +119,7 @@ class Replayer {
     this.serverRequests = new ServerRequests(opts.answers, this.traffic, opts.timeoutMs);
     this.plans = new Map(opts.plan.sessions.map((s) => [s.key, s]));
     this.done = new Uint8Array(opts.plan.size);
+    this.notes = new NoteSchedule(opts.loadFrame ? opts.plan.notes : undefined, opts.plan.size, (j) => this.sendNote(j));
     // Every step in the window (up to WINDOW) listens to it: that is no leak.
     setMaxListeners(0, this.stop.signal);
   }
@@ -128,6 +133,7 @@ class Replayer {
       const start = (i: number): void => void this.stepNow(i).then(() => finish(i), reject);
       const finish = (i: number): void => {
         this.done[i] = 1;
+        this.notes.stepDone(i);
         this.started--;
         for (const j of this.dependents.get(i) ?? []) {
           const left = this.blockedOn.get(j)! - 1;
@@ -155,8 +161,10 @@ class Replayer {
         }
         if ((this.stopped || this.next >= this.opts.plan.size) && this.started === 0) resolve();
       };
+      this.notes.start();
       pump();
     });
+    await this.notes.drain(this.stopped);
     this.opts.signal?.removeEventListener('abort', onStop);
     await this.closeSessions();
     const run: ReplayRun = { notSent: this.health.notSent, reached: this.health.reached };
@@ -210,6 +218,8 @@ class Replayer {
     // its answer: over HTTP they need its session id, and no server must take them before.
     if (step.exchange.method !== 'ping' && live.initializeDone) await Promise.race([live.initializeDone.promise, this.stopped$]);
     if (live.unusable !== undefined) return this.skip(live.unusable);
+    const notes = this.notes.ready(step.index);
+    if (notes) await Promise.race([notes, this.stopped$]);
     return this.sendStep(step, live, false);
   }
 
@@ -229,6 +239,7 @@ class Replayer {
     const onMessage = (m: JsonRpcMessage, t: number) => this.serverRequests.inStep(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
     this.traffic.sent(step.session, request, live.session.sessionId, step.exchange.startUs);
+    this.notes.stepSent(step.index);
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
       if (opening && live.session.isInitialized) await this.sentInitialized(live);
@@ -243,6 +254,21 @@ class Replayer {
       live.sentIds.delete(held[0]);
       if (held[1] !== undefined) live.sentTokens.delete(held[1]);
     }
+  }
+
+  /** Note `j` (a client notification), at its pace, once its session is open; not sent when the session cannot be used. */
+  private async sendNote(j: number): Promise<void> {
+    const notes = this.opts.plan.notes!;
+    await this.paceWait(notes.offsetsUs[j]!);
+    if (this.stopped) return;
+    const key = this.opts.plan.sessions[notes.sessionOf[j]!]!.key;
+    const live = await this.session(key).catch(() => undefined);
+    if (live?.initializeDone) await Promise.race([live.initializeDone.promise, this.stopped$]);
+    if (!live || this.stopped || live.unusable !== undefined || (live.conn.goneReason() ?? this.health.gone) !== undefined) return;
+    const frame = this.opts.loadFrame!(notes.rowids[j]!);
+    if (frame?.kind !== 'message' || !('method' in frame.message) || 'id' in frame.message) return;
+    this.traffic.sent(key, frame.message, live.session.sessionId, frame.timeUs);
+    await live.session.notify(frame.message, { signal: this.stop.signal });
   }
 
   private failed(live: LiveSession, err: unknown): ReplayedAnswer {

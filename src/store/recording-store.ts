@@ -35,6 +35,7 @@ import type {
   StoredConnection,
   StoredExchange,
   StoredFrame,
+  NotificationHead,
   StoredLongStream,
   WriteResult,
 } from './types.js';
@@ -306,6 +307,25 @@ export class RecordingStore {
   *frames(recordingId: number): Generator<StoredFrame> {
     // A fresh statement per call: a cached one cannot be iterated twice at once.
     for (const r of this.db.prepare('SELECT * FROM frames WHERE recording_id = ? ORDER BY ord').iterate(recordingId)) yield rows.rowToFrame(r as rows.Row);
+  }
+
+  /** The client's own notifications (not cancellations, `initialized` or progress), plain columns in order: what a replay sends. */
+  *iterateClientNotifications(recordingId: number): Generator<NotificationHead> {
+    for (const r of this.db.prepare(SQL.clientNotifications).iterate(recordingId) as Iterable<rows.Row>)
+      yield {
+        rowid: r.id as number,
+        recordingId,
+        connectionId: r.connection_id as string,
+        timeUs: r.time_us as number,
+        seq: r.seq as number,
+        ...(r.session_id != null ? { sessionId: r.session_id as string } : {}),
+      };
+  }
+
+  /** The frame with this row id (any recording of the file). */
+  frameAt(rowid: number): StoredFrame | undefined {
+    const r = this.stmt('SELECT * FROM frames WHERE id = ?').get(rowid) as rows.Row | undefined;
+    return r && rows.rowToFrame(r);
   }
 
   anomalies(recordingId: number, opts: { exchangeKey?: string } = {}): StoredAnomaly[] {

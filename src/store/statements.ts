@@ -147,6 +147,10 @@ export const SQL = {
   exchangeHeads: `SELECT id, recording_id, state, connection_id, direction, method, target, era, protocol_version, session_id,
     start_us, end_us, latency_us, outcome, request_seq, (response_frame_id IS NOT NULL OR response_json IS NOT NULL) answered
     FROM exchanges WHERE recording_id = ? ORDER BY recording_id, start_us, id`,
+  /** What the client sent that is no request and that the replayer does not send on its own. */
+  clientNotifications: `SELECT id, connection_id, seq, time_us, json_extract(context_json, '$.sessionId') session_id FROM frames
+    WHERE recording_id = ? AND direction = 'c2s' AND kind = 'message' AND message_kind = 'notification'
+    AND method NOT IN ('notifications/cancelled', 'notifications/initialized', 'notifications/progress') ORDER BY ord`,
   /** {@link SQL.exchangeSelect} for a lookup by JSON-RPC id: left alone, the planner walks the whole recording in start order. */
   exchangeById: EXCHANGE_SELECT.replace('FROM exchanges e', 'FROM exchanges e INDEXED BY exchanges_id'),
   /**

@@ -91,6 +91,16 @@ export type ExchangeHead = Pick<
   answered: boolean;
 };
 
+/** A client notification's plain columns (its frame's), without the message: what a replay plan keeps. */
+export interface NotificationHead {
+  rowid: number;
+  recordingId: number;
+  connectionId: string;
+  sessionId?: string;
+  timeUs: number;
+  seq: number;
+}
+
 export type StoredFrame = Frame & { recordingId: number; exchangeKey?: string };
 
 /**

@@ -195,6 +195,7 @@ async function replayFrom(
     const run = await runReplay({
       plan,
       load,
+      loadFrame: (rowid) => store.frameAt(rowid),
       onAnswer: (i, recorded, answer) => {
         builder.add(i, recorded, answer);
         const change = update ? apiChangeOf(recorded, answer) : undefined;
@@ -313,6 +314,7 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
       if (ex.direction === 'c2s') builder.add(ex);
       else if (ex.answered && ex.method !== '') serverRequests.push(store.exchangeAt(ex.rowid)!);
     }
+    for (const n of store.iterateClientNotifications(id)) builder.addNotification(n);
   }
   const plan = builder.build();
   if (plan.size === 0) {
