@@ -178,20 +178,27 @@ export function takeStartColumns(end: Value[], start: readonly Value[], startedJ
  * The request of an exchange row: its own JSON (v1 rows, made-up requests), else the message of
  * its request frame, else (that frame was lost) what the row itself says of the request.
  */
-function requestOf(r: Row): JsonRpcMessage {
+function requestOf(r: Row, frames?: FrameMessages): JsonRpcMessage {
   if (r.request_json !== '') return JSON.parse(r.request_json as string) as JsonRpcMessage;
-  const fromFrame = frameMessage(r.request_raw, r.request_batch_index);
+  const fromFrame = frames ? frames(r.request_frame_id as number | null, 'request') : frameMessage(r.request_raw, r.request_batch_index);
   if (fromFrame !== undefined) return fromFrame;
   const id = r.id_type === 'string' ? r.id_text : idFromText(r.id_text as string, 'number');
   return { jsonrpc: '2.0', id, method: r.method } as JsonRpcMessage;
 }
 
-function responseOf(r: Row): JsonRpcMessage | undefined {
+function responseOf(r: Row, frames?: FrameMessages): JsonRpcMessage | undefined {
   if (r.response_json !== null) return JSON.parse(r.response_json as string) as JsonRpcMessage;
-  return frameMessage(r.response_raw, r.response_batch_index);
+  return frames ? frames(r.response_frame_id as number | null, 'response') : frameMessage(r.response_raw, r.response_batch_index);
 }
 
-function frameMessage(raw: unknown, batchIndex: unknown): JsonRpcMessage | undefined {
+/**
+ * Where a row read without its frames joined in gets their messages: by the frame's row id (null:
+ * the row has no such frame); undefined when there is no message there.
+ */
+export type FrameMessages = (frameId: number | null, side: 'request' | 'response') => JsonRpcMessage | undefined;
+
+/** The message in a frame's bytes (`raw`, element `batchIndex` of a batch); undefined if none or they do not parse. */
+export function frameMessage(raw: unknown, batchIndex: unknown): JsonRpcMessage | undefined {
   if (!Buffer.isBuffer(raw)) return undefined;
   try {
     return messageOf(raw, (batchIndex as number | null | undefined) ?? null);
@@ -200,7 +207,8 @@ function frameMessage(raw: unknown, batchIndex: unknown): JsonRpcMessage | undef
   }
 }
 
-export function rowToExchange(r: Row): StoredExchange {
+/** An exchange row as the exchange it holds; `frames` when the row was read without its frames' bytes. */
+export function rowToExchange(r: Row, frames?: FrameMessages): StoredExchange {
   const idType = r.id_type as IdType;
   const idText = r.id_text as string;
   const ex: StoredExchange = {
@@ -214,7 +222,7 @@ export function rowToExchange(r: Row): StoredExchange {
     idType,
     method: r.method as string,
     era: r.era as Exchange['era'],
-    request: requestOf(r),
+    request: requestOf(r, frames),
     startUs: r.start_us as number,
     outcome: r.outcome as Outcome,
     isError: r.is_error === 1,
@@ -225,7 +233,7 @@ export function rowToExchange(r: Row): StoredExchange {
   opt(ex, 'target', r.target);
   opt(ex, 'protocolVersion', r.protocol_version);
   opt(ex, 'sessionId', r.session_id);
-  opt(ex, 'response', responseOf(r));
+  opt(ex, 'response', responseOf(r, frames));
   opt(ex, 'endUs', r.end_us);
   opt(ex, 'latencyUs', r.latency_us);
   opt(ex, 'errorCode', r.error_code);
@@ -282,7 +290,7 @@ export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
   return ex;
 }
 
-export function completionEvent(r: Row): TapEvent {
-  const { rowid: _r, recordingId: _i, state, ...exchange } = rowToExchange(r);
+export function completionEvent(r: Row, frames?: FrameMessages): TapEvent {
+  const { rowid: _r, recordingId: _i, state, ...exchange } = rowToExchange(r, frames);
   return { type: state === 'orphaned' ? 'exchange-orphaned' : 'exchange-completed', exchange };
 }

@@ -15,6 +15,7 @@ import { parseExchangeRef, type ExchangeLookup, type ExchangeRef } from './excha
 import { checkIsRecording } from './migrations/file-check.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations/index.js';
 import { mergeByOrd, type OrdSource } from './merge-by-ord.js';
+import { FrameMessageMemory } from './frame-messages.js';
 import { EventBatchEncoder, type EncodedBatch } from './event-batch.js';
 import * as exchangeRows from './exchange-rows.js';
 import { BatchRowsWriter } from './batch-rows-writer.js';
@@ -252,7 +253,7 @@ export class RecordingStore {
 
   /** Exchanges in start order. `outcome: 'pending'` selects exchanges still in flight at the end. */
   exchanges(filter: ExchangeFilter = {}): StoredExchange[] {
-    return (this.stmt(SQL.exchangesFiltered).all(exchangeParams(filter)) as rows.Row[]).map(exchangeRows.rowToExchange);
+    return (this.stmt(SQL.exchangesFiltered).all(exchangeParams(filter)) as rows.Row[]).map((r) => exchangeRows.rowToExchange(r));
   }
 
   /** {@link exchanges} one at a time, for recordings too big to hold: the connection cannot write until it ends. */
@@ -296,7 +297,7 @@ export class RecordingStore {
         AND (@c IS NULL OR e.connection_id = @c) AND (@d IS NULL OR e.direction = @d) ORDER BY e.start_us, e.id`,
       ).all({ r: recordingId, t: text, ty: typeof l.id === 'string' ? 'string' : 'number', c: l.connectionId ?? null, d: l.direction ?? null }) as rows.Row[];
     }
-    return found.map(exchangeRows.rowToExchange);
+    return found.map((r) => exchangeRows.rowToExchange(r));
   }
 
   /** Frames linked to the exchange, plus its request/response frames even if unlinked, in seq order. */
@@ -379,18 +380,43 @@ export class RecordingStore {
    */
   *events(recordingId: number, opts: { types?: ReadonlySet<TapEvent['type']> } = {}): Generator<TapEvent> {
     // Fresh statements: several cursors are open at once, and a cached one may be iterating already.
-    const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as Iterator<rows.Row>;
+    const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as IterableIterator<rows.Row>;
+    // With the frames streamed, exchanges take their messages from them (parsed once; no join).
+    const byId = this.db.prepare(SQL.frameRawById);
+    const memory =
+      opts.types && !opts.types.has('frame')
+        ? undefined
+        : new FrameMessageMemory((id) => {
+            const r = byId.get(id) as rows.Row | undefined;
+            return r && exchangeRows.frameMessage(r.raw, r.batch_index);
+          });
+    // Frames are made into events as the merge reads them ahead: an exchange's start comes just
+    // before its request frame, which is then held already.
+    const frames = function* (): Generator<rows.Row> {
+      for (const r of cursor(SQL.framesByOrd)) {
+        const event = rows.frameEvent(r);
+        memory?.remember(r.id as number, event);
+        yield { ord: r.ord, event };
+      }
+    };
     const all: [TapEvent['type'], () => OrdSource][] = [
-      ['frame', () => ({ rows: cursor(SQL.framesByOrd), ord: 'ord', toEvent: rows.frameEvent })],
+      ['frame', () => ({ rows: frames(), ord: 'ord', toEvent: (r) => r.event as TapEvent })],
       [
         'exchange-started',
         () => ({
-          rows: cursor(SQL.startedByOrd),
+          rows: cursor(memory ? SQL.startedByOrdBare : SQL.startedByOrd),
           ord: 'started_ord',
-          toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r)) }),
+          toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r, memory?.forStart)) }),
         }),
       ],
-      ['exchange-completed', () => ({ rows: cursor(SQL.completedByOrd), ord: 'completed_ord', toEvent: exchangeRows.completionEvent })],
+      [
+        'exchange-completed',
+        () => ({
+          rows: cursor(memory ? SQL.completedByOrdBare : SQL.completedByOrd),
+          ord: 'completed_ord',
+          toEvent: (r) => exchangeRows.completionEvent(r, memory?.forCompletion),
+        }),
+      ],
       ['exchange-progress', () => ({ rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress })],
       ['anomaly', () => ({ rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent })],
       ['connection-opened', () => ({ rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) })],

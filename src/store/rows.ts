@@ -5,7 +5,7 @@
  * Invariant: every `*Values` array has exactly one value per name of its `*_COLS` list, in that
  * order (null when absent): the write statements bind them positionally.
  */
-import type { AnomalySeen, ConnectionClosed, ConnectionOpened, ExchangeProgress, TapEvent } from '../model/events.js';
+import type { AnomalySeen, ConnectionClosed, ConnectionOpened, ExchangeProgress, FrameSeen, TapEvent } from '../model/events.js';
 import type { Frame, FrameContext } from '../model/frame.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import type { RecordingInfo, StoredAnomaly, StoredConnection, StoredFrame } from './types.js';
@@ -83,34 +83,45 @@ export function messageOf(raw: Buffer, batchIndex: number | null): JsonRpcMessag
   return (batchIndex === null ? value : (value as unknown[])[batchIndex]) as JsonRpcMessage;
 }
 
-/** Rebuilds a frame. A message frame's `message` is re-parsed from the stored (redacted) raw bytes. */
-export function rowToFrame(r: Row): StoredFrame {
-  const raw = r.raw as Buffer;
-  const base = {
-    recordingId: r.recording_id as number,
-    seq: r.seq as number,
-    connectionId: r.connection_id as string,
-    direction: r.direction as Frame['direction'],
-    channel: r.channel as Frame['channel'],
-    timeUs: r.time_us as number,
-    raw,
-    ...(r.context_json !== null ? { context: JSON.parse(r.context_json as string) as FrameContext } : {}),
-    ...(r.exchange_key !== null ? { exchangeKey: r.exchange_key as string } : {}),
+/** What every frame has, from its row (the context last), in the order rowToFrame has always given it. */
+function frameHead(r: Row): Record<string, unknown> {
+  const head: Record<string, unknown> = {
+    seq: r.seq,
+    connectionId: r.connection_id,
+    direction: r.direction,
+    channel: r.channel,
+    timeUs: r.time_us,
+    raw: r.raw,
   };
-  if (r.kind === 'log') return { ...base, kind: 'log', text: raw.toString('utf8') };
-  if (r.kind === 'invalid') {
-    return { ...base, kind: 'invalid', reason: r.invalid_reason as 'not_json', detail: (r.detail as string | null) ?? '' };
-  }
+  if (r.context_json !== null) head.context = JSON.parse(r.context_json as string) as FrameContext;
+  return head;
+}
+
+/**
+ * `head` (the fields before a frame's kind) with the fields of its kind. A message frame's `message`
+ * is parsed from the stored (redacted) raw bytes; if they no longer parse, the frame reads as invalid.
+ */
+function withKind(r: Row, head: Record<string, unknown>): Frame {
+  const raw = r.raw as Buffer;
+  if (r.kind === 'log') return { ...head, kind: 'log', text: raw.toString('utf8') } as Frame;
+  if (r.kind === 'invalid') return { ...head, kind: 'invalid', reason: r.invalid_reason, detail: (r.detail as string | null) ?? '' } as Frame;
   const index = r.batch_index as number | null;
   let message: JsonRpcMessage;
   try {
     message = messageOf(raw, index);
   } catch (err) {
-    return { ...base, kind: 'invalid', reason: 'not_json', detail: `stored message no longer parses: ${(err as Error).message}` };
+    return { ...head, kind: 'invalid', reason: 'not_json', detail: `stored message no longer parses: ${(err as Error).message}` } as Frame;
   }
-  const frame: StoredFrame = { ...base, kind: 'message', messageKind: r.message_kind as 'request', message };
+  const frame = { ...head, kind: 'message', messageKind: r.message_kind, message } as Frame & { kind: 'message' };
   if (index !== null) frame.batch = { index, size: r.batch_size as number };
   return frame;
+}
+
+/** Rebuilds a frame from its row. */
+export function rowToFrame(r: Row): StoredFrame {
+  const head: Record<string, unknown> = { recordingId: r.recording_id, ...frameHead(r) };
+  if (r.exchange_key !== null) head.exchangeKey = r.exchange_key;
+  return withKind(r, head) as StoredFrame;
 }
 
 export const PROGRESS_COLS = ['recording_id', 'ord', 'exchange_key', 'time_us', 'progress', 'total', 'message'] as const;
@@ -200,9 +211,13 @@ export function connectionClosedEvent(c: StoredConnection): ConnectionClosed {
   return e;
 }
 
-export function frameEvent(r: Row): TapEvent {
-  const { recordingId: _r, exchangeKey, ...frame } = rowToFrame(r);
-  return exchangeKey === undefined ? { type: 'frame', frame: frame as Frame } : { type: 'frame', frame: frame as Frame, exchangeKey };
+/**
+ * The frame event of a row of SQL.framesByOrd: what {@link rowToFrame} gives minus its recording id
+ * and exchange key (the event carries the key), built in one go (events() reads every frame).
+ */
+export function frameEvent(r: Row): FrameSeen {
+  const frame = withKind(r, frameHead(r));
+  return r.exchange_key === null ? { type: 'frame', frame } : { type: 'frame', frame, exchangeKey: r.exchange_key as string };
 }
 
 export function anomalyEvent(r: Row): TapEvent {

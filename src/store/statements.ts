@@ -124,9 +124,16 @@ export const SQL = {
     ON CONFLICT (recording_id, connection_id) DO UPDATE SET closed_us = excluded.closed_us, closed_ord = excluded.closed_ord,
     close_reason = excluded.close_reason, exit_code = excluded.exit_code, signal = excluded.signal, close_nulls = excluded.close_nulls`,
   /** One cursor per event source, each in recorder order; events() merges them by ord. */
-  framesByOrd: 'SELECT * FROM frames WHERE recording_id = ? ORDER BY ord',
+  /** What rows.frameEvent reads (not the columns it does not: each one costs a value per frame). */
+  framesByOrd: `SELECT id, ord, seq, connection_id, direction, channel, time_us, raw, kind, invalid_reason, detail, message_kind,
+    exchange_key, context_json, batch_index, batch_size FROM frames WHERE recording_id = ? ORDER BY ord`,
   startedByOrd: `${EXCHANGE_SELECT} WHERE e.recording_id = ? AND e.started_ord IS NOT NULL ORDER BY e.started_ord`,
   completedByOrd: `${EXCHANGE_SELECT} WHERE e.recording_id = ? AND e.completed_ord IS NOT NULL ORDER BY e.completed_ord`,
+  /** The same without the frames joined in: events() takes their messages from the frames it streams already. */
+  startedByOrdBare: 'SELECT * FROM exchanges WHERE recording_id = ? AND started_ord IS NOT NULL ORDER BY started_ord',
+  completedByOrdBare: 'SELECT * FROM exchanges WHERE recording_id = ? AND completed_ord IS NOT NULL ORDER BY completed_ord',
+  /** A frame's bytes by row id, for an exchange whose frame events() no longer holds. */
+  frameRawById: 'SELECT raw, batch_index FROM frames WHERE id = ?',
   progressByOrd: 'SELECT * FROM progress WHERE recording_id = ? ORDER BY ord',
   anomaliesByOrd: 'SELECT * FROM anomalies WHERE recording_id = ? ORDER BY ord',
   openedByOrd: 'SELECT * FROM connections WHERE recording_id = ? AND opened_ord IS NOT NULL ORDER BY opened_ord',
