@@ -19,6 +19,8 @@ export interface RuleInfo {
   title: string;
   /** A few lines: why it matters and how to fix a finding. */
   help: string;
+  /** The option names a rules file may set beside `severity` (any other key is refused). */
+  options?: readonly string[];
 }
 
 /** Where a finding is: the exchange or message it is about, or the tool-surface item. */

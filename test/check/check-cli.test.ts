@@ -135,6 +135,22 @@ describe('mcptap check on a scripted server', () => {
     expect(r.err).toContain(`${rules}:4: rules.protocol/result-shema: unknown rule (did you mean "protocol/result-schema"?)`);
   });
 
+  it('takes rule options flat, and refuses an options: mapping and a misspelt option at their line', () => {
+    const rules = join(dir, 'opts.yaml');
+    writeFileSync(rules, 'rules:\n  surface/tool-tokens: { severity: error, maxToolTokens: 5 }\n');
+    const flat = mcptap('check', clean, '--rules', rules);
+    expect(flat.out).toContain('surface/tool-tokens (error): 1 finding(s)');
+    expect(flat.code).toBe(1);
+    writeFileSync(rules, 'rules:\n  protocol/pending: off\n  surface/tool-tokens: { options: { maxToolTokens: 5 } }\n');
+    const nested = mcptap('check', clean, '--rules', rules);
+    expect(nested.code).toBe(4);
+    expect(nested.err).toContain(`${rules}:3: rules.surface/tool-tokens.options: write options flat, beside severity`);
+    writeFileSync(rules, 'rules:\n  surface/tool-tokens:\n    severity: error\n    maxToolToken: 5\n');
+    const misspelt = mcptap('check', clean, '--rules', rules);
+    expect(misspelt.code).toBe(4);
+    expect(misspelt.err).toContain(`${rules}:4: rules.surface/tool-tokens.maxToolToken: unknown option (did you mean "maxToolTokens"?)`);
+  });
+
   it('exits 4 on a file that is not a recording, and 2 on a bad --fail-on', () => {
     const notRec = join(dir, 'not.db');
     writeFileSync(notRec, 'hello');

@@ -7,7 +7,7 @@ import { DRIFT_RULES, diffSurface, type DriftOptions } from '../surface-diff.js'
 import { SurfaceBuilder, type Surface } from '../surface-snapshot.js';
 import { numberOption } from './tool-surface.js';
 
-/** The options of the drift rules from a rules file (`drift/tool-tokens: {options: {maxToolTokens: 800}}`). */
+/** The options of the drift rules from a rules file (`drift/tool-tokens: { maxToolTokens: 800 }`, flat beside severity). */
 export function driftOptions(settings: RuleSettings): DriftOptions {
   const options: DriftOptions = {};
   const maxToolTokens = numberOption(settings, DRIFT_RULES.toolTokens.id, 'maxToolTokens');

@@ -71,12 +71,14 @@ export const SURFACE_RULES = {
     'warning',
     'Each tool definition fits its token budget (option maxToolTokens)',
     `Every tool definition is sent to the model on every turn; the count is of its JSON as sent, in ${TOKEN_ENCODING} (an estimate for other models). Shorten the description and schema. Off unless maxToolTokens is set.`,
+    ['maxToolTokens'],
   ),
   totalTokens: rule(
     'total-tokens',
     'warning',
     'All tool definitions together fit the token budget (option maxTotalTokens)',
     `The sum over the listed tools' JSON definitions, in ${TOKEN_ENCODING}. Fewer or shorter tools. Off unless maxTotalTokens is set.`,
+    ['maxTotalTokens'],
   ),
 } as const;
 

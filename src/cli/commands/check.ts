@@ -52,7 +52,7 @@ export function register(program: Command): void {
     )
     .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
     .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
-    .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | {severity, <option>: ...} }`')
+    .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | { severity: ..., <option>: ... } }` (options flat)')
     .option('--baseline <file>', 'drift rules: judge the tool surface against this recording (SQLite or JSONL) or snapshot')
     .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
     .option('--fail-on <what>', 'what fails the run: a level (that level and above) and/or rule ids, comma-separated', 'error')
@@ -69,7 +69,7 @@ A rules file tunes rules by id (an unknown id is an error) and adds assertions (
   rules:
     protocol/pending: off              # a recording cut short on purpose
     protocol/orphan-response: error    # stricter than the default warning
-    surface/tool-tokens: { severity: error, maxToolTokens: 800 }
+    surface/tool-tokens: { severity: error, maxToolTokens: 800 }   # options flat, beside severity
   assertions:
     - name: search is fast
       select: { method: tools/call, tool: search }
@@ -98,13 +98,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
     catalogue.map((r) => r.id),
   );
   checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif }, 'CHECK_BAD_FLAG', [file]);
-  const rules =
-    flags.rules === undefined
-      ? { settings: new Map(), assertions: [] }
-      : loadRuleSettings(
-          flags.rules,
-          catalogue.map((r) => r.id),
-        );
+  const rules = flags.rules === undefined ? { settings: new Map(), assertions: [] } : loadRuleSettings(flags.rules, catalogue);
   const factories = rules.assertions.length > 0 ? [...CHECKER_FACTORIES, assertionsChecker(rules.assertions)] : CHECKER_FACTORIES;
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
   const input = await openRecordingInput(file);
