@@ -122,9 +122,13 @@ describe('mcptap check on a scripted server', () => {
     expect(r.code).toBe(0);
   });
 
-  it('fails on a rule id named in --fail-on, and only on it', () => {
+  it('fails on a rule id named in --fail-on in addition to the error level; none,RULE on the rule only', () => {
     expect(mcptap('check', breached, '--fail-on', 'protocol/result-schema').code).toBe(1);
-    expect(mcptap('check', breached, '--fail-on', 'protocol/pending').code).toBe(0);
+    const added = mcptap('check', breached, '--fail-on', 'protocol/pending');
+    expect(added.out).toContain('FAILED: 3 finding(s) at --fail-on error,protocol/pending');
+    expect(added.code).toBe(1);
+    expect(mcptap('check', breached, '--fail-on', 'none,protocol/pending').code).toBe(0);
+    expect(mcptap('check', breached, '--fail-on', 'none,protocol/result-schema').code).toBe(1);
   });
 
   it('exits 4 on a rules file naming an unknown rule, at its line', () => {

@@ -55,7 +55,11 @@ export function register(program: Command): void {
     .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | { severity: ..., <option>: ... } }` (options flat)')
     .option('--baseline <file>', 'drift rules: judge the tool surface against this recording (SQLite or JSONL) or snapshot')
     .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
-    .option('--fail-on <what>', 'what fails the run: a level (that level and above) and/or rule ids, comma-separated', 'error')
+    .option(
+      '--fail-on <what>',
+      'what fails the run, comma-separated: a level (error, warning, note: that level and above; none: no level) and rule ids, which add to the level',
+      'error',
+    )
     .option('--json <file>', 'write every finding as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write JUnit XML: a testsuite per rule family, a testcase per finding')
     .option('--sarif <file>', 'write SARIF 2.1.0 (GitHub code scanning: upload with github/codeql-action/upload-sarif)')
@@ -82,7 +86,8 @@ Examples:
   mcptap stdio --record tap.db -- node server.js   # record, then:
   mcptap check tap.db                              # text report; exit 1 on any error-level finding
   mcptap check tap.db --fail-on warning --sarif check.sarif --junit check.xml
-  mcptap check tap.db --fail-on protocol/result-schema,protocol/duplicate-id --json - | jq '.findings[0]'
+  mcptap check tap.db --fail-on protocol/duplicate-id       # error level, and any duplicate-id finding
+  mcptap check tap.db --fail-on none,protocol/result-schema --json - | jq '.findings[0]'   # that rule only
   mcptap check main.db --snapshot tools.json     # commit tools.json; then, in CI on the new build:
   mcptap check new.db --baseline tools.json      # drift: removed tools, loosened annotations, token growth`,
     )
@@ -111,7 +116,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
       context: { recording: { file }, ...(baseline && { baseline }) },
     });
     if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, recordingId));
-    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: flags.failOn };
+    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn) };
   } finally {
     input.close();
   }
@@ -139,19 +144,28 @@ async function baselineSurface(file: string): Promise<Surface> {
   }
 }
 
-/** `--fail-on error` / `warning,protocol/pending`: a level (and above) and rule ids. */
+/**
+ * `--fail-on error` / `warning,protocol/pending` / `none,protocol/pending`: a level (and above) and rule
+ * ids. Rule ids add to the level, which stays `error` unless given; `none` gates on the named rules only.
+ */
 export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
-  const out: { level?: Severity; rules: Set<string> } = { rules: new Set() };
+  let level: Severity | 'none' | undefined;
+  const rules = new Set<string>();
   for (const item of text
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {
-    if ((LEVELS as readonly string[]).includes(item)) {
-      if (out.level !== undefined && out.level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${out.level} and ${item}`);
-      out.level = item as Severity;
-    } else if (ruleIds.includes(item)) out.rules.add(item);
-    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note) nor a rule id (see docs/check.md)`);
+    if (item === 'none' || (LEVELS as readonly string[]).includes(item)) {
+      if (level !== undefined && level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${level} and ${item}`);
+      level = item as Severity | 'none';
+    } else if (ruleIds.includes(item)) rules.add(item);
+    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
   }
-  if (out.level === undefined && out.rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note) or rule ids');
-  return out;
+  if (level === undefined && rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note, none) or rule ids');
+  return { ...(level !== 'none' && { level: level ?? 'error' }), rules };
+}
+
+/** The effective `--fail-on`, for the reports: `error,protocol/pending` when only the rule was given. */
+export function failOnText(failOn: FailOn): string {
+  return [failOn.level ?? 'none', ...failOn.rules].join(',');
 }
