@@ -38,6 +38,8 @@ export interface CheckResult {
   examples: Record<string, Finding[]>;
   /** Checker failures (a bug in a rule): counted, never thrown into the stream. */
   checkerErrors: number;
+  /** Per enabled rule id its checker could not judge, why (`no --baseline`): not a pass. */
+  unjudged: Record<string, string>;
 }
 
 export class CheckSink implements Sink {
@@ -59,7 +61,7 @@ export class CheckSink implements Sink {
     this.checkers = opts.factories.map((f) => f(settings, opts.context));
     this.maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.examplesPerRule = opts.examplesPerRule ?? DEFAULT_EXAMPLES_PER_RULE;
-    this.result = { rules: this.rules, counts: {}, totals: zero(), findings: [], omitted: 0, examples: {}, checkerErrors: 0 };
+    this.result = { rules: this.rules, counts: {}, totals: zero(), findings: [], omitted: 0, examples: {}, checkerErrors: 0, unjudged: {} };
   }
 
   onEvent(event: TapEvent): void {
@@ -85,6 +87,7 @@ export class CheckSink implements Sink {
           this.sinkStats.errors++;
           this.result.checkerErrors++;
         }
+        for (const [id, why] of c.unjudged ?? []) if (this.byId.get(id)?.enabled !== false) this.result.unjudged[id] = why;
       }
     }
     return this.result;

@@ -111,6 +111,29 @@ describe('mcptap check on a scripted server', () => {
     expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 2, 3]);
   });
 
+  it('JUnit fails only what the verdict counts; rules it could not judge are skipped, not passed', () => {
+    const out = (f: string) => join(dir, `u.${f}`);
+    const r = mcptap('check', breached, '--fail-on', 'none,protocol/result-schema', '--json', out('json'), '--junit', out('xml'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/rule\(s\) not judged \(no --baseline\): drift\/removed, /);
+    expect(r.out).toContain('1 rule(s) not judged (no maxToolTokens option): surface/tool-tokens.');
+    type Case = { classname: string; failure?: unknown; skipped?: { message: string }; 'system-out'?: string };
+    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(out('xml'), 'utf8')) as {
+      testsuites: { failures: string; testsuite: { testcase: Case | Case[] }[] };
+    };
+    const cases = xml.testsuites.testsuite.flatMap((s) => [s.testcase].flat());
+    expect(xml.testsuites.failures).toBe('2');
+    expect(cases.filter((c) => c.failure !== undefined).map((c) => c.classname)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
+    const passing = cases.find((c) => c.classname === 'surface/invalid-definition');
+    expect(passing?.failure).toBeUndefined();
+    expect(passing?.['system-out']).toMatch(/^error: /);
+    expect(cases.find((c) => c.classname === 'drift/removed')?.skipped?.message).toBe('no --baseline');
+    expect(cases.find((c) => c.classname === 'surface/total-tokens')?.skipped?.message).toBe('no maxTotalTokens option');
+    const json = JSON.parse(readFileSync(out('json'), 'utf8')) as { rules: { id: string; judged: boolean; notJudged?: string }[] };
+    expect(json.rules.find((x) => x.id === 'drift/removed')).toMatchObject({ judged: false, notJudged: 'no --baseline' });
+    expect(json.rules.find((x) => x.id === 'protocol/result-schema')).toMatchObject({ judged: true });
+  });
+
   it('takes a rules file: off silences a rule, a severity changes the verdict', () => {
     const rules = join(dir, 'rules.yaml');
     writeFileSync(rules, 'rules:\n  protocol/result-schema: warning\n  surface/invalid-definition: warning\n');

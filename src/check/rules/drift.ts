@@ -36,4 +36,11 @@ export function driftAgainst(baseline: Surface): CheckerFactory {
 
 /** The registry's drift family: judges against the context's baseline, and checks nothing without one. */
 export const drift: CheckerFactory = (settings, context) =>
-  context?.baseline ? driftAgainst(context.baseline)(settings) : { rules: Object.values(DRIFT_RULES), onEvent() {}, finish() {} };
+  context?.baseline
+    ? driftAgainst(context.baseline)(settings)
+    : {
+        rules: Object.values(DRIFT_RULES),
+        onEvent() {},
+        finish() {},
+        unjudged: new Map(Object.values(DRIFT_RULES).map((r) => [r.id, 'no --baseline'])),
+      };

@@ -120,6 +120,14 @@ class ToolSurfaceChecker implements Checker {
     this.maxTotalTokens = numberOption(settings, SURFACE_RULES.totalTokens.id, 'maxTotalTokens');
   }
 
+  /** The token budgets are judged only when the rules file sets them. */
+  get unjudged(): ReadonlyMap<string, string> {
+    const out = new Map<string, string>();
+    if (this.maxToolTokens === undefined) out.set(SURFACE_RULES.toolTokens.id, 'no maxToolTokens option');
+    if (this.maxTotalTokens === undefined) out.set(SURFACE_RULES.totalTokens.id, 'no maxTotalTokens option');
+    return out;
+  }
+
   private firstSight(key: string): boolean {
     const digest = createHash('sha1').update(key).digest('base64');
     if (this.seen.has(digest)) return false;

@@ -116,7 +116,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
       context: { recording: { file }, ...(baseline && { baseline }) },
     });
     if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, recordingId));
-    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn) };
+    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn), failOnSpec: failOn };
   } finally {
     input.close();
   }
