@@ -31,7 +31,7 @@ export interface FindingLocation {
   exchangeKey?: string;
   /** The frame's sequence number, for messages outside any exchange (notifications, invalid lines). */
   frameSeq?: number;
-  /** The exchange's row in the recording (`mcptap show FILE '#row'`), filled in by the offline runner. */
+  /** The exchange's row in the recording (`mcptap show FILE --exchange '#row'`), filled in by the offline runner. */
   row?: number;
   jsonRpcId?: JsonRpcId;
   method?: string;

@@ -178,6 +178,17 @@ describe('mcptap check on a scripted server', () => {
     expect(misspelt.err).toContain(`${rules}:4: rules.surface/tool-tokens.maxToolToken: unknown option (did you mean "maxToolTokens"?)`);
   });
 
+  it('exits 2 on a --snapshot into a missing directory, naming it; says what a --baseline may be', () => {
+    const r = mcptap('check', clean, '--snapshot', '/nonexistent/dir/t.json');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--snapshot /nonexistent/dir/t.json: cannot write there');
+    const notBaseline = join(dir, 'other.json');
+    writeFileSync(notBaseline, '{"tools": []}\n');
+    const b = mcptap('check', clean, '--baseline', notBaseline);
+    expect(b.code).toBe(4);
+    expect(b.err).toContain('not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)');
+  });
+
   it('exits 4 on a file that is not a recording, and 2 on a bad --fail-on', () => {
     const notRec = join(dir, 'not.db');
     writeFileSync(notRec, 'hello');

@@ -2,6 +2,7 @@
  * `mcptap check RECORDING`: CI verdicts on recorded MCP traffic. Flags -> typed options -> the check
  * engine (src/check/) over the recording's event stream -> text, JSON, JUnit and SARIF (src/report/).
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ruleCatalogue } from '../../check/catalogue.js';
 import { CHECKER_FACTORIES } from '../../check/checkers.js';
@@ -53,7 +54,7 @@ export function register(program: Command): void {
     .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
     .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
     .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | { severity: ..., <option>: ... } }` (options flat)')
-    .option('--baseline <file>', 'drift rules: judge the tool surface against this recording (SQLite or JSONL) or snapshot')
+    .option('--baseline <file>', 'drift rules: judge the tool surface against this snapshot (--snapshot) or recording (SQLite or JSONL; its latest recording)')
     .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
     .option(
       '--fail-on <what>',
@@ -102,7 +103,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
     flags.failOn,
     catalogue.map((r) => r.id),
   );
-  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif }, 'CHECK_BAD_FLAG', [file]);
+  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif, snapshot: flags.snapshot }, 'CHECK_BAD_FLAG', [file]);
   const rules = flags.rules === undefined ? { settings: new Map(), assertions: [] } : loadRuleSettings(flags.rules, catalogue);
   const factories = rules.assertions.length > 0 ? [...CHECKER_FACTORIES, assertionsChecker(rules.assertions)] : CHECKER_FACTORIES;
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
@@ -133,7 +134,14 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
 /** `--baseline FILE`: a snapshot (`--snapshot`'s JSON), or a recording (SQLite or JSONL) whose lists give the surface. */
 async function baselineSurface(file: string): Promise<Surface> {
   if (isSqliteFile(file)) return loadBaseline(file);
-  if (/"format"\s*:\s*"mcptap-surface"/.test(fileHead(file, 256))) return readSnapshot(file);
+  const head = fileHead(file, 256);
+  if (/"format"\s*:\s*"mcptap-surface"/.test(head)) return readSnapshot(file);
+  // Neither a snapshot nor JSONL: say what a baseline may be, not what a JSONL header looks like.
+  if (existsSync(file) && !/^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(head))
+    throw new McptapError(
+      'CHECK_SNAPSHOT_INVALID',
+      `--baseline ${file}: not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)`,
+    );
   const input = await openRecordingInput(file);
   try {
     const id = input.store.latestRecordingId();
