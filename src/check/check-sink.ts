@@ -40,6 +40,8 @@ export interface CheckResult {
   examples: Record<string, Finding[]>;
   /** Checker failures (a bug in a rule): counted, never thrown into the stream. */
   checkerErrors: number;
+  /** Per enabled rule id its checker could not judge, why (`no --baseline`): not a pass. */
+  unjudged: Record<string, string>;
 }
 
 export class CheckSink implements Sink {
@@ -63,7 +65,7 @@ export class CheckSink implements Sink {
     this.maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.examplesPerRule = opts.examplesPerRule ?? DEFAULT_EXAMPLES_PER_RULE;
     this.onFinding = opts.onFinding;
-    this.result = { rules: this.rules, counts: {}, totals: zero(), findings: [], omitted: 0, examples: {}, checkerErrors: 0 };
+    this.result = { rules: this.rules, counts: {}, totals: zero(), findings: [], omitted: 0, examples: {}, checkerErrors: 0, unjudged: {} };
   }
 
   onEvent(event: TapEvent): void {
@@ -89,6 +91,7 @@ export class CheckSink implements Sink {
           this.sinkStats.errors++;
           this.result.checkerErrors++;
         }
+        for (const [id, why] of c.unjudged ?? []) if (this.byId.get(id)?.enabled !== false) this.result.unjudged[id] = why;
       }
     }
     return this.result;

@@ -17,6 +17,11 @@ export interface Checker {
   onEvent(event: TapEvent, emit: Emit): void;
   /** End of the stream: report what only the end can tell (pending requests, totals, budgets). */
   finish(emit: Emit): void;
+  /**
+   * Rules this checker could not judge in this run, with why (`no --baseline`): reported as skipped,
+   * never as passed. Read after `finish`.
+   */
+  readonly unjudged?: ReadonlyMap<string, string>;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface RuleInfo {
   title: string;
   /** A few lines: why it matters and how to fix a finding. */
   help: string;
+  /** The option names a rules file may set beside `severity` (any other key is refused). */
+  options?: readonly string[];
 }
 
 /** Where a finding is: the exchange or message it is about, or the tool-surface item. */
@@ -29,7 +31,7 @@ export interface FindingLocation {
   exchangeKey?: string;
   /** The frame's sequence number, for messages outside any exchange (notifications, invalid lines). */
   frameSeq?: number;
-  /** The exchange's row in the recording (`mcptap show FILE '#row'`), filled in by the offline runner. */
+  /** The exchange's row in the recording (`mcptap show FILE --exchange '#row'`), filled in by the offline runner. */
   row?: number;
   jsonRpcId?: JsonRpcId;
   method?: string;

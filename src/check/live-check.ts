@@ -28,11 +28,7 @@ export function checkFactories(rules: CheckRules): readonly CheckerFactory[] {
 
 /** Parses a rules file's text (throws CHECK_RULES_INVALID naming `file:line`). */
 export function parseCheckRules(source: CheckRulesSource): CheckRules {
-  return parseRuleSettings(
-    source.text,
-    source.name,
-    ruleCatalogue(CHECKER_FACTORIES).map((r) => r.id),
-  );
+  return parseRuleSettings(source.text, source.name, ruleCatalogue(CHECKER_FACTORIES));
 }
 
 export interface LiveCheckOptions {

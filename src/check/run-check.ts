@@ -53,13 +53,16 @@ export interface FailOn {
 
 const RANK: Record<Severity, number> = { note: 0, warning: 1, error: 2 };
 
+/** Whether a finding of `ruleId` at `sev` fails the run under `failOn` (the reports mark it so). */
+export function failsOn(failOn: FailOn, ruleId: string, sev: Severity): boolean {
+  return failOn.rules.has(ruleId) || (failOn.level !== undefined && RANK[sev] >= RANK[failOn.level]);
+}
+
 /** How many findings fail the run under `failOn` (counted over all findings, not the kept ones). */
 export function failingCount(result: CheckResult, failOn: FailOn): number {
   let n = 0;
   for (const [ruleId, counts] of Object.entries(result.counts)) {
-    for (const sev of ['error', 'warning', 'note'] as const) {
-      if (failOn.rules.has(ruleId) || (failOn.level !== undefined && RANK[sev] >= RANK[failOn.level])) n += counts[sev];
-    }
+    for (const sev of ['error', 'warning', 'note'] as const) if (failsOn(failOn, ruleId, sev)) n += counts[sev];
   }
   return n;
 }

@@ -59,18 +59,21 @@ export const DRIFT_RULES = {
     'warning',
     'No tool grows past the per-tool token budget (option maxToolTokens, default 1000)',
     `A tool definition that crossed the budget since the baseline (${TOKEN_ENCODING} tokens of its JSON as sent). Shorten its description or schema.`,
+    ['maxToolTokens'],
   ),
   newToolTokens: rule(
     'new-tool-tokens',
     'warning',
     'A new tool fits the new-tool token budget (option maxNewToolTokens, default 500)',
     'A new tool costs every conversation its definition; keep it short.',
+    ['maxNewToolTokens'],
   ),
   totalTokenGrowth: rule(
     'total-token-growth',
     'warning',
     'The tools that were already there do not grow by more than 10% in tokens (option maxGrowth, default 0.1)',
     'Counted over the tools present in both builds, so that adding tools is judged by new-tool-tokens instead. Trim what grew.',
+    ['maxGrowth'],
   ),
   notListed: rule(
     'not-listed',

@@ -10,7 +10,7 @@ import { McptapError, type McptapErrorCode } from '../errors.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 
 export function checkOutputPaths(
-  flags: { json?: string; junit?: string; html?: string; sarif?: string; update?: string },
+  flags: { json?: string; junit?: string; html?: string; sarif?: string; snapshot?: string; update?: string },
   code: McptapErrorCode,
   inputs: readonly string[] = [],
 ): void {
@@ -20,6 +20,7 @@ export function checkOutputPaths(
     ['--junit', flags.junit],
     ['--html', flags.html],
     ['--sarif', flags.sarif],
+    ['--snapshot', flags.snapshot],
     ['--update', flags.update],
   ] as const) {
     if (path === undefined || (path === '-' && flag === '--json')) continue;

@@ -10,7 +10,16 @@ export function checkJson(input: CheckReportInput): unknown {
     total: findingTotal(result),
     totals: result.totals,
     counts: result.counts,
-    rules: result.rules.map((r) => ({ id: r.id, family: r.family, severity: r.severity, enabled: r.enabled, title: r.title })),
+    rules: result.rules.map((r) => ({
+      id: r.id,
+      family: r.family,
+      severity: r.severity,
+      enabled: r.enabled,
+      // A rule that could not run (no --baseline, no budget set) is not a pass: say so and why.
+      judged: r.enabled && result.unjudged[r.id] === undefined,
+      ...(result.unjudged[r.id] !== undefined && { notJudged: result.unjudged[r.id] }),
+      title: r.title,
+    })),
     findings: result.findings,
     omitted: result.omitted,
     checkerErrors: result.checkerErrors,

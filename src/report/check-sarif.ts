@@ -30,19 +30,21 @@ export function checkSarif(input: CheckReportInput): unknown {
               help: { text: `${r.help}\n\nSee ${ruleHelpUri(r)}`, markdown: `${r.help}\n\n[docs/check.md](${ruleHelpUri(r)})` },
               helpUri: ruleHelpUri(r),
               defaultConfiguration: { level: r.severity, enabled: r.enabled },
-              properties: { tags: ['mcp', r.family] },
+              properties: { tags: ['mcp', r.family], ...(result.unjudged[r.id] !== undefined && { notJudged: result.unjudged[r.id] }) },
             })),
           },
         },
         invocations: [{ executionSuccessful: result.checkerErrors === 0, toolExecutionNotifications: notifications }],
-        results: result.findings.map((f) => ({
-          ruleId: f.ruleId,
-          ...(index.has(f.ruleId) && { ruleIndex: index.get(f.ruleId) }),
-          level: f.severity,
-          message: { text: [f.message, detailText(f)].filter(Boolean).join(' - ') },
-          locations: [location(input, f)],
-          properties: props(input, f),
-        })),
+        results: result.findings
+          .filter((f) => result.unjudged[f.ruleId] === undefined)
+          .map((f) => ({
+            ruleId: f.ruleId,
+            ...(index.has(f.ruleId) && { ruleIndex: index.get(f.ruleId) }),
+            level: f.severity,
+            message: { text: [f.message, detailText(f)].filter(Boolean).join(' - ') },
+            locations: [location(input, f)],
+            properties: props(input, f),
+          })),
       },
     ],
   };

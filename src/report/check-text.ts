@@ -14,7 +14,7 @@ export function renderCheckText(input: CheckReportInput): string {
     const c = result.counts[rule.id];
     const n = c ? c.error + c.warning + c.note : 0;
     if (n === 0) {
-      if (rule.enabled) quiet++;
+      if (rule.enabled && result.unjudged[rule.id] === undefined) quiet++;
       continue;
     }
     lines.push('', `${rule.id} (${rule.severity}): ${n} finding(s) - ${rule.title}`);
@@ -29,6 +29,10 @@ export function renderCheckText(input: CheckReportInput): string {
   }
   const off = result.rules.filter((r) => !r.enabled).length;
   lines.push('', `${quiet} rule(s) found nothing${off ? `; ${off} off` : ''}.`);
+  // Rules that could not run are named, grouped by why, so a green run does not read as judged.
+  const why = new Map<string, string[]>();
+  for (const [id, reason] of Object.entries(result.unjudged)) why.set(reason, [...(why.get(reason) ?? []), id]);
+  for (const [reason, ids] of why) lines.push(`${ids.length} rule(s) not judged (${reason}): ${ids.join(', ')}.`);
   if (result.omitted > 0) lines.push(`${result.omitted} more finding(s) were counted but not kept for the file outputs (cap ${result.findings.length}).`);
   if (result.checkerErrors > 0) lines.push(`${result.checkerErrors} checker failure(s): a rule crashed; its findings may be missing.`);
   return `${lines.join('\n')}\n`;

@@ -4,6 +4,7 @@
  */
 import type { CheckResult } from '../check/check-sink.js';
 import type { Finding, RuleInfo } from '../check/finding.js';
+import { failsOn, type FailOn } from '../check/run-check.js';
 import { formatId } from './format.js';
 
 export interface CheckReportInput {
@@ -13,8 +14,15 @@ export interface CheckReportInput {
   result: CheckResult;
   /** Findings at the `--fail-on` level (the verdict). */
   failing: number;
-  /** `--fail-on` as given, for the summary line. */
+  /** `--fail-on` in effect, for the summary line. */
   failOn: string;
+  /** `--fail-on` parsed: which findings are failures (JUnit marks only those). */
+  failOnSpec: FailOn;
+}
+
+/** Whether this finding is one the verdict counts. */
+export function isFailing(input: CheckReportInput, f: Finding): boolean {
+  return failsOn(input.failOnSpec, f.ruleId, f.severity);
 }
 
 /** The docs page of every rule; its section's anchor is {@link ruleAnchor}. */

@@ -111,6 +111,29 @@ describe('mcptap check on a scripted server', () => {
     expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 2, 3]);
   });
 
+  it('JUnit fails only what the verdict counts; rules it could not judge are skipped, not passed', () => {
+    const out = (f: string) => join(dir, `u.${f}`);
+    const r = mcptap('check', breached, '--fail-on', 'none,protocol/result-schema', '--json', out('json'), '--junit', out('xml'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/rule\(s\) not judged \(no --baseline\): drift\/removed, /);
+    expect(r.out).toContain('1 rule(s) not judged (no maxToolTokens option): surface/tool-tokens.');
+    type Case = { classname: string; failure?: unknown; skipped?: { message: string }; 'system-out'?: string };
+    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(out('xml'), 'utf8')) as {
+      testsuites: { failures: string; testsuite: { testcase: Case | Case[] }[] };
+    };
+    const cases = xml.testsuites.testsuite.flatMap((s) => [s.testcase].flat());
+    expect(xml.testsuites.failures).toBe('2');
+    expect(cases.filter((c) => c.failure !== undefined).map((c) => c.classname)).toEqual(['protocol/result-schema', 'protocol/result-schema']);
+    const passing = cases.find((c) => c.classname === 'surface/invalid-definition');
+    expect(passing?.failure).toBeUndefined();
+    expect(passing?.['system-out']).toMatch(/^error: /);
+    expect(cases.find((c) => c.classname === 'drift/removed')?.skipped?.message).toBe('no --baseline');
+    expect(cases.find((c) => c.classname === 'surface/total-tokens')?.skipped?.message).toBe('no maxTotalTokens option');
+    const json = JSON.parse(readFileSync(out('json'), 'utf8')) as { rules: { id: string; judged: boolean; notJudged?: string }[] };
+    expect(json.rules.find((x) => x.id === 'drift/removed')).toMatchObject({ judged: false, notJudged: 'no --baseline' });
+    expect(json.rules.find((x) => x.id === 'protocol/result-schema')).toMatchObject({ judged: true });
+  });
+
   it('takes a rules file: off silences a rule, a severity changes the verdict', () => {
     const rules = join(dir, 'rules.yaml');
     writeFileSync(rules, 'rules:\n  protocol/result-schema: warning\n  surface/invalid-definition: warning\n');
@@ -122,9 +145,13 @@ describe('mcptap check on a scripted server', () => {
     expect(r.code).toBe(0);
   });
 
-  it('fails on a rule id named in --fail-on, and only on it', () => {
+  it('fails on a rule id named in --fail-on in addition to the error level; none,RULE on the rule only', () => {
     expect(mcptap('check', breached, '--fail-on', 'protocol/result-schema').code).toBe(1);
-    expect(mcptap('check', breached, '--fail-on', 'protocol/pending').code).toBe(0);
+    const added = mcptap('check', breached, '--fail-on', 'protocol/pending');
+    expect(added.out).toContain('FAILED: 3 finding(s) at --fail-on error,protocol/pending');
+    expect(added.code).toBe(1);
+    expect(mcptap('check', breached, '--fail-on', 'none,protocol/pending').code).toBe(0);
+    expect(mcptap('check', breached, '--fail-on', 'none,protocol/result-schema').code).toBe(1);
   });
 
   it('exits 4 on a rules file naming an unknown rule, at its line', () => {
@@ -133,6 +160,33 @@ describe('mcptap check on a scripted server', () => {
     const r = mcptap('check', breached, '--rules', rules);
     expect(r.code).toBe(4);
     expect(r.err).toContain(`${rules}:4: rules.protocol/result-shema: unknown rule (did you mean "protocol/result-schema"?)`);
+  });
+
+  it('takes rule options flat, and refuses an options: mapping and a misspelt option at their line', () => {
+    const rules = join(dir, 'opts.yaml');
+    writeFileSync(rules, 'rules:\n  surface/tool-tokens: { severity: error, maxToolTokens: 5 }\n');
+    const flat = mcptap('check', clean, '--rules', rules);
+    expect(flat.out).toContain('surface/tool-tokens (error): 1 finding(s)');
+    expect(flat.code).toBe(1);
+    writeFileSync(rules, 'rules:\n  protocol/pending: off\n  surface/tool-tokens: { options: { maxToolTokens: 5 } }\n');
+    const nested = mcptap('check', clean, '--rules', rules);
+    expect(nested.code).toBe(4);
+    expect(nested.err).toContain(`${rules}:3: rules.surface/tool-tokens.options: write options flat, beside severity`);
+    writeFileSync(rules, 'rules:\n  surface/tool-tokens:\n    severity: error\n    maxToolToken: 5\n');
+    const misspelt = mcptap('check', clean, '--rules', rules);
+    expect(misspelt.code).toBe(4);
+    expect(misspelt.err).toContain(`${rules}:4: rules.surface/tool-tokens.maxToolToken: unknown option (did you mean "maxToolTokens"?)`);
+  });
+
+  it('exits 2 on a --snapshot into a missing directory, naming it; says what a --baseline may be', () => {
+    const r = mcptap('check', clean, '--snapshot', '/nonexistent/dir/t.json');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--snapshot /nonexistent/dir/t.json: cannot write there');
+    const notBaseline = join(dir, 'other.json');
+    writeFileSync(notBaseline, '{"tools": []}\n');
+    const b = mcptap('check', clean, '--baseline', notBaseline);
+    expect(b.code).toBe(4);
+    expect(b.err).toContain('not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)');
   });
 
   it('exits 4 on a file that is not a recording, and 2 on a bad --fail-on', () => {

@@ -7,7 +7,7 @@ import { DRIFT_RULES, diffSurface, type DriftOptions } from '../surface-diff.js'
 import { SurfaceBuilder, type Surface } from '../surface-snapshot.js';
 import { numberOption } from './tool-surface.js';
 
-/** The options of the drift rules from a rules file (`drift/tool-tokens: {options: {maxToolTokens: 800}}`). */
+/** The options of the drift rules from a rules file (`drift/tool-tokens: { maxToolTokens: 800 }`, flat beside severity). */
 export function driftOptions(settings: RuleSettings): DriftOptions {
   const options: DriftOptions = {};
   const maxToolTokens = numberOption(settings, DRIFT_RULES.toolTokens.id, 'maxToolTokens');
@@ -36,4 +36,11 @@ export function driftAgainst(baseline: Surface): CheckerFactory {
 
 /** The registry's drift family: judges against the context's baseline, and checks nothing without one. */
 export const drift: CheckerFactory = (settings, context) =>
-  context?.baseline ? driftAgainst(context.baseline)(settings) : { rules: Object.values(DRIFT_RULES), onEvent() {}, finish() {} };
+  context?.baseline
+    ? driftAgainst(context.baseline)(settings)
+    : {
+        rules: Object.values(DRIFT_RULES),
+        onEvent() {},
+        finish() {},
+        unjudged: new Map(Object.values(DRIFT_RULES).map((r) => [r.id, 'no --baseline'])),
+      };

@@ -67,6 +67,7 @@ export const TOOL_CONTRACT_RULES: RuleInfo[] = [
     severity: 'warning',
     title: 'Structured results are also serialized in a text block',
     help: 'The result carries structuredContent but no text content block with the same value as JSON; the spec says a tool returning structured content SHOULD, for clients that read only content. Add a text block with JSON.stringify(structuredContent). Option match: any accepts any text block.',
+    options: ['match'],
   },
   {
     id: CONTRACT.promptArgumentMissing,

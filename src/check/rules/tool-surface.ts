@@ -71,12 +71,14 @@ export const SURFACE_RULES = {
     'warning',
     'Each tool definition fits its token budget (option maxToolTokens)',
     `Every tool definition is sent to the model on every turn; the count is of its JSON as sent, in ${TOKEN_ENCODING} (an estimate for other models). Shorten the description and schema. Off unless maxToolTokens is set.`,
+    ['maxToolTokens'],
   ),
   totalTokens: rule(
     'total-tokens',
     'warning',
     'All tool definitions together fit the token budget (option maxTotalTokens)',
     `The sum over the listed tools' JSON definitions, in ${TOKEN_ENCODING}. Fewer or shorter tools. Off unless maxTotalTokens is set.`,
+    ['maxTotalTokens'],
   ),
 } as const;
 
@@ -116,6 +118,14 @@ class ToolSurfaceChecker implements Checker {
   constructor(settings: RuleSettings) {
     this.maxToolTokens = numberOption(settings, SURFACE_RULES.toolTokens.id, 'maxToolTokens');
     this.maxTotalTokens = numberOption(settings, SURFACE_RULES.totalTokens.id, 'maxTotalTokens');
+  }
+
+  /** The token budgets are judged only when the rules file sets them. */
+  get unjudged(): ReadonlyMap<string, string> {
+    const out = new Map<string, string>();
+    if (this.maxToolTokens === undefined) out.set(SURFACE_RULES.toolTokens.id, 'no maxToolTokens option');
+    if (this.maxTotalTokens === undefined) out.set(SURFACE_RULES.totalTokens.id, 'no maxTotalTokens option');
+    return out;
   }
 
   private firstSight(key: string): boolean {

@@ -2,6 +2,7 @@
  * `mcptap check RECORDING`: CI verdicts on recorded MCP traffic. Flags -> typed options -> the check
  * engine (src/check/) over the recording's event stream -> text, JSON, JUnit and SARIF (src/report/).
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ruleCatalogue } from '../../check/catalogue.js';
 import { CHECKER_FACTORIES } from '../../check/checkers.js';
@@ -52,10 +53,14 @@ export function register(program: Command): void {
     )
     .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
     .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
-    .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | {severity, <option>: ...} }`')
-    .option('--baseline <file>', 'drift rules: judge the tool surface against this recording (SQLite or JSONL) or snapshot')
+    .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | { severity: ..., <option>: ... } }` (options flat)')
+    .option('--baseline <file>', 'drift rules: judge the tool surface against this snapshot (--snapshot) or recording (SQLite or JSONL; its latest recording)')
     .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
-    .option('--fail-on <what>', 'what fails the run: a level (that level and above) and/or rule ids, comma-separated', 'error')
+    .option(
+      '--fail-on <what>',
+      'what fails the run, comma-separated: a level (error, warning, note: that level and above; none: no level) and rule ids, which add to the level',
+      'error',
+    )
     .option('--json <file>', 'write every finding as JSON (- for stdout; the text report then goes to stderr)')
     .option('--junit <file>', 'write JUnit XML: a testsuite per rule family, a testcase per finding')
     .option('--sarif <file>', 'write SARIF 2.1.0 (GitHub code scanning: upload with github/codeql-action/upload-sarif)')
@@ -69,7 +74,7 @@ A rules file tunes rules by id (an unknown id is an error) and adds assertions (
   rules:
     protocol/pending: off              # a recording cut short on purpose
     protocol/orphan-response: error    # stricter than the default warning
-    surface/tool-tokens: { severity: error, maxToolTokens: 800 }
+    surface/tool-tokens: { severity: error, maxToolTokens: 800 }   # options flat, beside severity
   assertions:
     - name: search is fast
       select: { method: tools/call, tool: search }
@@ -82,7 +87,8 @@ Examples:
   mcptap stdio --record tap.db -- node server.js   # record, then:
   mcptap check tap.db                              # text report; exit 1 on any error-level finding
   mcptap check tap.db --fail-on warning --sarif check.sarif --junit check.xml
-  mcptap check tap.db --fail-on protocol/result-schema,protocol/duplicate-id --json - | jq '.findings[0]'
+  mcptap check tap.db --fail-on protocol/duplicate-id       # error level, and any duplicate-id finding
+  mcptap check tap.db --fail-on none,protocol/result-schema --json - | jq '.findings[0]'   # that rule only
   mcptap check main.db --snapshot tools.json     # commit tools.json; then, in CI on the new build:
   mcptap check new.db --baseline tools.json      # drift: removed tools, loosened annotations, token growth`,
     )
@@ -97,14 +103,8 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
     flags.failOn,
     catalogue.map((r) => r.id),
   );
-  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif }, 'CHECK_BAD_FLAG', [file]);
-  const rules =
-    flags.rules === undefined
-      ? { settings: new Map(), assertions: [] }
-      : loadRuleSettings(
-          flags.rules,
-          catalogue.map((r) => r.id),
-        );
+  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif, snapshot: flags.snapshot }, 'CHECK_BAD_FLAG', [file]);
+  const rules = flags.rules === undefined ? { settings: new Map(), assertions: [] } : loadRuleSettings(flags.rules, catalogue);
   const factories = checkFactories(rules);
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
   const input = await openRecordingInput(file);
@@ -117,7 +117,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
       context: { recording: { file }, ...(baseline && { baseline }) },
     });
     if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, recordingId));
-    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: flags.failOn };
+    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn), failOnSpec: failOn };
   } finally {
     input.close();
   }
@@ -134,7 +134,14 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
 /** `--baseline FILE`: a snapshot (`--snapshot`'s JSON), or a recording (SQLite or JSONL) whose lists give the surface. */
 async function baselineSurface(file: string): Promise<Surface> {
   if (isSqliteFile(file)) return loadBaseline(file);
-  if (/"format"\s*:\s*"mcptap-surface"/.test(fileHead(file, 256))) return readSnapshot(file);
+  const head = fileHead(file, 256);
+  if (/"format"\s*:\s*"mcptap-surface"/.test(head)) return readSnapshot(file);
+  // Neither a snapshot nor JSONL: say what a baseline may be, not what a JSONL header looks like.
+  if (existsSync(file) && !/^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(head))
+    throw new McptapError(
+      'CHECK_SNAPSHOT_INVALID',
+      `--baseline ${file}: not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)`,
+    );
   const input = await openRecordingInput(file);
   try {
     const id = input.store.latestRecordingId();
@@ -145,19 +152,28 @@ async function baselineSurface(file: string): Promise<Surface> {
   }
 }
 
-/** `--fail-on error` / `warning,protocol/pending`: a level (and above) and rule ids. */
+/**
+ * `--fail-on error` / `warning,protocol/pending` / `none,protocol/pending`: a level (and above) and rule
+ * ids. Rule ids add to the level, which stays `error` unless given; `none` gates on the named rules only.
+ */
 export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
-  const out: { level?: Severity; rules: Set<string> } = { rules: new Set() };
+  let level: Severity | 'none' | undefined;
+  const rules = new Set<string>();
   for (const item of text
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {
-    if ((LEVELS as readonly string[]).includes(item)) {
-      if (out.level !== undefined && out.level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${out.level} and ${item}`);
-      out.level = item as Severity;
-    } else if (ruleIds.includes(item)) out.rules.add(item);
-    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note) nor a rule id (see docs/check.md)`);
+    if (item === 'none' || (LEVELS as readonly string[]).includes(item)) {
+      if (level !== undefined && level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${level} and ${item}`);
+      level = item as Severity | 'none';
+    } else if (ruleIds.includes(item)) rules.add(item);
+    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
   }
-  if (out.level === undefined && out.rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note) or rule ids');
-  return out;
+  if (level === undefined && rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note, none) or rule ids');
+  return { ...(level !== 'none' && { level: level ?? 'error' }), rules };
+}
+
+/** The effective `--fail-on`, for the reports: `error,protocol/pending` when only the rule was given. */
+export function failOnText(failOn: FailOn): string {
+  return [failOn.level ?? 'none', ...failOn.rules].join(',');
 }
