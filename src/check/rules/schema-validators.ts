@@ -22,6 +22,8 @@ export interface Violation {
   pointer: string;
   /** The failing keyword as a pointer into the schema, e.g. `#/properties/limit/type`. */
   schemaRule: string;
+  /** The failing Ajv keyword (`type`, `additionalProperties`, ...). */
+  keyword: string;
   expected: string;
   found: string;
 }
@@ -111,7 +113,13 @@ export function violations(validate: ValidateFunction, value: unknown, max = 10)
 
 function describe(e: ErrorObject, root: unknown): Violation {
   const p = e.params as Record<string, unknown>;
-  const at = (pointer: string, expected: string): Violation => ({ pointer, schemaRule: e.schemaPath, expected, found: shown(valueAt(root, pointer)) });
+  const at = (pointer: string, expected: string): Violation => ({
+    pointer,
+    schemaRule: e.schemaPath,
+    keyword: e.keyword,
+    expected,
+    found: shown(valueAt(root, pointer)),
+  });
   switch (e.keyword) {
     case 'required':
       return at(e.instancePath + formatPointer([String(p.missingProperty)]), `required member "${String(p.missingProperty)}"`);
