@@ -27,7 +27,7 @@ describe('schema validators', () => {
       { pointer: '/d', schemaRule: '#/required', keyword: 'required', expected: 'required member "d"', found: 'absent' },
       { pointer: '/a', schemaRule: '#/properties/a/anyOf', keyword: 'anyOf', expected: 'match a schema in anyOf', found: '1.5' },
       { pointer: '/b', schemaRule: '#/properties/b/format', keyword: 'format', expected: 'format "date-time"', found: '"yesterday"' },
-      { pointer: '/c', schemaRule: '#/properties/c/minimum', keyword: 'minimum', expected: 'be >= 0', found: '-1' },
+      { pointer: '/c', schemaRule: '#/properties/c/minimum', keyword: 'minimum', expected: '>= 0', found: '-1' },
     ]);
     expect(violations(validate, { d: 1, a: 'x' })).toEqual([]);
   });

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { expectedOf } from '../ajv-issues.js';
 import { formatPointer, parsePointer } from '../../replay/json-pointer.js';
 
 // Ajv and ajv-formats are CommonJS; `require` gives their constructors without default-import games.
@@ -136,8 +137,7 @@ function describe(e: ErrorObject, root: unknown): Violation {
     case 'format':
       return at(e.instancePath, `format "${String(p.format)}"`);
     default:
-      // Ajv says "must be >= 0", "must NOT have more than 3 items": the part after "must" is what was expected.
-      return at(e.instancePath, e.message?.replace(/^must /, '') ?? `to satisfy ${e.keyword}`);
+      return at(e.instancePath, expectedOf(e)); // ">= 0", "at most 3 items"
   }
 }
 
