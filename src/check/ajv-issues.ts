@@ -1,7 +1,7 @@
 /**
  * Ajv's errors made readable: an `anyOf` over content types yields a failure per branch; keep the
- * branch the value meant (its discriminating `const` matched) and drop the others, then one issue per
- * distinct place, each with the schema rule as a pointer into the schema document.
+ * branch the value meant (its discriminating `const` matched, its required members present, fewest
+ * errors) and drop the others, then one issue per distinct place, with its schema rule as a pointer.
  */
 import type { ErrorObject } from 'ajv';
 
@@ -35,35 +35,50 @@ function ownerDef(rule: string): string {
 /** Readable issues from Ajv errors (run with `verbose: true`), `prefix` prepended to every pointer; at most `max`. */
 export function readableIssues(errors: readonly ErrorObject[], pointers: WeakMap<object, string>, prefix = '', max = 5): SchemaIssue[] {
   const ruleOf = (e: ErrorObject) => `${pointers.get(e.parentSchema as object) ?? '#'}/${e.keyword}`;
-  // A branch whose discriminator (`type: {const}`) failed was not the one meant: drop all of its errors.
-  // Only inside a union (an anyOf/oneOf failed at that object): a lone definition's const failure is the issue itself.
-  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath));
-  const rejected = new Set<string>();
-  for (const e of errors) {
-    const base = e.instancePath.replace(/\/[^/]+$/, '');
-    if (e.keyword === 'const' && base !== e.instancePath && unions.has(base)) rejected.add(`${ownerDef(ruleOf(e))}@${base}`);
+  // Of each failed union, keep the errors of the one branch the value meant; drop the other branches'.
+  const dropped = new Set<ErrorObject>();
+  for (const u of errors) {
+    if ((u.keyword !== 'anyOf' && u.keyword !== 'oneOf') || !Array.isArray(u.schema)) continue;
+    const branches = (u.schema as unknown[]).map((b) => branchErrors(errors, u.instancePath, branchRoot(b, pointers), ruleOf));
+    if (branches.every((b) => b.length === 0)) continue;
+    const meant = branches.reduce((best, b) => (score(b, u.instancePath) < score(best, u.instancePath) ? b : best));
+    for (const b of branches) if (b !== meant) for (const e of b) if (!meant.includes(e)) dropped.add(e);
+    if (meant.length > 0) dropped.add(u); // its branch's errors say more than "matches none"
   }
-  const kept = errors.filter((e) => {
-    for (const r of rejected) {
-      const [def, base] = r.split('@') as [string, string];
-      if (ownerDef(ruleOf(e)) === def && (e.instancePath === base || e.instancePath.startsWith(`${base}/`))) return false;
-    }
-    return true;
-  });
-  // An anyOf/oneOf summary says nothing its kept branch errors do not, unless no branch is left.
-  const specific = kept.filter(
-    (e) =>
-      !((e.keyword === 'anyOf' || e.keyword === 'oneOf') && kept.some((o) => o !== e && o.instancePath.startsWith(e.instancePath) && o.keyword !== e.keyword)),
-  );
+  const kept = errors.filter((e) => !dropped.has(e));
   const out = new Map<string, SchemaIssue>();
   // Never report a failed validation without an issue: fall back to Ajv's own list.
-  for (const e of specific.length > 0 ? specific : errors) {
+  for (const e of kept.length > 0 ? kept : errors) {
     const issue = toIssue(e, ruleOf(e), prefix);
-    const key = `${issue.pointer} ${issue.schemaRule}`;
-    if (!out.has(key)) out.set(key, issue);
+    // One issue per place: a wrong type also fails its enum; the first (Ajv checks type first) says it.
+    if (!out.has(issue.pointer)) out.set(issue.pointer, issue);
     if (out.size >= max) break;
   }
   return [...out.values()];
+}
+
+/** Where a union branch's errors point in the schema: its `$ref` definition, or the branch itself. */
+function branchRoot(branch: unknown, pointers: WeakMap<object, string>): string | undefined {
+  if (branch === null || typeof branch !== 'object') return undefined;
+  const ref = (branch as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) return ownerDef(ref);
+  return pointers.get(branch);
+}
+
+function branchErrors(errors: readonly ErrorObject[], at: string, root: string | undefined, ruleOf: (e: ErrorObject) => string): ErrorObject[] {
+  if (root === undefined) return [];
+  return errors.filter((e) => {
+    const rule = ruleOf(e);
+    return (e.instancePath === at || e.instancePath.startsWith(`${at}/`)) && (rule === root || rule.startsWith(`${root}/`));
+  });
+}
+
+/** Lower is likelier meant: a failed discriminator (`const` of a member), then missing required members, then error count. */
+function score(errs: readonly ErrorObject[], at: string): number {
+  const direct = (e: ErrorObject) => e.instancePath.replace(/\/[^/]+$/, '') === at && e.instancePath !== at;
+  const consts = errs.filter((e) => e.keyword === 'const' && direct(e)).length;
+  const required = errs.filter((e) => e.keyword === 'required' && e.instancePath === at).length;
+  return consts * 1_000_000 + required * 1_000 + errs.length;
 }
 
 function toIssue(e: ErrorObject, schemaRule: string, prefix: string): SchemaIssue {
@@ -79,7 +94,7 @@ function toIssue(e: ErrorObject, schemaRule: string, prefix: string): SchemaIssu
         found: 'absent',
       };
     case 'type':
-      return { pointer: at, schemaRule, message: `must be ${String(p.type)}`, expected: String(p.type), found: `${jsonType(e.data)} ${short(e.data)}` };
+      return { pointer: at, schemaRule, message: `must be ${String(p.type)}`, expected: String(p.type), found: typed(e.data) };
     case 'const':
       return { pointer: at, schemaRule, message: `must be ${short(p.allowedValue)}`, expected: short(p.allowedValue), found: short(e.data) };
     case 'enum':
@@ -94,9 +109,54 @@ function toIssue(e: ErrorObject, schemaRule: string, prefix: string): SchemaIssu
     case 'anyOf':
     case 'oneOf':
       return { pointer: at, schemaRule, message: 'matches none of the allowed shapes', found: short(e.data) };
-    default:
-      return { pointer: at, schemaRule, message: e.message ?? e.keyword, found: short(e.data) };
+    default: {
+      const expected = expectedOf(e);
+      return { pointer: at, schemaRule, message: `must be ${expected}`, expected, found: short(e.data) };
+    }
   }
+}
+
+const FORMATS: Record<string, string> = { uri: 'a URI', 'uri-reference': 'a URI reference', 'date-time': 'a date-time', email: 'an email address' };
+
+/** What a keyword expected, in words: `at least 1 character`, `> 0`, `a URI (format uri)`. */
+export function expectedOf(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  const n = Number(p.limit);
+  const plural = (unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  switch (e.keyword) {
+    case 'format':
+      return `${FORMATS[String(p.format)] ?? 'a value'} (format ${String(p.format)})`;
+    case 'minLength':
+      return `at least ${plural('character')}`;
+    case 'maxLength':
+      return `at most ${plural('character')}`;
+    case 'minItems':
+      return `at least ${plural('item')}`;
+    case 'maxItems':
+      return `at most ${plural('item')}`;
+    case 'minProperties':
+      return `at least ${plural('member')}`;
+    case 'maxProperties':
+      return `at most ${plural('member')}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${String(p.comparison)} ${String(p.limit)}`;
+    case 'pattern':
+      return `a string matching ${String(p.pattern)}`;
+    case 'multipleOf':
+      return `a multiple of ${String(p.multipleOf)}`;
+    case 'uniqueItems':
+      return 'unique items';
+    default:
+      return e.message?.replace(/^must /, '') ?? `to satisfy ${e.keyword}`;
+  }
+}
+
+/** A value with its JSON type, once: `null`, `integer 5`, `string "x"`. */
+function typed(v: unknown): string {
+  return v === null ? 'null' : `${jsonType(v)} ${short(v)}`;
 }
 
 function escape(seg: string): string {

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectedOf } from '../../src/check/ajv-issues.js';
 import { ProtocolSchemas } from '../../src/check/protocol-schema.js';
 import { readSchema, SCHEMA_VERSIONS } from '../../src/check/schema-files.js';
 import { FIXTURES } from '../helpers/paths.js';
@@ -93,6 +94,45 @@ describe('the vendored MCP schemas', () => {
         found: 'integer 1',
       },
     ]);
+  });
+
+  it('a text content with a relative uri is one issue, on the text branch, worded as a URI', () => {
+    const v = schemas.get('2025-06-18');
+    const read = { jsonrpc: '2.0', id: 1, result: { contents: [{ uri: 'users/7', mimeType: 'text/plain', text: 'Ada' }] } };
+    expect(v.validateMessage('result', 'resources/read', read).issues).toEqual([
+      {
+        pointer: '/result/contents/0/uri',
+        schemaRule: '#/definitions/TextResourceContents/properties/uri/format',
+        message: 'must be a URI (format uri)',
+        expected: 'a URI (format uri)',
+        found: '"users/7"',
+      },
+    ]);
+  });
+
+  it('words limits and null plainly', () => {
+    const v = schemas.get('2025-06-18');
+    expect(v.validate('Tool', { name: null, inputSchema: { type: 'object' } })).toContainEqual(expect.objectContaining({ pointer: '/name', found: 'null' }));
+    const err = (keyword: string, params: object) => ({ keyword, params, instancePath: '', schemaPath: '', message: 'must NOT have fewer than 1 characters' });
+    expect(expectedOf(err('minLength', { limit: 1 }))).toBe('at least 1 character');
+    expect(expectedOf(err('exclusiveMinimum', { comparison: '>', limit: 0 }))).toBe('> 0');
+    expect(expectedOf(err('format', { format: 'uri' }))).toBe('a URI (format uri)');
+  });
+
+  it('a single mutation of an example is exactly one issue', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...typedCases), fc.constantFrom(42, null), ({ ex, member }, wrong) => {
+        expect(vs.validate(ex.type, { ...ex.value, [member]: wrong }), `${ex.type}/${ex.file} with ${member}: ${wrong}`).toHaveLength(1);
+      }),
+      { numRuns: 200 },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...requiredCases), ({ ex, member }) => {
+        const { [member]: _gone, ...mutated } = ex.value;
+        expect(vs.validate(ex.type, mutated), `${ex.type}/${ex.file} without ${member}`).toHaveLength(1);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('picks the definition by method and role: requests, notifications, results, errors', () => {

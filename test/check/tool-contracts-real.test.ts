@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/check/finding.js';
 import { toolContracts } from '../../src/check/rules/tool-contracts.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
-import { BIN } from '../helpers/paths.js';
+import { BIN, FIXTURES } from '../helpers/paths.js';
 import { notesCommand, startNotesHttp } from '../helpers/notes-peer.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
 import { check, recordingEnded } from './tool-contracts-tap.js';
@@ -71,6 +71,27 @@ describe('the notes server through the tap', () => {
     const findings = check(db, toolContracts);
     expectOnlyTheBadArguments(findings);
     expect(findings[0]!.where.sessionId).toEqual(expect.any(String));
+  }, 60_000);
+});
+
+describe('an SDK 1.x McpServer publishing additionalProperties false, given an extra key', () => {
+  it('stdio: zod drops the key and answers; a warning naming it, not an error', async () => {
+    const db = join(dir, 'extra.db');
+    const tapped = await connectThroughTap(['--record', db], [process.execPath, join(FIXTURES, 'zod3-server.mjs')]);
+    try {
+      const { tools } = await tapped.client.listTools();
+      expect(tools[0]!.inputSchema).toMatchObject({ additionalProperties: false });
+      const found = await tapped.client.callTool({ name: 'search', arguments: { query: 'milk', verbose: true } });
+      expect(found.isError).toBeFalsy();
+    } finally {
+      await tapped.close();
+    }
+    await recordingEnded(db);
+    const findings = check(db, toolContracts);
+    expect(findings.map((f) => [f.ruleId, f.severity, f.where.tool, f.pointer])).toEqual([
+      ['contract/arguments-extra-accepted', 'warning', 'search', '/params/arguments/verbose'],
+    ]);
+    expect(findings[0]!.message).toContain('"verbose"');
   }, 60_000);
 });
 

@@ -24,10 +24,10 @@ describe('schema validators', () => {
       required: ['d'],
     });
     expect(violations(validate, { a: 1.5, b: 'yesterday', c: -1 })).toEqual([
-      { pointer: '/d', schemaRule: '#/required', expected: 'required member "d"', found: 'absent' },
-      { pointer: '/a', schemaRule: '#/properties/a/anyOf', expected: 'match a schema in anyOf', found: '1.5' },
-      { pointer: '/b', schemaRule: '#/properties/b/format', expected: 'format "date-time"', found: '"yesterday"' },
-      { pointer: '/c', schemaRule: '#/properties/c/minimum', expected: 'be >= 0', found: '-1' },
+      { pointer: '/d', schemaRule: '#/required', keyword: 'required', expected: 'required member "d"', found: 'absent' },
+      { pointer: '/a', schemaRule: '#/properties/a/anyOf', keyword: 'anyOf', expected: 'match a schema in anyOf', found: '1.5' },
+      { pointer: '/b', schemaRule: '#/properties/b/format', keyword: 'format', expected: 'format "date-time"', found: '"yesterday"' },
+      { pointer: '/c', schemaRule: '#/properties/c/minimum', keyword: 'minimum', expected: '>= 0', found: '-1' },
     ]);
     expect(violations(validate, { d: 1, a: 'x' })).toEqual([]);
   });

@@ -147,9 +147,17 @@ describe('tool contracts on a recording of a server that breaks them', () => {
 
   it('arguments the server accepted despite its schema are an error (both dialects)', () => {
     expect(of('contract/arguments-accepted').map((f) => [f.where.jsonRpcId, f.pointer, f.schemaRule, f.severity])).toEqual([
-      [11, '/params/arguments/extra', '#/additionalProperties', 'error'],
       [20, '/params/arguments/t/0', '#/properties/t/items/0/type', 'error'],
     ]);
+  });
+
+  it('an undeclared key the server accepted is a warning naming the key, not an error', () => {
+    const got = of('contract/arguments-extra-accepted');
+    expect(got.map((f) => [f.where.jsonRpcId, f.pointer, f.schemaRule, f.severity])).toEqual([
+      [11, '/params/arguments/extra', '#/additionalProperties', 'warning'],
+    ]);
+    expect(got[0]!.message).toContain('"extra"');
+    expect(got[0]!.message).toContain('ignored it');
   });
 
   it('structuredContent against outputSchema, and its absence', () => {

@@ -51,6 +51,10 @@ export const SCHEMA_RULES = {
   ),
 } as const;
 
+/** Messages held per connection until initialize is answered; connections held at once. */
+const MAX_HELD = 64;
+const MAX_HELD_CONNECTIONS = 1_000;
+
 const SCHEMAS = new ProtocolSchemas(); // compiled schemas are shared by every run: compiling is the costly part
 
 export const protocolSchemaChecker: CheckerFactory = () => new ProtocolSchemaChecker();
@@ -61,8 +65,12 @@ class ProtocolSchemaChecker implements Checker {
   private readonly connVersion = new Map<string, string>();
   /** Requests already checked when their exchange started (bounded by the open exchanges). */
   private readonly checkedRequests = new Set<string>();
-  /** Messages not checked, by the version they claimed (`(none)`: never negotiated). */
+  /** Messages not checked, by the version they claimed (`(none)`: never negotiated; `(overflow)`: not held). */
   private readonly unchecked = new Map<string, number>();
+  /** Per connection whose initialize is unanswered: checks of messages pipelined before the answer. */
+  private readonly held = new Map<string, Array<() => void>>();
+  /** Connections whose initialize was answered (with or without a version): nothing more is held. */
+  private readonly settled = new Set<string>();
 
   onEvent(event: Parameters<Checker['onEvent']>[0], emit: Emit): void {
     switch (event.type) {
@@ -78,6 +86,7 @@ class ProtocolSchemaChecker implements Checker {
         const negotiated =
           ex.method === 'initialize' ? (ex.response as { result?: { protocolVersion?: unknown } } | undefined)?.result?.protocolVersion : undefined;
         if (typeof negotiated === 'string') this.connVersion.set(ex.connectionId, negotiated);
+        if (ex.method === 'initialize') this.release(ex.connectionId);
         if (!this.checkedRequests.delete(ex.key)) this.checkExchangeMessage(ex, 'request', emit);
         if (ex.response) this.checkExchangeMessage(ex, 'error' in ex.response ? 'error' : 'result', emit);
         return;
@@ -86,6 +95,8 @@ class ProtocolSchemaChecker implements Checker {
         if (event.frame.kind === 'message' && event.frame.messageKind === 'notification') this.checkNotification(event.frame, emit);
         return;
       case 'connection-closed':
+        this.release(event.connectionId); // never negotiated: the held messages count as unchecked
+        this.settled.delete(event.connectionId);
         this.connVersion.delete(event.connectionId);
         return;
       default:
@@ -94,16 +105,41 @@ class ProtocolSchemaChecker implements Checker {
   }
 
   finish(emit: Emit): void {
+    for (const conn of [...this.held.keys()]) this.release(conn);
     for (const [version, n] of this.unchecked) {
       emit({
         ruleId: SCHEMA_RULES.unknownVersion.id,
         severity: SCHEMA_RULES.unknownVersion.severity,
-        message: `${n} message(s) not checked against a schema: ${version === '(none)' ? 'no protocol version was negotiated on their connection' : `no schema for protocol version ${version}`}`,
+        message: `${n} message(s) not checked against a schema: ${reason(version)}`,
         where: {},
         found: version,
         expected: SCHEMA_VERSIONS.join(' | '),
       });
     }
+  }
+
+  /** Holds a check until the connection's initialize is answered; false when it cannot be held. */
+  private hold(conn: string, check: () => void): boolean {
+    let list = this.held.get(conn);
+    if (!list) {
+      if (this.held.size >= MAX_HELD_CONNECTIONS) return false;
+      list = [];
+      this.held.set(conn, list);
+    }
+    if (list.length >= MAX_HELD) {
+      this.unchecked.set('(overflow)', (this.unchecked.get('(overflow)') ?? 0) + 1);
+      return true;
+    }
+    list.push(check);
+    return true;
+  }
+
+  /** initialize answered (or the connection ended): run the held checks with what was negotiated. */
+  private release(conn: string): void {
+    this.settled.add(conn);
+    const list = this.held.get(conn);
+    this.held.delete(conn);
+    for (const run of list ?? []) run();
   }
 
   private versionOf(ex: Exchange): string | undefined {
@@ -154,6 +190,15 @@ class ProtocolSchemaChecker implements Checker {
     emit: Emit,
     where: Finding['where'],
   ): void {
+    const conn = where.connectionId;
+    if (
+      version === undefined &&
+      conn !== undefined &&
+      !this.settled.has(conn) &&
+      this.hold(conn, () => this.check(this.connVersion.get(conn), role, method, message, emit, where))
+    ) {
+      return;
+    }
     if (!isSchemaVersion(version)) {
       const k = version ?? '(none)';
       this.unchecked.set(k, (this.unchecked.get(k) ?? 0) + 1);
@@ -175,6 +220,13 @@ class ProtocolSchemaChecker implements Checker {
       });
     }
   }
+}
+
+/** Why messages of a version key went unchecked. */
+function reason(version: string): string {
+  if (version === '(none)') return 'no protocol version was negotiated on their connection';
+  if (version === '(overflow)') return `sent before initialize was answered, beyond the ${MAX_HELD} held per connection`;
+  return `no schema for protocol version ${version}`;
 }
 
 /** The location without its undefined members (so JSON output stays small and stable). */

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { expectedOf } from '../ajv-issues.js';
 import { formatPointer, parsePointer } from '../../replay/json-pointer.js';
 
 // Ajv and ajv-formats are CommonJS; `require` gives their constructors without default-import games.
@@ -22,6 +23,8 @@ export interface Violation {
   pointer: string;
   /** The failing keyword as a pointer into the schema, e.g. `#/properties/limit/type`. */
   schemaRule: string;
+  /** The failing Ajv keyword (`type`, `additionalProperties`, ...). */
+  keyword: string;
   expected: string;
   found: string;
 }
@@ -111,7 +114,13 @@ export function violations(validate: ValidateFunction, value: unknown, max = 10)
 
 function describe(e: ErrorObject, root: unknown): Violation {
   const p = e.params as Record<string, unknown>;
-  const at = (pointer: string, expected: string): Violation => ({ pointer, schemaRule: e.schemaPath, expected, found: shown(valueAt(root, pointer)) });
+  const at = (pointer: string, expected: string): Violation => ({
+    pointer,
+    schemaRule: e.schemaPath,
+    keyword: e.keyword,
+    expected,
+    found: shown(valueAt(root, pointer)),
+  });
   switch (e.keyword) {
     case 'required':
       return at(e.instancePath + formatPointer([String(p.missingProperty)]), `required member "${String(p.missingProperty)}"`);
@@ -128,8 +137,7 @@ function describe(e: ErrorObject, root: unknown): Violation {
     case 'format':
       return at(e.instancePath, `format "${String(p.format)}"`);
     default:
-      // Ajv says "must be >= 0", "must NOT have more than 3 items": the part after "must" is what was expected.
-      return at(e.instancePath, e.message?.replace(/^must /, '') ?? `to satisfy ${e.keyword}`);
+      return at(e.instancePath, expectedOf(e)); // ">= 0", "at most 3 items"
   }
 }
 

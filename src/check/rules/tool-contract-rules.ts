@@ -9,6 +9,7 @@ export const CONTRACT = {
   undeclaredTool: 'contract/undeclared-tool',
   argumentsInvalid: 'contract/arguments-invalid',
   argumentsAccepted: 'contract/arguments-accepted',
+  argumentsExtraAccepted: 'contract/arguments-extra-accepted',
   outputInvalid: 'contract/output-invalid',
   outputMissing: 'contract/output-missing',
   outputNoText: 'contract/output-no-text',
@@ -46,6 +47,13 @@ export const TOOL_CONTRACT_RULES: RuleInfo[] = [
     severity: 'error',
     title: 'A server does not accept arguments its inputSchema forbids',
     help: 'The server answered successfully to arguments that break its own inputSchema: it does not validate its inputs (the spec says servers MUST), or the schema does not describe what the tool takes. Validate arguments against the schema, or correct the schema.',
+  },
+  {
+    id: CONTRACT.argumentsExtraAccepted,
+    family: 'contract',
+    severity: 'warning',
+    title: 'A server says when it ignores arguments its inputSchema does not declare',
+    help: 'The server answered successfully to a call with members its inputSchema forbids (additionalProperties false) and ignored them, as zod-based SDK servers do by default. The spec asks servers to validate inputs, not to reject unknown keys; but the client believes the extra arguments did something. Drop the keys in the client, or reject them in the server (a strict schema).',
   },
   {
     id: CONTRACT.outputInvalid,

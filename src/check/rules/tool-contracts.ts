@@ -9,9 +9,9 @@ import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js'
 import type { Finding, FindingLocation, RuleInfo } from '../finding.js';
 import type { TapEvent } from '../../model/events.js';
 import type { Exchange } from '../../model/exchange.js';
-import { formatPointer } from '../../replay/json-pointer.js';
+import { formatPointer, parsePointer } from '../../replay/json-pointer.js';
 import { DeclaredSurface, LIST_CHANGED, LISTS, type Declared } from './declared-surface.js';
-import { SchemaValidators, shown, violations } from './schema-validators.js';
+import { SchemaValidators, shown, violations, type Violation } from './schema-validators.js';
 import { CONTRACT, TOOL_CONTRACT_RULES } from './tool-contract-rules.js';
 
 export { TOOL_CONTRACT_RULES } from './tool-contract-rules.js';
@@ -25,6 +25,8 @@ type Verdict = 'accepted' | 'rejected' | 'input_required' | 'unanswered';
 const JUDGED = new Set(['tools/call', 'prompts/get', 'resources/read']);
 const MAX_SCOPES = 10_000;
 const MAX_OPEN = 100_000;
+/** Keywords that only forbid undeclared members. */
+const EXTRA_KEYWORDS = new Set(['additionalProperties', 'unevaluatedProperties']);
 
 export const toolContracts: CheckerFactory = (settings) => new ToolContracts(settings);
 
@@ -211,7 +213,11 @@ class ToolContracts implements Checker {
     if (declared.item.inputSchema === undefined || !compiled.ok) return;
     const args = paramsOf(ex.request).arguments ?? {};
     const accepted = verdict === 'accepted';
-    for (const v of violations(compiled.validate, args)) {
+    const found = violations(compiled.validate, args);
+    // Undeclared keys a server accepted were ignored (zod strips them): a warning, not a validation failure.
+    const extras = accepted ? found.filter((v) => EXTRA_KEYWORDS.has(v.keyword)) : [];
+    if (extras.length > 0) this.extraAccepted(ex, name, extras, emit);
+    for (const v of found.filter((x) => !extras.includes(x))) {
       emit({
         ruleId: accepted ? CONTRACT.argumentsAccepted : CONTRACT.argumentsInvalid,
         severity: accepted ? 'error' : 'warning',
@@ -224,6 +230,23 @@ class ToolContracts implements Checker {
         ...spec(ex),
       });
     }
+  }
+
+  /** One warning for all undeclared keys of an accepted call, located at the first. */
+  private extraAccepted(ex: Exchange, name: string, extras: Violation[], emit: Emit): void {
+    const keys = extras.map((v) => JSON.stringify(parsePointer(v.pointer).pop() ?? ''));
+    const first = extras[0]!;
+    emit({
+      ruleId: CONTRACT.argumentsExtraAccepted,
+      severity: 'warning',
+      message: `tools/call ${name}: argument${keys.length > 1 ? 's' : ''} ${keys.join(', ')} not declared by the inputSchema (${first.keyword} false); the server accepted the call and ignored ${keys.length > 1 ? 'them' : 'it'}`,
+      where: whereOf(ex, 'client', name),
+      pointer: '/params/arguments' + first.pointer,
+      expected: `no undeclared members (${first.keyword})`,
+      found: keys.join(', '),
+      schemaRule: first.schemaRule,
+      ...spec(ex),
+    });
   }
 
   private judgeOutput(ex: Exchange, declared: Declared<Item>, name: string, emit: Emit): void {
