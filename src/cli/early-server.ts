@@ -18,6 +18,7 @@ export const STDIO_VALUE_OPTIONS: ReadonlySet<string> = new Set([
   '--otlp',
   '--metrics',
   '--service-name',
+  '--check',
 ]);
 export const STDIO_FLAG_OPTIONS: ReadonlySet<string> = new Set(['--require-recording', '--capture-content', '--inject-trace-context']);
 
