@@ -14,8 +14,7 @@ import type { TapEvent } from '../model/events.js';
 import { parseExchangeRef, type ExchangeLookup, type ExchangeRef } from './exchange-ref.js';
 import { checkIsRecording } from './migrations/file-check.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations/index.js';
-import { mergeByOrd, type OrdSource } from './merge-by-ord.js';
-import { FrameMessageMemory } from './frame-messages.js';
+import { clientNotifications, recordingEvents, recordingFrames } from './event-stream.js';
 import { EventBatchEncoder, type EncodedBatch } from './event-batch.js';
 import * as exchangeRows from './exchange-rows.js';
 import { BatchRowsWriter } from './batch-rows-writer.js';
@@ -305,22 +304,14 @@ export class RecordingStore {
     return (this.stmt(SQL.framesOfExchange).all({ r: recordingId, k: exchangeKey }) as rows.Row[]).map(rows.rowToFrame);
   }
 
-  *frames(recordingId: number): Generator<StoredFrame> {
-    // A fresh statement per call: a cached one cannot be iterated twice at once.
-    for (const r of this.db.prepare('SELECT * FROM frames WHERE recording_id = ? ORDER BY ord').iterate(recordingId)) yield rows.rowToFrame(r as rows.Row);
+  /** The recording's frames in `ord` order, one at a time (event-stream.ts). */
+  frames(recordingId: number): Generator<StoredFrame> {
+    return recordingFrames(this.db, recordingId);
   }
 
-  /** The client's own notifications (not cancellations, `initialized` or progress), plain columns in order: what a replay sends. */
-  *iterateClientNotifications(recordingId: number): Generator<NotificationHead> {
-    for (const r of this.db.prepare(SQL.clientNotifications).iterate(recordingId) as Iterable<rows.Row>)
-      yield {
-        rowid: r.id as number,
-        recordingId,
-        connectionId: r.connection_id as string,
-        timeUs: r.time_us as number,
-        seq: r.seq as number,
-        ...(r.session_id != null ? { sessionId: r.session_id as string } : {}),
-      };
+  /** The client's own notifications (not cancellations, `initialized` or progress): what a replay sends (event-stream.ts). */
+  iterateClientNotifications(recordingId: number): Generator<NotificationHead> {
+    return clientNotifications(this.db, recordingId);
   }
 
   /** The frame with this row id (any recording of the file). */
@@ -376,55 +367,10 @@ export class RecordingStore {
 
   /**
    * The recording as the TapEvent stream the recorder received (minus drops), original times kept:
-   * a merge by `ord` of one ordered cursor per source table.
+   * a merge by `ord` of one ordered cursor per source table (event-stream.ts).
    */
-  *events(recordingId: number, opts: { types?: ReadonlySet<TapEvent['type']> } = {}): Generator<TapEvent> {
-    // Fresh statements: several cursors are open at once, and a cached one may be iterating already.
-    const cursor = (sql: string) => this.db.prepare(sql).iterate(recordingId) as IterableIterator<rows.Row>;
-    // With the frames streamed, exchanges take their messages from them (parsed once; no join).
-    const byId = this.db.prepare(SQL.frameRawById);
-    const memory =
-      opts.types && !opts.types.has('frame')
-        ? undefined
-        : new FrameMessageMemory((id) => {
-            const r = byId.get(id) as rows.Row | undefined;
-            return r && exchangeRows.frameMessage(r.raw, r.batch_index);
-          });
-    // Frames are made into events as the merge reads them ahead: an exchange's start comes just
-    // before its request frame, which is then held already.
-    const frames = function* (): Generator<rows.Row> {
-      for (const r of cursor(SQL.framesByOrd)) {
-        const event = rows.frameEvent(r);
-        memory?.remember(r.id as number, event);
-        yield { ord: r.ord, event };
-      }
-    };
-    const all: [TapEvent['type'], () => OrdSource][] = [
-      ['frame', () => ({ rows: frames(), ord: 'ord', toEvent: (r) => r.event as TapEvent })],
-      [
-        'exchange-started',
-        () => ({
-          rows: cursor(memory ? SQL.startedByOrdBare : SQL.startedByOrd),
-          ord: 'started_ord',
-          toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r, memory?.forStart)) }),
-        }),
-      ],
-      [
-        'exchange-completed',
-        () => ({
-          rows: cursor(memory ? SQL.completedByOrdBare : SQL.completedByOrd),
-          ord: 'completed_ord',
-          toEvent: (r) => exchangeRows.completionEvent(r, memory?.forCompletion),
-        }),
-      ],
-      ['exchange-progress', () => ({ rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress })],
-      ['anomaly', () => ({ rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent })],
-      ['connection-opened', () => ({ rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) })],
-      ['connection-closed', () => ({ rows: cursor(SQL.closedByOrd), ord: 'closed_ord', toEvent: (r) => rows.connectionClosedEvent(rows.rowToConnection(r)) })],
-    ];
-    // `types`: only the sources of these events are read (an export that ignores the rest reads less).
-    const sources = all.filter(([type]) => !opts.types || opts.types.has(type)).map(([, source]) => source());
-    yield* mergeByOrd(sources);
+  events(recordingId: number, opts: { types?: ReadonlySet<TapEvent['type']> } = {}): Generator<TapEvent> {
+    return recordingEvents(this.db, recordingId, opts);
   }
 }
 
