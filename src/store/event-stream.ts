@@ -3,9 +3,10 @@
  * source table), its frames and the client's own notifications. Each opens fresh statements, so
  * several may iterate at once; while one is open the connection can read but not write.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { TapEvent } from '../model/events.js';
-import { mergeByOrd, type OrdSource } from './merge-by-ord.js';
+import { CursorSource, mergeByOrd, type OrdSource } from './merge-by-ord.js';
+import { ExchangeEvents } from './exchange-events.js';
 import { FrameMessageMemory } from './frame-messages.js';
 import * as exchangeRows from './exchange-rows.js';
 import * as rows from './rows.js';
@@ -17,7 +18,7 @@ import type { NotificationHead, StoredFrame } from './types.js';
  * `types`: only the sources of these events are read (an export that ignores the rest reads less).
  */
 export function* recordingEvents(db: Database, recordingId: number, opts: { types?: ReadonlySet<TapEvent['type']> } = {}): Generator<TapEvent> {
-  const cursor = (sql: string) => db.prepare(sql).iterate(recordingId) as IterableIterator<rows.Row>;
+  const cursor = (sql: string) => keyedRows(db.prepare(sql), recordingId);
   // With the frames streamed, exchanges take their messages from them (parsed once; no join).
   const byId = db.prepare(SQL.frameRawById);
   const memory =
@@ -36,31 +37,40 @@ export function* recordingEvents(db: Database, recordingId: number, opts: { type
       yield { ord: r.ord, event };
     }
   };
-  const all: [TapEvent['type'], () => OrdSource][] = [
-    ['frame', () => ({ rows: frames(), ord: 'ord', toEvent: (r) => r.event as TapEvent })],
-    [
-      'exchange-started',
-      () => ({
-        rows: cursor(memory ? SQL.startedByOrdBare : SQL.startedByOrd),
-        ord: 'started_ord',
-        toEvent: (r) => ({ type: 'exchange-started', exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r, memory?.forStart)) }),
-      }),
-    ],
-    [
-      'exchange-completed',
-      () => ({
-        rows: cursor(memory ? SQL.completedByOrdBare : SQL.completedByOrd),
-        ord: 'completed_ord',
-        toEvent: (r) => exchangeRows.completionEvent(r, memory?.forCompletion),
-      }),
-    ],
-    ['exchange-progress', () => ({ rows: cursor(SQL.progressByOrd), ord: 'ord', toEvent: rows.rowToProgress })],
-    ['anomaly', () => ({ rows: cursor(SQL.anomaliesByOrd), ord: 'ord', toEvent: rows.anomalyEvent })],
-    ['connection-opened', () => ({ rows: cursor(SQL.openedByOrd), ord: 'opened_ord', toEvent: (r) => rows.connectionOpenedEvent(rows.rowToConnection(r)) })],
-    ['connection-closed', () => ({ rows: cursor(SQL.closedByOrd), ord: 'closed_ord', toEvent: (r) => rows.connectionClosedEvent(rows.rowToConnection(r)) })],
+  const started = (r: rows.Row): TapEvent => ({
+    type: 'exchange-started',
+    exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r, memory?.forStart)),
+  });
+  const completed = (r: rows.Row) => exchangeRows.completionEvent(r, memory?.forCompletion);
+  const want = (type: TapEvent['type']) => !opts.types || opts.types.has(type);
+  const sources: OrdSource[] = [];
+  if (want('frame')) sources.push(new CursorSource(frames(), 'ord', (r) => r.event as TapEvent));
+  if (want('exchange-started') && want('exchange-completed')) {
+    const [s, u] = memory ? [SQL.startedByOrdBare, SQL.unstartedByOrdBare] : [SQL.startedByOrd, SQL.unstartedByOrd];
+    sources.push(new ExchangeEvents({ started: cursor(s), unstarted: cursor(u), startedEvent: started, completionEvent: completed }));
+  } else if (want('exchange-started')) sources.push(new CursorSource(cursor(memory ? SQL.startedByOrdBare : SQL.startedByOrd), 'started_ord', started));
+  else if (want('exchange-completed')) sources.push(new CursorSource(cursor(memory ? SQL.completedByOrdBare : SQL.completedByOrd), 'completed_ord', completed));
+  const others: [TapEvent['type'], string, string, (r: rows.Row) => TapEvent][] = [
+    ['exchange-progress', SQL.progressByOrd, 'ord', rows.rowToProgress],
+    ['anomaly', SQL.anomaliesByOrd, 'ord', rows.anomalyEvent],
+    ['connection-opened', SQL.openedByOrd, 'opened_ord', (r) => rows.connectionOpenedEvent(rows.rowToConnection(r))],
+    ['connection-closed', SQL.closedByOrd, 'closed_ord', (r) => rows.connectionClosedEvent(rows.rowToConnection(r))],
   ];
-  const sources = all.filter(([type]) => !opts.types || opts.types.has(type)).map(([, source]) => source());
+  for (const [type, sql, ord, toEvent] of others) if (want(type)) sources.push(new CursorSource(cursor(sql), ord, toEvent));
   yield* mergeByOrd(sources);
+}
+/**
+ * A statement's rows for one recording, read as arrays and keyed here: better-sqlite3 builds row
+ * objects property by property in C++, which costs about as much again as reading the row.
+ */
+function* keyedRows(stmt: Statement, recordingId: number): Generator<rows.Row> {
+  stmt.raw(true);
+  const cols = stmt.columns().map((c) => c.name);
+  for (const values of stmt.iterate(recordingId) as IterableIterator<unknown[]>) {
+    const r: rows.Row = {};
+    for (let i = 0; i < cols.length; i++) r[cols[i]!] = values[i];
+    yield r;
+  }
 }
 
 /** A recording's frames in `ord` order. */

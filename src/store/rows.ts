@@ -98,23 +98,31 @@ function frameHead(r: Row): Record<string, unknown> {
 }
 
 /**
- * `head` (the fields before a frame's kind) with the fields of its kind. A message frame's `message`
- * is parsed from the stored (redacted) raw bytes; if they no longer parse, the frame reads as invalid.
+ * `head` (the fields before a frame's kind, a fresh object) completed with the fields of its kind,
+ * in place (no copy: events() makes one per frame). A message frame's `message` is parsed from the
+ * stored (redacted) raw bytes; if they no longer parse, the frame reads as invalid.
  */
 function withKind(r: Row, head: Record<string, unknown>): Frame {
   const raw = r.raw as Buffer;
-  if (r.kind === 'log') return { ...head, kind: 'log', text: raw.toString('utf8') } as Frame;
-  if (r.kind === 'invalid') return { ...head, kind: 'invalid', reason: r.invalid_reason, detail: (r.detail as string | null) ?? '' } as Frame;
+  if (r.kind === 'log') return Object.assign(head, { kind: 'log', text: raw.toString('utf8') }) as unknown as Frame;
+  if (r.kind === 'invalid')
+    return Object.assign(head, { kind: 'invalid', reason: r.invalid_reason, detail: (r.detail as string | null) ?? '' }) as unknown as Frame;
   const index = r.batch_index as number | null;
   let message: JsonRpcMessage;
   try {
     message = messageOf(raw, index);
   } catch (err) {
-    return { ...head, kind: 'invalid', reason: 'not_json', detail: `stored message no longer parses: ${(err as Error).message}` } as Frame;
+    return Object.assign(head, {
+      kind: 'invalid',
+      reason: 'not_json',
+      detail: `stored message no longer parses: ${(err as Error).message}`,
+    }) as unknown as Frame;
   }
-  const frame = { ...head, kind: 'message', messageKind: r.message_kind, message } as Frame & { kind: 'message' };
-  if (index !== null) frame.batch = { index, size: r.batch_size as number };
-  return frame;
+  head.kind = 'message';
+  head.messageKind = r.message_kind;
+  head.message = message;
+  if (index !== null) head.batch = { index, size: r.batch_size as number };
+  return head as unknown as Frame;
 }
 
 /** Rebuilds a frame from its row. */

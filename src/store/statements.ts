@@ -106,6 +106,12 @@ const EXCHANGE_SELECT = `SELECT e.*, rq.raw request_raw, rq.batch_index request_
   rs.batch_index response_batch_index FROM exchanges e LEFT JOIN frames rq ON rq.id = e.request_frame_id
   LEFT JOIN frames rs ON rs.id = e.response_frame_id`;
 
+/** What an exchange event is made of (exchange-rows.ts reads these; each column costs a value per row, and events() reads every exchange twice). */
+const EXCHANGE_EVENT_COLS = `id, recording_id, state, key, started_ord, completed_ord, started_json, connection_id, direction, id_text, id_type,
+  method, target, era, protocol_version, session_id, start_us, end_us, latency_us, outcome, error_code, error_message, is_error, progress_json,
+  cancelled, cancel_by, cancel_reason, cancel_us, response_after_cancel, transport_json, request_json, response_json, request_seq, response_seq,
+  operation_key, request_frame_id, response_frame_id`;
+
 /** Outcome as listed (an exchange in flight at the end is `pending`); `e.` for queries on exchangeSelect. */
 const listedOutcome = (alias = '') => `CASE WHEN ${alias}state = 'started' THEN 'pending' ELSE ${alias}outcome END`;
 /** `ls`: a tools/call row per tool (a 1 ms tool and a 3 s one have nothing to share); other methods, one row. */
@@ -130,8 +136,12 @@ export const SQL = {
   startedByOrd: `${EXCHANGE_SELECT} WHERE e.recording_id = ? AND e.started_ord IS NOT NULL ORDER BY e.started_ord`,
   completedByOrd: `${EXCHANGE_SELECT} WHERE e.recording_id = ? AND e.completed_ord IS NOT NULL ORDER BY e.completed_ord`,
   /** The same without the frames joined in: events() takes their messages from the frames it streams already. */
-  startedByOrdBare: 'SELECT * FROM exchanges WHERE recording_id = ? AND started_ord IS NOT NULL ORDER BY started_ord',
-  completedByOrdBare: 'SELECT * FROM exchanges WHERE recording_id = ? AND completed_ord IS NOT NULL ORDER BY completed_ord',
+  startedByOrdBare: `SELECT ${EXCHANGE_EVENT_COLS} FROM exchanges WHERE recording_id = ? AND started_ord IS NOT NULL ORDER BY started_ord`,
+  completedByOrdBare: `SELECT ${EXCHANGE_EVENT_COLS} FROM exchanges WHERE recording_id = ? AND completed_ord IS NOT NULL ORDER BY completed_ord`,
+  /** Exchanges that completed without a start (orphans), for events() that reads the started ones once for both events. */
+  unstartedByOrd: `${EXCHANGE_SELECT} WHERE e.recording_id = ? AND e.started_ord IS NULL AND e.completed_ord IS NOT NULL ORDER BY e.completed_ord`,
+  unstartedByOrdBare: `SELECT ${EXCHANGE_EVENT_COLS} FROM exchanges WHERE recording_id = ? AND started_ord IS NULL AND completed_ord IS NOT NULL
+    ORDER BY completed_ord`,
   /** A frame's bytes by row id, for an exchange whose frame events() no longer holds. */
   frameRawById: 'SELECT raw, batch_index FROM frames WHERE id = ?',
   progressByOrd: 'SELECT * FROM progress WHERE recording_id = ? ORDER BY ord',

@@ -52,6 +52,27 @@ describe('RecordingStore round trip', () => {
     store.close();
   });
 
+  it('round-trips exchanges in flight together, completing in any order, and one left pending', async () => {
+    // events() reads each exchange row once and holds it until its completion: out-of-order ends test that hold.
+    const s = new EventScript();
+    const call = (id: number, at: number) =>
+      s.request(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"t${id}"}}`, at, { target: `t${id}` });
+    const answer = (ex: ReturnType<typeof call>, id: number, at: number) =>
+      s.respond(ex, `{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}`, at, { outcome: 'ok' });
+    const [a, b, c, d] = [call(1, 1), call(2, 2), call(3, 3), call(4, 4)];
+    answer(c, 3, 5);
+    const e = call(5, 6);
+    answer(a, 1, 7);
+    answer(e, 5, 8);
+    call(6, 9); // never answered: pending at the end
+    answer(d, 4, 10);
+    answer(b, 2, 11);
+    const store = RecordingStore.open(await record(s.events));
+    expect([...store.events(1)]).toEqual(s.events);
+    expect([...store.events(1, { types: new Set(['exchange-completed']) })]).toEqual(s.events.filter((x) => x.type === 'exchange-completed'));
+    store.close();
+  });
+
   it('an abandoned events() iteration leaves the store usable for writes', async () => {
     const store = RecordingStore.open(await record(sampleEvents()), { create: true });
     for (const e of store.events(1)) if (e.type === 'exchange-started') break;
