@@ -29,6 +29,10 @@ export const BENCHES = {
     what: 'ms to the first answer through the stdio and HTTP taps vs a bare shim and proxy',
     env: ['MCPTAP_BENCH_STARTUP_RUNS=7', 'MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js'],
   },
+  'check-live': {
+    what: 'HTTP tap --record --check vs the same tap without --check at saturation: req/s and CPU per request',
+    env: ['MCPTAP_BENCH_ROUNDS=5', 'MCPTAP_BENCH_SECONDS=4', 'MCPTAP_BENCH_WARMUP_S=5'],
+  },
   replay: { what: 'replay --pace fast vs load of the same mix; mock vs the reference server' },
   hostile: { what: "a client's median latency through the HTTP tap with and without 1,000 slowloris" },
   sse: {

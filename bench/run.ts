@@ -25,6 +25,7 @@ const RUN: Record<BenchName, () => Promise<string>> = {
   recorder: async () => (await import('./recorder-bench.js')).runRecorderBench(),
   'otel-cpu': async () => (await import('./otel-bench.js')).runOtelCpuBench(),
   startup: async () => (await import('./startup-bench.js')).runStartupBench(),
+  'check-live': async () => (await import('./check-live-bench.js')).runCheckLiveBench(),
   replay: async () => (await import('./replay-bench.js')).runReplayBench(),
   hostile: async () => (await import('./hostile-bench.js')).runHostileBench(),
   sse: async () => (await import('./sse-bench.js')).runSseBench(),
