@@ -47,7 +47,12 @@ export const BENCHES = {
   bigrec: {
     what: 'peak RSS of ls, show, export, check, replay and mock on a 1,000,000-exchange recording; check messages/s',
     namedOnly: true,
-    env: ['MCPTAP_BIGREC_EXCHANGES=1000000', 'MCPTAP_BIGREC_REPLAY_UNTIL=100s', 'MCPTAP_BIGREC_ONLY=ls,show,export,check,replay,mock'],
+    env: [
+      'MCPTAP_BIGREC_EXCHANGES=1000000',
+      'MCPTAP_BIGREC_REPLAY_UNTIL=100s',
+      'MCPTAP_BIGREC_ONLY=ls,show,export,check,replay,mock',
+      'MCPTAP_BIGREC_FLOOR_ROUNDS=3',
+    ],
   },
   crash: { what: 'the recording tap SIGKILLed under traffic: file intact, marked incomplete, loss', namedOnly: true },
   churn: { what: 'start/stop cycles of mcptap stdio --record: nothing left behind', namedOnly: true },

@@ -8,17 +8,22 @@
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
  * the first 100,000 calls; `all` for every one) caps it with replay's own --until. `--only ls,replay`
  * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock).
+ * With check, also where its time goes, in process: the rows and JSON.parse alone (the floor), the
+ * event stream, the whole check (check-floor.ts; MCPTAP_BIGREC_FLOOR_ROUNDS interleaved rounds, 3).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MCPTAP, table } from './bench-util.js';
+import { checkStages, stageRows } from './check-floor.js';
 
 const TARGET_BYTES = 200e6;
 const POLL_MS = 20;
 /** `mcptap check`: messages judged per second over the whole run (issue 32's target). */
 const CHECK_TARGET_RATE = 50_000;
+/** Rounds of the in-process stages of check (check-floor.ts; MCPTAP_BIGREC_FLOOR_ROUNDS). */
+const FLOOR_ROUNDS = Number(process.env.MCPTAP_BIGREC_FLOOR_ROUNDS) || 3;
 
 function options(argv: string[]): { exchanges: number; replayUntil: string; only?: string[] } {
   const arg = (name: string) => {
@@ -193,6 +198,13 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
       } else if (r.code !== 0) notes.push(`${name}: exit ${r.code}: ${r.stderrTail.slice(0, 200)}`);
       rmSync(join(dir, 'out.jsonl'), { force: true });
       rmSync(join(dir, 'out.json'), { force: true });
+    }
+    const stages = only && !only.some((o) => 'check'.startsWith(o)) ? [] : checkStages(join(dir, 'big.db'), 2 * exchanges, FLOOR_ROUNDS);
+    if (stages.length) {
+      notes.push(
+        `check in this process, ${FLOOR_ROUNDS} interleaved rounds, messages/s, median (spread):`,
+        table(['stage', 'wall', 'CPU (user + system)'], stageRows(stages)),
+      );
     }
     return [
       `a recording of ${exchanges.toLocaleString('en')} tools/call echo exchanges (stdio), built by mcptap import of generated JSONL (generated in ${genS.toFixed(1)} s); ` +
