@@ -39,7 +39,7 @@ export function* recordingEvents(db: Database, recordingId: number, opts: { type
   };
   const started = (r: rows.Row): TapEvent => ({
     type: 'exchange-started',
-    exchange: exchangeRows.startedSnapshot(r, exchangeRows.rowToExchange(r, memory?.forStart)),
+    exchange: exchangeRows.startedSnapshot(r, memory?.forStart),
   });
   const completed = (r: rows.Row) => exchangeRows.completionEvent(r, memory?.forCompletion);
   const want = (type: TapEvent['type']) => !opts.types || opts.types.has(type);

@@ -209,41 +209,50 @@ export function frameMessage(raw: unknown, batchIndex: unknown): JsonRpcMessage 
 
 /** An exchange row as the exchange it holds; `frames` when the row was read without its frames' bytes. */
 export function rowToExchange(r: Row, frames?: FrameMessages): StoredExchange {
+  const ex = { rowid: r.id as number, recordingId: r.recording_id as number, state: r.state as ExchangeState };
+  return exchangeFields(ex, r, frames, true) as StoredExchange;
+}
+
+/**
+ * The exchange's fields from its row, added to `o` in one fixed order (events are compared and
+ * exported as they come). `end: false` gives the exchange as it started: nothing that a response,
+ * progress or cancellation added (the fields saved at the start are put back by the caller).
+ * Built in place: events() makes two per exchange, and copying objects to drop fields was most of it.
+ */
+function exchangeFields(o: object, r: Row, frames: FrameMessages | undefined, end: boolean): Exchange {
+  const ex = o as Exchange;
   const idType = r.id_type as IdType;
   const idText = r.id_text as string;
-  const ex: StoredExchange = {
-    rowid: r.id as number,
-    recordingId: r.recording_id as number,
-    state: r.state as ExchangeState,
-    key: r.key as string,
-    connectionId: r.connection_id as string,
-    direction: r.direction as Exchange['direction'],
-    id: idType === 'string' ? idText : (idFromText(idText, 'number') as JsonRpcId),
-    idType,
-    method: r.method as string,
-    era: r.era as Exchange['era'],
-    request: requestOf(r, frames),
-    startUs: r.start_us as number,
-    outcome: r.outcome as Outcome,
-    isError: r.is_error === 1,
-    progress: r.progress_json === null ? [] : (JSON.parse(r.progress_json as string) as Exchange['progress']),
-    responseAfterCancel: r.response_after_cancel === 1,
-    requestSeq: r.request_seq as number,
-  };
+  ex.key = r.key as string;
+  ex.connectionId = r.connection_id as string;
+  ex.direction = r.direction as Exchange['direction'];
+  ex.id = idType === 'string' ? idText : (idFromText(idText, 'number') as JsonRpcId);
+  ex.idType = idType;
+  ex.method = r.method as string;
+  ex.era = r.era as Exchange['era'];
+  ex.request = requestOf(r, frames);
+  ex.startUs = r.start_us as number;
+  ex.outcome = r.outcome as Outcome;
+  ex.isError = end && r.is_error === 1;
+  ex.progress = !end || r.progress_json === null ? [] : (JSON.parse(r.progress_json as string) as Exchange['progress']);
+  ex.responseAfterCancel = end && r.response_after_cancel === 1;
+  ex.requestSeq = r.request_seq as number;
   opt(ex, 'target', r.target);
   opt(ex, 'protocolVersion', r.protocol_version);
   opt(ex, 'sessionId', r.session_id);
-  opt(ex, 'response', responseOf(r, frames));
-  opt(ex, 'endUs', r.end_us);
-  opt(ex, 'latencyUs', r.latency_us);
-  opt(ex, 'errorCode', r.error_code);
-  opt(ex, 'errorMessage', r.error_message);
-  if (r.cancelled === 1) {
-    ex.cancel = { timeUs: r.cancel_us as number, by: r.cancel_by as 'c2s' };
-    opt(ex.cancel, 'reason', r.cancel_reason);
+  if (end) {
+    opt(ex, 'response', responseOf(r, frames));
+    opt(ex, 'endUs', r.end_us);
+    opt(ex, 'latencyUs', r.latency_us);
+    opt(ex, 'errorCode', r.error_code);
+    opt(ex, 'errorMessage', r.error_message);
+    if (r.cancelled === 1) {
+      ex.cancel = { timeUs: r.cancel_us as number, by: r.cancel_by as 'c2s' };
+      opt(ex.cancel, 'reason', r.cancel_reason);
+    }
+    opt(ex as StoredExchange, 'responseSeq', r.response_seq);
+    opt(ex, 'transport', r.transport_json, (s: string) => JSON.parse(s) as ExchangeTransport);
   }
-  opt(ex, 'responseSeq', r.response_seq);
-  opt(ex, 'transport', r.transport_json, (s: string) => JSON.parse(s) as ExchangeTransport);
   opt(ex, 'operationKey', r.operation_key);
   return ex;
 }
@@ -275,12 +284,13 @@ export function rowToHead(r: Row): ExchangeHead {
  * The exchange as it was when it started: the final row minus everything a response, progress or
  * cancellation added, with the fields saved at the start (`started_json`) put back.
  */
-export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
-  const { rowid: _r, recordingId: _i, state: _s, response: _resp, responseSeq: _rs, endUs: _e, latencyUs: _l, ...rest } = full;
-  const { errorCode: _c, errorMessage: _m, cancel: _x, transport: _t, ...base } = rest;
-  const ex: Exchange = { ...base, isError: false, progress: [], responseAfterCancel: false };
+export function startedSnapshot(r: Row, frames?: FrameMessages): Exchange {
+  const ex = exchangeFields({}, r, frames, false);
   if (r.started_json === null) return ex;
-  if (r.started_json === '') return { ...ex, outcome: 'unanswered' };
+  if (r.started_json === '') {
+    ex.outcome = 'unanswered';
+    return ex;
+  }
   const saved = JSON.parse(r.started_json as string) as Record<string, unknown>;
   const out = ex as unknown as Record<string, unknown>;
   for (const k of MUTABLE_AT_START) {
@@ -291,6 +301,6 @@ export function startedSnapshot(r: Row, full: StoredExchange): Exchange {
 }
 
 export function completionEvent(r: Row, frames?: FrameMessages): TapEvent {
-  const { rowid: _r, recordingId: _i, state, ...exchange } = rowToExchange(r, frames);
-  return { type: state === 'orphaned' ? 'exchange-orphaned' : 'exchange-completed', exchange };
+  const exchange = exchangeFields({}, r, frames, true);
+  return { type: r.state === 'orphaned' ? 'exchange-orphaned' : 'exchange-completed', exchange };
 }
