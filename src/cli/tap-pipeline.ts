@@ -112,7 +112,10 @@ export async function closeObeyingSignals(
 ): Promise<{ lines: string[]; exitCode: number }> {
   let signals = 0;
   const stopNow = (sig: NodeJS.Signals) => {
-    if (++signals >= 3) process.exit(opts.exitCode);
+    if (++signals >= 3) {
+      pipeline.checkIndexer();
+      process.exit(opts.exitCode);
+    }
     if (signals > 1) return;
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);

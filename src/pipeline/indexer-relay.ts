@@ -128,6 +128,11 @@ export class TapSpool {
     this.indexer.hurry();
   }
 
+  /** Before an exit: an indexer that died unheard (a group signal while it loaded) is replaced now, on the same spool. */
+  checkIndexer(): void {
+    this.indexer.noticeExit();
+  }
+
   /** Bytes of spooled traffic the recording lacks: the indexer died before it had indexed them. */
   lostBytes(): number {
     return this.indexer.lostBytes();

@@ -80,6 +80,8 @@ export interface TapPipeline {
   readonly handedOver: Promise<void>;
   /** Once closed: bytes of forwarded traffic the recording lacks, as far as this process knows (0 without a recording). */
   recordingLostBytes(): number;
+  /** Before an exit that does not wait for {@link handedOver}: a recording indexer that died unheard is replaced now. */
+  checkIndexer(): void;
 }
 
 /** Live telemetry runs in a worker by default; this thread when the tap needs its span ids, or when asked. */
@@ -101,6 +103,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       close: async () => [],
       handedOver: Promise.resolve(),
       recordingLostBytes: () => 0,
+      checkIndexer: () => {},
     };
   }
   if (telemetryOn) await checkMetricsPort(opts.telemetry);
@@ -128,7 +131,8 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   };
   const handedOver = worker?.handedOver ?? Promise.resolve();
   const recordingLostBytes = () => worker?.recordingLostBytes ?? 0;
-  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLostBytes };
+  const checkIndexer = () => worker?.checkIndexer();
+  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLostBytes, checkIndexer };
 }
 
 /** What the sinks of both places are built from. */
