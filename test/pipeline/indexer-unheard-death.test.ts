@@ -11,14 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RecordingIndexer } from '../../src/pipeline/recording-indexer.js';
-import { SpoolWriter } from '../../src/pipeline/spool.js';
-import { encodeWireOps } from '../../src/pipeline/wire-codec.js';
-import { Op, type WireOp } from '../../src/pipeline/worker-wire.js';
+import type { RecordingIndexer } from '../../src/pipeline/recording-indexer.js';
+import type { SpoolWriter } from '../../src/pipeline/spool.js';
 import { systemClockOrigin } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/util/logger.js';
 import { unreapedExit } from '../../src/util/proc-exit.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import { indexerOn, spoolOfCalls } from '../helpers/spooled-calls.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-unheard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,26 +24,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** A spool holding 50 answered calls, and an indexer spawned on it (told the spool's end). */
 function spooledIndexer(name: string): { db: string; spool: SpoolWriter; indexer: RecordingIndexer } {
   const db = join(dir, `${name}.db`);
-  const spool = new SpoolWriter(db, 1 << 20, { dir, inMemory: false });
-  const ops: WireOp[] = [[Op.Open, { connectionId: 'c1', transport: 'stdio', target: 'test' }, 1]];
-  const lines: string[] = [];
-  for (let id = 1; id <= 50; id++) {
-    lines.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo"}}\n`, `{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}\n`);
-    ops.push(
-      [Op.Chunk, 'c1', 'c2s', 'stdio', 10 + id, Buffer.byteLength(lines.at(-2)!)],
-      [Op.Chunk, 'c1', 's2c', 'stdio', 11 + id, Buffer.byteLength(lines.at(-1)!)],
-    );
-  }
-  expect(spool.append(encodeWireOps(ops), Buffer.from(lines.join('')), 0)).toBe(true);
-  const indexer = RecordingIndexer.spawn({
-    fd: spool.fd,
-    key: spool.key,
-    capacity: spool.capacity,
-    sinks: { record: db, requireRecording: false, transport: 'stdio', target: 'test' },
-    logLevel: 'warn',
-    clockOrigin: systemClockOrigin,
-    logger: silentLogger,
-  });
+  const spool = spoolOfCalls(db, dir, 50);
+  const indexer = indexerOn(spool, db);
   indexer.spooledNow(spool.end);
   return { db, spool, indexer };
 }
