@@ -203,9 +203,10 @@ export class PipelineThread implements PipelineInput {
     this.queue([Op.Close, connectionId, { ...close, timeUs: close.timeUs ?? this.clock.nowUs() }], undefined);
   }
 
-  /** Bytes of forwarded traffic the recording lacks: dropped on the side path, not spooled, or spooled and never indexed. */
-  get recordingLostBytes(): number {
-    return this.tapSpool ? this.loss.dropped.bytes + this.spoolLostBytes + this.tapSpool.lostBytes() : 0;
+  /** Forwarded traffic the recording lacks: bytes dropped on the side path, not spooled, or never indexed; events the recorder dropped. */
+  get recordingLoss(): { bytes: number; events: number } {
+    const { bytes, events } = this.tapSpool?.lost() ?? { bytes: 0, events: 0 };
+    return this.tapSpool ? { bytes: this.loss.dropped.bytes + this.spoolLostBytes + bytes, events } : { bytes: 0, events: 0 };
   }
 
   /** Before an exit that does not wait for the recording: an indexer that died unheard is replaced now (indexer-relay.ts). */

@@ -28,6 +28,7 @@ import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { lowerChildPriority, restoreChildPriority } from '../util/thread-priority.js';
 import { unreapedExit } from '../util/proc-exit.js';
+import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 import { SPOOLED_EVERY_MS } from './spooled-notices.js';
 import { IndexerNews } from './indexer-news.js';
@@ -53,6 +54,8 @@ export interface IndexerStart {
   nice: number;
   /** How long indexing waits while traffic flows (ms). */
   maxLagMs?: number;
+  /** The tap's journal (tap-journal.ts), where the indexer says how far it indexed. */
+  journal?: string;
 }
 
 /**
@@ -71,7 +74,8 @@ export type FromIndexer =
   | ({ type: 'failed' } & WireError)
   | { type: 'indexed'; position: number }
   | { type: 'fatal'; message: string }
-  | { type: 'closed'; lines: string[] };
+  /** `dropped`: events the recorder could not write (a full disk), or queue; the recording lacks them. */
+  | { type: 'closed'; lines: string[]; dropped?: number };
 
 export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
   /** The spool's descriptor and key. */
@@ -106,6 +110,10 @@ export class RecordingIndexer extends IndexerNews {
   private released = false;
   /** What a replacement child must hear again: its start, the last spool end said, the close. */
   private readonly replay: { start: IndexerStart; spooled?: ToIndexer; close?: ToIndexer };
+  /** Events the recorder dropped (said with its close): the recording lacks them. */
+  recorderDropped = 0;
+  /** Says how far the tap spooled, for a command that opens the recording after all of it was killed. */
+  private readonly journal: JournalSlot | undefined;
 
   /**
    * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
@@ -114,7 +122,8 @@ export class RecordingIndexer extends IndexerNews {
    */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd: _fd, key, ...rest } = opts;
-    return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest });
+    const journal = tapJournalPath(opts.sinks.record, process.pid);
+    return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, journal, ...rest });
   }
 
   private constructor(
@@ -123,6 +132,8 @@ export class RecordingIndexer extends IndexerNews {
   ) {
     super();
     this.replay = { start };
+    this.journal = JournalSlot.open(start.journal!, 'tap', true);
+    this.journaled(0);
     this.startChild(false);
   }
 
@@ -195,10 +206,17 @@ export class RecordingIndexer extends IndexerNews {
     if (this.dead || this.closing) return;
     this.replay.spooled = { type: 'spooled', end, ...(pressed ? { pressed: true } : {}) };
     this.post(this.replay.spooled);
+    this.journaled(end);
+  }
+
+  /** The tap's slot of the journal (tap-journal.ts): how far it spooled. */
+  private journaled(end: number): void {
+    this.journal?.write(`${selfFields('tap')} started ${this.replay.start.clockOrigin.epochUs} spooled ${end}`);
   }
 
   protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
     this.closeEnd = end;
+    this.journaled(end);
     if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
     this.hurry();
     this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
@@ -268,7 +286,11 @@ export class RecordingIndexer extends IndexerNews {
       this.die(m.message, false);
     } else if (m.type === 'indexed') this.indexedTo(m.position);
     else if (m.type === 'fatal') this.opts.onFatal?.(new Error(m.message));
-    else if (m.type === 'closed') this.closedAs(m.lines);
+    else if (m.type === 'closed') {
+      this.recorderDropped = m.dropped ?? 0;
+      this.journal?.close(true);
+      this.closedAs(m.lines);
+    }
   }
 
   private die(why: string, say = true): void {
@@ -279,6 +301,8 @@ export class RecordingIndexer extends IndexerNews {
       if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
       if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
     });
+    // This process says what the recording lacks (and exits 1): the journal need not.
+    this.journal?.close(true);
     if (gone) this.closedAs([this.incompleteLine(why)], why);
   }
 
