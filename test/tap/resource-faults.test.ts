@@ -49,11 +49,11 @@ function runTap(
   db: string,
   flags: string[],
   calls: number,
-  opts: { payload?: number; midway?: () => Promise<void> | void; uid?: number } = {},
+  opts: { payload?: number; midway?: () => Promise<void> | void; uid?: number; env?: Record<string, string> } = {},
 ): Promise<TapRun> {
   const tap = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, ...flags, '--', process.execPath, ECHO], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PAYLOAD: String(opts.payload ?? 10_000) },
+    env: { ...process.env, PAYLOAD: String(opts.payload ?? 10_000), ...opts.env },
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
   });
   let stderr = '';
@@ -146,6 +146,27 @@ describe('the recording disk full (a 3 MiB tmpfs: real ENOSPC)', () => {
       120_000,
     );
   }
+});
+
+describe("the spool's disk full (MCPTAP_SPOOL_DIR on a 1 MiB tmpfs: real ENOSPC at the spool's write)", () => {
+  it.skipIf(!canMount)(
+    'traffic flows, the bytes that could not be spooled are said; exit 1',
+    async () => {
+      const spoolDir = smallFs('1m')!;
+      const db = join(tempDir(), 'rec.db');
+      // A ring far larger than its filesystem, and no indexing while traffic flows: the spool file
+      // grows until a write fails.
+      const env = { MCPTAP_SPOOL_DIR: spoolDir, MCPTAP_SPOOL_BYTES: String(64 * 2 ** 20), MCPTAP_INDEX_LAG_MS: '600000' };
+      const run = await runTap(db, [], 1000, { env });
+      expect(run.answered, run.stderr).toBe(1000);
+      expect(linesMatching(run.stderr, /cannot spool traffic for the recording: .*ENOSPC/), run.stderr).toBe(1);
+      const lacks = /recording \S+rec\.db lacks (\d+) bytes of the traffic the tap forwarded; exit code 1/.exec(run.stderr);
+      expect(lacks, run.stderr).not.toBeNull();
+      expect(run.code, run.stderr).toBe(1);
+      console.log(`spool disk full: ${run.answered} answered; the tap said the recording lacks ${lacks![1]} bytes`);
+    },
+    120_000,
+  );
 });
 
 describe('the recording file deleted while the tap runs', () => {
