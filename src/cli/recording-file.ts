@@ -5,9 +5,45 @@
  */
 import { RecordingStore } from '../store/recording-store.js';
 import { McptapError } from '../errors.js';
+import { deadTapJournals, deadTapVerdict, settleDeadTap, type DeadTap } from '../store/tap-journal.js';
+import { lineSafe } from '../report/format.js';
 
+/**
+ * Opens a recording file. A tap that was recording to it and was killed with its indexer (SIGKILL
+ * to its process group) left a journal beside it (store/tap-journal.ts): said here on stderr, what
+ * the recording lacks kept with it (`mcptap ls`: INCOMPLETE), the journal removed.
+ */
 export function openRecordingFile(file: string): RecordingStore {
-  return RecordingStore.open(file, { create: false });
+  const dead = deadTapJournals(file);
+  let store: RecordingStore;
+  try {
+    store = RecordingStore.open(file, { create: false });
+  } catch (err) {
+    for (const d of dead)
+      warn(`a tap (pid ${d.tapPid}) recording to ${file} was killed before its recording was opened: ${lostText(d.spooled)} never recorded`);
+    throw err;
+  }
+  for (const d of dead) sayDeadTap(store, file, d);
+  return store;
+}
+
+function sayDeadTap(store: RecordingStore, file: string, d: DeadTap): void {
+  const v = deadTapVerdict(store.db, d);
+  const kept = settleDeadTap(store.db, d, v);
+  if (v.ended) return;
+  const which = v.recordingId === undefined ? `a recording in ${file} (its indexer had not opened it)` : `recording ${v.recordingId} in ${file}`;
+  warn(
+    `${which} was not closed: its tap (pid ${d.tapPid}) and its indexer were killed before they finished it; ${lostText(v.lost)} never indexed, and what it forwarded in its last milliseconds (not yet spooled) is missing too, lost with them ` +
+      `(the spool was encrypted under a key only they held: nothing can recover it); the recording ends at its last event` +
+      (v.recordingId === undefined ? '' : kept ? ', now marked INCOMPLETE' : ' (the file could not be written to mark it INCOMPLETE)'),
+  );
+}
+
+/** The journal lags the spool by a notice (tens of ms): the loss is at least what it says. */
+const lostText = (bytes: number) => `at least ${bytes} bytes of spooled traffic were`;
+
+function warn(line: string): void {
+  process.stderr.write(`mcptap warn: ${lineSafe(line)}\n`);
 }
 
 /** `--recording N` when given, else the file's latest recording. */

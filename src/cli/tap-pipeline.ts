@@ -112,7 +112,10 @@ export async function closeObeyingSignals(
 ): Promise<{ lines: string[]; exitCode: number }> {
   let signals = 0;
   const stopNow = (sig: NodeJS.Signals) => {
-    if (++signals >= 3) process.exit(opts.exitCode);
+    if (++signals >= 3) {
+      pipeline.checkIndexer();
+      process.exit(opts.exitCode);
+    }
     if (signals > 1) return;
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);
@@ -121,9 +124,10 @@ export async function closeObeyingSignals(
   for (const s of STOP_SIGNALS) process.on(s, stopNow);
   try {
     const lines = await pipeline.close();
-    const lost = opts.record ? pipeline.recordingLostBytes() : 0;
-    if (lost === 0) return { lines, exitCode: opts.exitCode };
-    lines.push(`recording ${opts.record} lacks ${lost} bytes of the traffic the tap forwarded; exit code ${opts.exitCode || ExitCode.Failed}`);
+    const lost = opts.record ? pipeline.recordingLoss() : { bytes: 0, events: 0 };
+    if (lost.bytes === 0 && lost.events === 0) return { lines, exitCode: opts.exitCode };
+    const what = [lost.bytes > 0 && `${lost.bytes} bytes`, lost.events > 0 && `${lost.events} events (not written: see above)`].filter(Boolean).join(' and ');
+    lines.push(`recording ${opts.record} lacks ${what} of the traffic the tap forwarded; exit code ${opts.exitCode || ExitCode.Failed}`);
     return { lines, exitCode: opts.exitCode || ExitCode.Failed };
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, stopNow);

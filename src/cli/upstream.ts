@@ -7,6 +7,7 @@ import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTa
 import { openTapPipeline } from '../pipeline/tap-pipeline.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { McptapError } from '../errors.js';
+import { ExitCode } from './exit-codes.js';
 import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-pipeline.js';
 import { telemetryConfigFromOptions } from './telemetry-options.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
@@ -68,8 +69,11 @@ export interface RecordingTap {
   /** Where to send requests: the tap's loopback address with the upstream's path. */
   url: string;
   tap: HttpTap;
-  /** Lets what is in flight finish, then completes the recording; returns the lines worth telling the user. */
-  close(): Promise<string[]>;
+  /**
+   * Lets what is in flight finish, then completes the recording: the lines worth telling the user,
+   * and the exit code ({@link ExitCode.Failed} when the recording lacks forwarded traffic, else 0).
+   */
+  close(): Promise<{ lines: string[]; exitCode: number }>;
 }
 
 /**
@@ -104,7 +108,7 @@ export async function startRecordingTap(opts: {
     tap,
     close: async () => {
       await tap.close({ drainMs: 5000 });
-      return (await closeObeyingSignals(sinks, { logger: opts.logger, exitCode: 0, record: opts.record })).lines;
+      return closeObeyingSignals(sinks, { logger: opts.logger, exitCode: ExitCode.Ok, record: opts.record });
     },
   };
 }

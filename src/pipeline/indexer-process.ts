@@ -20,6 +20,7 @@ import { Pipeline } from './pipeline.js';
 import { SPOOLED_EVERY_MS, type FromIndexer, type IndexerStart, type ToIndexer } from './recording-indexer.js';
 import { attachSinks, type AttachedSinks } from './sink-setup.js';
 import { SpoolReader } from './spool.js';
+import { JournalSlot, selfFields } from '../store/tap-journal.js';
 
 /** Longest run of indexing between two looks at the message queue (ms). */
 const SLICE_MS = 20;
@@ -50,6 +51,8 @@ let hurried = false;
 const data = await readStart();
 if (!hurried) lowerProcessPriority(data.nice);
 const maxLagMs = data.maxLagMs ?? 10_000;
+/** This process's slot of the tap's journal: how far the recording holds the spool (tap-journal.ts). */
+const journal = data.journal ? JournalSlot.open(data.journal, 'indexer', false) : undefined;
 
 /** The tap's time as far as the spool has been read (see the header): a correlator grace period never expires because indexing ran late. */
 class SpoolClock implements Clock {
@@ -102,6 +105,7 @@ clock.frozenAt = data.clockOrigin.epochUs;
 const sinks = await openSinks();
 clock.frozenAt = undefined;
 if (!sinks) {
+  journal?.close(false);
   await pipeline.close();
   finished = true;
   process.stdin.destroy();
@@ -216,6 +220,7 @@ async function slice(): Promise<void> {
     end = reader.position;
   }
   send({ type: 'indexed', position: reader.position });
+  journal?.write(`${selfFields('indexer')} indexed ${reader.position}`);
   if (!exhausted || (!broken && reader.position < end)) {
     setImmediate(() => void slice());
     return;
@@ -229,7 +234,8 @@ async function slice(): Promise<void> {
 async function finish(endedUs: number): Promise<void> {
   clock.frozenAt = endedUs;
   const lines = await sinks!.close().catch((err: Error) => [`closing the recording failed: ${err.message}`]);
-  send({ type: 'closed', lines });
+  send({ type: 'closed', lines, dropped: sinks!.recorderDropped() });
+  journal?.close(true); // the recording is ended: nothing for a later command to say
   finished = true;
   process.stdin.destroy();
   if (process.connected) process.disconnect();

@@ -128,9 +128,14 @@ export class TapSpool {
     this.indexer.hurry();
   }
 
-  /** Bytes of spooled traffic the recording lacks: the indexer died before it had indexed them. */
-  lostBytes(): number {
-    return this.indexer.lostBytes();
+  /** Before an exit: an indexer that died unheard (a group signal while it loaded) is replaced now, on the same spool. */
+  checkIndexer(): void {
+    this.indexer.noticeExit();
+  }
+
+  /** Bytes of spooled traffic the recording lacks (the indexer died before it had indexed them), and events its recorder dropped (a full disk). */
+  lost(): { bytes: number; events: number } {
+    return { bytes: this.indexer.lostBytes(), events: this.indexer.recorderDropped };
   }
 
   /** The worker is gone without closing: the indexer completes the recording from the spool, as when the tap is killed. */

@@ -23,14 +23,14 @@ import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
 import { fromWireError, McptapError } from '../errors.js';
-import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
 import { BatchBuffers } from './batch-buffers.js';
 import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
-import { TapSpool } from './indexer-relay.js';
+import type { TapSpool } from './indexer-relay.js';
+import { openThreadSpool } from './thread-spool.js';
 import { StartUpQueue } from './start-up-queue.js';
-import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { Op, type FromWorker, type ToWorker, type WireOp } from './worker-wire.js';
 import { spawnPipelineWorker, type PipelineThreadOptions } from './pipeline-worker-spawn.js';
 
@@ -118,26 +118,14 @@ export class PipelineThread implements PipelineInput {
     // Nobody may wait for it (a tap that does not): a failure is said through die() all the same.
     this.ready.catch(() => {});
     this.settleReady = settle!;
-    this.handedOver = new Promise<void>((resolve) => (this.handOver = resolve));
+    // The process may exit once this resolves: an indexer that died unheard is replaced first.
+    this.handedOver = new Promise<void>((resolve) => (this.handOver = () => (this.checkIndexer(), resolve())));
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
     this.liveInWorker = opts.sinks.telemetry !== undefined;
-    if (opts.recording) {
-      // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
-      if (opts.sinks.spanIdSeed === undefined) this.opts = { ...opts, sinks: { ...opts.sinks, spanIdSeed: SeededSpanIds.randomSeed() } };
-      const { telemetry: _telemetry, check, ...recordOnly } = this.opts.sinks;
-      this.tapSpool = TapSpool.open({
-        recording: opts.recording,
-        sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) }, // the recorder's pipeline says the findings
-        logLevel: opts.logLevel,
-        clockOrigin: systemClockOrigin,
-        ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-        logger: opts.logger,
-        onFatal: (err) => this.opts.onFatal?.(err),
-      });
-    }
+    ({ opts: this.opts, tapSpool: this.tapSpool } = openThreadSpool(opts));
     this.startUp = new StartUpQueue(this.tapSpool);
   }
 
@@ -215,10 +203,14 @@ export class PipelineThread implements PipelineInput {
     this.queue([Op.Close, connectionId, { ...close, timeUs: close.timeUs ?? this.clock.nowUs() }], undefined);
   }
 
-  /** Bytes of forwarded traffic the recording lacks: dropped on the side path, not spooled, or spooled and never indexed. */
-  get recordingLostBytes(): number {
-    return this.tapSpool ? this.loss.dropped.bytes + this.spoolLostBytes + this.tapSpool.lostBytes() : 0;
+  /** Forwarded traffic the recording lacks: bytes dropped on the side path, not spooled, or never indexed; events the recorder dropped. */
+  get recordingLoss(): { bytes: number; events: number } {
+    const { bytes, events } = this.tapSpool?.lost() ?? { bytes: 0, events: 0 };
+    return this.tapSpool ? { bytes: this.loss.dropped.bytes + this.spoolLostBytes + bytes, events } : { bytes: 0, events: 0 };
   }
+
+  /** Before an exit that does not wait for the recording: an indexer that died unheard is replaced now (indexer-relay.ts). */
+  readonly checkIndexer = (): void => this.tapSpool?.checkIndexer();
 
   /** What was dropped so far (side path full, or the worker gone). */
   get droppedCounts(): { chunks: number; messages: number; bytes: number } {

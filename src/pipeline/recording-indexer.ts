@@ -27,10 +27,14 @@ import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { lowerChildPriority, restoreChildPriority } from '../util/thread-priority.js';
+import { unreapedExit } from '../util/proc-exit.js';
+import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
-import { SPOOLED_EVERY_MS, SpooledNotices } from './spooled-notices.js';
+import { SPOOLED_EVERY_MS } from './spooled-notices.js';
+import { IndexerNews } from './indexer-news.js';
 
 export { SPOOLED_EVERY_MS };
+export { IndexerNews, type IndexerHandle } from './indexer-news.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
@@ -50,6 +54,8 @@ export interface IndexerStart {
   nice: number;
   /** How long indexing waits while traffic flows (ms). */
   maxLagMs?: number;
+  /** The tap's journal (tap-journal.ts), where the indexer says how far it indexed. */
+  journal?: string;
 }
 
 /**
@@ -68,7 +74,8 @@ export type FromIndexer =
   | ({ type: 'failed' } & WireError)
   | { type: 'indexed'; position: number }
   | { type: 'fatal'; message: string }
-  | { type: 'closed'; lines: string[] };
+  /** `dropped`: events the recorder could not write (a full disk), or queue; the recording lacks them. */
+  | { type: 'closed'; lines: string[]; dropped?: number };
 
 export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'nice' | 'key'> {
   /** The spool's descriptor and key. */
@@ -81,121 +88,6 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   onFatal?: (err: Error) => void;
   /** The child has gone (closed, failed or died); said before `onIndexed` tells waiters. */
   onGone?: (why: string) => void;
-}
-
-/** What the pipeline worker needs of the indexer, whether it talks to it itself or through the tap's thread (indexer-relay.ts). */
-export interface IndexerHandle {
-  /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
-  readonly ready: Promise<void>;
-  /** The child has opened the recording (or failed to). */
-  readonly opened: boolean;
-  /** False once the child has gone: nothing more will be indexed. */
-  readonly alive: boolean;
-  /** How far the spool is in the recording (bytes of spool). */
-  readonly indexed: number;
-  spooled(end: number, pressed?: boolean): void;
-  close(end: number, endedUs: number, incomplete?: string): Promise<string[]>;
-  abandon(why: string): void;
-}
-
-/**
- * What both sides know of the indexer and how its news change it: {@link RecordingIndexer} owns the
- * process and hears it directly, RelayedIndexer (indexer-relay.ts) hears it through the tap's
- * thread. `ready` settles once; the position only grows; `close` resolves once, with the lines said.
- */
-export abstract class IndexerNews implements IndexerHandle {
-  readonly ready: Promise<void>;
-  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
-  private isOpen = false;
-  protected dead: string | undefined;
-  protected closing: Promise<string[]> | undefined;
-  private closedWith: ((lines: string[]) => void) | undefined;
-  protected readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
-
-  constructor(protected position = 0) {
-    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
-    this.ready.catch(() => {});
-  }
-
-  /** The child has opened the recording (or failed to). */
-  get opened(): boolean {
-    return this.isOpen;
-  }
-
-  /** False once the child has gone (closed, or died): nothing more will be indexed. */
-  get alive(): boolean {
-    return this.dead === undefined;
-  }
-
-  /** How far the spool is in the recording (bytes of spool). */
-  get indexed(): number {
-    return this.position;
-  }
-
-  /** The indexer's process id, where this side knows it. */
-  abstract readonly pid: number | undefined;
-
-  /**
-   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
-   * {@link SPOOLED_EVERY_MS} ({@link SpooledNotices}): each message wakes the indexer process, which
-   * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
-   */
-  spooled(end: number, pressed = false): void {
-    if (!this.dead && !this.closing) this.notices.note(end, pressed);
-  }
-
-  /** The same, said at once. */
-  abstract spooledNow(end: number, pressed?: boolean): void;
-
-  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
-  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
-    this.closing ??= new Promise<string[]>((resolve) => {
-      this.closedWith = resolve;
-      this.notices.cancel();
-      this.askClose(end, endedUs, incomplete);
-    });
-    return this.closing;
-  }
-
-  abstract abandon(why: string): void;
-
-  /** Tells the indexer to close (from {@link close}, once). */
-  protected abstract askClose(end: number, endedUs: number, incomplete: string | undefined): void;
-
-  /** News: the recording is open (no `err`), or cannot be. Once; false if said before. */
-  protected openedAs(err?: McptapError): boolean {
-    if (this.isOpen) return false;
-    this.isOpen = true;
-    if (err) this.settleReady.reject(err);
-    else this.settleReady.resolve();
-    return true;
-  }
-
-  /** News: the recording holds the spool up to `position`. */
-  protected indexedTo(position: number): void {
-    this.position = position;
-    this.onIndexed(position);
-  }
-
-  /** News: the recording is closed (or given up on, `why`), with what the close said. */
-  protected closedAs(lines: string[], why = 'closed'): void {
-    this.dead ??= why;
-    const done = this.closedWith;
-    this.closedWith = undefined;
-    done?.(lines);
-  }
-
-  /** The indexer has gone: false if it had before. Whoever waits for room in the spool hears that no more will come. */
-  protected goneAs(why: string, beforeWaiters: () => void = () => {}): boolean {
-    if (this.dead) return false;
-    this.dead = why;
-    this.notices.cancel();
-    beforeWaiters();
-    this.onIndexed(this.position);
-    return true;
-  }
-
-  protected abstract onIndexed(position: number): void;
 }
 
 /**
@@ -218,6 +110,10 @@ export class RecordingIndexer extends IndexerNews {
   private released = false;
   /** What a replacement child must hear again: its start, the last spool end said, the close. */
   private readonly replay: { start: IndexerStart; spooled?: ToIndexer; close?: ToIndexer };
+  /** Events the recorder dropped (said with its close): the recording lacks them. */
+  recorderDropped = 0;
+  /** Says how far the tap spooled, for a command that opens the recording after all of it was killed. */
+  private readonly journal: JournalSlot | undefined;
 
   /**
    * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
@@ -226,7 +122,8 @@ export class RecordingIndexer extends IndexerNews {
    */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd: _fd, key, ...rest } = opts;
-    return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, ...rest });
+    const journal = tapJournalPath(opts.sinks.record, process.pid);
+    return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, journal, ...rest });
   }
 
   private constructor(
@@ -235,6 +132,8 @@ export class RecordingIndexer extends IndexerNews {
   ) {
     super();
     this.replay = { start };
+    this.journal = JournalSlot.open(start.journal!, 'tap', true);
+    this.journaled(0);
     this.startChild(false);
   }
 
@@ -290,15 +189,34 @@ export class RecordingIndexer extends IndexerNews {
     return this.child.pid;
   }
 
+  /**
+   * Hears the child's death now if it died unheard (its 'exit' event waits for the event loop): a
+   * tap about to exit on a signal replaces a child the same group signal killed while it loaded,
+   * rather than leave its spool to nobody.
+   */
+  noticeExit(): void {
+    const child = this.child;
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = unreapedExit(child.pid);
+    if (gone) this.exited(child, gone.code, gone.signal);
+  }
+
   /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
   spooledNow(end: number, pressed = false): void {
     if (this.dead || this.closing) return;
     this.replay.spooled = { type: 'spooled', end, ...(pressed ? { pressed: true } : {}) };
     this.post(this.replay.spooled);
+    this.journaled(end);
+  }
+
+  /** The tap's slot of the journal (tap-journal.ts): how far it spooled. */
+  private journaled(end: number): void {
+    this.journal?.write(`${selfFields('tap')} started ${this.replay.start.clockOrigin.epochUs} spooled ${end}`);
   }
 
   protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
     this.closeEnd = end;
+    this.journaled(end);
     if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
     this.hurry();
     this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
@@ -368,7 +286,11 @@ export class RecordingIndexer extends IndexerNews {
       this.die(m.message, false);
     } else if (m.type === 'indexed') this.indexedTo(m.position);
     else if (m.type === 'fatal') this.opts.onFatal?.(new Error(m.message));
-    else if (m.type === 'closed') this.closedAs(m.lines);
+    else if (m.type === 'closed') {
+      this.recorderDropped = m.dropped ?? 0;
+      this.journal?.close(true);
+      this.closedAs(m.lines);
+    }
   }
 
   private die(why: string, say = true): void {
@@ -379,6 +301,8 @@ export class RecordingIndexer extends IndexerNews {
       if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
       if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
     });
+    // This process says what the recording lacks (and exits 1): the journal need not.
+    this.journal?.close(true);
     if (gone) this.closedAs([this.incompleteLine(why)], why);
   }
 

@@ -71,6 +71,8 @@ export interface AttachedSinks {
   close(): Promise<string[]>;
   /** The recording (if any) may lack traffic: kept with its end, for `mcptap ls`. */
   markIncomplete(why: string): void;
+  /** Events the recorder dropped (its queue full, or writes that failed: a full disk): what the recording lacks. */
+  recorderDropped(): number;
 }
 
 export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Promise<AttachedSinks> {
@@ -130,6 +132,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     redactor,
     telemetry,
     markIncomplete: (why) => recorder?.markIncomplete(why),
+    recorderDropped: () => recorder?.stats().dropped ?? 0,
     async close() {
       // The end's findings (pending requests, assertions over all exchanges) while the recorder still takes them.
       check?.();

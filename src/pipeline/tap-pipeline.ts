@@ -78,8 +78,13 @@ export interface TapPipeline {
    * indexer, a process of its own, holds all of it and completes the file). Telemetry may be lost.
    */
   readonly handedOver: Promise<void>;
-  /** Once closed: bytes of forwarded traffic the recording lacks, as far as this process knows (0 without a recording). */
-  recordingLostBytes(): number;
+  /**
+   * Once closed: what of the forwarded traffic the recording lacks, as far as this process knows:
+   * bytes (dropped, or spooled and never indexed) and events its recorder dropped (a full disk).
+   */
+  recordingLoss(): { bytes: number; events: number };
+  /** Before an exit that does not wait for {@link handedOver}: a recording indexer that died unheard is replaced now. */
+  checkIndexer(): void;
 }
 
 /** Live telemetry runs in a worker by default; this thread when the tap needs its span ids, or when asked. */
@@ -100,7 +105,8 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
       ready: Promise.resolve({}),
       close: async () => [],
       handedOver: Promise.resolve(),
-      recordingLostBytes: () => 0,
+      recordingLoss: () => ({ bytes: 0, events: 0 }),
+      checkIndexer: () => {},
     };
   }
   if (telemetryOn) await checkMetricsPort(opts.telemetry);
@@ -127,8 +133,9 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
     return closing;
   };
   const handedOver = worker?.handedOver ?? Promise.resolve();
-  const recordingLostBytes = () => worker?.recordingLostBytes ?? 0;
-  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLostBytes };
+  const recordingLoss = () => worker?.recordingLoss ?? { bytes: 0, events: 0 };
+  const checkIndexer = () => worker?.checkIndexer();
+  return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLoss, checkIndexer };
 }
 
 /** What the sinks of both places are built from. */

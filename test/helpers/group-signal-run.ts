@@ -44,7 +44,7 @@ const init = {
 };
 
 /** Whether any process of group `pgid` is left. */
-function groupAlive(pgid: number): boolean {
+export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
     return true;
@@ -53,7 +53,8 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-async function waitFor(cond: () => boolean, boundMs: number): Promise<boolean> {
+/** Polls `cond` every 20 ms until it holds or `boundMs` passed. */
+export async function waitFor(cond: () => boolean, boundMs: number): Promise<boolean> {
   for (const end = Date.now() + boundMs; Date.now() < end; await sleep(20)) if (cond()) return true;
   return cond();
 }

@@ -8,14 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordingIndexer } from '../../src/pipeline/recording-indexer.js';
-import { SHM_DIR, SpoolWriter } from '../../src/pipeline/spool.js';
-import { encodeWireOps } from '../../src/pipeline/wire-codec.js';
-import { Op, type WireOp } from '../../src/pipeline/worker-wire.js';
+import { SHM_DIR } from '../../src/pipeline/spool.js';
 import { systemClockOrigin } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/util/logger.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { MCPTAP } from '../helpers/paths.js';
+import { indexerOn, spoolOfCalls } from '../helpers/spooled-calls.js';
 import { modernMeta } from '../reference/raw-stdio-peer.js';
 
 const dirs: string[] = [];
@@ -164,29 +161,9 @@ describe('recording through the spool', () => {
     // either (MCPTAP_INDEX_LAG_MS 10 min): only `pressed` can start the indexing.
     const dir = tempDir();
     const db = join(dir, 'rec.db');
-    const spool = new SpoolWriter(db, 1 << 20, { dir, inMemory: false });
-    const ops: WireOp[] = [[Op.Open, { connectionId: 'c1', transport: 'stdio', target: 'test' }, 1]];
-    const lines: string[] = [];
-    for (let id = 1; id <= 200; id++) {
-      lines.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo"}}\n`, `{"jsonrpc":"2.0","id":${id},"result":{"content":[]}}\n`);
-      ops.push(
-        [Op.Chunk, 'c1', 'c2s', 'stdio', 10 + id, Buffer.byteLength(lines.at(-2)!)],
-        [Op.Chunk, 'c1', 's2c', 'stdio', 11 + id, Buffer.byteLength(lines.at(-1)!)],
-      );
-    }
-    expect(spool.append(encodeWireOps(ops), Buffer.from(lines.join('')), 0)).toBe(true);
+    const spool = spoolOfCalls(db, dir, 200);
     let indexed = 0;
-    const indexer = RecordingIndexer.spawn({
-      fd: spool.fd,
-      key: spool.key,
-      capacity: spool.capacity,
-      sinks: { record: db, requireRecording: false, transport: 'stdio', target: 'test' },
-      logLevel: 'warn',
-      clockOrigin: systemClockOrigin,
-      maxLagMs: 600_000,
-      logger: silentLogger,
-      onIndexed: (position) => (indexed = position),
-    });
+    const indexer = indexerOn(spool, db, { maxLagMs: 600_000, onIndexed: (position) => (indexed = position) });
     await indexer.ready;
     /** Says "spooled" every 20 ms for `ms` or until all is indexed; how far indexing got. */
     const flowing = async (ms: number, pressed: boolean) => {

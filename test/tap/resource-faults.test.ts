@@ -3,8 +3,8 @@
  * ENOSPC: a 3 MiB tmpfs mounted for the test, skipped where mount is not permitted), the recording
  * file deleted or made read-only, and the OTLP endpoint down, hanging or slow for the
  * whole run. In every case the traffic keeps flowing (every call answered), the loss is counted
- * and said once on stderr, and the exit code follows `--require-recording` (1 when the recording
- * lost traffic, else the server's own 0).
+ * and said once on stderr, and a recording that lacks forwarded traffic exits 1, with or without
+ * `--require-recording` (which also stops the server at the first loss); else the server's own 0.
  *
  * The built CLI in front of a 10 KB echo server (bench/fixtures/echo-server.mjs). The hanging and
  * slow OTLP endpoints are in-process fakes (a real collector does that only when broken).
@@ -49,11 +49,11 @@ function runTap(
   db: string,
   flags: string[],
   calls: number,
-  opts: { payload?: number; midway?: () => Promise<void> | void; uid?: number } = {},
+  opts: { payload?: number; midway?: () => Promise<void> | void; uid?: number; env?: Record<string, string> } = {},
 ): Promise<TapRun> {
   const tap = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, ...flags, '--', process.execPath, ECHO], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PAYLOAD: String(opts.payload ?? 10_000) },
+    env: { ...process.env, PAYLOAD: String(opts.payload ?? 10_000), ...opts.env },
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
   });
   let stderr = '';
@@ -111,7 +111,7 @@ const canMount = (() => {
 describe('the recording disk full (a 3 MiB tmpfs: real ENOSPC)', () => {
   for (const required of [false, true]) {
     it.skipIf(!canMount)(
-      `traffic flows, the loss is counted and said once; exit ${required ? 1 : 0}${required ? ' with --require-recording' : ''}`,
+      `traffic flows, the loss is counted and said once; exit 1${required ? ' with --require-recording' : ' (the recording lacks traffic)'}`,
       async () => {
         const dir = smallFs('3m')!;
         const db = join(dir, 'rec.db');
@@ -121,8 +121,14 @@ describe('the recording disk full (a 3 MiB tmpfs: real ENOSPC)', () => {
         // disk before the traffic ends, the rest goes unanswered. Without it, every call is answered.
         if (required) expect(run.answered, run.stderr).toBeGreaterThan(0);
         else expect(run.answered, run.stderr).toBe(1000);
-        expect(run.code, run.stderr).toBe(required ? 1 : 0);
+        expect(run.code, run.stderr).toBe(1);
         expect(linesMatching(run.stderr, /disk is full/), run.stderr).toBeGreaterThanOrEqual(1);
+        const lacks =
+          /recording \S+rec\.db lacks (?:\d+ bytes and )?(\d+) events \(not written: see above\) of the traffic the tap forwarded; exit code 1/.exec(
+            run.stderr,
+          );
+        expect(lacks, run.stderr).not.toBeNull();
+        console.log(`disk full${required ? ', --require-recording' : ''}: ${run.answered} answered; the tap said the recording lacks ${lacks![1]} events`);
         expect(linesMatching(run.stderr, /recorder write of \d+ events failed: database or disk is full/), run.stderr).toBe(1);
         expect(run.stderr).toMatch(/recording .*rec\.db: \d+ events dropped \(0 queue full, \d+ write failures\)/);
         if (required) expect(run.stderr).toMatch(/recording failed and --require-recording is set/);
@@ -142,9 +148,30 @@ describe('the recording disk full (a 3 MiB tmpfs: real ENOSPC)', () => {
   }
 });
 
+describe("the spool's disk full (MCPTAP_SPOOL_DIR on a 1 MiB tmpfs: real ENOSPC at the spool's write)", () => {
+  it.skipIf(!canMount)(
+    'traffic flows, the bytes that could not be spooled are said; exit 1',
+    async () => {
+      const spoolDir = smallFs('1m')!;
+      const db = join(tempDir(), 'rec.db');
+      // A ring far larger than its filesystem, and no indexing while traffic flows: the spool file
+      // grows until a write fails.
+      const env = { MCPTAP_SPOOL_DIR: spoolDir, MCPTAP_SPOOL_BYTES: String(64 * 2 ** 20), MCPTAP_INDEX_LAG_MS: '600000' };
+      const run = await runTap(db, [], 1000, { env });
+      expect(run.answered, run.stderr).toBe(1000);
+      expect(linesMatching(run.stderr, /cannot spool traffic for the recording: .*ENOSPC/), run.stderr).toBe(1);
+      const lacks = /recording \S+rec\.db lacks (\d+) bytes of the traffic the tap forwarded; exit code 1/.exec(run.stderr);
+      expect(lacks, run.stderr).not.toBeNull();
+      expect(run.code, run.stderr).toBe(1);
+      console.log(`spool disk full: ${run.answered} answered; the tap said the recording lacks ${lacks![1]} bytes`);
+    },
+    120_000,
+  );
+});
+
 describe('the recording file deleted while the tap runs', () => {
   for (const required of [false, true]) {
-    it(`traffic flows, the loss is said once; exit ${required ? 1 : 0}${required ? ' with --require-recording' : ''}`, async () => {
+    it(`traffic flows, the loss is said once; exit 1${required ? ' with --require-recording' : ' (the recording lacks traffic)'}`, async () => {
       const dir = tempDir();
       const db = join(dir, 'rec.db');
       const run = await runTap(db, required ? ['--require-recording'] : [], 1000, {
@@ -160,7 +187,8 @@ describe('the recording file deleted while the tap runs', () => {
       // still be flowing then, and the rest goes unanswered. Without it, every call is answered.
       if (required) expect(run.answered, run.stderr).toBeGreaterThan(0);
       else expect(run.answered, run.stderr).toBe(1000);
-      expect(run.code, run.stderr).toBe(required ? 1 : 0);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/recording \S+rec\.db lacks .*\d+ events \(not written: see above\) of the traffic the tap forwarded; exit code 1/);
       // Said once by the recorder (SQLite itself goes on writing to the unlinked file, and says nothing).
       expect(linesMatching(run.stderr, /recorder (writes|wrote) to a file nobody can read: the recording file .*rec\.db was deleted/), run.stderr).toBe(1);
       if (required) expect(run.stderr).toMatch(/recording failed and --require-recording is set/);

@@ -90,7 +90,8 @@ and its data is {key, nearest: {key, path, recorded, requested, differences}}.
 
 On HTTP, a legacy client gets an Mcp-Session-Id from initialize (DELETE ends it); 2026-07-28 requests are stateless.
 When it stops (SIGINT/SIGTERM, or the end of stdin with --stdio) it says on stderr how many requests were
-answered from the recording and how many missed. Exit codes: 0 served, 2 usage, 4 not a recording or
+answered from the recording and how many missed. Exit codes: 0 served, 1 the --record file lacks traffic
+the tap forwarded (it says how many bytes), 2 usage, 4 not a recording or
 no exchanges in it, 130/143 stopped by SIGINT/SIGTERM before it served (what it opened is closed first).`,
     )
     .action(async (file: string, flags: MockFlags) => {
@@ -103,15 +104,18 @@ async function runMock(file: string, flags: MockFlags): Promise<number> {
   // unfinished --record file); what was opened is closed, then the shell's exit code (143, 130).
   const stop = untilSignal();
   try {
-    const early = await mockUntil(file, flags, stop);
-    return early === undefined ? ExitCode.Ok : 128 + osConstants.signals[early];
+    const { early, exitCode } = await mockUntil(file, flags, stop);
+    return early === undefined ? exitCode : 128 + osConstants.signals[early];
   } finally {
     stop.dispose();
   }
 }
 
-/** Serves until stopped; the signal that came before it served, if one did. */
-async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promise<NodeJS.Signals | undefined> {
+/**
+ * Serves until stopped: the signal that came before it served, if one did, and the exit code
+ * otherwise (not 0 when the passthrough recording lacks forwarded traffic, as `mcptap http` exits).
+ */
+async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promise<{ early?: NodeJS.Signals; exitCode: number }> {
   const logger = createLogger(flags.logLevel);
   const opts = checkFlags(flags);
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : undefined;
@@ -125,7 +129,7 @@ async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promi
     if (sig !== undefined) say(`${sig} before serving: stopped`);
     return sig;
   };
-  if (stop.by() !== undefined) return stoppedEarly();
+  if (stop.by() !== undefined) return { early: stoppedEarly(), exitCode: ExitCode.Ok };
   // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
   const input = await openRecordingInput(file);
   const store = input.store;
@@ -145,6 +149,7 @@ async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promi
     let forwarder: MissForwarder | undefined;
     // A mock that never served (its port taken, or stopped first) has no counts to report.
     let served = false;
+    let exitCode: number = ExitCode.Ok;
     try {
       if (opts.upstream && stop.by() === undefined) {
         tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
@@ -154,10 +159,12 @@ async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promi
       else served = await serveStdio(responder, forwarder, stop);
     } finally {
       await forwarder?.close();
-      for (const line of (await tap?.close()) ?? []) logger.warn(line);
+      const closed = await tap?.close();
+      for (const line of closed?.lines ?? []) logger.warn(line);
+      exitCode = closed?.exitCode ?? ExitCode.Ok;
       if (served) say(describeStats(responder.stats));
     }
-    return served ? undefined : stoppedEarly();
+    return served ? { exitCode } : { early: stoppedEarly(), exitCode };
   } finally {
     input.close();
   }
