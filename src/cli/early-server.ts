@@ -8,19 +8,23 @@
  * Deliberately small: this module loads before everything else on that path.
  */
 import { spawnServer, type SpawnedServer } from '../tap/spawn-server.js';
+import { STDIO_OPTION_FLAGS } from './stdio-option-flags.js';
 
-/** The stdio command's options that take a value, and those that take none (a test keeps both in step with stdio.ts). */
-export const STDIO_VALUE_OPTIONS: ReadonlySet<string> = new Set([
-  '--record',
-  '--redact',
-  '--max-line-bytes',
-  '--log-level',
-  '--otlp',
-  '--metrics',
-  '--service-name',
-  '--check',
-]);
-export const STDIO_FLAG_OPTIONS: ReadonlySet<string> = new Set(['--require-recording', '--capture-content', '--inject-trace-context']);
+/**
+ * The stdio command's options that take a value, and those that take none, read from the flags
+ * commander declares them with: a `<value>` or `[value]` after the name takes one, as commander's
+ * Option.required and Option.optional say.
+ */
+export const STDIO_VALUE_OPTIONS: ReadonlySet<string> = new Set(STDIO_OPTION_FLAGS.filter(takesValue).map(longName));
+export const STDIO_FLAG_OPTIONS: ReadonlySet<string> = new Set(STDIO_OPTION_FLAGS.filter((f) => !takesValue(f)).map(longName));
+
+function takesValue(flags: string): boolean {
+  return /[<[]/.test(flags);
+}
+
+function longName(flags: string): string {
+  return flags.split(/[ ,|]+/).find((f) => f.startsWith('--'))!;
+}
 
 /** The signals a tap passes on to its server (defined here, the first module `mcptap stdio` loads). */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

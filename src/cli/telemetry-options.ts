@@ -3,14 +3,15 @@
  * Thin by rule: validation and the OTEL_* environment rules live in src/telemetry/telemetry-config.ts.
  */
 import type { Command } from 'commander';
+import { TELEMETRY_FLAGS } from './stdio-option-flags.js';
 import { resolveTelemetryConfig, type Env, type TelemetryConfig, type TelemetryFlags } from '../telemetry/telemetry-config.js';
 
 /** Adds `--otlp`, `--metrics`, `--service-name`, `--capture-content`, `--inject-trace-context`. */
 export function addTelemetryOptions(cmd: Command): Command {
   return addMetricsOptions(cmd, 'export a span per exchange and metrics over OTLP/HTTP to this base URL (/v1/traces, /v1/metrics are appended)')
-    .option('--capture-content', 'also export tool arguments and results, request params and resource URIs (redacted, truncated)')
+    .option(TELEMETRY_FLAGS.captureContent, 'also export tool arguments and results, request params and resource URIs (redacted, truncated)')
     .option(
-      '--inject-trace-context',
+      TELEMETRY_FLAGS.injectTraceContext,
       "CHANGES THE FORWARDED BYTES: each host->server request is re-serialized with params._meta.traceparent set to the tap's span " +
         '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp)',
     )
@@ -24,9 +25,9 @@ export function addLoadMetricsOptions(cmd: Command): Command {
 
 function addMetricsOptions(cmd: Command, otlp: string): Command {
   return cmd
-    .option('--otlp <url>', otlp)
-    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
-    .option('--service-name <name>', 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")');
+    .option(TELEMETRY_FLAGS.otlp, otlp)
+    .option(TELEMETRY_FLAGS.metrics, 'serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free port)')
+    .option(TELEMETRY_FLAGS.serviceName, 'OpenTelemetry service.name (default: $OTEL_SERVICE_NAME or "mcptap")');
 }
 
 const ENV_HELP = `

@@ -7,7 +7,8 @@ import { decodeHistogram, newHistogram, type Histogram } from './histogram.js';
 import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import { withDefaultThresholds } from './default-thresholds.js';
-import { compare, parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
+import { parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
+import { compare } from '../util/compare-op.js';
 
 export type { ThresholdOutcome } from './load-result.js';
 

@@ -19,10 +19,12 @@
  *              step that is not a tool call (step:NAME), or of every cancelling step (all)
  */
 import type { SseSeries } from './metrics.js';
+import type { CompareOp } from '../util/compare-op.js';
 
 export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };
 
-export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';
+/** A threshold writes equality as `==`. */
+export type Op = Exclude<CompareOp, '='>;
 
 export type ThresholdMetric =
   | { kind: 'latency'; series: LatencySeries; stat: 'p' | 'avg' | 'min' | 'max'; percentile?: number }
@@ -125,21 +127,4 @@ function parseMetric(t: string): ThresholdMetric | string {
   if (coded) return { kind: 'counter', counter: coded[1] as 'http' | 'jsonrpc', code: Number(coded[2]) };
   if ((COUNTER_NAMES as readonly string[]).includes(t) && t !== 'http' && t !== 'jsonrpc') return { kind: 'counter', counter: t as CounterName };
   return `unknown metric "${t}" (use p(N), avg, med, min, max, rate, ${COUNTER_NAMES.filter((c) => c !== 'http' && c !== 'jsonrpc').join(', ')}, http(CODE) or jsonrpc(CODE))`;
-}
-
-export function compare(observed: number, op: Op, limit: number): boolean {
-  switch (op) {
-    case '<':
-      return observed < limit;
-    case '<=':
-      return observed <= limit;
-    case '>':
-      return observed > limit;
-    case '>=':
-      return observed >= limit;
-    case '==':
-      return observed === limit;
-    case '!=':
-      return observed !== limit;
-  }
 }

@@ -2,9 +2,13 @@
  * When a replay sends the client's own notifications ({@link PlanNotes}): note `j` once every step
  * recorded before it was sent (or will never be) and those answered before it are done, and a step
  * only once the notes recorded before it were sent, so each keeps its recorded place among the
- * requests. Sending is the caller's.
+ * requests. Sending is the caller's; a recorded cancellation is sent again at its place here.
  */
+import type { JsonRpcId, JsonRpcNotification } from '../model/jsonrpc.js';
+import type { StoredExchange } from '../store/types.js';
 import { stepAfter, type PlanNotes } from './replay-plan.js';
+import type { ReplayTraffic } from './replay-traffic.js';
+import type { AnsweringSession } from './server-requests.js';
 
 export class NoteSchedule {
   /** Steps sent, or done without being sent. */
@@ -126,4 +130,36 @@ export class NoteSchedule {
     }
     return lo;
   }
+}
+
+const CANCELLED = 'notifications/cancelled';
+
+/**
+ * A recorded client cancellation of `step`, replayed at the same point (`scaled` by the pace): the
+ * abort signal for its request, and what stops the timer once the request is done first.
+ */
+export function cancelAsRecorded(
+  step: { exchange: StoredExchange; session: string },
+  live: AnsweringSession & { plan: { era: 'legacy' | 'modern' } },
+  sentId: JsonRpcId,
+  traffic: ReplayTraffic,
+  scaled: (us: number) => number,
+): { signal: AbortSignal; stop(): void } | undefined {
+  const c = step.exchange.cancel;
+  if (!c || c.by !== 'c2s') return undefined;
+  const ac = new AbortController();
+  const timer = setTimeout(
+    () => {
+      // Said as recorded (stdio's client then sends no second one on abort), and seen by --update; a
+      // modern HTTP request is cancelled by closing its stream, which the abort does.
+      if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
+        const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
+        traffic.sent(step.session, n, live.session.sessionId, c.timeUs);
+        void live.session.notify(n).catch(() => undefined);
+      }
+      ac.abort();
+    },
+    scaled(Math.max(0, c.timeUs - step.exchange.startUs)) / 1000,
+  );
+  return { signal: ac.signal, stop: () => clearTimeout(timer) };
 }

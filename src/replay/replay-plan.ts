@@ -7,6 +7,10 @@
  * a million steps takes tens of MB; the replayer reads each exchange from the store when it sends it.
  */
 import type { NotificationHead, StoredExchange } from '../store/types.js';
+import { f64, u32 } from './plan-columns.js';
+import { NoteColumns, type PlanNotes } from './plan-notes.js';
+
+export type { PlanNotes } from './plan-notes.js';
 
 /** What the plan reads of an exchange: its plain columns (`answered`, or a `response`, says whether it was answered). */
 export type PlanExchange = Pick<
@@ -52,20 +56,6 @@ export interface ReplayPlan<E extends PlanExchange = StoredExchange> {
   notes?: PlanNotes;
 }
 
-/** Note `j` is the frame of row `rowids[j]`, sent once steps `0 .. before[j]` were (notes in recorded order). */
-export interface PlanNotes {
-  size: number;
-  rowids: Float64Array;
-  /** µs after the first replayed request (as the steps'; 0 at the earliest). */
-  offsetsUs: Float64Array;
-  sessionOf: Uint32Array;
-  /** How many steps were recorded before it: non-decreasing. */
-  before: Uint32Array;
-  /** Note j also waits for steps `afterList[afterStart[j] .. afterStart[j + 1]]` to be done (answered before it). */
-  afterStart: Uint32Array;
-  afterList: Uint32Array;
-}
-
 function concat(a: Float64Array, b: Float64Array): Float64Array {
   const out = new Float64Array(a.length + b.length);
   out.set(a);
@@ -108,28 +98,6 @@ type Ordered = Pick<PlanExchange, 'startUs' | 'requestSeq' | 'rowid'>;
 /** Replay order: recorded start, then request frame, then row. */
 const byStart = (a: Ordered, b: Ordered): number => a.startUs - b.startUs || a.requestSeq - b.requestSeq || a.rowid - b.rowid;
 
-/** A growable column of numbers. */
-class Column<A extends Float64Array | Uint32Array> {
-  length = 0;
-  constructor(
-    public data: A,
-    private readonly make: (n: number) => A,
-  ) {}
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = this.make(Math.max(1024, this.data.length * 2));
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = v;
-  }
-  view(): A {
-    return this.data.subarray(0, this.length) as A;
-  }
-}
-const f64 = () => new Column(new Float64Array(0), (n) => new Float64Array(n));
-const u32 = () => new Column(new Uint32Array(0), (n) => new Uint32Array(n));
-
 /**
  * {@link planReplay} fed one exchange at a time (a recording streamed from the store): it keeps the
  * selected requests as a few numbers each, each session's first request and `initialize`, and each
@@ -147,7 +115,7 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
   private readonly initializeIsStep = new Set<string>();
   private readonly spans = new Map<number, { first: number; last: number }>();
   private readonly sessions = new Map<string, { index: number; plan: ReplaySessionPlan<E>; first: E }>();
-  private readonly notes = { start: f64(), seq: f64(), rowid: f64(), recording: u32(), key: u32(), keys: new Map<string, number>() };
+  private readonly notes = new NoteColumns();
   private order: Uint32Array | undefined;
 
   constructor(
@@ -183,19 +151,13 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     const span = this.spans.get(n.recordingId) ?? { first: n.timeUs, last: n.timeUs };
     span.last = Math.max(span.last, n.timeUs);
     this.spans.set(n.recordingId, span);
-    const { notes } = this;
     const key = sessionKey({
       era: 'legacy',
       recordingId: n.recordingId,
       connectionId: n.connectionId,
       ...(n.sessionId !== undefined ? { sessionId: n.sessionId } : {}),
     });
-    if (!notes.keys.has(key)) notes.keys.set(key, notes.keys.size);
-    notes.start.push(n.timeUs);
-    notes.seq.push(n.seq);
-    notes.rowid.push(n.rowid);
-    notes.recording.push(n.recordingId);
-    notes.key.push(notes.keys.get(key)!);
+    this.notes.add(key, n);
   }
 
   build(): ReplayPlan<E> {
@@ -241,7 +203,7 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
     const renumber = new Map(kept.map((s, i) => [s.index, i]));
     for (let k = 0; k < n; k++) sessionOf[k] = renumber.get(sessionOf[k]!)!;
     for (const s of kept) if (s.plan.initialize && this.chosenInitializes.has(s.plan.initialize)) delete s.plan.initialize;
-    const notes = this.buildNotes(shift, start, seqs, t0, new Map(kept.map((s, i) => [s.plan.key, i])));
+    const notes = this.notes.build(shift, start, seqs, t0, new Map(kept.map((s, i) => [s.plan.key, i])));
     // The notes after the steps, unanswered: each waits, as a step does, for the steps answered before it.
     const deps = dependencyColumns(concat(start, notes.offsetsUs), concat(end, new Float64Array(notes.size).fill(NaN)));
     const afterStart = deps.afterStart.subarray(0, n + 1);
@@ -259,43 +221,6 @@ export class ReplayPlanBuilder<E extends PlanExchange = StoredExchange> {
       sessions: kept.map((s) => s.plan),
       initializeIsStep: this.initializeIsStep,
     };
-  }
-
-  /** The notes in recorded order, each placed after the steps recorded before it; those of no replayed session left out. */
-  private buildNotes(shift: (rec: number) => number, start: Float64Array, seq: Float64Array, t0: number, keptIndex: Map<string, number>): PlanNotes {
-    const { notes } = this;
-    const keys = [...notes.keys.keys()];
-    const rec = notes.recording.view();
-    const sessionOf = (j: number): number | undefined => {
-      const key = keys[notes.key.data[j]!]!;
-      // A stateless modern session is one per recording: its notes have no session id.
-      return keptIndex.get(key) ?? keptIndex.get(`${rec[j]}/modern`);
-    };
-    const at = (j: number): number => notes.start.data[j]! + shift(rec[j]!);
-    const order: number[] = [];
-    for (let j = 0; j < notes.start.length; j++) if (sessionOf(j) !== undefined) order.push(j);
-    order.sort((a, b) => at(a) - at(b) || notes.seq.data[a]! - notes.seq.data[b]! || a - b);
-    const size = order.length;
-    const out: PlanNotes = {
-      size,
-      rowids: new Float64Array(size),
-      offsetsUs: new Float64Array(size),
-      sessionOf: new Uint32Array(size),
-      before: new Uint32Array(size),
-      afterStart: new Uint32Array(size + 1),
-      afterList: new Uint32Array(0),
-    };
-    let lo = 0;
-    order.forEach((j, k) => {
-      const t = at(j) - t0;
-      // Steps' starts are already relative to t0; a step at the very same µs goes first when its frame did.
-      while (lo < start.length && (start[lo]! < t || (start[lo]! === t && seq[lo]! < notes.seq.data[j]!))) lo++;
-      out.rowids[k] = notes.rowid.data[j]!;
-      out.offsetsUs[k] = Math.max(0, t);
-      out.sessionOf[k] = sessionOf(j)!;
-      out.before[k] = lo;
-    });
-    return out;
   }
 
   /** With `keepExchanges`: the selected exchanges in step order (after {@link build}). */

@@ -14,12 +14,12 @@ import type { CallResult } from '../client/call-result.js';
 import { McpSession, numericIds } from '../client/mcp-session.js';
 import { TransportError } from '../client/transport-error.js';
 import { McptapError } from '../errors.js';
-import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReplayedAnswer } from './compare.js';
 import { stepAfter, type PlanExchange, type ReplayPlan, type ReplaySessionPlan } from './replay-plan.js';
 import type { StoredExchange, StoredFrame } from '../store/types.js';
-import { NoteSchedule } from './replay-notes.js';
+import { cancelAsRecorded, NoteSchedule } from './replay-notes.js';
 import { ReplayRemap } from './replay-remap.js';
 import { TargetHealth } from './target-health.js';
 import { answerFrom, CANCELLED_ANSWER, errorOf } from './replayed-answer.js';
@@ -84,8 +84,6 @@ interface LiveSession extends AnsweringSession {
   sentIds: Set<string>;
   sentTokens: Set<string>;
 }
-
-const CANCELLED = 'notifications/cancelled';
 
 export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
   return new Replayer(opts).run();
@@ -234,7 +232,7 @@ class Replayer {
     const held = [idKey(sentId), progressToken === undefined ? undefined : idKey(progressToken)] as const;
     live.sentIds.add(held[0]);
     if (held[1] !== undefined) live.sentTokens.add(held[1]);
-    const cancel = this.cancelTimer(step, live, sentId);
+    const cancel = cancelAsRecorded(step, live, sentId, this.traffic, (us) => this.scaled(us));
     live.inFlight.add(step.index);
     const onMessage = (m: JsonRpcMessage, t: number) => this.serverRequests.inStep(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
@@ -286,27 +284,6 @@ class Replayer {
     if (this.stopped) return CANCELLED_ANSWER; // not counted: the stop is said instead
     const transportError = this.health.skipped(why);
     return { outcome: 'unanswered', isError: false, progressCount: 0, unexpectedServerRequests: [], transportError, notSent: true };
-  }
-
-  /** A recorded cancellation is replayed at the same point (scaled by the pace). */
-  private cancelTimer(step: ReplayStep, live: LiveSession, sentId: JsonRpcId): { signal: AbortSignal; stop(): void } | undefined {
-    const c = step.exchange.cancel;
-    if (!c || c.by !== 'c2s') return undefined;
-    const ac = new AbortController();
-    const timer = setTimeout(
-      () => {
-        // Said as recorded (stdio's client then sends no second one on abort), and seen by --update; a
-        // modern HTTP request is cancelled by closing its stream, which the abort does.
-        if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
-          const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
-          this.traffic.sent(step.session, n, live.session.sessionId, c.timeUs);
-          void live.session.notify(n).catch(() => undefined);
-        }
-        ac.abort();
-      },
-      this.scaled(Math.max(0, c.timeUs - step.exchange.startUs)) / 1000,
-    );
-    return { signal: ac.signal, stop: () => clearTimeout(timer) };
   }
 
   private session(key: string): Promise<LiveSession> {

@@ -81,33 +81,38 @@ describe('the vendored MCP schemas', () => {
     );
   });
 
-  it('keeps the branch a content block meant and drops the other branches of the union', () => {
-    const v = schemas.get('2025-06-18');
-    const { definition, issues } = v.validateMessage('result', 'tools/call', { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 1 }] } });
-    expect(definition).toBe('CallToolResult');
-    expect(issues).toEqual([
-      {
+  it.each([
+    {
+      name: 'keeps the branch a content block meant and drops the other branches of the union',
+      method: 'tools/call',
+      result: { content: [{ type: 'text', text: 1 }] },
+      definition: 'CallToolResult',
+      issue: {
         pointer: '/result/content/0/text',
         schemaRule: '#/definitions/TextContent/properties/text/type',
         message: 'must be string',
         expected: 'string',
         found: 'integer 1',
       },
-    ]);
-  });
-
-  it('a text content with a relative uri is one issue, on the text branch, worded as a URI', () => {
-    const v = schemas.get('2025-06-18');
-    const read = { jsonrpc: '2.0', id: 1, result: { contents: [{ uri: 'users/7', mimeType: 'text/plain', text: 'Ada' }] } };
-    expect(v.validateMessage('result', 'resources/read', read).issues).toEqual([
-      {
+    },
+    {
+      name: 'a text content with a relative uri is one issue, on the text branch, worded as a URI',
+      method: 'resources/read',
+      result: { contents: [{ uri: 'users/7', mimeType: 'text/plain', text: 'Ada' }] },
+      definition: 'ReadResourceResult',
+      issue: {
         pointer: '/result/contents/0/uri',
         schemaRule: '#/definitions/TextResourceContents/properties/uri/format',
         message: 'must be a URI (format uri)',
         expected: 'a URI (format uri)',
         found: '"users/7"',
       },
-    ]);
+    },
+  ])('$name', ({ method, result, definition, issue }) => {
+    const v = schemas.get('2025-06-18');
+    const checked = v.validateMessage('result', method, { jsonrpc: '2.0', id: 1, result });
+    expect(checked.definition).toBe(definition);
+    expect(checked.issues).toEqual([issue]);
   });
 
   it('words limits and null plainly', () => {

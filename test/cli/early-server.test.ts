@@ -65,6 +65,23 @@ describe('stdioServerCommand', () => {
     // Only long options: a short one would be read as unknown, and nothing spawned early.
     expect(stdio.options.filter((o) => o.short)).toEqual([]);
   });
+
+  it('spawns early for every option of the stdio command, reading a value only where it takes one', () => {
+    const program = new Command('mcptap').enablePositionalOptions();
+    register(program);
+    const stdio = program.commands.find((c) => c.name() === 'stdio')!;
+    expect(stdio.options.length).toBeGreaterThan(5);
+    for (const o of stdio.options) {
+      const name = o.long!;
+      if (o.required || o.optional) {
+        // `--x srv tool`: srv is the option's value and tool the command; with `=`, srv is the command.
+        expect(stdioServerCommand(['stdio', name, 'srv', 'tool']), name).toEqual({ command: 'tool', args: [] });
+        expect(stdioServerCommand(['stdio', `${name}=v`, 'srv', 'tool']), name).toEqual({ command: 'srv', args: ['tool'] });
+      } else {
+        expect(stdioServerCommand(['stdio', name, 'srv', 'tool']), name).toEqual({ command: 'srv', args: ['tool'] });
+      }
+    }
+  });
 });
 
 describe('the server spawned early', () => {

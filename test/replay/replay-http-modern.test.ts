@@ -11,12 +11,11 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { MCPTAP } from '../helpers/paths.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
-import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { recordOverHttp } from '../helpers/roots-session.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { EVERYTHING, everythingSession, mcptap, RECORDED, samplingSession, stdioTransport } from './replay-helpers.js';
@@ -29,15 +28,7 @@ describe('mcptap replay across transports (legacy era, server-everything)', () =
   let peer: ChildPeer;
 
   beforeAll(async () => {
-    const upstream = await startEverything('streamableHttp');
-    try {
-      const tap = await startHttpTapCli(upstream.url, ['--record', httpDb]);
-      await everythingSession(new StreamableHTTPClientTransport(new URL(tap.url)));
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-    } finally {
-      await upstream.stop();
-    }
+    await recordOverHttp(httpDb, everythingSession);
     await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', stdioDb, '--', EVERYTHING, 'stdio']));
     await samplingSession(samplingDb);
     peer = await startEverything('streamableHttp');

@@ -9,12 +9,10 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCPTAP } from '../helpers/paths.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
-import { startHttpTapCli } from '../helpers/http-tap-cli.js';
-import { ROOT_URI, rootsSession } from '../helpers/roots-session.js';
+import { recordOverHttp, ROOT_URI, rootsSession } from '../helpers/roots-session.js';
 import { EVERYTHING, mcptap, stdioTransport } from './replay-helpers.js';
 
 describe('mcptap replay of a session whose server asks roots/list (server-everything)', () => {
@@ -24,15 +22,7 @@ describe('mcptap replay of a session whose server asks roots/list (server-everyt
   let peer: ChildPeer;
 
   beforeAll(async () => {
-    const upstream = await startEverything('streamableHttp');
-    try {
-      const tap = await startHttpTapCli(upstream.url, ['--record', httpDb]);
-      expect(await rootsSession(new StreamableHTTPClientTransport(new URL(tap.url)))).toContain(ROOT_URI);
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-    } finally {
-      await upstream.stop();
-    }
+    expect(await recordOverHttp(httpDb, rootsSession)).toContain(ROOT_URI);
     expect(await rootsSession(stdioTransport([MCPTAP, 'stdio', '--record', stdioDb, '--', EVERYTHING, 'stdio']))).toContain(ROOT_URI);
     peer = await startEverything('streamableHttp');
   }, 90_000);

@@ -9,32 +9,23 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCPTAP } from '../helpers/paths.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
-import { startHttpTapCli } from '../helpers/http-tap-cli.js';
-import { ROOT_URI } from '../helpers/roots-session.js';
+import { recordOverHttp, withRootsHost } from '../helpers/roots-session.js';
 import { EVERYTHING, mcptap, stdioTransport } from './replay-helpers.js';
 
 const CHANGED = 'notifications/roots/list_changed';
 
 /** tools/list, then the roots change, then echo: the host's notification between two requests. */
-async function rootsChangedSession(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<void> {
-  const client = new Client({ name: 'mcptap-roots-host', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: ROOT_URI, name: 'project' }] }));
-  await client.connect(transport);
-  try {
+function rootsChangedSession(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<void> {
+  return withRootsHost(transport, async (client) => {
     await client.listTools();
     await client.sendRootsListChanged();
     await client.callTool({ name: 'echo', arguments: { message: 'after the change' } });
-  } finally {
-    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
-    await client.close();
-  }
+  });
 }
 
 /** The methods the client sent, in order (its requests and notifications). */
@@ -58,15 +49,7 @@ describe('mcptap replay sends the client notifications it recorded (roots/list_c
 
   beforeAll(async () => {
     await rootsChangedSession(stdioTransport([MCPTAP, 'stdio', '--record', stdioDb, '--', EVERYTHING, 'stdio']));
-    const upstream = await startEverything('streamableHttp');
-    try {
-      const tap = await startHttpTapCli(upstream.url, ['--record', httpDb]);
-      await rootsChangedSession(new StreamableHTTPClientTransport(new URL(tap.url)));
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-    } finally {
-      await upstream.stop();
-    }
+    await recordOverHttp(httpDb, rootsChangedSession);
     peer = await startEverything('streamableHttp');
   }, 90_000);
   afterAll(async () => {

@@ -10,7 +10,8 @@ import { newHistogram, recordUs, summarize, type Histogram } from '../../load/hi
 import { formatDurationUs } from '../../load/duration.js';
 import type { Checker, CheckerFactory, Emit } from '../checker.js';
 import type { Finding, RuleInfo } from '../finding.js';
-import { compare, passes, selects, valueOf, type Aggregate, type Assertion, type Expectation } from './assertion.js';
+import { passes, selects, valueOf, type Aggregate, type Assertion, type Expectation } from './assertion.js';
+import { compare } from '../../util/compare-op.js';
 
 /** Calls held until the end because their prerequisite might still complete (it started earlier). */
 const MAX_WAITING = 1000;

@@ -8,8 +8,10 @@ import type { Era, Exchange } from '../../model/exchange.js';
 import type { Outcome } from '../../model/outcome.js';
 import { valueAt } from '../../load/check-path.js';
 import type { Severity } from '../finding.js';
+import { compare, type CompareOp as AnyCompareOp } from '../../util/compare-op.js';
 
-export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+/** A rules file writes equality as `=`. */
+export type CompareOp = Exclude<AnyCompareOp, '=='>;
 
 /** `/result/structuredContent/count >= 1`: a value of the request (`/params`) or response (`/result`, `/error`). */
 export interface ValueTest {
@@ -53,23 +55,6 @@ export interface Assertion {
   source: string;
 }
 
-export function compare(found: number | string, op: CompareOp, bound: number | string): boolean {
-  switch (op) {
-    case '=':
-      return found === bound;
-    case '!=':
-      return found !== bound;
-    case '<':
-      return found < bound;
-    case '<=':
-      return found <= bound;
-    case '>':
-      return found > bound;
-    case '>=':
-      return found >= bound;
-  }
-}
-
 /** The value a test reads: `/params/...` from the request, `/result/...` and `/error/...` from the response. */
 export function valueOf(ex: Exchange, segments: readonly string[]): unknown {
   const root = segments[0] === 'params' ? ex.request : ex.response;
@@ -81,7 +66,7 @@ export function passes(test: ValueTest, found: unknown): boolean {
   if (test.op === '=' || test.op === '!=') return (JSON.stringify(found) === JSON.stringify(test.value)) === (test.op === '=');
   const bothNumbers = typeof found === 'number' && typeof test.value === 'number';
   const bothStrings = typeof found === 'string' && typeof test.value === 'string';
-  return (bothNumbers || bothStrings) && compare(found, test.op, test.value as number | string);
+  return (bothNumbers || bothStrings) && compare<number | string>(found, test.op, test.value as number | string);
 }
 
 export function selects(sel: Selector, ex: Exchange): boolean {

@@ -6,21 +6,17 @@
  * rejection, and a rejected bad call is the client's fault, an accepted one the server's too.
  */
 import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js';
-import type { Finding, FindingLocation, RuleInfo } from '../finding.js';
+import type { Finding, RuleInfo } from '../finding.js';
 import type { TapEvent } from '../../model/events.js';
 import type { Exchange } from '../../model/exchange.js';
-import { formatPointer, parsePointer } from '../../replay/json-pointer.js';
+import { parsePointer } from '../../replay/json-pointer.js';
 import { DeclaredSurface, LIST_CHANGED, LISTS, type Declared } from './declared-surface.js';
-import { SchemaValidators, shown, violations, type Violation } from './schema-validators.js';
+import { SchemaValidators, violations, type Violation } from './schema-validators.js';
 import { CONTRACT, TOOL_CONTRACT_RULES } from './tool-contract-rules.js';
+import { paramsOf, resultOf, spec, verdictOf, verdictText, whereOf, type Item, type Snapshot, type Verdict } from './contract-exchange.js';
+import { judgePrompt, judgeRead } from './prompt-resource-contracts.js';
 
 export { TOOL_CONTRACT_RULES } from './tool-contract-rules.js';
-
-type Item = Record<string, unknown>;
-/** What the declared surface said when a request was sent: its declaration, or whether absence is evidence. */
-type Snapshot = { declared?: Declared<Item>; evidence: boolean };
-/** How the server took a request. */
-type Verdict = 'accepted' | 'rejected' | 'input_required' | 'unanswered';
 
 const JUDGED = new Set(['tools/call', 'prompts/get', 'resources/read']);
 const MAX_SCOPES = 10_000;
@@ -141,8 +137,8 @@ class ToolContracts implements Checker {
     this.atStart.delete(ex.key);
     if (result && ex.method !== 'resources/read') this.surfaceOf(ex).noteLinks(result);
     if (ex.method === 'tools/call') this.judgeCall(ex, snap, emit);
-    else if (ex.method === 'prompts/get') this.judgePrompt(ex, snap, emit);
-    else this.judgeRead(ex, snap, emit);
+    else if (ex.method === 'prompts/get') judgePrompt(ex, snap, emit);
+    else judgeRead(ex, snap, emit);
   }
 
   private listed(ex: Exchange, result: Item, list: (typeof LISTS)[string], emit: Emit): void {
@@ -299,90 +295,6 @@ class ToolContracts implements Checker {
         ...spec(ex),
       });
     }
-  }
-
-  private judgePrompt(ex: Exchange, snap: Snapshot, emit: Emit): void {
-    const declared = snap.declared?.item.arguments;
-    if (!Array.isArray(declared)) return;
-    const params = paramsOf(ex.request);
-    const given = (params.arguments ?? {}) as Item;
-    const verdict = verdictOf(ex);
-    for (const arg of declared as Item[]) {
-      if (arg?.required !== true || typeof arg.name !== 'string' || given[arg.name] !== undefined) continue;
-      emit({
-        ruleId: CONTRACT.promptArgumentMissing,
-        severity: 'warning',
-        message: `prompts/get ${String(params.name)}: required argument "${arg.name}" (declared in prompts/list) is missing; ${verdictText(ex, verdict)}`,
-        where: whereOf(ex, 'client', String(params.name)),
-        pointer: '/params/arguments' + formatPointer([arg.name]),
-        expected: `argument "${arg.name}" (required)`,
-        found: 'absent',
-        ...spec(ex),
-      });
-    }
-  }
-
-  private judgeRead(ex: Exchange, snap: Snapshot, emit: Emit): void {
-    if (!snap.evidence) return;
-    const uri = String(paramsOf(ex.request).uri);
-    const verdict = verdictOf(ex);
-    emit({
-      ruleId: CONTRACT.resourceUnlisted,
-      // A server may serve resources it does not list (resource links): then only a note.
-      severity: verdict === 'accepted' ? 'note' : 'warning',
-      message: `resources/read ${uri}: no listed resource, resource template or resource link matches this URI; ${verdictText(ex, verdict)}`,
-      where: whereOf(ex, 'client', uri),
-      pointer: '/params/uri',
-      expected: 'a URI from resources/list, a match of resources/templates/list, or a linked resource',
-      found: shown(uri),
-      ...spec(ex),
-    });
-  }
-}
-
-function whereOf(ex: Exchange, side: 'client' | 'server', tool?: string): FindingLocation {
-  return {
-    connectionId: ex.connectionId,
-    ...(ex.sessionId !== undefined && { sessionId: ex.sessionId }),
-    exchangeKey: ex.key,
-    jsonRpcId: ex.id,
-    method: ex.method,
-    ...(tool !== undefined && { tool }),
-    side,
-    timeUs: side === 'client' ? ex.startUs : (ex.endUs ?? ex.startUs),
-  };
-}
-
-function spec(ex: Exchange): { specVersion?: string } {
-  return ex.protocolVersion !== undefined ? { specVersion: ex.protocolVersion } : {};
-}
-
-function paramsOf(msg: unknown): Item {
-  const p = (msg as { params?: unknown } | undefined)?.params;
-  return p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Item) : {};
-}
-
-function resultOf(ex: Exchange): Item | undefined {
-  const r = (ex.response as { result?: unknown } | undefined)?.result;
-  return r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Item) : undefined;
-}
-
-function verdictOf(ex: Exchange): Verdict {
-  if (ex.outcome === 'jsonrpc_error' || ex.outcome === 'tool_error') return 'rejected';
-  if (ex.outcome !== 'ok') return 'unanswered';
-  return resultOf(ex)?.resultType === 'input_required' ? 'input_required' : 'accepted';
-}
-
-function verdictText(ex: Exchange, verdict: Verdict): string {
-  switch (verdict) {
-    case 'accepted':
-      return 'the server accepted it';
-    case 'rejected':
-      return ex.outcome === 'tool_error' ? 'the server rejected it (isError result)' : `the server rejected it (JSON-RPC error ${ex.errorCode ?? '?'})`;
-    case 'input_required':
-      return 'the server asked for more input';
-    case 'unanswered':
-      return `the call ended ${ex.outcome}`;
   }
 }
 

@@ -22,6 +22,7 @@ import { CHECK_OPTION_HELP, checkFromFlags } from '../check-flags.js';
 import { addTelemetryOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
 import { takeEarlyServer } from '../early-server.js';
+import { MAX_LINE_BYTES_FLAGS, TAP_FLAGS } from '../stdio-option-flags.js';
 
 interface StdioFlags {
   record?: string;
@@ -45,16 +46,16 @@ export function register(program: Command): void {
     .argument('<command>', 'the server command to run')
     .argument('[args...]', 'its arguments (put -- before the command so its flags are not read as mcptap flags)')
     .option(
-      '--record <file>',
+      TAP_FLAGS.record,
       'record every frame and exchange to this SQLite file (created if missing); traffic is spooled first and indexed when the CPU is idle, so under heavy load the recording completes when the tap ends',
     )
     .option(
-      '--require-recording',
+      TAP_FLAGS.requireRecording,
       "stop the server rather than let traffic pass unrecorded if recording fails; the host's traffic waits until the recording works",
     )
-    .option('--redact <file>', REDACT_OPTION_HELP)
-    .option('--check <file>', CHECK_OPTION_HELP)
-    .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
+    .option(TAP_FLAGS.redact, REDACT_OPTION_HELP)
+    .option(TAP_FLAGS.check, CHECK_OPTION_HELP)
+    .option(MAX_LINE_BYTES_FLAGS, 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
     .passThroughOptions();
   addTelemetryOptions(cmd)
