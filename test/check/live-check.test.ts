@@ -78,7 +78,7 @@ describe('--check: live, offline and replayed alike', () => {
     const stderr = await liveSession(db, rules);
     expect(stderr).toMatch(/mcptap: check: .*pass\.yaml: no findings/);
     expect(recordedCounts(db)).toEqual({});
-    expect(await offlineCounts(db, rules)).toEqual({ code: 0, counts: {} });
+    expect(await offlineCounts(db, rules)).toEqual({ code: 0, counts: {}, findings: [] });
     const replay = await replayCounts(db, rules);
     expect(replay).toMatchObject({ code: 0, counts: {} });
   }, 60_000);

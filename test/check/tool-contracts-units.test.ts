@@ -26,10 +26,15 @@ describe('schema validators', () => {
     expect(violations(validate, { a: 1.5, b: 'yesterday', c: -1 })).toEqual([
       { pointer: '/d', schemaRule: '#/required', keyword: 'required', expected: 'required member "d"', found: 'absent' },
       { pointer: '/a', schemaRule: '#/properties/a/anyOf', keyword: 'anyOf', expected: 'match a schema in anyOf', found: '1.5' },
-      { pointer: '/b', schemaRule: '#/properties/b/format', keyword: 'format', expected: 'format "date-time"', found: '"yesterday"' },
+      { pointer: '/b', schemaRule: '#/properties/b/format', keyword: 'format', expected: 'a date-time string (format)', found: '"yesterday"' },
       { pointer: '/c', schemaRule: '#/properties/c/minimum', keyword: 'minimum', expected: '>= 0', found: '-1' },
     ]);
     expect(violations(validate, { d: 1, a: 'x' })).toEqual([]);
+  });
+
+  it('says a format in words, a format without words by its name', () => {
+    const { validate } = compile({ type: 'object', properties: { u: { type: 'string', format: 'uri' }, n: { type: 'integer', format: 'int32' } } });
+    expect(violations(validate, { u: 'not a uri', n: 2 ** 40 }).map((v) => v.expected)).toEqual(['a URI (format)', 'a "int32" value (format)']);
   });
 
   it('escapes member names in pointers', () => {

@@ -135,11 +135,30 @@ function describe(e: ErrorObject, root: unknown): Violation {
     case 'type':
       return at(e.instancePath, `type ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}`);
     case 'format':
-      return at(e.instancePath, `format "${String(p.format)}"`);
+      return at(e.instancePath, `${FORMAT_WORDS[String(p.format)] ?? `a "${String(p.format)}" value`} (format)`);
     default:
       return at(e.instancePath, expectedOf(e)); // ">= 0", "at most 3 items"
   }
 }
+
+/** A format in words, as a finding says it: `expected a date-time string (format), found "yesterday"`. */
+const FORMAT_WORDS: Record<string, string> = {
+  date: 'a date string',
+  time: 'a time string',
+  'date-time': 'a date-time string',
+  duration: 'a duration string',
+  uri: 'a URI',
+  'uri-reference': 'a URI reference',
+  'uri-template': 'a URI template',
+  url: 'a URL',
+  email: 'an email address',
+  hostname: 'a hostname',
+  ipv4: 'an IPv4 address',
+  ipv6: 'an IPv6 address',
+  uuid: 'a UUID',
+  regex: 'a regular expression',
+  'json-pointer': 'a JSON Pointer',
+};
 
 const ABSENT = Symbol('absent');
 
