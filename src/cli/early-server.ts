@@ -20,7 +20,7 @@ export const STDIO_VALUE_OPTIONS: ReadonlySet<string> = new Set([
   '--service-name',
   '--check',
 ]);
-export const STDIO_FLAG_OPTIONS: ReadonlySet<string> = new Set(['--require-recording', '--capture-content', '--inject-trace-context']);
+export const STDIO_FLAG_OPTIONS: ReadonlySet<string> = new Set(['--require-recording', '--capture-content', '--inject-trace-context', '--print']);
 
 /** The signals a tap passes on to its server (defined here, the first module `mcptap stdio` loads). */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

@@ -14,6 +14,8 @@ import {
   recordingFromFlags,
   sayMetricsUrl,
   STOP_SIGNALS,
+  PRINT_OPTION_HELP,
+  printFromFlags,
 } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
@@ -28,6 +30,7 @@ interface StdioFlags {
   requireRecording?: boolean;
   redact?: string;
   check?: string;
+  print?: boolean;
   maxLineBytes?: string;
   logLevel: LogLevel;
   [telemetryFlag: string]: unknown;
@@ -54,6 +57,7 @@ export function register(program: Command): void {
     )
     .option('--redact <file>', REDACT_OPTION_HELP)
     .option('--check <file>', CHECK_OPTION_HELP)
+    .option('--print', PRINT_OPTION_HELP)
     .option('--max-line-bytes <n>', 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
     .passThroughOptions();
@@ -95,6 +99,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     injectsTraceContext: true,
     ...(await redactRulesFromFlags(flags)),
     ...(await checkFromFlags(flags)),
+    ...printFromFlags(flags),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
