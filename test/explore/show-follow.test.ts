@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, MCPTAP } from '../helpers/paths.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
+import { processAlive } from '../helpers/signal-child.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
 
@@ -63,15 +64,6 @@ function follow(db: string, ...flags: string[]): Follower {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('mcptap show --follow', () => {
   it('prints exchanges as a tap records them, and ends with the recording', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'mcptap-follow-')), 'live.db');
@@ -102,8 +94,8 @@ describe('mcptap show --follow', () => {
     const tapPid = tapped.transport.pid!;
     await tapped.close();
     // The tap ends its recording before it exits.
-    for (let i = 0; i < 200 && alive(tapPid); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(tapPid)).toBe(false);
+    for (let i = 0; i < 200 && processAlive(tapPid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(processAlive(tapPid)).toBe(false);
     const f = follow(db, '--json');
     // It waits for the next recording to begin; the ended one is not printed.
     await f.waitForStderr(/waiting for a tap to begin the next recording/);
