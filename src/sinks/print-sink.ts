@@ -25,8 +25,8 @@ export class PrintSink implements Sink {
 
   onEvent(event: TapEvent): void {
     this.counts.events++;
-    if (event.type !== 'exchange-completed' && event.type !== 'exchange-orphaned') return;
     try {
+      if (event.type !== 'exchange-completed' && event.type !== 'exchange-orphaned') return;
       this.opts.writeLine(printLine(event.exchange, this.paint, event.type === 'exchange-orphaned'));
     } catch {
       this.counts.errors++;
