@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { BIN, MCPTAP } from '../helpers/paths.js';
+import { BIN, MCPTAP, ROOT } from '../helpers/paths.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
@@ -219,6 +219,24 @@ describe('mcptap mcp over stdio (SDK 1.x client)', () => {
   });
 });
 
+/** A tool call through `@modelcontextprotocol/inspector-cli` (run from a folder whose parent has a package.json, as it needs). */
+function inspect(target: string[], tool: string, args: string[]): Json {
+  const argv = ['--cli', ...target, '--method', 'tools/call', '--tool-name', tool, ...(args.length ? ['--tool-arg', ...args] : [])];
+  const out = execFileSync(join(BIN, 'mcp-inspector-cli'), argv, { cwd: join(ROOT, 'test'), encoding: 'utf8', timeout: 30_000 });
+  const result = JSON.parse(out.slice(out.indexOf('{'))) as { content: { text: string }[] };
+  return JSON.parse(result.content[0]!.text) as Json;
+}
+
+describe('mcptap mcp with inspector-cli', () => {
+  it('finds the recorded calls and compares the two recordings per tool', () => {
+    const target = [process.execPath, MCPTAP, 'mcp', a, b, '--stdio'];
+    const found = inspect(target, 'find_exchanges', ['file=a.db', 'tool=echo']);
+    expect((found.exchanges as Json[]).map((r) => r.target)).toEqual(['echo', 'echo', 'echo']);
+    const cmp = inspect(target, 'compare_recordings', ['baselineFile=a.db', 'baselineRecording=1', 'candidateFile=b.db', 'candidateRecording=1']);
+    expect((cmp.rows as Json[]).find((r) => r.tool === 'echo')).toMatchObject({ count: [3, 1] });
+  });
+});
+
 describe('mcptap mcp over HTTP', () => {
   let child: ChildProcess;
   let url: string;
@@ -248,6 +266,11 @@ describe('mcptap mcp over HTTP', () => {
     } finally {
       await modern.close();
     }
+  });
+
+  it('answers inspector-cli over Streamable HTTP', () => {
+    const found = inspect([url, '--transport', 'http'], 'get_exchange', ['row=1']);
+    expect(found.exchange).toMatchObject({ row: 1, method: 'initialize', outcome: 'ok' });
   });
 
   it('answers the SDK 1.x client in a legacy session', async () => {
