@@ -46,27 +46,42 @@ export interface Page<T> {
   nextAfter?: number;
 }
 
-const WHERE = `e.recording_id = @r AND e.id > @after
-  AND (@m IS NULL OR e.method = @m)
-  AND (@tool IS NULL OR (e.method = 'tools/call' AND e.target = @tool))
-  AND (@t IS NULL OR e.target = @t)
-  AND (@o IS NULL OR (CASE WHEN e.state = 'started' THEN 'pending' ELSE e.outcome END) = @o)
-  AND (@c IS NULL OR e.connection_id = @c)
-  AND (@s IS NULL OR e.session_id = @s)
-  AND (@minl IS NULL OR e.latency_us >= @minl)
-  AND (@maxl IS NULL OR e.latency_us <= @maxl)
-  AND (@text IS NULL OR instr(lower(CAST(rq.raw AS TEXT)), @text) > 0 OR instr(lower(CAST(rs.raw AS TEXT)), @text) > 0
-    OR instr(lower(e.request_json), @text) > 0 OR instr(lower(coalesce(e.response_json, '')), @text) > 0)`;
+/**
+ * The WHERE of a page: only the filters given (an `@x IS NULL OR ...` for each absent one would keep
+ * the planner from the primary key and join the frames even with no text filter). Values stay bound.
+ */
+const CONDITIONS: Record<string, string> = {
+  m: 'e.method = @m',
+  tool: "e.method = 'tools/call' AND e.target = @tool",
+  t: 'e.target = @t',
+  o: "(CASE WHEN e.state = 'started' THEN 'pending' ELSE e.outcome END) = @o",
+  c: 'e.connection_id = @c',
+  s: 'e.session_id = @s',
+  minl: 'e.latency_us >= @minl',
+  maxl: 'e.latency_us <= @maxl',
+  text: `(instr(lower(CAST(rq.raw AS TEXT)), @text) > 0 OR instr(lower(CAST(rs.raw AS TEXT)), @text) > 0
+    OR instr(lower(e.request_json), @text) > 0 OR instr(lower(coalesce(e.response_json, '')), @text) > 0)`,
+};
 
-const JOINS = 'FROM exchanges e LEFT JOIN frames rq ON rq.id = e.request_frame_id LEFT JOIN frames rs ON rs.id = e.response_frame_id';
+const JOINS = 'LEFT JOIN frames rq ON rq.id = e.request_frame_id LEFT JOIN frames rs ON rs.id = e.response_frame_id';
 
-const PAGE_SQL = `${SQL.exchangeSelect} WHERE ${WHERE} ORDER BY e.id LIMIT @limit`;
-const MORE_SQL = `SELECT count(*) n FROM (SELECT 1 ${JOINS} WHERE ${WHERE} LIMIT ${MORE_COUNT_CAP})`;
-const ANOMALY_SQL = 'SELECT * FROM anomalies WHERE recording_id = @r AND id > @after AND (@k IS NULL OR kind = @k) ORDER BY id LIMIT @limit';
-const ANOMALY_MORE_SQL = `SELECT count(*) n FROM (SELECT 1 FROM anomalies WHERE recording_id = @r AND id > @after AND (@k IS NULL OR kind = @k) LIMIT ${MORE_COUNT_CAP})`;
+/** The page and "how many more" statements for the filters present (in CONDITIONS' order). */
+function pageSql(present: readonly string[]): { page: string; more: string } {
+  // `+e.recording_id`: walk the primary key from the cursor; an index on recording_id would sort the whole recording for each page.
+  const where = ['e.id > @after', '+e.recording_id = @r', ...present.map((k) => CONDITIONS[k]!)].join(' AND ');
+  const joins = present.includes('text') ? JOINS : '';
+  return {
+    page: `${SQL.exchangeSelect} WHERE ${where} ORDER BY e.id LIMIT @limit`,
+    more: `SELECT count(*) n FROM (SELECT 1 FROM exchanges e ${joins} WHERE ${where} LIMIT ${MORE_COUNT_CAP})`,
+  };
+}
+
+const ANOMALY_SQL = 'SELECT * FROM anomalies WHERE id > @after AND +recording_id = @r AND (@k IS NULL OR kind = @k) ORDER BY id LIMIT @limit';
+const ANOMALY_MORE_SQL = `SELECT count(*) n FROM (SELECT 1 FROM anomalies WHERE id > @after AND +recording_id = @r AND (@k IS NULL OR kind = @k) LIMIT ${MORE_COUNT_CAP})`;
 const ANOMALY_KINDS_SQL = 'SELECT kind, count(*) n FROM anomalies WHERE recording_id = ? GROUP BY kind ORDER BY kind';
-const MAX_ROWID_SQL = 'SELECT coalesce(max(id), 0) n FROM exchanges WHERE recording_id = ?';
-const AFTER_SQL = `${SQL.exchangeSelect} WHERE e.recording_id = @r AND e.id > @after ORDER BY e.id LIMIT @limit`;
+// The `+recording_id` below: walk the primary key (from the cursor, or back from the end), not an index on recording_id (which sorts the whole recording).
+const MAX_ROWID_SQL = 'SELECT coalesce((SELECT id FROM exchanges WHERE +recording_id = ? ORDER BY id DESC LIMIT 1), 0) n';
+const AFTER_SQL = `${SQL.exchangeSelect} WHERE e.id > @after AND +e.recording_id = @r ORDER BY e.id LIMIT @limit`;
 
 export const EXPLORE_PERCENTILES: readonly PercentileField[] = [
   ['p50Us', 50],
@@ -87,22 +102,23 @@ export class RecordingQueries {
 
   /** One page of exchanges in row order (the order they were first recorded, i.e. by start). */
   findExchanges(q: ExchangeQuery): Page<StoredExchange> {
-    const params = {
-      r: q.recordingId,
-      after: q.afterRowid ?? 0,
-      m: q.method ?? null,
-      tool: q.tool ?? null,
-      t: q.target ?? null,
-      o: q.outcome ?? null,
-      c: q.connectionId ?? null,
-      s: q.sessionId ?? null,
-      minl: q.minLatencyUs ?? null,
-      maxl: q.maxLatencyUs ?? null,
-      text: q.text ? q.text.toLowerCase() : null,
+    const filters: Record<string, string | number | undefined> = {
+      m: q.method,
+      tool: q.tool,
+      t: q.target,
+      o: q.outcome,
+      c: q.connectionId,
+      s: q.sessionId,
+      minl: q.minLatencyUs,
+      maxl: q.maxLatencyUs,
+      text: q.text ? q.text.toLowerCase() : undefined,
     };
-    const items = (this.stmt(PAGE_SQL).all({ ...params, limit: q.limit }) as rows.Row[]).map((r) => exchangeRows.rowToExchange(r));
+    const present = Object.keys(CONDITIONS).filter((k) => filters[k] !== undefined);
+    const params = { r: q.recordingId, after: q.afterRowid ?? 0, ...Object.fromEntries(present.map((k) => [k, filters[k]])) };
+    const sql = pageSql(present);
+    const items = (this.stmt(sql.page).all({ ...params, limit: q.limit }) as rows.Row[]).map((r) => exchangeRows.rowToExchange(r));
     const last = items.at(-1)?.rowid;
-    const more = last === undefined ? 0 : this.count(MORE_SQL, { ...params, after: last });
+    const more = last === undefined ? 0 : this.count(sql.more, { ...params, after: last });
     return page(items, more, last);
   }
 
