@@ -59,12 +59,13 @@ const TOOLS: ToolDef[] = [
       minLatencyMs: { type: 'number', minimum: 0 },
       maxLatencyMs: { type: 'number', minimum: 0 },
       text: { type: 'string', description: 'case-insensitive text in the request or response (as recorded, secrets redacted)' },
+      slowest: { type: 'boolean', description: 'the slowest first (one page of `limit` rows, no cursor), instead of recorded order' },
       ...PAGE,
     },
     run: (x, a) =>
       x.findExchanges({
         ...refOf(a),
-        ...pick(a, ['method', 'tool', 'target', 'outcome', 'text', 'cursor', 'limit']),
+        ...pick(a, ['method', 'tool', 'target', 'outcome', 'text', 'cursor', 'limit', 'slowest']),
         ...(a.connection !== undefined ? { connectionId: a.connection as string } : {}),
         ...(a.session !== undefined ? { sessionId: a.session as string } : {}),
         ...(a.minLatencyMs !== undefined ? { minLatencyUs: (a.minLatencyMs as number) * 1000 } : {}),
@@ -209,7 +210,14 @@ function checkArgs(tool: ToolDef, args: Record<string, unknown>): void {
     if (!p) throw bad(`unknown argument ${JSON.stringify(k)}; it takes ${Object.keys(tool.properties).join(', ') || 'none'}`);
     if (v === undefined || v === null) continue;
     const type = p.type as string;
-    const ok = type === 'string' ? typeof v === 'string' : type === 'integer' ? Number.isSafeInteger(v) : typeof v === 'number' && Number.isFinite(v);
+    const ok =
+      type === 'string'
+        ? typeof v === 'string'
+        : type === 'boolean'
+          ? typeof v === 'boolean'
+          : type === 'integer'
+            ? Number.isSafeInteger(v)
+            : typeof v === 'number' && Number.isFinite(v);
     if (!ok) throw bad(`${k} must be ${type === 'integer' ? 'an integer' : `a ${type}`}`);
     if (typeof v === 'number' && ((p.minimum !== undefined && v < (p.minimum as number)) || (p.maximum !== undefined && v > (p.maximum as number))))
       throw bad(`${k} must be from ${String(p.minimum ?? '-∞')} to ${String(p.maximum ?? '∞')}`);

@@ -96,6 +96,8 @@ export class RecordingExplorer {
     const { file, recordingId } = this.resolve(args);
     const limit = pageLimit(args.limit);
     const { cursor, limit: _l, file: _f, recording: _r, ...filters } = args;
+    if (filters.slowest && cursor !== undefined)
+      throw new McptapError('MCPTAP_BAD_FLAG', 'slowest gives one page: it takes no cursor (raise limit, or narrow with minLatencyMs)');
     const page = file.queries.findExchanges({ ...filters, recordingId, limit, ...(cursor !== undefined ? { afterRowid: parseCursor(cursor) } : {}) });
     const origin = file.store.getRecording(recordingId)!.startedUs;
     return {
@@ -183,6 +185,7 @@ function recordingJson(label: string, r: RecordingListing): Record<string, unkno
 
 function moreOf(page: { more: number; moreCapped: boolean; nextAfter?: number }): Record<string, unknown> {
   if (page.more === 0) return { more: 0 };
+  if (page.nextAfter === undefined) return { more: page.more, note: `${page.moreCapped ? 'at least ' : ''}${page.more} more, not listed` };
   return {
     more: page.more,
     note: `${page.moreCapped ? 'at least ' : ''}${page.more} more; pass cursor ${JSON.stringify(String(page.nextAfter))} for the next page`,

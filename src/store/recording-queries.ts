@@ -33,6 +33,8 @@ export interface ExchangeQuery {
   text?: string;
   /** Rows after this row id (the cursor of the previous page). */
   afterRowid?: number;
+  /** The slowest first (exchanges with a latency only): one page, no cursor; reads the whole recording. */
+  slowest?: boolean;
   limit: number;
 }
 
@@ -66,13 +68,16 @@ const CONDITIONS: Record<string, string> = {
 const JOINS = 'LEFT JOIN frames rq ON rq.id = e.request_frame_id LEFT JOIN frames rs ON rs.id = e.response_frame_id';
 
 /** The page and "how many more" statements for the filters present (in CONDITIONS' order). */
-function pageSql(present: readonly string[]): { page: string; more: string } {
+function pageSql(present: readonly string[], slowest: boolean): { page: string; more: string } {
   // `+e.recording_id`: walk the primary key from the cursor; an index on recording_id would sort the whole recording for each page.
-  const where = ['e.id > @after', '+e.recording_id = @r', ...present.map((k) => CONDITIONS[k]!)].join(' AND ');
+  const where = ['e.id > @after', '+e.recording_id = @r', ...(slowest ? ['e.latency_us IS NOT NULL'] : []), ...present.map((k) => CONDITIONS[k]!)].join(
+    ' AND ',
+  );
   const joins = present.includes('text') ? JOINS : '';
+  // Slowest first: SQLite keeps the top `limit` rows while it reads (a bounded sorter), not the whole recording.
   return {
-    page: `${SQL.exchangeSelect} WHERE ${where} ORDER BY e.id LIMIT @limit`,
-    more: `SELECT count(*) n FROM (SELECT 1 FROM exchanges e ${joins} WHERE ${where} LIMIT ${MORE_COUNT_CAP})`,
+    page: `${SQL.exchangeSelect} WHERE ${where} ORDER BY ${slowest ? 'e.latency_us DESC, e.id' : 'e.id'} LIMIT @limit`,
+    more: `SELECT count(*) n FROM (SELECT 1 FROM exchanges e ${joins} WHERE ${where} LIMIT ${slowest ? '@limit + ' : ''}${MORE_COUNT_CAP})`,
   };
 }
 
@@ -115,8 +120,13 @@ export class RecordingQueries {
     };
     const present = Object.keys(CONDITIONS).filter((k) => filters[k] !== undefined);
     const params = { r: q.recordingId, after: q.afterRowid ?? 0, ...Object.fromEntries(present.map((k) => [k, filters[k]])) };
-    const sql = pageSql(present);
+    const sql = pageSql(present, q.slowest === true);
     const items = (this.stmt(sql.page).all({ ...params, limit: q.limit }) as rows.Row[]).map((r) => exchangeRows.rowToExchange(r));
+    if (q.slowest) {
+      // One page: the rest are those matching beyond it (no cursor).
+      const more = Math.max(0, this.count(sql.more, { ...params, limit: q.limit }) - items.length);
+      return { items, more, moreCapped: more >= MORE_COUNT_CAP };
+    }
     const last = items.at(-1)?.rowid;
     const more = last === undefined ? 0 : this.count(sql.more, { ...params, after: last });
     return page(items, more, last);

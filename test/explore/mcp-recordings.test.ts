@@ -124,6 +124,27 @@ describe('mcptap mcp over stdio (SDK 1.x client)', () => {
     expect(rows).toEqual([...rows].sort((x, y) => (x as number) - (y as number)));
   });
 
+  it('lists the slowest first on request, as the store’s latencies rank them', async () => {
+    const { json } = await tool('find_exchanges', { file: 'a.db', slowest: true, limit: 5 });
+    const s = storeOf(a);
+    let ranked: number[];
+    try {
+      ranked = s
+        .exchanges({ recordingId: 1 })
+        .filter((e) => e.latencyUs !== undefined)
+        .sort((x, y) => y.latencyUs! - x.latencyUs!)
+        .map((e) => e.rowid);
+    } finally {
+      s.close();
+    }
+    expect((json.exchanges as Json[]).map((r) => r.row)).toEqual(ranked.slice(0, 5));
+    expect(json.more).toBe(ranked.length - 5);
+    expect(json.note).toMatch(/more, not listed/);
+    expect(json.cursor).toBeUndefined();
+    const withCursor = await tool('find_exchanges', { file: 'a.db', slowest: true, cursor: '3' });
+    expect(withCursor.isError).toBe(true);
+  });
+
   it('gives an exchange with the frames `mcptap show` gives', async () => {
     const { json: found } = await tool('find_exchanges', { file: 'a.db', tool: 'get-sum', outcome: 'ok' });
     const row = (found.exchanges as Json[])[0]!.row as number;
