@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, MCPTAP, ROOT } from '../helpers/paths.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 
@@ -231,6 +232,18 @@ describe('mcptap mcp over stdio (SDK 1.x client)', () => {
     const body = JSON.parse((read.contents[0] as { text: string }).text) as Json;
     expect(body.recording).toMatchObject({ file: 'b.db', recording: 1, exchanges: 5 });
     await expect(client.readResource({ uri: 'mcptap://recording/c.db/1' })).rejects.toThrow(/no file/);
+  });
+
+  it('answers the SDK 2.x client over stdio in the 2026-07-28 era', async () => {
+    const modern = new ModernClient({ name: 'agent-v2', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await modern.connect(new ModernStdioTransport({ command: process.execPath, args: [MCPTAP, 'mcp', a, '--stdio'], stderr: 'pipe' }));
+    try {
+      expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const r = (await modern.callTool({ name: 'find_exchanges', arguments: { outcome: 'tool_error' } })) as { content: { text: string }[] };
+      expect((JSON.parse(r.content[0]!.text) as Json).exchanges).toMatchObject([{ target: 'get-sum', outcome: 'tool_error' }]);
+    } finally {
+      await modern.close();
+    }
   });
 
   it('never writes the files', () => {
