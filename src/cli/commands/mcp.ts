@@ -29,7 +29,7 @@ export function register(program: Command): void {
       'An MCP server over recording files, opened read-only (nothing is ever written to them). Both protocol eras ' +
         '(legacy initialize sessions and 2026-07-28), over stdio or Streamable HTTP. Tools: list_recordings, ' +
         'find_exchanges (filters: method, tool, target, outcome, connection, session, latency range, text in the ' +
-        'request or response; paged), get_exchange (messages, timings, SSE events, frames, anomalies), ' +
+        'request or response; paged, or the slowest first), get_exchange (messages, timings, SSE events, frames, anomalies), ' +
         'latency_summary (p50/p90/p99 per method and tool), anomalies, compare_recordings. Each recording is also ' +
         'a resource, mcptap://recording/FILE/N. Results are compact: a page says how many more match. Secrets ' +
         'are as recorded: redacted.',
