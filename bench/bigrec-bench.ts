@@ -3,11 +3,11 @@
  * (`--exchanges N` or MCPTAP_BIGREC_EXCHANGES) by `mcptap import` of a generated JSONL (stdio, one
  * call every millisecond, answers as the reference server gives them), then runs `mcptap ls`,
  * `show --limit 100`, `export --jsonl`, `check --json` (also its messages per second: at least 50,000), `replay --pace fast` against `mcptap reference --stdio` and
- * `mock --stdio` (its start-up, then a few calls: the first, middle and last echo), each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
+ * `mock --stdio` (its start-up, then a few calls: the first, middle and last echo), `mcp --stdio` (its tools: pages, the slowest, summaries), each as its own process, and reports each one's peak RSS (VmHWM from /proc, polled every 20 ms
  * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
  * the first 100,000 calls; `all` for every one) caps it with replay's own --until. `--only ls,replay`
- * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock).
+ * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock, mcp).
  * With check, also where its time goes, in process: the rows and JSON.parse alone (the floor), the
  * event stream, the whole check (check-floor.ts; MCPTAP_BIGREC_FLOOR_ROUNDS interleaved rounds, 3).
  */
@@ -144,6 +144,35 @@ function measure(args: string[], cwd: string, input?: string): Promise<Run> {
 
 const mb = (b: number) => (b / 1e6).toFixed(0);
 
+/** `mcptap mcp`'s tools on the big recording: pages, a filter, the slowest, one exchange, the summaries. */
+const MCP_CALLS: Array<[string, Record<string, unknown>]> = [
+  ['list_recordings', {}],
+  ['find_exchanges', {}],
+  ['find_exchanges', { tool: 'echo', minLatencyMs: 0.1, limit: 50 }],
+  ['find_exchanges', { slowest: true, limit: 5 }],
+  ['get_exchange', { row: 1 }],
+  ['latency_summary', {}],
+  ['anomalies', {}],
+];
+
+/** An initialize, then MCP_CALLS (get_exchange of the middle row); answered in order, then stdin ends. */
+function mcpInput(exchanges: number): string {
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bigrec', version: '1' } };
+  const lines: unknown[] = [
+    { jsonrpc: '2.0', id: 0, method: 'initialize', params: init },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+  ];
+  MCP_CALLS.forEach(([name, args], i) =>
+    lines.push({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name, arguments: name === 'get_exchange' ? { row: Math.ceil(exchanges / 2) } : args },
+    }),
+  );
+  return lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+}
+
 export async function runBigrecBench(argv: string[] = []): Promise<string> {
   const { exchanges, replayUntil, only } = options(argv);
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-bigrec-'));
@@ -171,13 +200,24 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
       (n, i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'echo', arguments: { text: `hello ${n}` } } }) + '\n',
     );
     runs.push([`mock --stdio (${asked.length} calls)`, ['mock', 'big.db', '--stdio']]);
+    runs.push([`mcp --stdio (${MCP_CALLS.length} tool calls)`, ['mcp', 'big.db', '--stdio']]);
     const rows: string[][] = [['import (building it)', String(imp.code), imp.seconds.toFixed(1), mb(imp.peak), '-', imp.peak <= TARGET_BYTES ? 'yes' : 'no']];
     let pass = true;
     const notes: string[] = [];
     for (const [name, args] of runs) {
       if (only && !only.some((o) => name.startsWith(o))) continue;
       const isMock = args[0] === 'mock';
-      const r = await measure(args, dir, isMock ? calls.join('') : undefined);
+      const isMcp = args[0] === 'mcp';
+      const r = await measure(args, dir, isMock ? calls.join('') : isMcp ? mcpInput(exchanges) : undefined);
+      if (isMcp) {
+        const answered = r.stdoutLines.filter((l) => {
+          const m = JSON.parse(l) as { id?: number; result?: { content?: unknown; isError?: boolean } };
+          return (m.id ?? 0) >= 1 && m.result?.content !== undefined && m.result.isError !== true;
+        });
+        pass &&= answered.length === MCP_CALLS.length;
+        if (answered.length !== MCP_CALLS.length)
+          notes.push(`mcp: ${answered.length} of ${MCP_CALLS.length} tool calls answered: ${r.stderrTail.slice(0, 200)}`);
+      }
       if (isMock) {
         const hits = r.stdoutLines.filter((l) => {
           const m = JSON.parse(l) as { id: number; result?: { content?: { text?: string }[] } };
@@ -211,7 +251,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
       ...notes,
-      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, check, replay and mock'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, check, replay, mock and mcp'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -23,6 +23,7 @@ export interface HttpFlags {
   requireRecording?: boolean;
   redact?: string;
   check?: string;
+  print?: boolean;
   connectTimeout: string;
   responseTimeout: string;
   idleTimeout: string;
@@ -74,6 +75,7 @@ export const HTTP_OPTIONS: Readonly<Record<string, HttpOptionKind>> = {
   '--redact-header': 'repeatable',
   '--redact': 'value',
   '--check': 'value',
+  '--print': 'flag',
   '--log-level': 'value',
   '--otlp': 'value',
   '--metrics': 'value',

@@ -14,6 +14,8 @@ Examples:
   mcptap http --upstream http://127.0.0.1:3001/mcp --record tap.db
   mcptap ls tap.db
   mcptap show tap.db --exchange 3
+  mcptap show tap.db --follow
+  mcptap mcp tap.db --stdio
   mcptap load scenarios/demo.yaml --json result.json
   mcptap export tap.db --otlp http://localhost:4318
   mcptap mock tap.db --http 127.0.0.1:7070

@@ -10,6 +10,7 @@ export const TAP_FLAGS = {
   requireRecording: '--require-recording',
   redact: '--redact <file>',
   check: '--check <file>',
+  print: '--print',
 } as const;
 
 export const MAX_LINE_BYTES_FLAGS = '--max-line-bytes <n>';

@@ -142,3 +142,14 @@ export function sayMetricsUrl(command: string, pipeline: TapPipeline, logLevel: 
     () => {}, // said by the pipeline
   );
 }
+
+/** The `--print` option's help line, shared by the tap commands. */
+export const PRINT_OPTION_HELP =
+  'one line per completed exchange on stderr, as mitmdump prints flows: time, connection, method, tool, outcome, latency, SSE events, progress (colour on a terminal)';
+
+/** `--print`: the print sink's settings, writing to stderr (coloured when stderr is a terminal and NO_COLOR is unset). */
+export function printFromFlags(flags: { print?: boolean }, env: Env = process.env): Pick<TapPipelineOptions, 'print'> {
+  if (!flags.print) return {};
+  const colour = process.stderr.isTTY === true && !env.NO_COLOR;
+  return { print: { colour, writeLine: (line) => void process.stderr.write(`${line}\n`) } };
+}

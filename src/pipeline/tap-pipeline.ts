@@ -25,6 +25,7 @@ import type { RecordingOptions } from './recording-options.js';
 import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { PipelineThread } from './pipeline-thread.js';
 import type { CheckRulesSource } from '../check/live-check.js';
+import type { PrintSinkOptions } from '../sinks/print-sink.js';
 import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
@@ -58,6 +59,8 @@ export interface TapPipelineOptions {
    * which records the findings and says them, and by live telemetry's, which counts them.
    */
   check?: CheckRulesSource;
+  /** `--print`: a line per completed exchange through `writeLine` (stderr); decoded on this thread. */
+  print?: PrintSinkOptions;
 }
 
 export interface TapPipeline {
@@ -95,7 +98,7 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   const injects = Boolean(opts.injectsTraceContext && opts.telemetry?.injectTraceContext);
   // Checks with nothing else downstream run here: no thread for them alone.
   const checkOnly = opts.check !== undefined && !opts.recording && !telemetryOn;
-  const decodeHere = opts.thread === 'main' || (telemetryOn && injects) || checkOnly;
+  const decodeHere = opts.thread === 'main' || (telemetryOn && injects) || checkOnly || opts.print !== undefined;
   if (!opts.recording && !telemetryOn && !decodeHere) {
     // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
     return {
@@ -153,7 +156,12 @@ async function openHere(opts: TapPipelineOptions, common: Common, injects: boole
   const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
   const telemetryOn = opts.telemetry !== undefined && telemetryEnabled(opts.telemetry);
   const telemetry = telemetryOn ? { telemetry: opts.telemetry, injectsTraceContext: injects } : {};
-  return { pipeline, sinks: await attachSinks(pipeline, { ...common, ...telemetry, ...liveCheck(opts, telemetryOn), logger: opts.logger }) };
+  const sinks = await attachSinks(pipeline, { ...common, ...telemetry, ...liveCheck(opts, telemetryOn), logger: opts.logger });
+  if (opts.print) {
+    const { PrintSink } = await import('../sinks/print-sink.js');
+    pipeline.addSink(new PrintSink(opts.print));
+  }
+  return { pipeline, sinks };
 }
 
 /** The pipeline thread: the recording, and live telemetry unless it runs `here`. */

@@ -108,7 +108,8 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
 }
 
-function listen(server: HttpServer, port: number, host: string): Promise<void> {
+/** Listens on `host:port`; rejects with the listen error (EADDRINUSE, ...). */
+export function listen(server: HttpServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

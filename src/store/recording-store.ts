@@ -47,6 +47,8 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /** Page cache of this connection in KiB (SQLite's default is 2 000); a busy writer wants more. */
   cacheKiB?: number;
+  /** Open the file read-only (`mcptap mcp`, `show --follow`): nothing is migrated or written; an older schema is refused. */
+  readOnly?: boolean;
 }
 
 /**
@@ -106,7 +108,11 @@ export class RecordingStore {
     if (!opts.create && statSync(path).isDirectory()) throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `${path} is a directory, not a recording file`);
     let db: Database;
     try {
-      db = new BetterSqlite3(path, { fileMustExist: !opts.create, timeout: opts.busyTimeoutMs ?? (opts.create ? 100 : 2000) });
+      db = new BetterSqlite3(path, {
+        fileMustExist: !opts.create,
+        readonly: opts.readOnly === true && !opts.create,
+        timeout: opts.busyTimeoutMs ?? (opts.create ? 100 : 2000),
+      });
     } catch (err) {
       throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `cannot open recording ${path}: ${(err as Error).message}`);
     }
@@ -137,6 +143,8 @@ export class RecordingStore {
     // `recordings` itself, far cheaper than SQLite does per row; nothing here deletes rows.
     db.pragma('ignore_check_constraints = ON');
     db.pragma('foreign_keys = OFF');
+    if (db.readonly && schemaVersion(db) < LATEST_SCHEMA_VERSION)
+      throw new McptapError('MCPTAP_RECORDING_UNREADABLE', `${label} has an older schema; open it once with \`mcptap ls ${label}\` to upgrade it`);
     migrate(db, MIGRATIONS, label);
   }
 

@@ -39,17 +39,25 @@ export interface MethodLatency {
 /** One row of the summary: the method and, for tools/call, the tool. */
 const rowKey = (r: { method: string; tool: string | null }): string => JSON.stringify([r.method, r.tool]);
 
-const PERCENTILES = [
+/** A percentile field of {@link MethodSummary} and its rank. */
+export type PercentileField = readonly ['p50Us' | 'p90Us' | 'p95Us' | 'p99Us', number];
+
+/** What `ls` shows; `mcptap mcp`'s latency summary asks for p90 too. */
+export const LS_PERCENTILES: readonly PercentileField[] = [
   ['p50Us', 50],
   ['p95Us', 95],
   ['p99Us', 99],
-] as const;
+];
 
 /**
  * One summary per method (per tool for tools/call), in method then tool order: counts from `counts`,
  * percentiles picked by rank from `sortedLatencies` as it streams by (read once, never held).
  */
-export function summariseMethods(counts: Iterable<MethodOutcomeCount>, sortedLatencies: Iterable<MethodLatency>): MethodSummary[] {
+export function summariseMethods(
+  counts: Iterable<MethodOutcomeCount>,
+  sortedLatencies: Iterable<MethodLatency>,
+  percentiles: readonly PercentileField[] = LS_PERCENTILES,
+): MethodSummary[] {
   const byRow = new Map<string, { summary: MethodSummary; timed: number }>();
   for (const c of counts) {
     let m = byRow.get(rowKey(c));
@@ -66,7 +74,7 @@ export function summariseMethods(counts: Iterable<MethodOutcomeCount>, sortedLat
     const m = byRow.get(key);
     if (!m) continue;
     seen++;
-    for (const [field, p] of PERCENTILES) if (seen === nearestRank(m.timed, p)) m.summary[field] = l.latencyUs;
+    for (const [field, p] of percentiles) if (seen === nearestRank(m.timed, p)) m.summary[field] = l.latencyUs;
     if (seen === m.timed) m.summary.maxUs = l.latencyUs;
   }
   const order = (a: string | undefined, b: string | undefined) => (a === b ? 0 : a === undefined ? -1 : b === undefined ? 1 : a < b ? -1 : 1);

@@ -148,6 +148,8 @@ export interface MethodSummary {
   outcomes: OutcomeCounts;
   /** Nearest-rank latency percentiles over exchanges that have a latency; absent when none do. */
   p50Us?: number;
+  /** Only where asked for (`mcptap mcp`'s latency summary); `ls` shows p50/p95/p99. */
+  p90Us?: number;
   p95Us?: number;
   p99Us?: number;
   maxUs?: number;

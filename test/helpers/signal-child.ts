@@ -22,3 +22,13 @@ export async function signalAndWait(
   if (code === STILL_RUNNING) child.kill('SIGKILL');
   return code;
 }
+
+/** Whether a process with this pid still runs (signal 0 checks without signalling). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -21,6 +21,7 @@ import { MCPTAP } from '../helpers/paths.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
 import { startOtlpReceiver } from '../telemetry/otlp-receiver.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
+import { processAlive } from '../helpers/signal-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-redact-rules-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,15 +50,6 @@ function storedArguments(db: string): Record<string, string>[] {
       .map((m) => m.params!.arguments!);
   } finally {
     sql.close();
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -259,7 +251,7 @@ describe('redaction rules, end to end', () => {
       await receiver.close();
     }
     // The recording is complete once the tap has exited and its indexer (which may finish after it) let the file go.
-    for (let i = 0; i < 200 && (alive(pid) || inUse(db)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && (processAlive(pid) || inUse(db)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(inUse(db)).toBe(false);
     const args = storedArguments(db);
     expect(args).toHaveLength(2);

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../tap/http-tap.js';
-import { REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
+import { PRINT_OPTION_HELP, REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
 import { CHECK_OPTION_HELP } from '../check-flags.js';
 import { addTelemetryOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';
@@ -52,6 +52,7 @@ export function register(program: Command): void {
     .option('--redact-header <name>', 'also store this header only as a keyed-hash token; repeatable', collect, [])
     .option('--redact <file>', REDACT_OPTION_HELP)
     .option('--check <file>', CHECK_OPTION_HELP)
+    .option('--print', PRINT_OPTION_HELP)
     .addOption(logLevelOption(HTTP_DEFAULTS['--log-level']));
   addTelemetryOptions(cmd)
     .addHelpText(

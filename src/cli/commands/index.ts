@@ -29,6 +29,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   replay: () => import('./replay.js'),
   'probe-cancel': () => import('./probe-cancel.js'),
   check: () => import('./check.js'),
+  mcp: () => import('./mcp.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */

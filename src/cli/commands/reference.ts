@@ -122,7 +122,8 @@ export function parseHostPort(spec: string): { host: string; port: number } {
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
-function untilSignal(): Promise<void> {
+/** Resolves at the first SIGINT or SIGTERM (then no longer listening). */
+export function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       process.off('SIGINT', done);

@@ -5,9 +5,17 @@
  */
 import { Option, type Command } from 'commander';
 import { OUTCOMES } from '../../model/outcome.js';
-import { exchangeDetailJson, exchangeJson, renderAnomalies, renderExchangeDetail, renderExchangeList, renderLongStreams } from '../../report/exchange-view.js';
+import {
+  exchangeDetailJson,
+  exchangeJson,
+  listedOutcome,
+  renderAnomalies,
+  renderExchangeDetail,
+  renderExchangeList,
+  renderLongStreams,
+} from '../../report/exchange-view.js';
 import type { RecordingStore } from '../../store/recording-store.js';
-import type { ListedOutcome } from '../../store/types.js';
+import type { ListedOutcome, StoredExchange } from '../../store/types.js';
 import { McptapError } from '../../errors.js';
 import { pickRecording, withRecordingFile } from '../recording-file.js';
 import { terminalSafe } from '../../report/format.js';
@@ -26,6 +34,7 @@ interface ShowFlags {
   limit?: string;
   full?: boolean;
   json?: boolean;
+  follow?: boolean;
 }
 
 export function register(program: Command): void {
@@ -47,7 +56,8 @@ export function register(program: Command): void {
     .option('--streams', 'list the long-lived streams (GET, listen): first and last frame, frames, notifications')
     .option('--limit <n>', `at most N exchanges (default on a terminal: ${TERMINAL_LIMIT}; piped: all)`)
     .option('--full', 'do not truncate large payloads')
-    .option('--json', 'print JSON instead of text')
+    .option('--json', 'print JSON instead of text (with --follow: one JSON object per line)')
+    .option('--follow', 'keep printing exchanges as a running tap records them (like tail -f), until Ctrl-C or the recording ends')
     .addHelpText(
       'after',
       `
@@ -60,9 +70,18 @@ Examples:
   mcptap show tap.db --exchange '#7'              # the exchange in row #7
   mcptap show tap.db --anomalies --recording 2    # protocol violations of recording 2 (mcptap ls numbers them)
   mcptap show tap.db --streams --json             # long-lived streams (GET, subscriptions/listen)
-  mcptap show tap.db --json | jq -c '.[] | select(.outcome != "ok") | {id, method, outcome}'`,
+  mcptap show tap.db --json | jq -c '.[] | select(.outcome != "ok") | {id, method, outcome}'
+  mcptap show tap.db --follow                     # tail the recording a running tap writes
+  mcptap show tap.db --follow --outcome tool_error --json
+
+--follow reads the file read-only, polling it 5 times a second; it prints each exchange once, when it
+completes (an exchange in flight waits), and stops with exit 0 on Ctrl-C/SIGTERM or when the recording
+ends. Without --recording it follows the recording being written, or waits for the next one to begin.
+Exchanges appear as the tap's indexer writes them: at once with --require-recording, else within
+MCPTAP_INDEX_LAG_MS (10 s) while traffic flows.`,
     )
-    .action((file: string, flags: ShowFlags) => {
+    .action(async (file: string, flags: ShowFlags) => {
+      if (flags.follow) return follow(file, flags);
       const tty = process.stdout.isTTY === true;
       process.stdout.write(terminalSafe(withRecordingFile(file, (store) => show(store, file, flags, tty))));
     });
@@ -119,4 +138,49 @@ function positiveInt(v: string, flag: string): number {
   const n = Number(v);
   if (!/^\d+$/.test(v) || n < 1) throw new McptapError('MCPTAP_BAD_FLAG', `${flag} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** `--follow`: the exchanges a running tap records, as they complete; exit 0 on SIGINT/SIGTERM or at the recording's end. */
+async function follow(file: string, flags: ShowFlags): Promise<void> {
+  const views = [
+    flags.anomalies && '--anomalies',
+    flags.streams && '--streams',
+    flags.exchange !== undefined && '--exchange',
+    flags.limit !== undefined && '--limit',
+  ];
+  const clash = views.filter(Boolean);
+  if (clash.length > 0) throw new McptapError('MCPTAP_BAD_FLAG', `--follow prints exchanges as they come: it does not take ${clash.join(' or ')}`);
+  const recordingId = flags.recording === undefined ? undefined : positiveInt(flags.recording, '--recording');
+  const { followRecording } = await import('../../explore/follow.js');
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const wanted = (e: StoredExchange) =>
+    (flags.method === undefined || e.method === flags.method) &&
+    (flags.target === undefined || e.target === flags.target) &&
+    (flags.outcome === undefined || listedOutcome(e) === flags.outcome);
+  let header = true;
+  try {
+    const end = await followRecording({
+      path: file,
+      signal: stop.signal,
+      ...(recordingId !== undefined ? { recordingId } : {}),
+      onWaiting: (what) => process.stderr.write(`mcptap show: waiting for ${what}\n`),
+      onStart: ({ recordingId: id, existing }) =>
+        process.stderr.write(`mcptap show: following recording ${id} of ${file}${existing ? ` (${existing} exchanges before now not shown)` : ''}\n`),
+      onExchanges: (found) => {
+        const rows = found.filter(wanted);
+        if (rows.length === 0) return;
+        if (flags.json) return void process.stdout.write(terminalSafe(rows.map((e) => `${JSON.stringify(exchangeJson(e))}\n`).join('')));
+        const text = renderExchangeList(rows);
+        process.stdout.write(terminalSafe(header ? text : text.slice(text.indexOf('\n') + 1)));
+        header = false;
+      },
+    });
+    if (end === 'ended') process.stderr.write(`mcptap show: the recording ended\n`);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

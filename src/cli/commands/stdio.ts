@@ -14,6 +14,8 @@ import {
   recordingFromFlags,
   sayMetricsUrl,
   STOP_SIGNALS,
+  PRINT_OPTION_HELP,
+  printFromFlags,
 } from '../tap-pipeline.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
@@ -29,6 +31,7 @@ interface StdioFlags {
   requireRecording?: boolean;
   redact?: string;
   check?: string;
+  print?: boolean;
   maxLineBytes?: string;
   logLevel: LogLevel;
   [telemetryFlag: string]: unknown;
@@ -55,6 +58,7 @@ export function register(program: Command): void {
     )
     .option(TAP_FLAGS.redact, REDACT_OPTION_HELP)
     .option(TAP_FLAGS.check, CHECK_OPTION_HELP)
+    .option(TAP_FLAGS.print, PRINT_OPTION_HELP)
     .option(MAX_LINE_BYTES_FLAGS, 'longest line decoded (longer lines are still forwarded)', String(64 * 1024 * 1024))
     .addOption(logLevelOption('warn'))
     .passThroughOptions();
@@ -96,6 +100,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
     injectsTraceContext: true,
     ...(await redactRulesFromFlags(flags)),
     ...(await checkFromFlags(flags)),
+    ...printFromFlags(flags),
     ...pipelineTuning(),
     recording: recordingFromFlags(flags),
     onFatal: (err) => {
