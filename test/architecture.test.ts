@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import madge from 'madge';
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../src/errors.js';
 import { ROOT } from './helpers/paths.js';
 
 const SRC = join(ROOT, 'src');
@@ -61,5 +62,15 @@ describe('architecture', () => {
       .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')))
       .map(rel);
     expect(offenders).toEqual([]);
+  });
+
+  it('every error code is in one namespace and thrown somewhere in src', () => {
+    const text = sources()
+      .filter((f) => rel(f) !== 'src/errors.ts')
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    const codes = Object.keys(ERROR_CODES);
+    expect(codes.filter((c) => !c.startsWith('MCPTAP_'))).toEqual([]);
+    expect(codes.filter((c) => !new RegExp(`'${c}'`).test(text))).toEqual([]);
   });
 });

@@ -246,7 +246,7 @@ async function preflight(driver: Driver, d: PhaseDeps): Promise<void> {
 }
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {
-  if (t.kind !== 'http') throw new McptapError('LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
+  if (t.kind !== 'http') throw new McptapError('MCPTAP_LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
   const era = await runRawPhases(scenario, { ...o, url: t.url, headers: t.headers });
   return { era, target: t.url, driver: 'raw' };
 }

@@ -132,7 +132,7 @@ export type Locator = (path: Path, atKey: boolean) => number | undefined;
 /** One paragraph naming the file, and for each issue its line and field. */
 export function scenarioError(source: string, issues: readonly Issue[], locate?: Locator): McptapError {
   const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
-  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${issueLines(source, issues, locate)}`);
+  return new McptapError('MCPTAP_LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${issueLines(source, issues, locate)}`);
 }
 
 /** The first ten issues, one indented `file:line: field: message` line each. */

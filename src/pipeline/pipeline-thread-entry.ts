@@ -18,7 +18,7 @@
  * closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { toWireError, type McptapErrorCode } from '../errors.js';
+import { McptapError, toWireError, type McptapErrorCode } from '../errors.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
@@ -198,7 +198,7 @@ function spoolWaiting(rec: Recording): void {
     const b = rec.waiting[0]!;
     try {
       // An indexer that has gone reads no further: what comes now is dropped (counted), not spooled.
-      if (!rec.indexer.alive) throw new Error('the recording indexer has stopped');
+      if (!rec.indexer.alive) throw new McptapError('MCPTAP_INDEXER', 'the recording indexer has stopped');
       if (!rec.spool.append(b.ops, b.bytes, rec.indexer.indexed)) break;
     } catch (err) {
       dropSpooled(rec, b.bytes.length, err as Error);

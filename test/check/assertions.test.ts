@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function load(yaml: string) {
-  const { value, locate } = parseYamlSource(yaml, (line, m) => new McptapError('CHECK_RULES_INVALID', `rules.yaml:${line}: ${m}`));
+  const { value, locate } = parseYamlSource(yaml, (line, m) => new McptapError('MCPTAP_CHECK_RULES_INVALID', `rules.yaml:${line}: ${m}`));
   const r = new Reader();
   const list = parseAssertions((value as { assertions: unknown }).assertions, r, ['assertions'], (p) => `rules.yaml:${locate(p, false)}`);
   return { list, issues: r.issues.map((i) => `${locate(i.path, !!i.atKey)}: ${i.message}`) };

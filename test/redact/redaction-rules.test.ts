@@ -99,7 +99,7 @@ describe('parseRedactionRules', () => {
       parseRedactionRules(text, 'rules.yaml');
     } catch (err) {
       expect(err).toBeInstanceOf(McptapError);
-      expect((err as McptapError).code).toBe('REDACT_RULES_INVALID');
+      expect((err as McptapError).code).toBe('MCPTAP_REDACT_RULES_INVALID');
       return (err as Error).message;
     }
     throw new Error('accepted');

@@ -158,14 +158,14 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
       // A 404 is most often the wrong path: MCP servers serve one endpoint, usually /mcp.
       const hint = r.httpStatus === 404 ? `; is ${new URL(opts.url).pathname} the server's MCP endpoint? (usually /mcp)` : '';
-      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})${hint}`);
+      throw new McptapError('MCPTAP_LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})${hint}`);
     }
     await s.close();
     return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
   } catch (err) {
     if (err instanceof TransportError) {
       throw new McptapError(
-        'LOAD_TARGET_UNREACHABLE',
+        'MCPTAP_LOAD_TARGET_UNREACHABLE',
         `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`,
       );
     }

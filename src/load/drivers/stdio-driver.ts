@@ -107,7 +107,7 @@ export class StdioDriver implements Driver {
     } catch (err) {
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
-        throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
+        throw new McptapError('MCPTAP_LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
       }
       throw err;
     } finally {
@@ -174,7 +174,7 @@ async function initializeAll(procs: Proc[], opts: StdioDriverOptions, startupMs:
     const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s), startupMs);
     if (!ok) {
       const why = p.client.exitedReason ?? 'the server did not accept initialize';
-      throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`);
+      throw new McptapError('MCPTAP_LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`);
     }
   }
 }
