@@ -12,8 +12,8 @@
  *       expect: [p95 <= 200ms]
  */
 import { McptapError } from '../errors.js';
-import { issueLines, isObj, kind, nearest, Reader } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
+import { issueLines, isObj, kind, nearest, Reader } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
 import type { RuleSetting, RuleSettings } from './checker.js';
 import type { RuleInfo } from './finding.js';
 import type { Assertion } from './assertions/assertion.js';

@@ -10,7 +10,7 @@ import { McptapError } from '../errors.js';
 import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-pipeline.js';
 import { telemetryConfigFromOptions } from './telemetry-options.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
-import { parseDurationMs } from '../load/duration.js';
+import { parseDurationMs } from '../data-file/duration.js';
 
 /**
  * A tap's timeout flag: milliseconds as a bare integer (the flag's unit, as its help says), or a

@@ -33,7 +33,7 @@ export type { ProgressSnapshot } from './progress.js';
 export { parseShard, NO_SHARD, type ShardSpec, type IterationSlot } from './executors/iteration.js';
 export { RealScheduler, type Scheduler } from './executors/scheduler.js';
 export { VirtualScheduler } from './executors/virtual-scheduler.js';
-export { newHistogram, decodeHistogram, encodeHistogram, sameCounts, summarize, type LatencySummary } from './histogram.js';
+export { newHistogram, decodeHistogram, encodeHistogram, sameCounts, summarize, type LatencySummary } from '../util/histogram.js';
 export type { Sample, SampleOutcome } from './sample.js';
 export type { Driver, Lane, PreparedCall, CallRecord, DriverSink } from './drivers/driver.js';
 export { stepsFromRecording } from './recording-mix.js';

@@ -7,7 +7,7 @@
  */
 import { McptapError } from '../errors.js';
 import type { StepSpec } from './scenario.js';
-import { nearest } from './validation.js';
+import { nearest } from '../data-file/validation.js';
 
 /** The lists a server can be asked for, by what they hold. */
 export type NameList = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';

@@ -1,7 +1,7 @@
 /** Validation of a step's `cancel:` block and a scripted call's `cancel` option (see {@link CancelSpec}). */
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from './duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../data-file/duration.js';
 import type { CancelSpec } from './scenario.js';
-import { issueLines, Reader, type Path } from './validation.js';
+import { issueLines, Reader, type Path } from '../data-file/validation.js';
 import { McptapError } from '../errors.js';
 
 const CANCEL = ['after', 'afterProgress', 'close', 'observe', 'grace', 'probe'];

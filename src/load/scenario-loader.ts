@@ -11,9 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { McptapError } from '../errors.js';
 import type { Scenario } from './scenario.js';
 import { validateScenario } from './scenario-validate.js';
-import { parseYamlSource } from './yaml-source.js';
+import { parseYamlSource } from '../data-file/yaml-source.js';
 
-export { yamlLocator } from './yaml-source.js';
+export { yamlLocator } from '../data-file/yaml-source.js';
 
 export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = {}): Promise<Scenario> {
   const abs = path.resolve(file);

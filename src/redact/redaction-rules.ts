@@ -10,9 +10,9 @@
  *   patterns: ['sk-[A-Za-z0-9]{12,}']                         # regexps over strings and log lines
  */
 import { McptapError } from '../errors.js';
-import { issueLines, Reader, type Path } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
-import { parsePointer } from '../replay/json-pointer.js';
+import { issueLines, Reader, type Path } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
+import { parsePointer } from '../data-file/json-pointer.js';
 import { linearRegExp } from './linear-regexp.js';
 import type { RedactionRules } from './redactor.js';
 

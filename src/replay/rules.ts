@@ -6,9 +6,9 @@
  * or index).
  */
 import { McptapError } from '../errors.js';
-import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
-import { forEachMatch, isUnder, parsePointer, type Segments } from './json-pointer.js';
+import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
+import { forEachMatch, isUnder, parsePointer, type Segments } from '../data-file/json-pointer.js';
 import { linearRegExp } from '../redact/linear-regexp.js';
 
 export type NormaliserName = 'timestamp' | 'uuid' | 'duration';

@@ -5,7 +5,7 @@ import { ROOT } from '../helpers/paths.js';
 import { McptapError } from '../../src/errors.js';
 import { parseRedactionRules } from '../../src/redact/redaction-rules.js';
 import { Redactor } from '../../src/redact/redactor.js';
-import { contentAttributes } from '../../src/sinks/otel-content.js';
+import { contentAttributes } from '../../src/telemetry/otel-content.js';
 import type { Exchange } from '../../src/model/exchange.js';
 
 const TOKEN = /^redacted:hmac-sha256:[0-9a-f]{16}$/;

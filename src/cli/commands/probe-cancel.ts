@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../data-file/duration.js';
 import { unknownReason } from '../../load/cancel-stats.js';
 import { probeCancelScenario, probeVerdict } from '../../load/probe-cancel.js';
 import { renderCancel } from '../../load/report/cancel-report.js';

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { McptapError } from '../../errors.js';
-import { parseDurationMs } from '../../load/duration.js';
+import { parseDurationMs } from '../../data-file/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
 import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
 import { countReport, hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
