@@ -17,7 +17,7 @@ export { Correlator, type CorrelatorOptions, type StreamEnd } from './correlate/
 export { Pipeline, type PipelineOptions } from './pipeline/pipeline.js';
 export type { Sink, SinkStats } from './sinks/sink.js';
 
-export { startStdioTap, exitCodeFor, type StdioTapOptions, type StdioTap, type StdioTapResult } from './tap/stdio-tap.js';
+export { startStdioTap, serverExitCode, type StdioTapOptions, type StdioTap, type StdioTapResult } from './tap/stdio-tap.js';
 
 export { RecordingStore, type OpenStoreOptions } from './store/recording-store.js';
 export type * from './store/types.js';

@@ -7,7 +7,7 @@ import { startHttpTap, DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT, type HttpTa
 import { openTapPipeline } from '../pipeline/tap-pipeline.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { McptapError } from '../errors.js';
-import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-flags.js';
 import { telemetryConfigFromOptions } from './telemetry-options.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
 import { parseDurationMs } from '../data-file/duration.js';

@@ -35,5 +35,5 @@ export { RealScheduler, type Scheduler } from './executors/scheduler.js';
 export { VirtualScheduler } from './executors/virtual-scheduler.js';
 export { newHistogram, decodeHistogram, encodeHistogram, sameCounts, summarize, type LatencySummary } from '../util/histogram.js';
 export type { Sample, SampleOutcome } from './sample.js';
-export type { Driver, Lane, PreparedCall, CallRecord, DriverSink } from './drivers/driver.js';
+export type { Driver, Lane, PreparedCall, CallRecord, SampleRecorder } from './drivers/driver.js';
 export { stepsFromRecording } from './recording-mix.js';

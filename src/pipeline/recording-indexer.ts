@@ -8,9 +8,9 @@
  * pipeline-thread-entry.ts).
  *
  * A process, not a thread: niceness is per thread, and a worker thread's garbage is collected by
- * the V8 helper threads the whole process shares, at the forwarding thread's priority. Measured on
- * the stdio tap at 200 B: a niced indexer thread still cost about 10 us per exchange of un-niced
- * GC work. The child lowers every one of its own threads.
+ * the V8 helper threads the whole process shares, at the forwarding thread's priority, so a niced
+ * thread still takes un-niced GC time from the traffic (docs/performance.md, "The stdio tap with
+ * `--record`"). The child lowers every one of its own threads.
  *
  * Invariants: `ready` or `failed` comes exactly once, before anything else (a recording that
  * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
@@ -53,14 +53,14 @@ export interface IndexerStart {
 }
 
 /**
- * `spooled.pressed`: batches wait in the tap for room in the spool. Waiting for a lull then only
+ * `spooled.waitingForRoom`: batches wait in the tap for room in the spool. Waiting for a lull then only
  * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
  */
 export type ToIndexer =
   | IndexerStart
-  | { type: 'spooled'; end: number; pressed?: boolean }
+  | { type: 'spooled'; end: number; waitingForRoom?: boolean }
   /** Traffic is over (the tap is closing): back to the default priority, whatever the child is doing. */
-  | { type: 'hurry' }
+  | { type: 'stop-yielding' }
   | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
@@ -93,7 +93,7 @@ export interface IndexerHandle {
   readonly alive: boolean;
   /** How far the spool is in the recording (bytes of spool). */
   readonly indexed: number;
-  spooled(end: number, pressed?: boolean): void;
+  spooled(end: number, waitingForRoom?: boolean): void;
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]>;
   abandon(why: string): void;
 }
@@ -103,14 +103,14 @@ export interface IndexerHandle {
  * process and hears it directly, RelayedIndexer (indexer-relay.ts) hears it through the tap's
  * thread. `ready` settles once; the position only grows; `close` resolves once, with the lines said.
  */
-export abstract class IndexerNews implements IndexerHandle {
+export abstract class IndexerState implements IndexerHandle {
   readonly ready: Promise<void>;
   private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
   private isOpen = false;
   protected dead: string | undefined;
   protected closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
-  protected readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
+  protected readonly notices = new SpooledNotices((end, waitingForRoom) => this.spooledNow(end, waitingForRoom));
 
   constructor(protected position = 0) {
     this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
@@ -136,16 +136,16 @@ export abstract class IndexerNews implements IndexerHandle {
   abstract readonly pid: number | undefined;
 
   /**
-   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
+   * The spool is readable up to `end`; `waitingForRoom`: batches wait for room in it. Said at most once per
    * {@link SPOOLED_EVERY_MS} ({@link SpooledNotices}): each message wakes the indexer process, which
    * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
    */
-  spooled(end: number, pressed = false): void {
-    if (!this.dead && !this.closing) this.notices.note(end, pressed);
+  spooled(end: number, waitingForRoom = false): void {
+    if (!this.dead && !this.closing) this.notices.note(end, waitingForRoom);
   }
 
   /** The same, said at once. */
-  abstract spooledNow(end: number, pressed?: boolean): void;
+  abstract spooledNow(end: number, waitingForRoom?: boolean): void;
 
   /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
@@ -208,10 +208,10 @@ const MAX_RESPAWNS = 3;
 /** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
 const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-export class RecordingIndexer extends IndexerNews {
+export class RecordingIndexer extends IndexerState {
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
-  private hurried = false;
+  private stoppedYielding = false;
   private child!: ChildProcess;
   private respawns = 0;
   private unrefd = false;
@@ -253,7 +253,7 @@ export class RecordingIndexer extends IndexerNews {
     });
     this.child = child;
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
-    if (child.pid !== undefined && !this.hurried) lowerChildPriority(child.pid, this.opts.nice ?? 19);
+    if (child.pid !== undefined && !this.stoppedYielding) lowerChildPriority(child.pid, this.opts.nice ?? 19);
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.exited(child, code, signal));
@@ -265,7 +265,7 @@ export class RecordingIndexer extends IndexerNews {
     if (this.unrefd) this.unref();
     const { start, spooled, close } = this.replay;
     this.post(start);
-    if (this.hurried) this.post({ type: 'hurry' });
+    if (this.stoppedYielding) this.post({ type: 'stop-yielding' });
     if (spooled) this.post(spooled);
     if (close) this.post(close);
     // The tap's side had gone already: this one completes the recording from the spool too.
@@ -291,16 +291,16 @@ export class RecordingIndexer extends IndexerNews {
   }
 
   /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
-  spooledNow(end: number, pressed = false): void {
+  spooledNow(end: number, waitingForRoom = false): void {
     if (this.dead || this.closing) return;
-    this.replay.spooled = { type: 'spooled', end, ...(pressed ? { pressed: true } : {}) };
+    this.replay.spooled = { type: 'spooled', end, ...(waitingForRoom ? { waitingForRoom: true } : {}) };
     this.post(this.replay.spooled);
   }
 
   protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
     this.closeEnd = end;
     if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
-    this.hurry();
+    this.stopYielding();
     this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
     this.post(this.replay.close);
   }
@@ -310,12 +310,12 @@ export class RecordingIndexer extends IndexerNews {
    * may still be loading, its helper threads niced with it), and it is told, so that it does not
    * lower itself when it reads `start` only now (it raises the threads it makes later itself).
    */
-  hurry(): void {
-    if (this.child.pid === undefined || this.dead || this.hurried) return;
-    this.hurried = true;
+  stopYielding(): void {
+    if (this.child.pid === undefined || this.dead || this.stoppedYielding) return;
+    this.stoppedYielding = true;
     restoreChildPriority(this.child.pid);
     // Released (stdin closed): the child raises itself, as when the tap is gone.
-    if (!this.child.stdin!.destroyed) this.post({ type: 'hurry' });
+    if (!this.child.stdin!.destroyed) this.post({ type: 'stop-yielding' });
   }
 
   /** Gives up on the child (it stopped making progress): the recording ends where it got to. */

@@ -42,8 +42,8 @@ const CIPHER = 'aes-256-ctr';
 /**
  * The cipher runs over a batch this much at a time. One pass over a whole batch (a megabyte or more
  * at 10 KB messages) is half as fast: its output is fresh memory the size of the batch (mapped and
- * page-faulted in on every call) and the pass runs out of cache. Measured with Node 20's OpenSSL on
- * the 2-core bench machine, aes-256-ctr: 1.3 GB/s in 1 MiB calls, 2.2-2.4 GB/s in 64-256 KiB calls.
+ * page-faulted in on every call) and the pass runs out of cache (docs/performance.md, "The stdio
+ * tap with `--record`").
  * CTR is a stream: pieces of one cipher give the same bytes as one call.
  */
 const CIPHER_PIECE = 64 * 1024;

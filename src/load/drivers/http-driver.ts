@@ -16,7 +16,7 @@ import type { ClientInfo } from '../../client/mcp-request.js';
 import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
-import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } from './driver.js';
+import type { CallRecord, Driver, SampleRecorder, Lane, PreparedCall, StreamHold } from './driver.js';
 import { DeadlineList } from '../../util/deadlines.js';
 import { postText } from './http-exchange.js';
 import { RequestShapes } from './request-shapes.js';
@@ -38,7 +38,7 @@ export interface HttpDriverOptions {
   /** The capabilities sessions declare and the answers to the server's requests (client-side.ts). */
   client?: ClientSide;
   clock: Clock;
-  sink: DriverSink;
+  samples: SampleRecorder;
 }
 
 export class HttpDriver implements Driver {
@@ -194,7 +194,7 @@ class LegacyHttpLane implements Lane {
         capabilities: this.opts.client?.capabilities,
         timeoutMs: this.opts.timeoutMs,
       });
-      if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.sink.record(x)))) return undefined;
+      if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.samples.record(x)))) return undefined;
       this.session = s;
       const client = this.opts.client;
       if (client) {
