@@ -17,7 +17,7 @@ export { Correlator, type CorrelatorOptions, type StreamEnd } from './correlate/
 export { Pipeline, type PipelineOptions } from './pipeline/pipeline.js';
 export type { Sink, SinkStats } from './sinks/sink.js';
 
-export { startStdioTap, exitCodeFor, type StdioTapOptions, type StdioTap, type StdioTapResult } from './tap/stdio-tap.js';
+export { startStdioTap, serverExitCode, type StdioTapOptions, type StdioTap, type StdioTapResult } from './tap/stdio-tap.js';
 
 export { RecordingStore, type OpenStoreOptions } from './store/recording-store.js';
 export type * from './store/types.js';
@@ -26,8 +26,8 @@ export { Redactor, redactorFromEnv, type RedactorOptions, type RedactionRules } 
 export { loadRedactionRules, parseRedactionRules } from './redact/redaction-rules.js';
 export { rewriteRecording, type RewriteOptions, type RewriteResult, type RewriteStep } from './store/recording-rewrite.js';
 
-export { OtelSpanSink } from './sinks/otel-span-sink.js';
-export { OtelMetricsSink } from './sinks/otel-metrics-sink.js';
+export { OtelSpanSink } from './telemetry/otel-span-sink.js';
+export { OtelMetricsSink } from './telemetry/otel-metrics-sink.js';
 export { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
 export { resolveTelemetryConfig, type TelemetryConfig } from './telemetry/telemetry-config.js';
 export { exportRecording, type ExportRecordingOptions, type ExportRecordingResult, type ExportProgress } from './replay/export-recording.js';

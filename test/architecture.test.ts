@@ -1,12 +1,13 @@
 /**
  * The layering rules of the codebase (README, Architecture): no import cycles (madge), nothing
- * outside src/cli imports from it, the taps do not import the load client, and configuration is
- * read from the environment only at the edge.
+ * outside src/cli imports from it, rooms that must not import others (FORBIDDEN), configuration
+ * read from the environment only at the edge, and one namespace of error codes.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import madge from 'madge';
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../src/errors.js';
 import { ROOT } from './helpers/paths.js';
 
 const SRC = join(ROOT, 'src');
@@ -44,14 +45,35 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('the taps do not import the load client', () => {
-    const offenders = sources(join(SRC, 'tap')).flatMap((f) =>
-      importsOf(f)
-        .filter((s) => /(^|\/)(client|load)\//.test(s))
-        .map((s) => `${rel(f)} -> ${s}`),
-    );
-    expect(offenders).toEqual([]);
-  });
+  // Each room, and the rooms it must not import: shared pieces live where they belong
+  // (`_meta` keys in protocol/, located YAML and JSON Pointers in data-file/, OTel sinks in telemetry/).
+  const FORBIDDEN: Record<string, string[]> = {
+    tap: ['client', 'load'],
+    sinks: ['telemetry', 'reference', 'load'],
+    telemetry: ['load'],
+    redact: ['load', 'replay'],
+    replay: ['load'],
+    check: ['load'],
+    'data-file': ['load', 'replay', 'check', 'redact'],
+  };
+  for (const [room, rooms] of Object.entries(FORBIDDEN)) {
+    it(`src/${room} imports none of ${rooms.join(', ')}`, () => {
+      const offenders = sources(join(SRC, room)).flatMap((f) =>
+        importsOf(f)
+          .filter((s) => s.startsWith('.'))
+          .filter((s) =>
+            rooms.some((r) =>
+              relative(SRC, join(f, '..', s))
+                .split('\\')
+                .join('/')
+                .startsWith(`${r}/`),
+            ),
+          )
+          .map((s) => `${rel(f)} -> ${s}`),
+      );
+      expect(offenders).toEqual([]);
+    });
+  }
 
   it('reads process.env only in src/cli (and where a child inherits the environment)', () => {
     // A spawned child gets the environment plus the scenario's own variables: Node's API has no other way.
@@ -61,5 +83,15 @@ describe('architecture', () => {
       .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')))
       .map(rel);
     expect(offenders).toEqual([]);
+  });
+
+  it('every error code is in one namespace and thrown somewhere in src', () => {
+    const text = sources()
+      .filter((f) => rel(f) !== 'src/errors.ts')
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    const codes = Object.keys(ERROR_CODES);
+    expect(codes.filter((c) => !c.startsWith('MCPTAP_'))).toEqual([]);
+    expect(codes.filter((c) => !new RegExp(`'${c}'`).test(text))).toEqual([]);
   });
 });

@@ -26,7 +26,7 @@ export function checkFactories(rules: CheckRules): readonly CheckerFactory[] {
   return rules.assertions.length > 0 ? [...CHECKER_FACTORIES, assertionsChecker(rules.assertions)] : CHECKER_FACTORIES;
 }
 
-/** Parses a rules file's text (throws CHECK_RULES_INVALID naming `file:line`). */
+/** Parses a rules file's text (throws MCPTAP_CHECK_RULES_INVALID naming `file:line`). */
 export function parseCheckRules(source: CheckRulesSource): CheckRules {
   return parseRuleSettings(source.text, source.name, ruleCatalogue(CHECKER_FACTORIES));
 }

@@ -10,6 +10,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { readableIssues, schemaPointers, type SchemaIssue } from './ajv-issues.js';
 import { readSchema, type SchemaVersion } from './schema-files.js';
+import { McptapError } from '../errors.js';
 
 export type { SchemaIssue };
 
@@ -82,7 +83,7 @@ export class VersionSchema {
     let fn = this.compiled.get(def);
     if (!fn) {
       fn = this.ajv.getSchema(`mcp#/${this.defsKey}/${def}`);
-      if (!fn) throw new Error(`no definition ${def} in the ${this.version} schema`);
+      if (!fn) throw new McptapError('MCPTAP_CHECK_SCHEMAS_MISSING', `no definition ${def} in the ${this.version} schema`);
       this.compiled.set(def, fn);
     }
     if (fn(value)) return [];

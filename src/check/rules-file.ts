@@ -12,8 +12,8 @@
  *       expect: [p95 <= 200ms]
  */
 import { McptapError } from '../errors.js';
-import { issueLines, isObj, kind, nearest, Reader } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
+import { issueLines, isObj, kind, nearest, Reader } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
 import type { RuleSetting, RuleSettings } from './checker.js';
 import type { RuleInfo } from './finding.js';
 import type { Assertion } from './assertions/assertion.js';
@@ -31,12 +31,12 @@ const LEVELS = ['off', 'error', 'warning', 'note'] as const;
 export type KnownRule = Pick<RuleInfo, 'id' | 'options'>;
 
 export function loadRuleSettings(file: string, knownRules: readonly KnownRule[]): CheckRules {
-  const text = readTextFile(file, (why) => new McptapError('CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
+  const text = readTextFile(file, (why) => new McptapError('MCPTAP_CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
   return parseRuleSettings(text, file, knownRules);
 }
 
 export function parseRuleSettings(text: string, source: string, knownRules: readonly KnownRule[]): CheckRules {
-  const invalid = (detail: string) => new McptapError('CHECK_RULES_INVALID', `${source} is not a valid rules file (see docs/check.md):\n${detail}`);
+  const invalid = (detail: string) => new McptapError('MCPTAP_CHECK_RULES_INVALID', `${source} is not a valid rules file (see docs/check.md):\n${detail}`);
   const { value, locate } = parseYamlSource(text, (line, what) => invalid(`  ${source}:${line}: not valid YAML or JSON: ${what}`));
   const r = new Reader();
   const settings = new Map<string, RuleSetting>();

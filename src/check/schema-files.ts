@@ -25,7 +25,7 @@ export function schemasDir(): string {
     const candidate = join(at, 'schemas', 'mcp');
     if (existsSync(join(candidate, SCHEMA_VERSIONS[0], 'schema.json'))) return (dir = candidate);
     const up = dirname(at);
-    if (up === at) throw new McptapError('CHECK_SCHEMAS_MISSING', 'the vendored MCP schemas (schemas/mcp/) are missing from this installation');
+    if (up === at) throw new McptapError('MCPTAP_CHECK_SCHEMAS_MISSING', 'the vendored MCP schemas (schemas/mcp/) are missing from this installation');
     at = up;
   }
 }

@@ -174,11 +174,11 @@ export async function writeSnapshot(file: string, surface: Surface): Promise<voi
   try {
     await writeFileAtomic(file, snapshotText(surface));
   } catch (err) {
-    throw new McptapError('CHECK_SNAPSHOT_WRITE_FAILED', `cannot write the surface snapshot ${file}: ${(err as Error).message}`, { cause: err });
+    throw new McptapError('MCPTAP_CHECK_SNAPSHOT_WRITE_FAILED', `cannot write the surface snapshot ${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 
-const invalid = (source: string, where: string, why: string) => new McptapError('CHECK_SNAPSHOT_INVALID', `${source}${where}: ${why}`);
+const invalid = (source: string, where: string, why: string) => new McptapError('MCPTAP_CHECK_SNAPSHOT_INVALID', `${source}${where}: ${why}`);
 
 /** Line and column (1-based) of a character offset. */
 function lineCol(text: string, offset: number): string {
@@ -229,7 +229,7 @@ export function readSnapshot(file: string): Surface {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new McptapError('CHECK_SNAPSHOT_INVALID', `cannot read the surface snapshot ${file}: ${(err as Error).message}`, { cause: err });
+    throw new McptapError('MCPTAP_CHECK_SNAPSHOT_INVALID', `cannot read the surface snapshot ${file}: ${(err as Error).message}`, { cause: err });
   }
   return parseSnapshot(text, file);
 }

@@ -14,9 +14,9 @@ import type { TapPipelineOptions } from '../pipeline/tap-pipeline.js';
  */
 export async function checkFromFlags(flags: { check?: string }): Promise<Pick<TapPipelineOptions, 'check'>> {
   if (!flags.check) return {};
-  const [{ readTextFile }, { parseCheckRules }] = await Promise.all([import('../load/yaml-source.js'), import('../check/live-check.js')]);
+  const [{ readTextFile }, { parseCheckRules }] = await Promise.all([import('../data-file/yaml-source.js'), import('../check/live-check.js')]);
   const file = flags.check;
-  const text = readTextFile(file, (why) => new McptapError('CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
+  const text = readTextFile(file, (why) => new McptapError('MCPTAP_CHECK_RULES_MISSING', `cannot read the rules file ${file}: ${why}`));
   parseCheckRules({ name: file, text });
   return { check: { name: file, text } };
 }

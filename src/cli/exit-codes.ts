@@ -13,7 +13,7 @@ export const ExitCode = {
   InvalidInput: 4,
   /** The target could not be reached or started (command not found, connection refused). */
   TargetUnavailable: 5,
-  /** mcptap itself failed (a bug). */
+  /** mcptap itself failed: a bug, or a part of its own could not start or stopped (never 1, which is a finding). */
   Internal: 70,
 } as const;
 
@@ -26,7 +26,7 @@ const BY_KIND: Record<ErrorKind, ExitCodeValue> = {
   usage: ExitCode.Usage,
   invalid_input: ExitCode.InvalidInput,
   target_unavailable: ExitCode.TargetUnavailable,
-  failed: ExitCode.Failed,
+  internal: ExitCode.Internal,
 };
 
 /** The exit code of one of mcptap's own errors (its code's kind); anything else is a bug of ours. */

@@ -25,12 +25,12 @@ export interface ExportFileOptions {
 export async function exportToFile(file: string, opts: ExportFileOptions): Promise<void> {
   if (opts.out !== undefined && opts.out !== '-' && isSqliteFile(opts.out)) {
     throw new McptapError(
-      'EXPORT_OUT_IS_RECORDING',
+      'MCPTAP_EXPORT_OUT_IS_RECORDING',
       `${opts.out} is a recording (SQLite), and --${opts.format} would replace it with ${opts.format.toUpperCase()}: give another OUT (e.g. tap.${opts.format}), or remove it first`,
     );
   }
   const clash = opts.out !== undefined && opts.out !== '-' ? inputPlaces([file]).get(samePlace(opts.out)) : undefined;
-  if (clash !== undefined) throw new McptapError('EXPORT_OUT_IS_RECORDING', `${opts.out} ${clash}: give another OUT`);
+  if (clash !== undefined) throw new McptapError('MCPTAP_EXPORT_OUT_IS_RECORDING', `${opts.out} ${clash}: give another OUT`);
   const store = openRecordingFile(file);
   try {
     const id = pickRecording(store, file, opts.recording);
@@ -40,7 +40,7 @@ export async function exportToFile(file: string, opts: ExportFileOptions): Promi
       return;
     }
     const replacing = statSync(opts.out, { throwIfNoEntry: false })?.isFile() === true;
-    await writeAtomically(opts.out, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, async (temp) => {
+    await writeAtomically(opts.out, { overwrite: true, code: 'MCPTAP_EXPORT_WRITE_FAILED' }, async (temp) => {
       const stream = createWriteStream(temp);
       await writeAll(stream, chunks);
       stream.end();

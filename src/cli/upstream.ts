@@ -8,10 +8,10 @@ import { openTapPipeline } from '../pipeline/tap-pipeline.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { McptapError } from '../errors.js';
 import { ExitCode } from './exit-codes.js';
-import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, recordingFromFlags } from './tap-flags.js';
 import { telemetryConfigFromOptions } from './telemetry-options.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
-import { parseDurationMs } from '../load/duration.js';
+import { parseDurationMs } from '../data-file/duration.js';
 
 /**
  * A tap's timeout flag: milliseconds as a bare integer (the flag's unit, as its help says), or a

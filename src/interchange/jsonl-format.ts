@@ -117,7 +117,7 @@ export interface LinePlace {
 }
 
 export function importError(at: LinePlace, field: string, message: string): McptapError {
-  return new McptapError('IMPORT_INVALID', `${at.file}:${at.line}: ${field}: ${message}`);
+  return new McptapError('MCPTAP_IMPORT_INVALID', `${at.file}:${at.line}: ${field}: ${message}`);
 }
 
 type Obj = Record<string, unknown>;

@@ -42,7 +42,7 @@ export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonl
   const it = opts.lines[Symbol.asyncIterator]();
   const place = (line: number) => ({ file: opts.file, line });
   const first = await nextContentLine(it, 0);
-  if (!first) throw new McptapError('IMPORT_INVALID', `${opts.file}:1: (line): empty file (expected the header {"mcptap":"jsonl","version":1})`);
+  if (!first) throw new McptapError('MCPTAP_IMPORT_INVALID', `${opts.file}:1: (line): empty file (expected the header {"mcptap":"jsonl","version":1})`);
   const header = decodeHeader(first.text, place(first.line));
   // The recording starts when the header says, else at the first line: read it before the recording row is written.
   let next = await nextContentLine(it, first.line);
@@ -70,7 +70,8 @@ export async function importJsonl(opts: ImportJsonlOptions): Promise<ImportJsonl
   }
   const s = recorder.stats();
   const lost = s.droppedQueue + s.droppedWrite + s.errors;
-  if (pipeline.errors > 0 || lost > 0) throw new McptapError('IMPORT_INVALID', `${opts.file}: the recording could not take every line (${lost} events lost)`);
+  if (pipeline.errors > 0 || lost > 0)
+    throw new McptapError('MCPTAP_IMPORT_INVALID', `${opts.file}: the recording could not take every line (${lost} events lost)`);
   return { recordingId: recorder.recordingId, lines: lineNo, connections: feeder.connections };
 }
 

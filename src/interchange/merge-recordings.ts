@@ -56,7 +56,7 @@ function copyRecording(src: MergeSource, id: number, out: RecordingStore): Merge
     const r = out.writeEvents(to, batch);
     if (r.rejected > 0) {
       throw new McptapError(
-        'MERGE_RECORDINGS_INVALID',
+        'MCPTAP_MERGE_RECORDINGS_INVALID',
         `${src.file}: recording ${id}: ${r.rejected} events could not be copied (${r.firstError?.message ?? 'bad rows'})`,
       );
     }

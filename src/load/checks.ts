@@ -4,7 +4,7 @@
  * carries what it expected and what it got, for the report.
  */
 import type { CallRecord } from './drivers/driver.js';
-import { checkPathText, valueAt } from './check-path.js';
+import { checkPathText, valueAt } from '../data-file/check-path.js';
 import type { CheckKind, CheckSpec } from './scenario.js';
 import type { CheckVerdict } from './sample.js';
 

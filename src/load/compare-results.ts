@@ -33,7 +33,7 @@ const METRICS: readonly CompareMetric[] = ['p50', 'p95', 'p99', 'errors', 'rate'
 
 /**
  * `p95=+20%,p99=+5ms,errors=+1%,rate=-10%`. Latency takes `+N%` or `+Nms`/`+Ns`; errors `+N%`
- * (percentage points); rate `-N%`. Throws COMPARE_BAD_TOLERANCE naming the bad part.
+ * (percentage points); rate `-N%`. Throws MCPTAP_COMPARE_BAD_TOLERANCE naming the bad part.
  */
 export function parseTolerances(spec: string): Tolerances {
   const out: Tolerances = {};
@@ -42,7 +42,7 @@ export function parseTolerances(spec: string): Tolerances {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const m = /^([a-z0-9]+)\s*=\s*([+-]?)(\d+(?:\.\d+)?)\s*(%|ms|s|us)?$/.exec(part);
-    const bad = (why: string) => new McptapError('COMPARE_BAD_TOLERANCE', `--max-regression: "${part}": ${why} (e.g. ${DEFAULT_TOLERANCE_SPEC})`);
+    const bad = (why: string) => new McptapError('MCPTAP_COMPARE_BAD_TOLERANCE', `--max-regression: "${part}": ${why} (e.g. ${DEFAULT_TOLERANCE_SPEC})`);
     if (!m) throw bad('write METRIC=+N% (or +Nms for latency)');
     const [, name, sign, num, unit] = m;
     if (!(METRICS as readonly string[]).includes(name!)) throw bad(`unknown metric; one of ${METRICS.join(', ')}`);

@@ -43,10 +43,10 @@ async function loadRows(spec: DataSpec): Promise<Row[]> {
     text = await readFile(spec.file, 'utf8');
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : (err as Error).message;
-    throw new McptapError('LOAD_DATA_MISSING', `data set "${spec.name}": the file ${spec.file} ${why}.`);
+    throw new McptapError('MCPTAP_LOAD_DATA_MISSING', `data set "${spec.name}": the file ${spec.file} ${why}.`);
   }
   const rows = spec.format === 'csv' ? parseCsv(text, spec) : parseJsonl(text, spec);
-  if (rows.length === 0) throw new McptapError('LOAD_DATA_EMPTY', `data set "${spec.name}": ${spec.file} has no rows.`);
+  if (rows.length === 0) throw new McptapError('MCPTAP_LOAD_DATA_EMPTY', `data set "${spec.name}": ${spec.file} has no rows.`);
   return rows;
 }
 
@@ -58,10 +58,10 @@ function parseJsonl(text: string, spec: DataSpec): Row[] {
     try {
       v = JSON.parse(line);
     } catch (err) {
-      throw new McptapError('LOAD_DATA_INVALID', `${spec.file}:${i + 1}: not JSON (${(err as Error).message}).`);
+      throw new McptapError('MCPTAP_LOAD_DATA_INVALID', `${spec.file}:${i + 1}: not JSON (${(err as Error).message}).`);
     }
     if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-      throw new McptapError('LOAD_DATA_INVALID', `${spec.file}:${i + 1}: each line must be a JSON object.`);
+      throw new McptapError('MCPTAP_LOAD_DATA_INVALID', `${spec.file}:${i + 1}: each line must be a JSON object.`);
     }
     rows.push(v as Row);
   }
@@ -77,7 +77,7 @@ export function parseCsv(text: string, spec: Pick<DataSpec, 'file'> = { file: 'c
     .filter((r) => !(r.length === 1 && r[0] === ''))
     .map((r, i) => {
       if (r.length !== header.length) {
-        throw new McptapError('LOAD_DATA_INVALID', `${spec.file}: record ${i + 2} has ${r.length} fields, the header has ${header.length}.`);
+        throw new McptapError('MCPTAP_LOAD_DATA_INVALID', `${spec.file}: record ${i + 2} has ${r.length} fields, the header has ${header.length}.`);
       }
       return Object.fromEntries(header.map((h, j) => [h, r[j]]));
     });

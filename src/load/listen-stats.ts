@@ -9,9 +9,9 @@
  * one stream (same method, firing time and sequence number) is a duplicate, counted apart.
  */
 import { isRecord, type JsonRpcMessage } from '../model/jsonrpc.js';
-import { decodeHistogram, encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from './histogram.js';
+import { decodeHistogram, encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../util/histogram.js';
 
-import { FIRED_AT_META, SEQ_META as FIRED_SEQ_META } from '../reference/notification-hub.js';
+import { FIRED_AT_META, SEQ_META as FIRED_SEQ_META } from '../protocol/mcptap-meta.js';
 
 export const ACK_METHOD = 'notifications/subscriptions/acknowledged';
 

@@ -1,12 +1,12 @@
 /**
  * The JSON result of a load run, built so that results from several processes or machines merge
  * exactly: counters are sums and histograms are HDR histograms in their compressed base64 form
- * (same layout everywhere, see histogram.ts). Summaries next to them are for humans and are
+ * (same layout everywhere, see util/histogram.ts). Summaries next to them are for humans and are
  * recomputed after every merge; the encoded histograms are the truth.
  */
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
 import type { CheckResult } from './check-stats.js';
-import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from './histogram.js';
+import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from '../util/histogram.js';
 import type { ListenResult } from './listen-stats.js';
 import { addCounters, emptyCounters, SSE_SERIES, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import type { ScenarioPlan } from './scenario-plan.js';
@@ -14,8 +14,8 @@ import type { ResultSeries } from './series.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
-export type { EncodedHistogram } from './histogram.js';
-export { encodeHist } from './histogram.js';
+export type { EncodedHistogram } from '../util/histogram.js';
+export { encodeHist } from '../util/histogram.js';
 
 export interface GroupResult {
   counters: GroupCounters;

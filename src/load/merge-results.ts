@@ -10,14 +10,14 @@ import { mergeListen } from './listen-stats.js';
 import { McptapError, type McptapErrorCode } from '../errors.js';
 import { mergeCancel } from './cancel-stats.js';
 import { mergeChecks } from './check-stats.js';
-import { decodeHistogram, newHistogram } from './histogram.js';
+import { decodeHistogram, newHistogram } from '../util/histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
 import { mergeSeries } from './series.js';
 import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
 
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
-  if (results.length === 0) throw new McptapError('MERGE_EMPTY', 'nothing to merge: give at least one result file');
+  if (results.length === 0) throw new McptapError('MCPTAP_MERGE_EMPTY', 'nothing to merge: give at least one result file');
   const first = results[0]!;
   for (const r of results) checkCompatible(first, r);
   checkShards(results);
@@ -29,7 +29,7 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
 }
 
 function checkCompatible(a: LoadResult, b: LoadResult): void {
-  const bad = (why: string) => new McptapError('MERGE_MISMATCH', `cannot merge these results: ${why}`);
+  const bad = (why: string) => new McptapError('MCPTAP_MERGE_MISMATCH', `cannot merge these results: ${why}`);
   if (b.format !== RESULT_FORMAT) throw bad(`unknown result format "${String(b.format)}" (expected ${RESULT_FORMAT})`);
   if (a.scenario !== b.scenario) throw bad(`they come from different scenarios ("${a.scenario}" and "${b.scenario}")`);
   const layout = (r: LoadResult) => r.phases.map((p) => `${p.name}/${p.kind}`).join(',');
@@ -50,7 +50,7 @@ function checkDistinct(results: readonly LoadResult[]): void {
   const seen = new Set<string>();
   for (const r of results) {
     const run = `${r.startedAt}|${r.endedAt}|${JSON.stringify(r.shards)}`;
-    if (seen.has(run)) throw new McptapError('MERGE_MISMATCH', `cannot merge these results: the same result is given twice (started ${r.startedAt})`);
+    if (seen.has(run)) throw new McptapError('MCPTAP_MERGE_MISMATCH', `cannot merge these results: the same result is given twice (started ${r.startedAt})`);
     seen.add(run);
   }
 }
@@ -64,18 +64,18 @@ function checkShards(results: readonly LoadResult[]): void {
   const bad = (code: McptapErrorCode, why: string) => new McptapError(code, `cannot merge these results: ${why}`);
   const shards = results.flatMap((r) => r.shards);
   const counts = new Set(shards.map((s) => s.count));
-  if (counts.size > 1) throw bad('MERGE_MIXED_SHARDS', `they are shards of differently split runs (${[...counts].map((c) => `of ${c}`).join(', ')})`);
+  if (counts.size > 1) throw bad('MCPTAP_MERGE_MIXED_SHARDS', `they are shards of differently split runs (${[...counts].map((c) => `of ${c}`).join(', ')})`);
   const count = shards[0]?.count ?? 1;
   if (count === 1) return;
   const seen = new Set<number>();
   for (const s of shards) {
-    if (seen.has(s.index)) throw bad('MERGE_DUPLICATE_SHARD', `shard ${s.index}/${count} appears twice`);
+    if (seen.has(s.index)) throw bad('MCPTAP_MERGE_DUPLICATE_SHARD', `shard ${s.index}/${count} appears twice`);
     seen.add(s.index);
   }
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seen.has(i));
   if (missing.length > 0)
     throw bad(
-      'MERGE_MISSING_SHARD',
+      'MCPTAP_MERGE_MISSING_SHARD',
       `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
     );
 }

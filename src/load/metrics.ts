@@ -7,7 +7,7 @@
  * timeout, …), `http` by status (every status, 2xx included), `jsonrpc` by error code, `toolErrors`
  * (`isError: true`), `violations` by kind, `checkFailures`.
  */
-import { newHistogram, recordUs, type Histogram } from './histogram.js';
+import { newHistogram, recordUs, type Histogram } from '../util/histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import { CheckStats } from './check-stats.js';
 import type { Sample } from './sample.js';
@@ -125,7 +125,7 @@ export interface PhaseStats {
 
 /**
  * Told of what {@link LoadMetrics} counts, as it counts it, with the phase running then (live
- * metrics: src/telemetry/load-live-metrics.ts). Must not throw; called on the hot path.
+ * metrics: src/load/report/live-metrics.ts). Must not throw; called on the hot path.
  */
 export interface LoadObserver {
   sample(s: Sample, phase: PhaseStats | undefined): void;

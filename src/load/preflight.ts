@@ -7,7 +7,7 @@
  */
 import { McptapError } from '../errors.js';
 import type { StepSpec } from './scenario.js';
-import { nearest } from './validation.js';
+import { nearest } from '../data-file/validation.js';
 
 /** The lists a server can be asked for, by what they hold. */
 export type NameList = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
@@ -47,28 +47,28 @@ export function listsNeeded(n: NamedInScenario): NameList[] {
 }
 
 /**
- * Throws LOAD_UNKNOWN_TOOL, LOAD_UNKNOWN_PROMPT or LOAD_UNKNOWN_RESOURCE (exit 4) for the first kind
+ * Throws MCPTAP_LOAD_UNKNOWN_TOOL, MCPTAP_LOAD_UNKNOWN_PROMPT or MCPTAP_LOAD_UNKNOWN_RESOURCE (exit 4) for the first kind
  * with a missing name. A list the server did not give (undefined) is not checked.
  */
 export function checkNamed(named: NamedInScenario, listed: Partial<Record<NameList, string[]>>, target: string): void {
   if (listed.tools) checkTools(named.tools, listed.tools, target);
-  if (listed.prompts) checkList('prompt', 'LOAD_UNKNOWN_PROMPT', named.prompts, listed.prompts, target);
+  if (listed.prompts) checkList('prompt', 'MCPTAP_LOAD_UNKNOWN_PROMPT', named.prompts, listed.prompts, target);
   if (listed.resources) {
     const templates = (listed.resourceTemplates ?? []).map(templatePattern);
     const missing = named.resources.filter((u) => !templates.some((t) => t.test(u)));
     const hint = templates.length ? ` and none of its ${templates.length} resource template(s) matches it` : '';
-    checkList('resource', 'LOAD_UNKNOWN_RESOURCE', missing, listed.resources, target, hint);
+    checkList('resource', 'MCPTAP_LOAD_UNKNOWN_RESOURCE', missing, listed.resources, target, hint);
   }
 }
 
-/** Throws LOAD_UNKNOWN_TOOL (exit 4) naming the first missing tool and the nearest listed one. */
+/** Throws MCPTAP_LOAD_UNKNOWN_TOOL (exit 4) naming the first missing tool and the nearest listed one. */
 export function checkTools(named: readonly string[], listed: readonly string[], target: string): void {
-  checkList('tool', 'LOAD_UNKNOWN_TOOL', named, listed, target);
+  checkList('tool', 'MCPTAP_LOAD_UNKNOWN_TOOL', named, listed, target);
 }
 
 function checkList(
   kind: 'tool' | 'prompt' | 'resource',
-  code: 'LOAD_UNKNOWN_TOOL' | 'LOAD_UNKNOWN_PROMPT' | 'LOAD_UNKNOWN_RESOURCE',
+  code: 'MCPTAP_LOAD_UNKNOWN_TOOL' | 'MCPTAP_LOAD_UNKNOWN_PROMPT' | 'MCPTAP_LOAD_UNKNOWN_RESOURCE',
   named: readonly string[],
   listed: readonly string[],
   target: string,

@@ -55,7 +55,7 @@ export async function loadRecordedTraffic(src: RecordingSource): Promise<Recorde
   const store = RecordingStore.open(src.file);
   try {
     const id = src.recording ?? store.latestRecordingId();
-    if (id === undefined) throw new McptapError('LOAD_RECORDING_EMPTY', `the recording ${src.file} holds no recordings`);
+    if (id === undefined) throw new McptapError('MCPTAP_LOAD_RECORDING_EMPTY', `the recording ${src.file} holds no recordings`);
     if (src.recording !== undefined && !store.getRecording(id)) {
       const ids = store.listRecordings().map((r) => r.id);
       throw new McptapError(
@@ -68,7 +68,7 @@ export async function loadRecordedTraffic(src: RecordingSource): Promise<Recorde
       // an orphaned exchange is a response nobody asked for: there is no request to send
       .filter((ex) => ex.direction === 'c2s' && ex.state !== 'orphaned' && !LIFECYCLE.has(ex.method))
       .sort((a, b) => a.startUs - b.startUs || a.rowid - b.rowid);
-    if (requests.length === 0) throw new McptapError('LOAD_RECORDING_EMPTY', `recording ${id} of ${src.file} has no client requests to replay`);
+    if (requests.length === 0) throw new McptapError('MCPTAP_LOAD_RECORDING_EMPTY', `recording ${id} of ${src.file} has no client requests to replay`);
     const t0 = requests[0]!.startUs;
     const calls = requests.map((ex): RecordedCall => {
       const { params, progress } = cleanParams((ex.request as { params?: unknown }).params);

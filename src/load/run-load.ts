@@ -6,7 +6,7 @@
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { DataTables } from './data-tables.js';
-import type { Driver, DriverSink } from './drivers/driver.js';
+import type { Driver, SampleRecorder } from './drivers/driver.js';
 import { HttpDriver } from './drivers/http-driver.js';
 import { LanePool } from './drivers/lane-pool.js';
 import { StdioDriver } from './drivers/stdio-driver.js';
@@ -54,7 +54,7 @@ export interface RunLoadOptions {
   /** `listen` steps: called with the number of streams ready so far (acknowledged / GET 200). */
   onListenReady?: (ready: number) => void;
   /** Use this driver instead of the scenario's target (simulations, tests). */
-  driverFactory?: (sink: DriverSink) => Promise<Driver>;
+  driverFactory?: (samples: SampleRecorder) => Promise<Driver>;
   /** Live metrics: told of every sample as it is counted (see {@link LoadRunObserver}). */
   observer?: LoadRunObserver;
 }
@@ -195,9 +195,9 @@ function untilStopped<T extends { close(): Promise<void> }>(connecting: Promise<
 }
 
 async function runPhases(scenario: Scenario, target: RunningTarget | undefined, d: PhaseDeps): Promise<Ran> {
-  const sink: DriverSink = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k, d.clock.nowUs()) };
+  const samples: SampleRecorder = { record: (s) => d.metrics.record(s), violation: (k) => d.metrics.recordViolation(k, d.clock.nowUs()) };
   const driver = await untilStopped(
-    d.driverFactory ? d.driverFactory(sink) : connectDriver(scenario, target!, d.clock, d.logger, sink, d.signal, d.traffic),
+    d.driverFactory ? d.driverFactory(samples) : connectDriver(scenario, target!, d.clock, d.logger, samples, d.signal, d.traffic),
     d.signal,
   );
   try {
@@ -246,7 +246,7 @@ async function preflight(driver: Driver, d: PhaseDeps): Promise<void> {
 }
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {
-  if (t.kind !== 'http') throw new McptapError('LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
+  if (t.kind !== 'http') throw new McptapError('MCPTAP_LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
   const era = await runRawPhases(scenario, { ...o, url: t.url, headers: t.headers });
   return { era, target: t.url, driver: 'raw' };
 }
@@ -256,12 +256,12 @@ async function connectDriver(
   t: RunningTarget,
   clock: Clock,
   logger: Logger,
-  sink: DriverSink,
+  samples: SampleRecorder,
   signal: AbortSignal | undefined,
   traffic: RecordedTraffic | undefined,
 ): Promise<Driver> {
   const client = clientSide(s.clientCapabilities, traffic);
-  const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, sink, ...(client ? { client } : {}) };
+  const common = { era: s.era, protocolVersion: s.protocolVersion, timeoutMs: s.timeoutMs, clock, samples, ...(client ? { client } : {}) };
   if (t.kind === 'http') {
     const openCap = Math.max(0, ...s.phases.map((p) => (p.kind === 'closed' ? p.vus : (p.maxInFlight ?? 100))));
     const connections = t.connections ?? Math.min(1024, Math.max(16, openCap));

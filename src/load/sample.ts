@@ -91,8 +91,8 @@ export function sampleFromTransportError(labels: SampleLabels, sentUs: number, e
 
 /**
  * The fields every sample has, as one object literal. Hot path (one per request): no object spread
- * here, because `{...labels, more}` costs ~15 µs on Node 20's V8 (a slow clone-then-define path),
- * about a tenth of a whole HTTP request.
+ * here, because `{...labels, more}` takes V8's slow clone-then-define path
+ * (docs/performance.md, "Figures moved from source comments").
  */
 function baseSample(
   l: SampleLabels,

@@ -1,7 +1,8 @@
 /** Validation of a step's `cancel:` block and a scripted call's `cancel` option (see {@link CancelSpec}). */
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from './duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../data-file/duration.js';
 import type { CancelSpec } from './scenario.js';
-import { issueLines, Reader, type Path } from './validation.js';
+import { issueLines, Reader, type Path } from '../data-file/validation.js';
+import { McptapError } from '../errors.js';
 
 const CANCEL = ['after', 'afterProgress', 'close', 'observe', 'grace', 'probe'];
 
@@ -38,7 +39,7 @@ export function validateCancel(r: Reader, v: unknown, p: Path, script = false): 
 export function scriptCancel(v: unknown): CancelSpec {
   const r = new Reader();
   const spec = validateCancel(r, v, ['cancel'], true);
-  if (!spec || r.issues.length) throw new Error(`ctx.call: bad cancel option:\n${issueLines('script', r.issues)}`);
+  if (!spec || r.issues.length) throw new McptapError('MCPTAP_LOAD_SCENARIO_INVALID', `ctx.call: bad cancel option:\n${issueLines('script', r.issues)}`);
   return spec;
 }
 

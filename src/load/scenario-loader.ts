@@ -11,9 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { McptapError } from '../errors.js';
 import type { Scenario } from './scenario.js';
 import { validateScenario } from './scenario-validate.js';
-import { parseYamlSource } from './yaml-source.js';
+import { parseYamlSource } from '../data-file/yaml-source.js';
 
-export { yamlLocator } from './yaml-source.js';
+export { yamlLocator } from '../data-file/yaml-source.js';
 
 export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = {}): Promise<Scenario> {
   const abs = path.resolve(file);
@@ -26,8 +26,8 @@ export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = 
     return validateScenario(await importModule(abs, source), ctx);
   }
   if (existsSync(abs) && statSync(abs).isDirectory())
-    throw new McptapError('LOAD_SCENARIO_MISSING', `${source} is a directory: give a scenario file (.yaml/.yml, or .ts/.js)`);
-  throw new McptapError('LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`);
+    throw new McptapError('MCPTAP_LOAD_SCENARIO_MISSING', `${source} is a directory: give a scenario file (.yaml/.yml, or .ts/.js)`);
+  throw new McptapError('MCPTAP_LOAD_SCENARIO_TYPE', `${source}: unknown scenario file type; use .yaml/.yml, or .ts/.js exporting defineScenario(...)`);
 }
 
 async function readText(abs: string, source: string): Promise<string> {
@@ -35,13 +35,16 @@ async function readText(abs: string, source: string): Promise<string> {
     return await readFile(abs, 'utf8');
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new McptapError('LOAD_SCENARIO_MISSING', `cannot read the scenario ${source}: ${why}`);
+    throw new McptapError('MCPTAP_LOAD_SCENARIO_MISSING', `cannot read the scenario ${source}: ${why}`);
   }
 }
 
 /** Parse YAML text and validate it; messages point at lines of `source`. */
 export function loadYaml(text: string, ctx: { source: string; baseDir: string; driver?: 'raw' }): Scenario {
-  const { value, locate } = parseYamlSource(text, (line, what) => new McptapError('LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`));
+  const { value, locate } = parseYamlSource(
+    text,
+    (line, what) => new McptapError('MCPTAP_LOAD_SCENARIO_YAML', `${ctx.source}:${line}: not valid YAML: ${what}`),
+  );
   return validateScenario(value, { ...ctx, locate });
 }
 
@@ -54,14 +57,14 @@ async function importModule(abs: string, source: string): Promise<unknown> {
     } else mod = (await import(pathToFileURL(abs).href)) as typeof mod;
   } catch (err) {
     const msg = (err as Error)?.message?.split('\n')[0] ?? String(err);
-    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the scenario module failed to load: ${msg}`);
+    throw new McptapError('MCPTAP_LOAD_SCENARIO_MODULE', `${source}: the scenario module failed to load: ${msg}`);
   }
   let value = mod.default ?? mod.scenario;
   // A .ts file outside an ESM package is compiled to CommonJS: its default export arrives wrapped.
   const wrapped = value as { default?: unknown; target?: unknown } | undefined;
   if (wrapped && typeof wrapped === 'object' && wrapped.default !== undefined && wrapped.target === undefined) value = wrapped.default;
   if (value === undefined) {
-    throw new McptapError('LOAD_SCENARIO_MODULE', `${source}: the module must \`export default defineScenario({...})\``);
+    throw new McptapError('MCPTAP_LOAD_SCENARIO_MODULE', `${source}: the module must \`export default defineScenario({...})\``);
   }
   return value;
 }

@@ -6,10 +6,11 @@
  */
 import path from 'node:path';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
-import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from './duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from '../data-file/duration.js';
 import type { ClosedPhase, EraChoice, OpenPhase, Phase, ReplayPhase, Scenario, ScriptedIteration, TargetSpec } from './scenario.js';
 import { validateData, validateSteps, validateThresholds } from './scenario-steps.js';
-import { isObj, Reader, scenarioError, type Locator, type Path } from './validation.js';
+import { McptapError } from '../errors.js';
+import { isObj, issueLines, Reader, type Issue, type Locator, type Path } from '../data-file/validation.js';
 
 export interface ValidateContext {
   /** File name for messages. */
@@ -328,4 +329,10 @@ function crossChecks(r: Reader, s: Scenario): void {
   const stdio = s.target.kind === 'stdio' || (s.target.kind === 'reference' && s.target.transport === 'stdio');
   if (stdio && s.sessionChurn > 0) r.fail(['session', 'churn'], 'session churn needs an HTTP target (a stdio process is one session)');
   if (s.era === 'modern' && s.sessionChurn > 0) r.fail(['session', 'churn'], 'the 2026-07-28 era has no sessions to churn');
+}
+
+/** One paragraph naming the file, and for each issue its line and field. */
+function scenarioError(source: string, issues: readonly Issue[], locate?: Locator): McptapError {
+  const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
+  return new McptapError('MCPTAP_LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${issueLines(source, issues, locate)}`);
 }

@@ -75,7 +75,7 @@ export type CheckKind =
   | { kind: 'noError' }
   | { kind: 'status'; status: number }
   | { kind: 'contains'; text: string }
-  /** `path`: segments of a JSON Pointer into the response (see check-path.ts). */
+  /** `path`: segments of a JSON Pointer into the response (see data-file/check-path.ts). */
   | { kind: 'path'; path: string[]; equals?: unknown; matches?: RegExp };
 
 /**

@@ -98,7 +98,7 @@ export class HttpMissForwarder implements MissForwarder {
     const result = r.response?.result;
     if (!isRecord(result))
       throw new McptapError(
-        'MOCK_UPSTREAM_UNAVAILABLE',
+        'MCPTAP_MOCK_UPSTREAM_UNAVAILABLE',
         `the upstream refused initialize (HTTP ${r.httpStatus ?? '?'}${r.response?.error ? `: ${r.response.error.message}` : ''})`,
       );
     const protocolVersion = typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;

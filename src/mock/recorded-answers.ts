@@ -54,7 +54,7 @@ export interface RecordedAnswers {
 
 /**
  * Reads the answered client requests of the given recordings (each in start order, the recordings
- * in the order given). MOCK_NO_EXCHANGES when there are none.
+ * in the order given). MCPTAP_MOCK_NO_EXCHANGES when there are none.
  */
 export function readRecordedAnswers(store: RecordingStore, recordingIds: readonly number[], label: string): RecordedAnswers {
   const answers: RecordedAnswer[] = [];
@@ -82,7 +82,7 @@ function* answeredRequests(
 
 function noAnswers(recordingIds: readonly number[], label: string, unanswered: number): McptapError {
   return new McptapError(
-    'MOCK_NO_EXCHANGES',
+    'MCPTAP_MOCK_NO_EXCHANGES',
     `${label}${recordingIds.length === 1 ? ` (recording ${recordingIds[0]})` : ''} holds no answered requests to serve${unanswered ? ` (${unanswered} never got a response)` : ''}. ` +
       'Record a session first, e.g. mcptap stdio --record FILE -- <server command>, and let the client make some calls.',
   );

@@ -3,7 +3,7 @@
  * monotonic origin), so the policy is tested on virtual time, as the correlator is.
  *
  * Indexing waits while traffic flows: until nothing was spooled for `quietMs`, or what waits is
- * `maxLagMs` old, or the spool is full (`pressed`: what waits for room would otherwise be dropped),
+ * `maxLagMs` old, or the spool is full (`waitingForRoom`: what waits for room would otherwise be dropped),
  * or the recording is closing. A niced process alone does not keep out of the way: on a busy
  * machine every wake-up of the forwarding threads would have to preempt it (docs/performance.md).
  * Once it works, it works in slices of `sliceMs`, looking at its messages in between.
@@ -16,15 +16,15 @@ export interface IndexScheduleOptions {
 
 export class IndexSchedule {
   private lastSpooledAt = 0;
-  private pressed = false;
+  private waitingForRoom = false;
   private behindSince: number | undefined;
   private closing = false;
 
   constructor(private readonly opts: IndexScheduleOptions) {}
 
-  /** The tap spooled more (`behind`: some of it is not indexed yet); `pressed`: batches wait for room. */
-  spooled(nowMs: number, behind: boolean, pressed = false): void {
-    this.pressed = pressed;
+  /** The tap spooled more (`behind`: some of it is not indexed yet); `waitingForRoom`: batches wait for room. */
+  spooled(nowMs: number, behind: boolean, waitingForRoom = false): void {
+    this.waitingForRoom = waitingForRoom;
     this.lastSpooledAt = nowMs;
     if (this.behindSince === undefined && behind) this.behindSince = nowMs;
   }
@@ -41,7 +41,7 @@ export class IndexSchedule {
 
   /** How long indexing should still wait (ms); 0: now. */
   holdOff(nowMs: number): number {
-    if (this.closing || this.pressed) return 0;
+    if (this.closing || this.waitingForRoom) return 0;
     const quietFor = nowMs - this.lastSpooledAt;
     if (quietFor >= this.opts.quietMs) return 0;
     if (this.behindSince !== undefined && nowMs - this.behindSince >= this.opts.maxLagMs) return 0;

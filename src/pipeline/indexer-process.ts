@@ -46,10 +46,10 @@ let finished = false;
 const early: ToIndexer[] = [];
 let onMessage: (m: ToIndexer) => void = (m) => early.push(m);
 let tapLeftEarly = false;
-/** The tap is closing ('hurry'): no more yielding, even if this process only now gets to read `start`. */
-let hurried = false;
+/** The tap is closing ('stop-yielding'): no more yielding, even if this process only now gets to read `start`. */
+let stoppedYielding = false;
 const data = await readStart();
-if (!hurried) lowerProcessPriority(data.nice);
+if (!stoppedYielding) lowerProcessPriority(data.nice);
 const maxLagMs = data.maxLagMs ?? 10_000;
 /** This process's slot of the tap's journal: how far the recording holds the spool (tap-journal.ts). */
 const journal = data.journal ? JournalSlot.open(data.journal, 'indexer', false) : undefined;
@@ -115,9 +115,9 @@ if (!sinks) {
   onDisconnect = tapGone;
   send({ type: 'ready' });
   onMessage = (m: ToIndexer) => {
-    if (m.type === 'start' || m.type === 'hurry') return;
+    if (m.type === 'start' || m.type === 'stop-yielding') return;
     if (!broken) end = Math.max(end, m.end);
-    schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.pressed === true);
+    schedule.spooled(performance.now(), end > reader.position, m.type === 'spooled' && m.waitingForRoom === true);
     if (m.type === 'close') {
       restorePriority();
       closing = { endedUs: m.endedUs };
@@ -144,8 +144,8 @@ function readStart(): Promise<IndexerStart> {
       while (got.length >= 4 && got.length >= 4 + got.readUInt32LE(0)) {
         const m = deserialize(got.subarray(4, 4 + got.readUInt32LE(0))) as ToIndexer;
         got = got.subarray(4 + got.readUInt32LE(0));
-        if (m.type === 'hurry') {
-          hurried = true;
+        if (m.type === 'stop-yielding') {
+          stoppedYielding = true;
           restorePriority();
         } else if (m.type !== 'start') onMessage(m);
         else if (!started) {

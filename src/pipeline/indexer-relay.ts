@@ -19,7 +19,7 @@ import { dirname } from 'node:path';
 import { fromWireError, McptapError, toWireError } from '../errors.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
-import { IndexerNews, RecordingIndexer, type IndexerSinkOptions } from './recording-indexer.js';
+import { IndexerState, RecordingIndexer, type IndexerSinkOptions } from './recording-indexer.js';
 import type { RecordingOptions } from './recording-options.js';
 import { SpoolWriter, spoolPlace, type SpoolHandover } from './spool.js';
 import type { IndexerCall, IndexerEvent } from './worker-wire.js';
@@ -115,7 +115,7 @@ export class TapSpool {
 
   /** What the worker asks of the indexer. */
   call(c: IndexerCall): void {
-    if (c.kind === 'spooled') this.indexer.spooledNow(c.end, c.pressed);
+    if (c.kind === 'spooled') this.indexer.spooledNow(c.end, c.waitingForRoom);
     else if (c.kind === 'abandon') this.indexer.abandon(c.why);
     else void this.indexer.close(c.end, c.endedUs, c.incomplete).then((lines) => this.toWorker?.({ kind: 'closed', lines }));
   }
@@ -124,8 +124,8 @@ export class TapSpool {
    * The tap is closing: the indexer, niced while traffic flowed, may start up at full priority now,
    * before the worker (still starting, perhaps) relays the close.
    */
-  hurry(): void {
-    this.indexer.hurry();
+  stopYielding(): void {
+    this.indexer.stopYielding();
   }
 
   /** Before an exit: an indexer that died unheard (a group signal while it loaded) is replaced now, on the same spool. */
@@ -147,7 +147,7 @@ export class TapSpool {
 }
 
 /** The worker's side: the indexer as {@link IndexerHandle}, through the tap's thread. */
-export class RelayedIndexer extends IndexerNews {
+export class RelayedIndexer extends IndexerState {
   constructor(
     private readonly call: (c: IndexerCall) => void,
     position: number,
@@ -158,8 +158,8 @@ export class RelayedIndexer extends IndexerNews {
     super(position);
   }
 
-  spooledNow(end: number, pressed = false): void {
-    this.call({ kind: 'spooled', end, pressed });
+  spooledNow(end: number, waitingForRoom = false): void {
+    this.call({ kind: 'spooled', end, waitingForRoom });
   }
 
   abandon(why: string): void {

@@ -18,7 +18,7 @@
  * closed and `closed` answered.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { toWireError, type McptapErrorCode } from '../errors.js';
+import { McptapError, toWireError, type McptapErrorCode } from '../errors.js';
 import { SeededSpanIds } from '../telemetry/seeded-span-ids.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { clockFromOrigin } from '../util/clock.js';
@@ -119,9 +119,8 @@ let recording: Recording | undefined;
 let spoolGiven = (): void => {};
 const spoolTaken = data.recording ? new Promise<void>((resolve) => (spoolGiven = resolve)) : Promise.resolve();
 // Messages are only queued in the port's handler and handled on the next turn: a sender posting
-// while this thread is inside a message handler can wait for the handler to return (measured
-// with a handler busy 3 ms per message: the sender's postMessage took up to 3.2 ms; with the
-// work moved out of the handler, at most 0.13 ms). They wait until the sinks are open.
+// while this thread is inside a message handler can wait for the handler to return
+// (docs/performance.md, "Figures moved from source comments"). They wait until the sinks are open.
 const inbox: ToWorker[] = [];
 let handle: (() => void) | undefined;
 port.on('message', (m: ToWorker) => {
@@ -198,7 +197,7 @@ function spoolWaiting(rec: Recording): void {
     const b = rec.waiting[0]!;
     try {
       // An indexer that has gone reads no further: what comes now is dropped (counted), not spooled.
-      if (!rec.indexer.alive) throw new Error('the recording indexer has stopped');
+      if (!rec.indexer.alive) throw new McptapError('MCPTAP_INDEXER', 'the recording indexer has stopped');
       if (!rec.spool.append(b.ops, b.bytes, rec.indexer.indexed)) break;
     } catch (err) {
       dropSpooled(rec, b.bytes.length, err as Error);
@@ -209,8 +208,8 @@ function spoolWaiting(rec: Recording): void {
     else send({ type: 'ack', seq: b.seq });
   }
   // Batches still waiting: the spool is full, and the indexer must not wait for a lull.
-  const pressed = rec.waiting.length > 0;
-  if (rec.spool.end > end || pressed) rec.indexer.spooled(rec.spool.end, pressed);
+  const waitingForRoom = rec.waiting.length > 0;
+  if (rec.spool.end > end || waitingForRoom) rec.indexer.spooled(rec.spool.end, waitingForRoom);
   else rec.spool.trim(rec.indexer.indexed, TRIM_SPOOL_BYTES);
   if (rec.waiting.length === 0) for (const resolve of rec.drained.splice(0)) resolve();
 }

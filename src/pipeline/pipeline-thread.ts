@@ -223,7 +223,7 @@ export class PipelineThread implements PipelineInput {
    */
   close(incomplete?: string): Promise<string[]> {
     this.closing ??= new Promise<string[]>((resolve) => {
-      this.tapSpool?.hurry();
+      this.tapSpool?.stopYielding();
       this.boot();
       this.flush();
       this.closedWith = resolve;

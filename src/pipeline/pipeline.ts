@@ -171,7 +171,7 @@ export class Pipeline implements PipelineInput {
     this.guard(() => this.emitAll(this.correlator.endStream(connectionId, streamId, end)));
   }
 
-  /** A protocol violation found by a tap (e.g. HTTP header checks). */
+  /** A long-lived stream (standalone GET, `subscriptions/listen`) opened or closed: emits `stream_opened`/`stream_closed`. */
   longStream(connectionId: string, streamId: string, edge: LongStreamEdge): void {
     this.guard(() => {
       const e = this.longStreams.edge(connectionId, streamId, edge);

@@ -8,9 +8,9 @@
  * pipeline-thread-entry.ts).
  *
  * A process, not a thread: niceness is per thread, and a worker thread's garbage is collected by
- * the V8 helper threads the whole process shares, at the forwarding thread's priority. Measured on
- * the stdio tap at 200 B: a niced indexer thread still cost about 10 us per exchange of un-niced
- * GC work. The child lowers every one of its own threads.
+ * the V8 helper threads the whole process shares, at the forwarding thread's priority, so a niced
+ * thread still takes un-niced GC time from the traffic (docs/performance.md, "The stdio tap with
+ * `--record`"). The child lowers every one of its own threads.
  *
  * Invariants: `ready` or `failed` comes exactly once, before anything else (a recording that
  * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
@@ -31,10 +31,10 @@ import { unreapedExit } from '../util/proc-exit.js';
 import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 import { SPOOLED_EVERY_MS } from './spooled-notices.js';
-import { IndexerNews } from './indexer-news.js';
+import { IndexerState } from './indexer-state.js';
 
 export { SPOOLED_EVERY_MS };
-export { IndexerNews, type IndexerHandle } from './indexer-news.js';
+export { IndexerState, type IndexerHandle } from './indexer-state.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
@@ -59,14 +59,14 @@ export interface IndexerStart {
 }
 
 /**
- * `spooled.pressed`: batches wait in the tap for room in the spool. Waiting for a lull then only
+ * `spooled.waitingForRoom`: batches wait in the tap for room in the spool. Waiting for a lull then only
  * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
  */
 export type ToIndexer =
   | IndexerStart
-  | { type: 'spooled'; end: number; pressed?: boolean }
+  | { type: 'spooled'; end: number; waitingForRoom?: boolean }
   /** Traffic is over (the tap is closing): back to the default priority, whatever the child is doing. */
-  | { type: 'hurry' }
+  | { type: 'stop-yielding' }
   | { type: 'close'; end: number; endedUs: number; incomplete?: string };
 
 export type FromIndexer =
@@ -100,10 +100,10 @@ const MAX_RESPAWNS = 3;
 /** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
 const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-export class RecordingIndexer extends IndexerNews {
+export class RecordingIndexer extends IndexerState {
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
-  private hurried = false;
+  private stoppedYielding = false;
   private child!: ChildProcess;
   private respawns = 0;
   private unrefd = false;
@@ -152,7 +152,7 @@ export class RecordingIndexer extends IndexerNews {
     });
     this.child = child;
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
-    if (child.pid !== undefined && !this.hurried) lowerChildPriority(child.pid, this.opts.nice ?? 19);
+    if (child.pid !== undefined && !this.stoppedYielding) lowerChildPriority(child.pid, this.opts.nice ?? 19);
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.exited(child, code, signal));
@@ -164,7 +164,7 @@ export class RecordingIndexer extends IndexerNews {
     if (this.unrefd) this.unref();
     const { start, spooled, close } = this.replay;
     this.post(start);
-    if (this.hurried) this.post({ type: 'hurry' });
+    if (this.stoppedYielding) this.post({ type: 'stop-yielding' });
     if (spooled) this.post(spooled);
     if (close) this.post(close);
     // The tap's side had gone already: this one completes the recording from the spool too.
@@ -202,9 +202,9 @@ export class RecordingIndexer extends IndexerNews {
   }
 
   /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
-  spooledNow(end: number, pressed = false): void {
+  spooledNow(end: number, waitingForRoom = false): void {
     if (this.dead || this.closing) return;
-    this.replay.spooled = { type: 'spooled', end, ...(pressed ? { pressed: true } : {}) };
+    this.replay.spooled = { type: 'spooled', end, ...(waitingForRoom ? { waitingForRoom: true } : {}) };
     this.post(this.replay.spooled);
     this.journaled(end);
   }
@@ -218,7 +218,7 @@ export class RecordingIndexer extends IndexerNews {
     this.closeEnd = end;
     this.journaled(end);
     if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
-    this.hurry();
+    this.stopYielding();
     this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
     this.post(this.replay.close);
   }
@@ -228,12 +228,12 @@ export class RecordingIndexer extends IndexerNews {
    * may still be loading, its helper threads niced with it), and it is told, so that it does not
    * lower itself when it reads `start` only now (it raises the threads it makes later itself).
    */
-  hurry(): void {
-    if (this.child.pid === undefined || this.dead || this.hurried) return;
-    this.hurried = true;
+  stopYielding(): void {
+    if (this.child.pid === undefined || this.dead || this.stoppedYielding) return;
+    this.stoppedYielding = true;
     restoreChildPriority(this.child.pid);
     // Released (stdin closed): the child raises itself, as when the tap is gone.
-    if (!this.child.stdin!.destroyed) this.post({ type: 'hurry' });
+    if (!this.child.stdin!.destroyed) this.post({ type: 'stop-yielding' });
   }
 
   /** Gives up on the child (it stopped making progress): the recording ends where it got to. */

@@ -33,6 +33,7 @@ import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node
 import { closeSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { McptapError } from '../errors.js';
 
 const HEADER = 32;
 /** Where the record's own logical position is in its header. */
@@ -41,8 +42,8 @@ const CIPHER = 'aes-256-ctr';
 /**
  * The cipher runs over a batch this much at a time. One pass over a whole batch (a megabyte or more
  * at 10 KB messages) is half as fast: its output is fresh memory the size of the batch (mapped and
- * page-faulted in on every call) and the pass runs out of cache. Measured with Node 20's OpenSSL on
- * the 2-core bench machine, aes-256-ctr: 1.3 GB/s in 1 MiB calls, 2.2-2.4 GB/s in 64-256 KiB calls.
+ * page-faulted in on every call) and the pass runs out of cache (docs/performance.md, "The stdio
+ * tap with `--record`").
  * CTR is a stream: pieces of one cipher give the same bytes as one call.
  */
 const CIPHER_PIECE = 64 * 1024;
@@ -171,7 +172,7 @@ export class SpoolWriter {
    */
   append(opsBuf: Buffer, bytes: Buffer, readerAt: number): boolean {
     const total = HEADER + opsBuf.length + bytes.length;
-    if (total > this.capacity) throw new Error(`a batch of ${total} bytes is larger than the spool (${this.capacity} bytes)`);
+    if (total > this.capacity) throw new McptapError('MCPTAP_SPOOL_FAILED', `a batch of ${total} bytes is larger than the spool (${this.capacity} bytes)`);
     if (this.at + total - readerAt > this.capacity) return false;
     const header = Buffer.alloc(HEADER);
     header.writeUInt32LE(opsBuf.length, 0);
@@ -243,7 +244,7 @@ export class SpoolReader {
   next(end: number): SpoolRecord | undefined {
     if (this.at + HEADER > end) return undefined;
     this.readAt(this.header, this.at);
-    if (!this.headerIsWhole()) throw new Error(`the spool record at ${this.at} is damaged`);
+    if (!this.headerIsWhole()) throw new McptapError('MCPTAP_SPOOL_FAILED', `the spool record at ${this.at} is damaged`);
     if (this.at + HEADER + this.header.readUInt32LE(0) + this.header.readUInt32LE(4) > end) return undefined;
     return this.body();
   }
@@ -304,7 +305,7 @@ function readFully(fd: number, into: Buffer, position: number): void {
   let got = 0;
   while (got < into.length) {
     const n = readSync(fd, into, got, into.length - got, position + got);
-    if (n === 0) throw new Error(`spool ends early at ${position + got}`);
+    if (n === 0) throw new McptapError('MCPTAP_SPOOL_FAILED', `spool ends early at ${position + got}`);
     got += n;
   }
 }
@@ -315,7 +316,7 @@ function writeAllAt(fd: number, parts: Buffer[], position: number): void {
   let written = writevSync(fd, parts, position);
   while (written < total) {
     const n = writevSync(fd, [Buffer.concat(parts, total).subarray(written)], position + written);
-    if (n <= 0) throw new Error('spool write made no progress');
+    if (n <= 0) throw new McptapError('MCPTAP_SPOOL_FAILED', 'spool write made no progress');
     written += n;
   }
 }

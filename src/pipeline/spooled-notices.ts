@@ -8,29 +8,29 @@ export const SPOOLED_EVERY_MS = 40;
 
 /**
  * "Spooled up to `end`", said at most once per {@link SPOOLED_EVERY_MS} (the first time at once,
- * then what came since in one message); becoming pressed is said at once.
+ * then what came since in one message); batches starting to wait for room are said at once.
  */
 export class SpooledNotices {
   private end = 0;
-  private pressed = false;
+  private waitingForRoom = false;
   private at = -Infinity;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly say: (end: number, pressed: boolean) => void) {}
+  constructor(private readonly say: (end: number, waitingForRoom: boolean) => void) {}
 
   /** The last end noted (said or not yet). */
   get last(): number {
     return this.end;
   }
 
-  note(end: number, pressed: boolean): void {
-    const nowPressed = pressed && !this.pressed;
+  note(end: number, waitingForRoom: boolean): void {
+    const nowWaiting = waitingForRoom && !this.waitingForRoom;
     this.end = end;
-    this.pressed = pressed;
-    if (this.timer && !nowPressed) return;
+    this.waitingForRoom = waitingForRoom;
+    if (this.timer && !nowWaiting) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    const wait = nowPressed ? 0 : this.at + SPOOLED_EVERY_MS - performance.now();
+    const wait = nowWaiting ? 0 : this.at + SPOOLED_EVERY_MS - performance.now();
     if (wait <= 0) this.sayNow();
     else {
       this.timer = setTimeout(this.sayNow, wait);
@@ -46,6 +46,6 @@ export class SpooledNotices {
   private readonly sayNow = (): void => {
     this.timer = undefined;
     this.at = performance.now();
-    this.say(this.end, this.pressed);
+    this.say(this.end, this.waitingForRoom);
   };
 }

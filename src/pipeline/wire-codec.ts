@@ -1,11 +1,9 @@
 /**
  * The worker wire's op codec: a batch's ops as compact binary rather than JSON.
  *
- * Why: at saturation the HTTP tap hands its pipeline thread three ops per exchange (request body,
- * response body, end of stream), about 840 bytes of JSON. JSON.stringify on the forwarding thread
- * and JSON.parse on the pipeline thread cost about 4 us each per exchange (measured on 150-op
- * batches taken from a live tap): more than a span's whole serialization. This codec knows the op
- * shapes, so it writes numbers as numbers and each distinct string once per batch (connection ids,
+ * Why: at saturation the HTTP tap hands its pipeline thread three ops per exchange, and JSON on
+ * both ends cost more than a span's whole serialization
+ * (docs/performance.md, "Figures moved from source comments"). This codec knows the op shapes, so it writes numbers as numbers and each distinct string once per batch (connection ids,
  * header names and values repeat from exchange to exchange); the rare ops (connection open and
  * close, anomalies, gaps) stay JSON inside it.
  *

@@ -64,7 +64,9 @@ export interface PipelineWorkerData {
 
 /** What the pipeline worker asks of the recording indexer, whose process the tap's thread owns (indexer-relay.ts). */
 export type IndexerCall =
-  { kind: 'spooled'; end: number; pressed: boolean } | { kind: 'close'; end: number; endedUs: number; incomplete?: string } | { kind: 'abandon'; why: string };
+  | { kind: 'spooled'; end: number; waitingForRoom: boolean }
+  | { kind: 'close'; end: number; endedUs: number; incomplete?: string }
+  | { kind: 'abandon'; why: string };
 
 /** What the recording indexer said, relayed to the pipeline worker. */
 export type IndexerEvent =

@@ -7,13 +7,15 @@
  * the first such pattern (it changes nothing for other regexps).
  */
 import { setFlagsFromString } from 'node:v8';
+import { McptapError } from '../errors.js';
 
 let enabled = false;
 
 /** A global regexp for `source` that runs in linear time; throws an Error saying why it cannot. */
 export function linearRegExp(source: string): RegExp {
   const unsupported = backtrackingOnly(source);
-  if (unsupported) throw new Error(`cannot run in linear time: ${unsupported} is not allowed (backreferences and lookaround never are)`);
+  if (unsupported)
+    throw new McptapError('MCPTAP_BAD_REGEXP', `cannot run in linear time: ${unsupported} is not allowed (backreferences and lookaround never are)`);
   if (!enabled) {
     setFlagsFromString('--enable-experimental-regexp-engine');
     enabled = true;
@@ -23,8 +25,11 @@ export function linearRegExp(source: string): RegExp {
   } catch (err) {
     const msg = (err as Error).message;
     if (/linear time/i.test(msg))
-      throw new Error('cannot run in linear time: a counted repetition may repeat at most 16 times ({16}, {15,}); write longer ones with + or *');
-    throw new Error(`not a valid regular expression: ${msg.replace(/^Invalid regular expression: /, '')}`);
+      throw new McptapError(
+        'MCPTAP_BAD_REGEXP',
+        'cannot run in linear time: a counted repetition may repeat at most 16 times ({16}, {15,}); write longer ones with + or *',
+      );
+    throw new McptapError('MCPTAP_BAD_REGEXP', `not a valid regular expression: ${msg.replace(/^Invalid regular expression: /, '')}`);
   }
 }
 

@@ -10,9 +10,9 @@
  *   patterns: ['sk-[A-Za-z0-9]{12,}']                         # regexps over strings and log lines
  */
 import { McptapError } from '../errors.js';
-import { issueLines, Reader, type Path } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
-import { parsePointer } from '../replay/json-pointer.js';
+import { issueLines, Reader, type Path } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
+import { parsePointer } from '../data-file/json-pointer.js';
 import { linearRegExp } from './linear-regexp.js';
 import type { RedactionRules } from './redactor.js';
 
@@ -21,15 +21,15 @@ const LISTS = ['paths', 'fields', 'headers', 'patterns'] as const;
 /** A header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Reads a rules file; REDACT_RULES_MISSING when it cannot be read, REDACT_RULES_INVALID when it is wrong. */
+/** Reads a rules file; MCPTAP_REDACT_RULES_MISSING when it cannot be read, MCPTAP_REDACT_RULES_INVALID when it is wrong. */
 export function loadRedactionRules(file: string): RedactionRules {
-  const text = readTextFile(file, (why) => new McptapError('REDACT_RULES_MISSING', `cannot read the redaction rules ${file}: ${why}`));
+  const text = readTextFile(file, (why) => new McptapError('MCPTAP_REDACT_RULES_MISSING', `cannot read the redaction rules ${file}: ${why}`));
   return parseRedactionRules(text, file);
 }
 
 export function parseRedactionRules(text: string, source: string): RedactionRules {
   const invalid = (detail: string) =>
-    new McptapError('REDACT_RULES_INVALID', `${source} is not a valid redaction rules file (see docs/redaction.md):\n${detail}`);
+    new McptapError('MCPTAP_REDACT_RULES_INVALID', `${source} is not a valid redaction rules file (see docs/redaction.md):\n${detail}`);
   const { value, locate } = parseYamlSource(text, (line, what) => invalid(`  ${source}:${line}: not valid YAML or JSON: ${what}`));
   const r = new Reader();
   const rules = readRules(value, r);

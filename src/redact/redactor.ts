@@ -8,7 +8,7 @@
  * `nextCursor` are not.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { matchesPattern, parsePointer, type Segments } from '../replay/json-pointer.js';
+import { matchesPattern, parsePointer, type Segments } from '../data-file/json-pointer.js';
 import { BACKSLASH, closingQuote, findQuote, followedByColon, jsonValueEnd, keyText, lowerAscii, unquote } from './json-scan.js';
 import { linearRegExp } from './linear-regexp.js';
 

@@ -11,11 +11,9 @@
  * so a listener can measure delivery delay from the moment the server fired it.
  */
 import type { ServerEventBus } from '@modelcontextprotocol/server';
+import { FIRED_AT_META, SEQ_META } from '../protocol/mcptap-meta.js';
 
 export type TriggerKind = 'tools' | 'prompts' | 'resources' | 'resource';
-
-export const FIRED_AT_META = 'io.mcptap/firedAtUs';
-export const SEQ_META = 'io.mcptap/seq';
 
 /** What a registered server instance can do with a notification. */
 export interface NotificationTarget {

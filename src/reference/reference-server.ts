@@ -31,5 +31,5 @@ export {
 export { resolveReference } from './reference-options.js';
 export { REFERENCE_TOOLS, MAX_DELAY_MS, MAX_PAYLOAD_KB, MAX_PROGRESS_STEPS, payloadText } from './reference-tools.js';
 export { WorkTracker, describeWork, type WorkStatus } from './work-tracker.js';
-export { NotificationHub, FIRED_AT_META, SEQ_META, TRIGGER_METHODS, type TriggerKind } from './notification-hub.js';
+export { NotificationHub, TRIGGER_METHODS, type TriggerKind } from './notification-hub.js';
 export { StallSchedule, stallDelayMs, parseStallSpec, type StallOptions } from './stall-schedule.js';

@@ -8,7 +8,7 @@ import type { StreamTimes } from '../model/stream-figures.js';
 import { isRecord, type JsonRpcMessage } from '../model/jsonrpc.js';
 import type { Outcome } from '../model/outcome.js';
 import type { StoredExchange } from '../store/types.js';
-import { formatPointer } from './json-pointer.js';
+import { formatPointer } from '../data-file/json-pointer.js';
 import { addedAllowed, normalise, rulesFor, toleranceAt, type MatchRule, type MatchRules, type RuleScope } from './rules.js';
 
 /** What the target did with one replayed request. */

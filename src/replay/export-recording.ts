@@ -11,7 +11,7 @@
  * for being fast) and stops at the first batch the collector did not take.
  */
 import { createHash } from 'node:crypto';
-import type { Redact } from '../sinks/otel-content.js';
+import type { Redact } from '../telemetry/otel-content.js';
 import type { RecordingStore } from '../store/recording-store.js';
 import type { RecordingInfo } from '../store/types.js';
 import { McptapError } from '../errors.js';

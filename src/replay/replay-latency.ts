@@ -3,7 +3,7 @@
  * exchange at a time, with bounded memory; with a `--max-slowdown` limit, the groups it judges slower
  * (slowdown.ts). Pure.
  */
-import { newHistogram, recordUs, type Histogram } from '../load/histogram.js';
+import { newHistogram, recordUs, type Histogram } from '../util/histogram.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures, type StreamFigure } from '../model/stream-figures.js';
 import { percentile } from '../store/summary.js';
 import type { StoredExchange } from '../store/types.js';

@@ -68,7 +68,7 @@ function stdioTarget(spec: Extract<TargetSpec, { transport: 'stdio' }>): ReplayT
         });
       } catch (err) {
         const why = err instanceof TransportError ? err.message : String(err);
-        throw new McptapError('REPLAY_TARGET_UNAVAILABLE', why);
+        throw new McptapError('MCPTAP_REPLAY_TARGET_UNAVAILABLE', why);
       }
       clients.push(client);
       return {

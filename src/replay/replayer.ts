@@ -337,7 +337,7 @@ class Replayer {
       const why = err
         ? `initialize failed: ${err.message} (${err.code})`
         : `initialize got no answer${res.httpStatus ? ` (HTTP ${res.httpStatus})${httpStatusHint('initialize', res.httpStatus)}` : ''}`;
-      throw new McptapError('REPLAY_TARGET_UNAVAILABLE', why);
+      throw new McptapError('MCPTAP_REPLAY_TARGET_UNAVAILABLE', why);
     }
     await this.sentInitialized(live);
   }

@@ -6,9 +6,9 @@
  * or index).
  */
 import { McptapError } from '../errors.js';
-import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../load/validation.js';
-import { parseYamlSource, readTextFile } from '../load/yaml-source.js';
-import { forEachMatch, isUnder, parsePointer, type Segments } from './json-pointer.js';
+import { issueLines, isObj, Reader, type Issue, type Locator, type Path } from '../data-file/validation.js';
+import { parseYamlSource, readTextFile } from '../data-file/yaml-source.js';
+import { forEachMatch, isUnder, parsePointer, type Segments } from '../data-file/json-pointer.js';
 import { linearRegExp } from '../redact/linear-regexp.js';
 
 export type NormaliserName = 'timestamp' | 'uuid' | 'duration';
@@ -167,14 +167,14 @@ const RULE_FIELDS = ['method', 'tool', 'path', 'with', ...ACTIONS] as const;
 
 /** Reads a rules file (YAML or JSON). Every problem is reported as `file:line: field: message`, exit 4. */
 export function loadRules(file: string): MatchRules {
-  const text = readTextFile(file, (why) => new McptapError('REPLAY_RULES_INVALID', `cannot read the rules file ${file}: ${why}`));
+  const text = readTextFile(file, (why) => new McptapError('MCPTAP_REPLAY_RULES_INVALID', `cannot read the rules file ${file}: ${why}`));
   return parseRules(text, file);
 }
 
 export function parseRules(text: string, source: string): MatchRules {
   const { value, locate } = parseYamlSource(
     text,
-    (line, what) => new McptapError('REPLAY_RULES_INVALID', `${source}:${line}: not valid YAML or JSON: ${what}`),
+    (line, what) => new McptapError('MCPTAP_REPLAY_RULES_INVALID', `${source}:${line}: not valid YAML or JSON: ${what}`),
   );
   const r = new Reader();
   const rules = readRules(value, r, (path) => {
@@ -270,5 +270,8 @@ function readAction(kind: (typeof ACTIONS)[number], o: Record<string, unknown>, 
 }
 
 function rulesError(source: string, issues: readonly Issue[], locate: Locator): McptapError {
-  return new McptapError('REPLAY_RULES_INVALID', `${source} is not a valid rules file (see docs/replay-rules.md):\n${issueLines(source, issues, locate)}`);
+  return new McptapError(
+    'MCPTAP_REPLAY_RULES_INVALID',
+    `${source} is not a valid rules file (see docs/replay-rules.md):\n${issueLines(source, issues, locate)}`,
+  );
 }

@@ -8,7 +8,7 @@
  * so then every pair must be. Fewer than `minSamples` pairs: no verdict.
  */
 import { McptapError } from '../errors.js';
-import { parseDurationMs } from '../load/duration.js';
+import { parseDurationMs } from '../data-file/duration.js';
 
 export interface SlowdownLimit {
   /** Replayed more than this times the recorded time. */
@@ -43,7 +43,7 @@ export function parseMaxSlowdown(v: string): { factor: number; floorUs?: number 
   const factor = Number(m[1]);
   if (!Number.isFinite(factor) || factor < 1) throw bad();
   if (m[2] === undefined) return { factor };
-  // The floor is a duration as scenario files write them (load/duration.ts), its unit required.
+  // The floor is a duration as scenario files write them (data-file/duration.ts), its unit required.
   const floorMs = /^[\s\d.]*$/.test(m[2]) ? undefined : parseDurationMs(m[2]);
   if (floorMs === undefined) throw bad();
   return { factor, floorUs: floorMs * 1000 };

@@ -56,7 +56,7 @@ export function openUpdateRecording(
     });
   } catch (err) {
     removeTemp(temp);
-    throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
+    throw new McptapError('MCPTAP_REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
   }
   const pipeline = new Pipeline({ clock, logger, tickMs: 0 });
   pipeline.addSink(recorder);
@@ -75,7 +75,10 @@ export function openUpdateRecording(
       const lost = recorder.stats();
       if (lost.droppedQueue + lost.droppedWrite > 0) {
         removeTemp(temp);
-        throw new McptapError('REPLAY_WRITE_FAILED', `--update ${file} not written: ${lost.droppedQueue + lost.droppedWrite} events could not be recorded`);
+        throw new McptapError(
+          'MCPTAP_REPLAY_WRITE_FAILED',
+          `--update ${file} not written: ${lost.droppedQueue + lost.droppedWrite} events could not be recorded`,
+        );
       }
       if (existsSync(file)) {
         if (!opts.overwrite) {
@@ -91,7 +94,7 @@ export function openUpdateRecording(
       } catch (err) {
         removeTemp(temp);
         if (text) removeTemp(text);
-        throw new McptapError('REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
+        throw new McptapError('MCPTAP_REPLAY_WRITE_FAILED', `cannot write --update ${file}: ${(err as Error).message}`);
       }
       removeTemp(temp); // its side files (the file itself was moved), or the recording a text baseline was written from
     },

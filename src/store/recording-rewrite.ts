@@ -92,7 +92,7 @@ export function rewriteRecording(path: string, redactor: Redactor, opts: Rewrite
     return result;
   } catch (err) {
     if (err instanceof McptapError) throw err;
-    throw new McptapError('REDACT_REWRITE_FAILED', `cannot redact ${path}: ${(err as Error).message}; the recording is unchanged`);
+    throw new McptapError('MCPTAP_REDACT_REWRITE_FAILED', `cannot redact ${path}: ${(err as Error).message}; the recording is unchanged`);
   } finally {
     if (original.open) original.close();
     for (const f of [work, `${work}-journal`, fresh, `${fresh}-journal`, `${fresh}-wal`, `${fresh}-shm`]) rmSync(f, { force: true });
@@ -111,7 +111,10 @@ function lockOriginal(path: string): Database {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY')
-      throw new McptapError('REDACT_RECORDING_IN_USE', `${path} is in use: a tap (or another mcptap command) has it open; redact it once the tap has ended`);
+      throw new McptapError(
+        'MCPTAP_REDACT_RECORDING_IN_USE',
+        `${path} is in use: a tap (or another mcptap command) has it open; redact it once the tap has ended`,
+      );
     throw err;
   }
 }

@@ -200,7 +200,7 @@ function forwardRewritten(from: Readable, to: Writable, rewriter: RequestLineRew
 }
 
 /** The exit code a shell would report for a process killed by `signal`. */
-export function exitCodeFor(result: StdioTapResult): number {
+export function serverExitCode(result: StdioTapResult): number {
   if (result.exitCode !== null) return result.exitCode;
   const num = result.signal ? (osConstants.signals as Record<string, number>)[result.signal] : undefined;
   return 128 + (num ?? 1);

@@ -1,9 +1,8 @@
 /**
  * One time limit for closing the telemetry, counted from the first close of any of its parts: the
  * pipeline closes the sinks (each waits for a final flush), then shutdown() stops the providers.
- * An OTLP endpoint that is down makes each export retry for seconds (measured: `mcptap http` took
- * 25 s to exit on SIGTERM with its endpoint gone, under a 5 s limit that covered only the second
- * step); a tap asked to stop must stop. Exports still pending at the deadline are abandoned.
+ * An OTLP endpoint that is down makes each export retry for seconds, so a limit per step let a
+ * stopped tap linger (docs/performance.md, "Figures moved from source comments"); a tap asked to stop must stop. Exports still pending at the deadline are abandoned.
  *
  * It ends early when waiting cannot help: every OTLP endpoint refused its connections and none was
  * ever reached (see endpoint-reachability.ts), so nothing pending can be delivered. An endpoint

@@ -30,9 +30,9 @@ import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@ope
 import type { Meter, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, type Sampler, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from '../sinks/otel-metrics-sink.js';
-import type { Redact } from '../sinks/otel-content.js';
-import { OtelSpanSink } from '../sinks/otel-span-sink.js';
+import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from './otel-metrics-sink.js';
+import type { Redact } from './otel-content.js';
+import { OtelSpanSink } from './otel-span-sink.js';
 import type { Sink } from '../sinks/sink.js';
 import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';

@@ -2,6 +2,8 @@
  * Logging goes to stderr only: the stdio tap's stdout belongs to the protocol. Loggers are passed
  * in through constructors; there is no global logger.
  */
+import { McptapError } from '../errors.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
@@ -19,7 +21,7 @@ export interface Logger {
 export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
   const min = ORDER[level];
   // An unknown level would compare false with everything and silence errors too.
-  if (min === undefined) throw new Error(`unknown log level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`);
+  if (min === undefined) throw new McptapError('MCPTAP_BAD_FLAG', `unknown log level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`);
   const at = (lvl: LogLevel) => (msg: string) => {
     if (ORDER[lvl] >= min) write(`mcptap ${lvl}: ${msg}\n`);
   };

@@ -1,7 +1,7 @@
 /**
  * Where a worker thread's entry module is. From the build (dist/) it is the compiled `<name>.js`
  * beside the calling module. From the TypeScript sources (vitest, tsx): the build's copy when no
- * source is newer than it (starting a thread through tsx costs ~0.4 s), else `<name>-tsx.mjs`,
+ * source is newer than it (starting a thread through tsx is slow), else `<name>-tsx.mjs`,
  * which registers tsx in the new thread and loads `<name>.ts`.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';

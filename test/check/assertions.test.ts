@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughTap } from '../helpers/tap-client.js';
 import { notesCommand } from '../helpers/notes-peer.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
-import { Reader } from '../../src/load/validation.js';
-import { parseYamlSource } from '../../src/load/yaml-source.js';
+import { Reader } from '../../src/data-file/validation.js';
+import { parseYamlSource } from '../../src/data-file/yaml-source.js';
 import { McptapError } from '../../src/errors.js';
 import { parseAssertions } from '../../src/check/assertions/parse-assertions.js';
 import { assertionsChecker } from '../../src/check/assertions/assertion-checker.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function load(yaml: string) {
-  const { value, locate } = parseYamlSource(yaml, (line, m) => new McptapError('CHECK_RULES_INVALID', `rules.yaml:${line}: ${m}`));
+  const { value, locate } = parseYamlSource(yaml, (line, m) => new McptapError('MCPTAP_CHECK_RULES_INVALID', `rules.yaml:${line}: ${m}`));
   const r = new Reader();
   const list = parseAssertions((value as { assertions: unknown }).assertions, r, ['assertions'], (p) => `rules.yaml:${locate(p, false)}`);
   return { list, issues: r.issues.map((i) => `${locate(i.path, !!i.atKey)}: ${i.message}`) };

@@ -161,7 +161,7 @@ describe('snapshot files', () => {
     try {
       readSnapshot(file);
     } catch (err) {
-      expect(err).toMatchObject({ name: 'McptapError', code: 'CHECK_SNAPSHOT_INVALID', kind: 'invalid_input' });
+      expect(err).toMatchObject({ name: 'McptapError', code: 'MCPTAP_CHECK_SNAPSHOT_INVALID', kind: 'invalid_input' });
     }
   });
 });

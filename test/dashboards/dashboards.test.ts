@@ -16,7 +16,7 @@ import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js'
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoadMetrics } from '../../src/load/metrics.js';
-import { LoadLiveMetrics } from '../../src/telemetry/load-live-metrics.js';
+import { LoadLiveMetrics } from '../../src/load/report/live-metrics.js';
 import {
   allInstrumentsEvents,
   allPanels,

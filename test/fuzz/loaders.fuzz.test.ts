@@ -120,34 +120,34 @@ const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 const baseDir = mkdtempSync(join(tmpdir(), 'mcptap-fuzz-'));
 
 describe('fuzz: data-file loaders', () => {
-  it('scenario files load or are refused with LOAD_SCENARIO_*', () => {
+  it('scenario files load or are refused with MCPTAP_LOAD_SCENARIO_*', () => {
     const samples = ['scenarios/demo.yaml', 'scenarios/open-ramp.yaml', 'scenarios/closed-model.yaml', 'scenarios/server-everything.yaml'].map(read);
     fuzz(
       'scenario loader: any text',
       fc.property(documents(SCENARIO_KEYS, samples), (text) => {
-        loadsOrRefuses(() => loadYaml(text, { source: 'fuzz.yaml', baseDir }), ['LOAD_SCENARIO_YAML', 'LOAD_SCENARIO_INVALID'], text);
+        loadsOrRefuses(() => loadYaml(text, { source: 'fuzz.yaml', baseDir }), ['MCPTAP_LOAD_SCENARIO_YAML', 'MCPTAP_LOAD_SCENARIO_INVALID'], text);
       }),
     );
   });
 
-  it('replay match rules load or are refused with REPLAY_RULES_INVALID; every replace regex is linear-time', () => {
+  it('replay match rules load or are refused with MCPTAP_REPLAY_RULES_INVALID; every replace regex is linear-time', () => {
     const samples = [read('docs/replay-rules.md').split('```yaml')[1]!.split('```')[0]!];
     fuzz(
       'match rules loader: any text',
       fc.property(documents(RULE_KEYS, samples), (text) => {
         let rules: ReturnType<typeof parseRules> | undefined;
-        loadsOrRefuses(() => (rules = parseRules(text, 'fuzz.yaml')), ['REPLAY_RULES_INVALID'], text);
+        loadsOrRefuses(() => (rules = parseRules(text, 'fuzz.yaml')), ['MCPTAP_REPLAY_RULES_INVALID'], text);
         for (const r of rules?.rules ?? []) if (r.action.kind === 'replace') assert.ok(r.action.regex.flags.includes('l'));
       }),
     );
   });
 
-  it('redaction rules load or are refused with REDACT_RULES_INVALID; every pattern is linear-time', () => {
+  it('redaction rules load or are refused with MCPTAP_REDACT_RULES_INVALID; every pattern is linear-time', () => {
     const samples = [read('docs/redaction.md').split('```yaml')[1]?.split('```')[0] ?? 'version: 1\npaths: [/params/arguments/note]\n'];
     fuzz(
       'redaction rules loader: any text',
       fc.property(documents(REDACT_KEYS, samples), (text) => {
-        loadsOrRefuses(() => parseRedactionRules(text, 'fuzz.yaml'), ['REDACT_RULES_INVALID'], text);
+        loadsOrRefuses(() => parseRedactionRules(text, 'fuzz.yaml'), ['MCPTAP_REDACT_RULES_INVALID'], text);
       }),
     );
   });

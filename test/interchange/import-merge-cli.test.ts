@@ -61,7 +61,7 @@ describe('mcptap import: bad input', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
-  it('a missing file: IMPORT_MISSING, exit 4', () => {
+  it('a missing file: MCPTAP_IMPORT_MISSING, exit 4', () => {
     const r = mcptap(['import', join(dir, 'nope.jsonl')]);
     expect([r.code, r.stderr.trim()]).toEqual([4, `mcptap: no such file: ${join(dir, 'nope.jsonl')}`]);
   });
@@ -139,7 +139,7 @@ describe('mcptap merge', () => {
     expect(show.stdout).toContain('tools/call');
   });
 
-  it('refuses an existing OUT without --force, and a bad input with MERGE_RECORDINGS_INVALID (exit 4)', () => {
+  it('refuses an existing OUT without --force, and a bad input with MCPTAP_MERGE_RECORDINGS_INVALID (exit 4)', () => {
     const out = join(dir, 'twice.db');
     expect(mcptap(['merge', out, a]).code).toBe(0);
     const again = mcptap(['merge', out, b]);

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/load/drivers/driver.js';
-import { newHistogram, recordUs, type Histogram } from '../../src/load/histogram.js';
+import { newHistogram, recordUs, type Histogram } from '../../src/util/histogram.js';
 import { runLoad } from '../../src/load/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { stallDelayMs } from '../../src/reference/stall-schedule.js';

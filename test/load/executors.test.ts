@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { arrivalOffsetSec, totalArrivals } from '../../src/load/executors/open-executor.js';
 import { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
-import { decodeHistogram, newHistogram, recordUs, sameCounts } from '../../src/load/histogram.js';
+import { decodeHistogram, newHistogram, recordUs, sameCounts } from '../../src/util/histogram.js';
 import type { LoadResult } from '../../src/load/load-result.js';
 import { mergeResults } from '../../src/load/merge-results.js';
 import { runLoad } from '../../src/load/run-load.js';

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareResults } from '../../src/load/compare-results.js';
 import { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
-import { decodeHistogram, newHistogram, recordUs } from '../../src/load/histogram.js';
+import { decodeHistogram, newHistogram, recordUs } from '../../src/util/histogram.js';
 import type { LoadResult } from '../../src/load/load-result.js';
 import { loadChartLibrary } from '../../src/load/report/chart-library.js';
 import { renderCompareHtml } from '../../src/load/report/compare-html.js';

@@ -17,7 +17,7 @@ import { McptapError } from '../../src/errors.js';
 import type { CallRecord } from '../../src/load/drivers/driver.js';
 import type { ShardSpec } from '../../src/load/executors/iteration.js';
 import { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
-import { decodeHistogram } from '../../src/load/histogram.js';
+import { decodeHistogram } from '../../src/util/histogram.js';
 import { mergeResults } from '../../src/load/merge-results.js';
 import type { LoadResult } from '../../src/load/load-result.js';
 import { loadRecordedTraffic, type RecordedTraffic } from '../../src/load/recording-mix.js';

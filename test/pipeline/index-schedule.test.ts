@@ -37,12 +37,12 @@ describe('IndexSchedule', () => {
     expect(s.holdOff(160)).toBe(40);
   });
 
-  it('starts at once when the spool is full (pressed) or the recording closes', () => {
-    const pressed = new IndexSchedule(opts);
-    pressed.spooled(1000, true, true);
-    expect(pressed.holdOff(1000)).toBe(0);
-    pressed.spooled(1040, true);
-    expect(pressed.holdOff(1040)).toBe(120);
+  it('starts at once when the spool is full (waitingForRoom) or the recording closes', () => {
+    const waitingForRoom = new IndexSchedule(opts);
+    waitingForRoom.spooled(1000, true, true);
+    expect(waitingForRoom.holdOff(1000)).toBe(0);
+    waitingForRoom.spooled(1040, true);
+    expect(waitingForRoom.holdOff(1040)).toBe(120);
     const closing = new IndexSchedule(opts);
     closing.spooled(1000, true);
     closing.close();

@@ -158,7 +158,7 @@ describe('recording through the spool', () => {
   it('a full spool: the indexer works through traffic that never lulls; otherwise it waits for a lull', async () => {
     // The worker's side, played by the test: records in a real spool, the real indexer process, and a
     // "spooled" message every 20 ms, so the traffic never looks quiet. What waits is never old enough
-    // either (MCPTAP_INDEX_LAG_MS 10 min): only `pressed` can start the indexing.
+    // either (MCPTAP_INDEX_LAG_MS 10 min): only `waitingForRoom` can start the indexing.
     const dir = tempDir();
     const db = join(dir, 'rec.db');
     const spool = spoolOfCalls(db, dir, 200);
@@ -166,15 +166,15 @@ describe('recording through the spool', () => {
     const indexer = indexerOn(spool, db, { maxLagMs: 600_000, onIndexed: (position) => (indexed = position) });
     await indexer.ready;
     /** Says "spooled" every 20 ms for `ms` or until all is indexed; how far indexing got. */
-    const flowing = async (ms: number, pressed: boolean) => {
+    const flowing = async (ms: number, waitingForRoom: boolean) => {
       for (const t0 = performance.now(); performance.now() - t0 < ms && indexed < spool.end;) {
-        indexer.spooled(spool.end, pressed);
+        indexer.spooled(spool.end, waitingForRoom);
         await new Promise((r) => setTimeout(r, 20));
       }
       return indexed;
     };
     try {
-      // Not pressed: traffic flows, so the indexer holds off (nothing indexed in 1.5 s).
+      // Nothing waits for room: traffic flows, so the indexer holds off (nothing indexed in 1.5 s).
       expect(await flowing(1500, false)).toBe(0);
       // Pressed: it indexes everything while the messages keep coming.
       expect(await flowing(30_000, true)).toBe(spool.end);

@@ -5,7 +5,7 @@ import { ROOT } from '../helpers/paths.js';
 import { McptapError } from '../../src/errors.js';
 import { parseRedactionRules } from '../../src/redact/redaction-rules.js';
 import { Redactor } from '../../src/redact/redactor.js';
-import { contentAttributes } from '../../src/sinks/otel-content.js';
+import { contentAttributes } from '../../src/telemetry/otel-content.js';
 import type { Exchange } from '../../src/model/exchange.js';
 
 const TOKEN = /^redacted:hmac-sha256:[0-9a-f]{16}$/;
@@ -99,7 +99,7 @@ describe('parseRedactionRules', () => {
       parseRedactionRules(text, 'rules.yaml');
     } catch (err) {
       expect(err).toBeInstanceOf(McptapError);
-      expect((err as McptapError).code).toBe('REDACT_RULES_INVALID');
+      expect((err as McptapError).code).toBe('MCPTAP_REDACT_RULES_INVALID');
       return (err as Error).message;
     }
     throw new Error('accepted');

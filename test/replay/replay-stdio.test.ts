@@ -158,7 +158,7 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     store.close();
     const r = await replay([file, ...outputs, '--', EVERYTHING, 'stdio']);
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/REPLAY_NO_EXCHANGES|no client requests to replay/);
+    expect(r.stderr).toMatch(/MCPTAP_REPLAY_NO_EXCHANGES|no client requests to replay/);
     noOutputs(['notes.txt', 'empty.db']);
   });
 

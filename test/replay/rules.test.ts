@@ -10,7 +10,7 @@ function rulesError(text: string): string {
     parseRules(text, 'rules.yaml');
   } catch (err) {
     expect(err).toBeInstanceOf(McptapError);
-    expect((err as McptapError).code).toBe('REPLAY_RULES_INVALID');
+    expect((err as McptapError).code).toBe('MCPTAP_REPLAY_RULES_INVALID');
     return (err as Error).message;
   }
   throw new Error('the rules were accepted');

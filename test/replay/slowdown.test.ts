@@ -140,7 +140,7 @@ describe('replay --max-slowdown', () => {
     expect(parseMaxSlowdown('2')).toEqual({ factor: 2 });
     expect(parseMaxSlowdown('1.5x,+50ms')).toEqual({ factor: 1.5, floorUs: 50_000 });
     expect(parseMaxSlowdown('3x, +1s')).toEqual({ factor: 3, floorUs: 1_000_000 });
-    // The floor reads as a scenario's durations do (load/duration.ts): every unit they know.
+    // The floor reads as a scenario's durations do (data-file/duration.ts): every unit they know.
     expect(parseMaxSlowdown('2x,+500us')).toEqual({ factor: 2, floorUs: 500 });
     expect(parseMaxSlowdown('2x,+1m')).toEqual({ factor: 2, floorUs: 60_000_000 });
     expect(slowdownLimit({ factor: 1.5, floorUs: 0 })).toEqual({ factor: 1.5, floorUs: 1000, minSamples: 3 });

@@ -21,7 +21,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { TapEvent } from '../../src/model/events.js';
-import { OtelSpanSink } from '../../src/sinks/otel-span-sink.js';
+import { OtelSpanSink } from '../../src/telemetry/otel-span-sink.js';
 import { DirectTracer, sdkSpanLimits, sdkTracerRequired } from '../../src/telemetry/direct-tracer.js';
 import { PresetIdGenerator } from '../../src/telemetry/preset-id-generator.js';
 import { samplerFor } from '../../src/telemetry/samplers.js';

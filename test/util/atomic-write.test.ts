@@ -34,7 +34,7 @@ describe('atomic output files', () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readlinkSync(link)).toBe(real);
     expect(readFileSync(real, 'utf8')).toBe('new\n');
-    await writeAtomically(link, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, (temp) => writeFileSync(temp, 'newer\n'));
+    await writeAtomically(link, { overwrite: true, code: 'MCPTAP_EXPORT_WRITE_FAILED' }, (temp) => writeFileSync(temp, 'newer\n'));
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8')).toBe('newer\n');
   });
@@ -48,7 +48,7 @@ describe('atomic output files', () => {
   });
 
   it('a directory is refused (usage), not met with EISDIR at the end', async () => {
-    const err = await writeAtomically(dir, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, () => undefined).catch((e: unknown) => e);
+    const err = await writeAtomically(dir, { overwrite: true, code: 'MCPTAP_EXPORT_WRITE_FAILED' }, () => undefined).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'MCPTAP_BAD_FLAG', message: `${dir} is a directory; give a file` });
   });
 
@@ -60,7 +60,7 @@ describe('atomic output files', () => {
     expect(await report).toBe('<testsuites/>\n');
     expect(lstatSync(fifo).isFIFO()).toBe(true);
     const copied = readPipe(fifo);
-    await writeAtomically(fifo, { overwrite: true, code: 'EXPORT_WRITE_FAILED' }, (temp) => writeFileSync(temp, '{"jsonl":1}\n'));
+    await writeAtomically(fifo, { overwrite: true, code: 'MCPTAP_EXPORT_WRITE_FAILED' }, (temp) => writeFileSync(temp, '{"jsonl":1}\n'));
     expect(await copied).toBe('{"jsonl":1}\n');
     expect(lstatSync(fifo).isFIFO()).toBe(true);
   });

@@ -6,8 +6,8 @@
  */
 import type { Exchange } from '../../model/exchange.js';
 import type { TapEvent } from '../../model/events.js';
-import { newHistogram, recordUs, summarize, type Histogram } from '../../load/histogram.js';
-import { formatDurationUs } from '../../load/duration.js';
+import { newHistogram, recordUs, summarize, type Histogram } from '../../util/histogram.js';
+import { formatDurationUs } from '../../data-file/duration.js';
 import type { Checker, CheckerFactory, Emit } from '../checker.js';
 import type { Finding, RuleInfo } from '../finding.js';
 import { passes, selects, valueOf, type Aggregate, type Assertion, type Expectation } from './assertion.js';

@@ -6,7 +6,7 @@
  */
 import type { Era, Exchange } from '../../model/exchange.js';
 import type { Outcome } from '../../model/outcome.js';
-import { valueAt } from '../../load/check-path.js';
+import { valueAt } from '../../data-file/check-path.js';
 import type { Severity } from '../finding.js';
 import { compare, type CompareOp as AnyCompareOp } from '../../util/compare-op.js';
 

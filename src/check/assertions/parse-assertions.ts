@@ -10,10 +10,10 @@
  *       preceded_by: { method: tools/list }
  */
 import { OUTCOMES, type Outcome } from '../../model/outcome.js';
-import { parseDurationMs } from '../../load/duration.js';
-import { type Path, type Reader } from '../../load/validation.js';
-import { parseCheckPath } from '../../load/check-path.js';
-import { parsePointer } from '../../replay/json-pointer.js';
+import { parseDurationMs } from '../../data-file/duration.js';
+import { type Path, type Reader } from '../../data-file/validation.js';
+import { parseCheckPath } from '../../data-file/check-path.js';
+import { parsePointer } from '../../data-file/json-pointer.js';
 import { AGGREGATES, type Aggregate, type Assertion, type CompareOp, type Expectation, type Selector, type ValueTest } from './assertion.js';
 
 const ASSERTION_KEYS = ['name', 'severity', 'select', 'preceded_by', 'expect'] as const;

@@ -4,7 +4,7 @@
  */
 import type { Emit } from '../checker.js';
 import type { Exchange } from '../../model/exchange.js';
-import { formatPointer } from '../../replay/json-pointer.js';
+import { formatPointer } from '../../data-file/json-pointer.js';
 import { paramsOf, spec, verdictOf, verdictText, whereOf, type Item, type Snapshot } from './contract-exchange.js';
 import { shown } from './schema-validators.js';
 import { CONTRACT } from './tool-contract-rules.js';

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { expectedOf } from '../ajv-issues.js';
-import { formatPointer, parsePointer } from '../../replay/json-pointer.js';
+import { formatPointer, parsePointer } from '../../data-file/json-pointer.js';
 
 // Ajv and ajv-formats are CommonJS; `require` gives their constructors without default-import games.
 const require = createRequire(import.meta.url);

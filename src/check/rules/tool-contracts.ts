@@ -9,7 +9,7 @@ import type { Checker, CheckerFactory, Emit, RuleSettings } from '../checker.js'
 import type { Finding, RuleInfo } from '../finding.js';
 import type { TapEvent } from '../../model/events.js';
 import type { Exchange } from '../../model/exchange.js';
-import { parsePointer } from '../../replay/json-pointer.js';
+import { parsePointer } from '../../data-file/json-pointer.js';
 import { DeclaredSurface, LIST_CHANGED, LISTS, type Declared } from './declared-surface.js';
 import { SchemaValidators, violations, type Violation } from './schema-validators.js';
 import { CONTRACT, TOOL_CONTRACT_RULES } from './tool-contract-rules.js';

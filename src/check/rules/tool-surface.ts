@@ -87,7 +87,7 @@ export function numberOption(settings: RuleSettings, ruleId: string, key: string
   const v = settings.get(ruleId)?.options?.[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new McptapError('CHECK_RULES_INVALID', `${ruleId}: option ${key} must be a positive number, got ${JSON.stringify(v)}`);
+    throw new McptapError('MCPTAP_CHECK_RULES_INVALID', `${ruleId}: option ${key} must be a positive number, got ${JSON.stringify(v)}`);
   }
   return v;
 }

@@ -103,7 +103,7 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
     flags.failOn,
     catalogue.map((r) => r.id),
   );
-  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif, snapshot: flags.snapshot }, 'CHECK_BAD_FLAG', [file]);
+  checkOutputPaths({ json: flags.json, junit: flags.junit, sarif: flags.sarif, snapshot: flags.snapshot }, 'MCPTAP_CHECK_BAD_FLAG', [file]);
   const rules = flags.rules === undefined ? { settings: new Map(), assertions: [] } : loadRuleSettings(flags.rules, catalogue);
   const factories = checkFactories(rules);
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
@@ -139,7 +139,7 @@ async function baselineSurface(file: string): Promise<Surface> {
   // Neither a snapshot nor JSONL: say what a baseline may be, not what a JSONL header looks like.
   if (existsSync(file) && !/^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(head))
     throw new McptapError(
-      'CHECK_SNAPSHOT_INVALID',
+      'MCPTAP_CHECK_SNAPSHOT_INVALID',
       `--baseline ${file}: not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)`,
     );
   const input = await openRecordingInput(file);
@@ -164,12 +164,13 @@ export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
     .map((s) => s.trim())
     .filter(Boolean)) {
     if (item === 'none' || (LEVELS as readonly string[]).includes(item)) {
-      if (level !== undefined && level !== item) throw new McptapError('CHECK_BAD_FLAG', `--fail-on takes one level, got ${level} and ${item}`);
+      if (level !== undefined && level !== item) throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `--fail-on takes one level, got ${level} and ${item}`);
       level = item as Severity | 'none';
     } else if (ruleIds.includes(item)) rules.add(item);
-    else throw new McptapError('CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
+    else throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
   }
-  if (level === undefined && rules.size === 0) throw new McptapError('CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note, none) or rule ids');
+  if (level === undefined && rules.size === 0)
+    throw new McptapError('MCPTAP_CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note, none) or rule ids');
   return { ...(level !== 'none' && { level: level ?? 'error' }), rules };
 }
 

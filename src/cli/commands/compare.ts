@@ -56,11 +56,11 @@ export function register(program: Command): void {
       const tolerances = parseTolerances(flags.maxRegression);
       const minSamples = Number(flags.minSamples);
       if (!Number.isInteger(minSamples) || minSamples < 1)
-        throw new McptapError('COMPARE_BAD_TOLERANCE', `--min-samples: ${flags.minSamples} is not a positive whole number`);
-      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [baselineFile, candidateFile]);
+        throw new McptapError('MCPTAP_COMPARE_BAD_TOLERANCE', `--min-samples: ${flags.minSamples} is not a positive whole number`);
+      checkOutputPaths(flags, 'MCPTAP_LOAD_BAD_OUTPUT', [baselineFile, candidateFile]);
       const [baseline, candidate] = await Promise.all([
-        readLoadResult(baselineFile, 'COMPARE_UNREADABLE'),
-        readLoadResult(candidateFile, 'COMPARE_UNREADABLE'),
+        readLoadResult(baselineFile, 'MCPTAP_COMPARE_UNREADABLE'),
+        readLoadResult(candidateFile, 'MCPTAP_COMPARE_UNREADABLE'),
       ]);
       const comparison = compareResults(baseline, candidate, { tolerances, minSamples, labels: [baselineFile, candidateFile] });
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
@@ -82,7 +82,7 @@ async function writeAtomically(flag: string, path: string, text: string): Promis
     await writeFileAtomic(path, text);
   } catch (err) {
     throw new McptapError(
-      'LOAD_WRITE_FAILED',
+      'MCPTAP_LOAD_WRITE_FAILED',
       `${flag} ${path}: cannot write the comparison (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     );
   }

@@ -6,7 +6,7 @@
  */
 import { startHttpTap, type HttpTap } from '../../tap/http-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
-import { closeObeyingSignals, pipelineTuning, printFromFlags, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-pipeline.js';
+import { closeObeyingSignals, pipelineTuning, printFromFlags, redactRulesFromFlags, recordingFromFlags, sayMetricsUrl, STOP_SIGNALS } from '../tap-flags.js';
 import { checkFromFlags } from '../check-flags.js';
 import { createLogger } from '../../util/logger.js';
 import { ExitCode } from '../exit-codes.js';

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_TAP_HOST, DEFAULT_HTTP_TAP_PORT } from '../../tap/http-tap.js';
-import { PRINT_OPTION_HELP, REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-pipeline.js';
+import { PRINT_OPTION_HELP, REDACT_OPTION_HELP, RECORDING_HELP } from '../tap-flags.js';
 import { CHECK_OPTION_HELP } from '../check-flags.js';
 import { addTelemetryOptions } from '../telemetry-options.js';
 import { logLevelOption } from '../log-level-option.js';

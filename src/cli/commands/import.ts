@@ -60,8 +60,9 @@ Examples:
 }
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
-  if (!existsSync(file)) throw new McptapError('IMPORT_MISSING', `no such file: ${file}`);
-  if (isSqliteFile(file)) throw new McptapError('IMPORT_INVALID', `${file} is a recording already (SQLite), not JSONL: to combine recordings use mcptap merge`);
+  if (!existsSync(file)) throw new McptapError('MCPTAP_IMPORT_MISSING', `no such file: ${file}`);
+  if (isSqliteFile(file))
+    throw new McptapError('MCPTAP_IMPORT_INVALID', `${file} is a recording already (SQLite), not JSONL: to combine recordings use mcptap merge`);
   const out = flags.into ?? `${file.replace(/\.jsonl$/i, '')}.db`;
   if (existsSync(out) && realpathSync(out) === realpathSync(file))
     throw new McptapError('MCPTAP_BAD_FLAG', `--into ${out} is the file being imported: give the recording another name`);

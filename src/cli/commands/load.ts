@@ -12,7 +12,7 @@ import { basename } from 'node:path';
 import { checkOutputPaths } from '../output-paths.js';
 import { Option, type Command } from 'commander';
 import { parseShard, type ShardSpec } from '../../load/executors/iteration.js';
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../data-file/duration.js';
 import type { LoadResult } from '../../load/load-result.js';
 import type { ProgressSnapshot } from '../../load/progress.js';
 import { loadChartLibrary } from '../../load/report/chart-library.js';
@@ -26,7 +26,7 @@ import { thresholdsPassed } from '../../load/threshold-eval.js';
 import { unjudgedMessage, unjudgedUnknownCancels } from '../../load/cancel-unjudged.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import type { Scenario } from '../../load/scenario.js';
-import { LoadLiveMetrics } from '../../telemetry/load-live-metrics.js';
+import { LoadLiveMetrics } from '../../load/report/live-metrics.js';
 import { createTelemetry, type Telemetry } from '../../telemetry/telemetry.js';
 import { addLoadMetricsOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { McptapError } from '../../errors.js';
@@ -106,7 +106,7 @@ Examples:
 
 async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   const shard = flags.shard ? parseShard(flags.shard) : undefined;
-  if (typeof shard === 'string') throw new McptapError('LOAD_BAD_SHARD', shard);
+  if (typeof shard === 'string') throw new McptapError('MCPTAP_LOAD_BAD_SHARD', shard);
   const lingerMs = metricsLingerMs(flags.metricsLinger);
   const scenario = await loadScenarioFile(file, flags.raw ? { driver: 'raw' } : {});
   if (scenario.from && !existsSync(scenario.from.file)) {
@@ -116,7 +116,7 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
       `${file}: from: no such recording file: ${scenario.from.file}. Record one first${demo}: mcptap stdio --record FILE -- SERVER..., or mcptap http --upstream URL --record FILE.`,
     );
   }
-  checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [file, ...scenario.data.map((d) => d.file), ...(scenario.from ? [scenario.from.file] : [])]);
+  checkOutputPaths(flags, 'MCPTAP_LOAD_BAD_OUTPUT', [file, ...scenario.data.map((d) => d.file), ...(scenario.from ? [scenario.from.file] : [])]);
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
   if (lingerMs > 0 && !telemetry.metricsUrl) logger.warn('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
@@ -141,9 +141,9 @@ async function startLiveMetrics(flags: LoadFlags, logger: Logger): Promise<Telem
 function metricsLingerMs(text: string | undefined): number {
   if (text === undefined) return 0;
   const bare = bareDurationNumber(text);
-  if (bare !== undefined) throw new McptapError('LOAD_BAD_FLAG', `--metrics-linger: ${bareDurationMessage(bare)}`);
+  if (bare !== undefined) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--metrics-linger: ${bareDurationMessage(bare)}`);
   const ms = parseDurationMs(text);
-  if (ms === undefined || ms < 0) throw new McptapError('LOAD_BAD_FLAG', `--metrics-linger: not a duration: ${text}`);
+  if (ms === undefined || ms < 0) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--metrics-linger: not a duration: ${text}`);
   return ms;
 }
 
@@ -198,7 +198,10 @@ export async function writeOutputs(result: LoadResult, flags: { json?: string; j
     try {
       await writeFile(path, text);
     } catch (err) {
-      throw new McptapError('LOAD_WRITE_FAILED', `${flag} ${path}: cannot write the result (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new McptapError(
+        'MCPTAP_LOAD_WRITE_FAILED',
+        `${flag} ${path}: cannot write the result (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
   };
   if (flags.json === '-') {
@@ -215,9 +218,9 @@ export async function writeOutputs(result: LoadResult, flags: { json?: string; j
 /** Shards started by a scheduler (CI matrix, Kubernetes) line up on a shared wall-clock time. */
 async function waitUntil(text: string): Promise<void> {
   const at = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(at)) throw new McptapError('LOAD_BAD_FLAG', `--start-at: not a time: ${text} (use ISO 8601 or epoch ms)`);
+  if (!Number.isFinite(at)) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--start-at: not a time: ${text} (use ISO 8601 or epoch ms)`);
   const wait = at - Date.now();
-  if (wait > 3_600_000) throw new McptapError('LOAD_BAD_FLAG', `--start-at ${text} is more than an hour away`);
+  if (wait > 3_600_000) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--start-at ${text} is more than an hour away`);
   if (wait > 0) {
     process.stderr.write(`mcptap: waiting ${(wait / 1000).toFixed(1)}s until ${new Date(at).toISOString()}\n`);
     await new Promise((r) => setTimeout(r, wait));
@@ -245,8 +248,8 @@ function progressWriter(flags: LoadFlags): ProgressWriter {
     };
   }
   const bare = bareDurationNumber(flags.progressInterval);
-  if (bare !== undefined) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: ${bareDurationMessage(bare)}`);
+  if (bare !== undefined) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--progress-interval: ${bareDurationMessage(bare)}`);
   const every = flags.progressInterval ? parseDurationMs(flags.progressInterval) : 5000;
-  if (every === undefined || every <= 0) throw new McptapError('LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`);
+  if (every === undefined || every <= 0) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--progress-interval: not a duration: ${flags.progressInterval}`);
   return { intervalMs: every, write: (p) => process.stderr.write(renderProgressLine(p) + '\n'), end: () => {} };
 }

@@ -37,15 +37,15 @@ Examples:
   mcptap merge-results shard-*.json --json merged.json --junit thresholds.xml --html merged.html`,
     )
     .action(async (files: string[], flags: { json?: string; junit?: string; html?: string }) => {
-      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', files);
-      const results = await Promise.all(files.map((f) => readLoadResult(f, 'MERGE_UNREADABLE')));
+      checkOutputPaths(flags, 'MCPTAP_LOAD_BAD_OUTPUT', files);
+      const results = await Promise.all(files.map((f) => readLoadResult(f, 'MCPTAP_MERGE_UNREADABLE')));
       let merged: LoadResult;
       try {
         merged = mergeResults(results);
       } catch (err) {
         if (err instanceof McptapError) throw err;
         // Right shape, damaged content (a histogram that does not decode, say).
-        throw new McptapError('MERGE_UNREADABLE', `cannot merge these results: one is damaged (${(err as Error).message})`);
+        throw new McptapError('MCPTAP_MERGE_UNREADABLE', `cannot merge these results: one is damaged (${(err as Error).message})`);
       }
       await writeOutputs(merged, flags);
       process.exitCode = thresholdsPassed(merged.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;

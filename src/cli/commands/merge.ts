@@ -28,7 +28,7 @@ export function register(program: Command): void {
       'after',
       `
 OUT is written whole or not at all (a temporary file renamed into place). Exit codes: 0 merged,
-4 an IN file is missing or not a recording (MERGE_RECORDINGS_INVALID), 2 OUT exists (pass --force)
+4 an IN file is missing or not a recording (MCPTAP_MERGE_RECORDINGS_INVALID), 2 OUT exists (pass --force)
 or an IN file is given twice. A recording whose tap is still running (or was killed) is merged as
 it is, ending at its last event and marked INCOMPLETE; merge again once the tap has stopped.
 
@@ -86,11 +86,11 @@ function openInput(file: string): MergeSource {
   try {
     store = RecordingStore.open(file, { create: false });
   } catch (err) {
-    throw new McptapError('MERGE_RECORDINGS_INVALID', `cannot merge ${file}: ${(err as Error).message}`);
+    throw new McptapError('MCPTAP_MERGE_RECORDINGS_INVALID', `cannot merge ${file}: ${(err as Error).message}`);
   }
   if (store.latestRecordingId() === undefined) {
     store.close();
-    throw new McptapError('MERGE_RECORDINGS_INVALID', `cannot merge ${file}: it holds no recordings`);
+    throw new McptapError('MCPTAP_MERGE_RECORDINGS_INVALID', `cannot merge ${file}: it holds no recordings`);
   }
   return { file, store };
 }

@@ -19,7 +19,7 @@ import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
 import { pickRecording } from '../recording-file.js';
 import { openRecordingInput } from '../recording-input.js';
-import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-pipeline.js';
+import { redactRulesFromFlags, STOP_SIGNALS } from '../tap-flags.js';
 import { parseListen, parseUpstream, startRecordingTap, type RecordingTap } from '../upstream.js';
 
 interface MockFlags {

@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../load/duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../data-file/duration.js';
 import { unknownReason } from '../../load/cancel-stats.js';
 import { probeCancelScenario, probeVerdict } from '../../load/probe-cancel.js';
 import { renderCancel } from '../../load/report/cancel-report.js';
@@ -76,21 +76,22 @@ Examples:
 
 async function probeCancel(command: string[], flags: ProbeFlags): Promise<number> {
   if ((flags.url === undefined) === (command.length === 0))
-    throw new McptapError('LOAD_BAD_FLAG', 'give the server as --url URL or as a command after --, one of them');
+    throw new McptapError('MCPTAP_LOAD_BAD_FLAG', 'give the server as --url URL or as a command after --, one of them');
   let args: unknown;
   try {
     args = JSON.parse(flags.args ?? '{}');
   } catch (err) {
-    throw new McptapError('LOAD_BAD_FLAG', `--args: not JSON: ${(err as Error).message}`);
+    throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--args: not JSON: ${(err as Error).message}`);
   }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McptapError('LOAD_BAD_FLAG', '--args must be a JSON object');
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McptapError('MCPTAP_LOAD_BAD_FLAG', '--args must be a JSON object');
   const times = Number(flags.times);
   const afterProgress = Number(flags.afterProgress);
-  if (!Number.isInteger(times) || times < 1 || times > 100) throw new McptapError('LOAD_BAD_FLAG', `--times: a whole number from 1 to 100, got ${flags.times}`);
+  if (!Number.isInteger(times) || times < 1 || times > 100)
+    throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--times: a whole number from 1 to 100, got ${flags.times}`);
   if (!Number.isInteger(afterProgress) || afterProgress < 1)
-    throw new McptapError('LOAD_BAD_FLAG', `--after-progress: a whole number from 1, got ${flags.afterProgress}`);
+    throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--after-progress: a whole number from 1, got ${flags.afterProgress}`);
   if (flags.era !== undefined && flags.era !== 'legacy' && flags.era !== '2026-07-28')
-    throw new McptapError('LOAD_BAD_FLAG', `--era: legacy or 2026-07-28, got ${flags.era}`);
+    throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `--era: legacy or 2026-07-28, got ${flags.era}`);
   for (const [flag, value] of [
     ['--after', flags.after],
     ['--observe', flags.observe],
@@ -98,7 +99,7 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
   ] as const)
     if (value !== undefined && parseDurationMs(value) === undefined) {
       const bare = bareDurationNumber(value);
-      throw new McptapError('LOAD_BAD_FLAG', `${flag}: ${bare ? bareDurationMessage(bare) : `a duration like 300ms, 2s or 1m, got ${value}`}`);
+      throw new McptapError('MCPTAP_LOAD_BAD_FLAG', `${flag}: ${bare ? bareDurationMessage(bare) : `a duration like 300ms, 2s or 1m, got ${value}`}`);
     }
   const scenario = probeCancelScenario({
     tool: flags.tool,
@@ -113,7 +114,7 @@ async function probeCancel(command: string[], flags: ProbeFlags): Promise<number
     timeout: flags.timeout,
   });
   const result = await runLoad(scenario, { logger: createLogger(flags.logLevel) }).catch((err: unknown) => {
-    throw err instanceof McptapError && err.code === 'LOAD_UNKNOWN_TOOL' ? unknownTool(err, flags) : err;
+    throw err instanceof McptapError && err.code === 'MCPTAP_LOAD_UNKNOWN_TOOL' ? unknownTool(err, flags) : err;
   });
   const { verdict, group } = probeVerdict(result, flags.tool);
   const lines = [`${flags.tool} on ${result.target} (${result.era === 'modern' ? '2026-07-28' : 'legacy'} era, ${result.driver}): ${verdict}`];
@@ -156,5 +157,5 @@ function unknownTool(err: McptapError, flags: ProbeFlags): McptapError {
   const message = err.message
     .replace(/^the scenario calls tool ("[^"]*")(?: \(nor [^)]*\))?, but /, `${flag} $1: `)
     .replace(/ Nothing was sent: .*$/, ` Nothing was sent: give ${flag} one of them (mcptap probe-cancel --help has examples).`);
-  return new McptapError('LOAD_UNKNOWN_TOOL', message, { cause: err });
+  return new McptapError('MCPTAP_LOAD_UNKNOWN_TOOL', message, { cause: err });
 }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { McptapError } from '../../errors.js';
-import { parseDurationMs } from '../../load/duration.js';
+import { parseDurationMs } from '../../data-file/duration.js';
 import { OUTCOMES } from '../../model/outcome.js';
 import { ReplayPlanBuilder, type ReplayPlan } from '../../replay/replay-plan.js';
 import { countReport, hasDifferences, ReplayReportBuilder, type ReplayReport } from '../../replay/replay-report.js';
@@ -131,7 +131,7 @@ export async function runReplayCommand(file: string, command: string[], flags: R
   const maxSlowdown = flags.maxSlowdown !== undefined ? slowdownLimit(parseMaxSlowdown(flags.maxSlowdown), minSamples(flags.minSamples)) : undefined;
   const rules = flags.rules !== undefined ? loadRules(flags.rules) : NO_RULES;
   const check = await replayCheckFromFlags(flags);
-  checkOutputPaths(flags, 'REPLAY_BAD_OUTPUT', [file, ...(flags.rules !== undefined ? [flags.rules] : [])]);
+  checkOutputPaths(flags, 'MCPTAP_REPLAY_BAD_OUTPUT', [file, ...(flags.rules !== undefined ? [flags.rules] : [])]);
   if (flags.update !== undefined && flags.force !== true && existsSync(flags.update))
     throw new McptapError('MCPTAP_BAD_FLAG', `--update ${flags.update} exists; pass --force to replace it with the replayed traffic`);
   // Open for the whole replay: each step reads its exchange when it is sent.
@@ -232,7 +232,7 @@ async function replayFrom(
     // Never reached: exit 5, with the reports written (every exchange not sent), for CI to publish.
     if (!run.reached && !run.stopped) {
       throw new McptapError(
-        'REPLAY_TARGET_UNAVAILABLE',
+        'MCPTAP_REPLAY_TARGET_UNAVAILABLE',
         `${target.label} did not answer: ${(run.failure ?? 'no response').replace(/\.+$/, '')}. ${spec.transport === 'stdio' ? 'Check the command after -- (it must start an MCP server on stdio).' : 'Start the server, or check --url.'}`,
       );
     }
@@ -279,7 +279,7 @@ async function writeOutputs(report: ReplayReport, flags: ReplayFlags, update: Up
       await writeFileAtomic(path, text);
     } catch (err) {
       throw new McptapError(
-        'REPLAY_WRITE_FAILED',
+        'MCPTAP_REPLAY_WRITE_FAILED',
         `${flag} ${path}: cannot write the report (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
       );
     }
@@ -320,7 +320,7 @@ function readPlan(store: RecordingStore, file: string, flags: ReplayFlags): { pl
   if (plan.size === 0) {
     const filtered = flags.method ?? flags.tool ?? flags.outcome ?? flags.since ?? flags.until;
     throw new McptapError(
-      'REPLAY_NO_EXCHANGES',
+      'MCPTAP_REPLAY_NO_EXCHANGES',
       `recording ${recordingIds.join(', ')} in ${file} has no client requests to replay${filtered !== undefined ? ' that match the filters' : ''} (see mcptap show ${file})`,
     );
   }

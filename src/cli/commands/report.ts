@@ -35,8 +35,8 @@ Exit codes: 0 the result's thresholds passed, 3 one failed, 4 not a load result,
 or an output path that cannot be written.`,
     )
     .action(async (file: string, flags: { html?: string; junit?: string }) => {
-      checkOutputPaths(flags, 'LOAD_BAD_OUTPUT', [file]);
-      const result = await readLoadResult(file, 'REPORT_UNREADABLE');
+      checkOutputPaths(flags, 'MCPTAP_LOAD_BAD_OUTPUT', [file]);
+      const result = await readLoadResult(file, 'MCPTAP_REPORT_UNREADABLE');
       await writeOutputs(result, flags);
       process.exitCode = thresholdsPassed(result.thresholds) ? ExitCode.Ok : ExitCode.ThresholdFailed;
     });

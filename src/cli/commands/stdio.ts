@@ -3,7 +3,7 @@
  * server command in any host's MCP config.
  */
 import type { Command } from 'commander';
-import { startStdioTap, exitCodeFor } from '../../tap/stdio-tap.js';
+import { startStdioTap, serverExitCode } from '../../tap/stdio-tap.js';
 import { openTapPipeline } from '../../pipeline/tap-pipeline.js';
 import {
   closeObeyingSignals,
@@ -16,7 +16,7 @@ import {
   STOP_SIGNALS,
   PRINT_OPTION_HELP,
   printFromFlags,
-} from '../tap-pipeline.js';
+} from '../tap-flags.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -134,7 +134,7 @@ async function runStdio(command: string, args: string[], flags: StdioFlags): Pro
   const result = await tap.done;
   for (const s of STOP_SIGNALS) process.off(s, onSignal);
   // The server is gone; a host that asks us to stop while the recording is indexed is obeyed at once.
-  const exitCode = fatal ? ExitCode.Failed : exitCodeFor(result);
+  const exitCode = fatal ? ExitCode.Failed : serverExitCode(result);
   const closed = await closeObeyingSignals(sinks, { logger, exitCode, ...(flags.record ? { record: flags.record } : {}) });
   for (const line of closed.lines) logger.warn(line);
   // The recording may fail while its backlog is indexed, after the server is gone: still a failure.

@@ -76,7 +76,7 @@ export interface Driver {
 }
 
 /** Where drivers report samples that belong to no iteration call (session setup) and stray violations. */
-export interface DriverSink {
+export interface SampleRecorder {
   record(sample: Sample): void;
   violation(kind: string): void;
 }

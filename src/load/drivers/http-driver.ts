@@ -16,7 +16,7 @@ import type { ClientInfo } from '../../client/mcp-request.js';
 import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { EraChoice } from '../scenario.js';
-import type { CallRecord, Driver, DriverSink, Lane, PreparedCall, StreamHold } from './driver.js';
+import type { CallRecord, Driver, SampleRecorder, Lane, PreparedCall, StreamHold } from './driver.js';
 import { DeadlineList } from '../../util/deadlines.js';
 import { postText } from './http-exchange.js';
 import { RequestShapes } from './request-shapes.js';
@@ -38,7 +38,7 @@ export interface HttpDriverOptions {
   /** The capabilities sessions declare and the answers to the server's requests (client-side.ts). */
   client?: ClientSide;
   clock: Clock;
-  sink: DriverSink;
+  samples: SampleRecorder;
 }
 
 export class HttpDriver implements Driver {
@@ -158,14 +158,14 @@ async function probe(channel: HttpChannel, opts: HttpDriverOptions): Promise<{ e
       const why = r.response?.error ? `JSON-RPC error ${r.response.error.code} ${r.response.error.message}` : `HTTP ${r.httpStatus}`;
       // A 404 is most often the wrong path: MCP servers serve one endpoint, usually /mcp.
       const hint = r.httpStatus === 404 ? `; is ${new URL(opts.url).pathname} the server's MCP endpoint? (usually /mcp)` : '';
-      throw new McptapError('LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})${hint}`);
+      throw new McptapError('MCPTAP_LOAD_TARGET_REFUSED', `${opts.url} refused the initialize handshake (${why})${hint}`);
     }
     await s.close();
     return { era: 'legacy', ...(detected !== undefined ? { version: detected } : {}) };
   } catch (err) {
     if (err instanceof TransportError) {
       throw new McptapError(
-        'LOAD_TARGET_UNREACHABLE',
+        'MCPTAP_LOAD_TARGET_UNREACHABLE',
         `cannot reach the target ${opts.url}: ${err.errorClass.replace('_', ' ')}. Is the server running and is the URL right?`,
       );
     }
@@ -194,7 +194,7 @@ class LegacyHttpLane implements Lane {
         capabilities: this.opts.client?.capabilities,
         timeoutMs: this.opts.timeoutMs,
       });
-      if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.sink.record(x)))) return undefined;
+      if (!(await openLegacySession(s, intendedUs, this.opts.clock, (x) => this.opts.samples.record(x)))) return undefined;
       this.session = s;
       const client = this.opts.client;
       if (client) {

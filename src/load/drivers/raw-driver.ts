@@ -43,7 +43,7 @@ export async function runRawPhases(s: Scenario, o: RawRunOptions): Promise<'lega
   // autocannon's timeout is in seconds, at least 1: a shorter one would be rounded up unseen.
   if (s.timeoutMs < 1000)
     throw new McptapError(
-      'LOAD_RAW_TIMEOUT',
+      'MCPTAP_LOAD_RAW_TIMEOUT',
       `the raw driver (autocannon) times requests out after 1 s at the least; the scenario's timeout is ${s.timeoutMs} ms (use the default driver for shorter timeouts)`,
     );
   const channel = new HttpChannel({ url: o.url, headers: o.headers, timeoutMs: s.timeoutMs, clock: o.clock });
@@ -69,14 +69,15 @@ async function openSession(s: Scenario, channel: HttpChannel, url: string): Prom
     const session = new McpSession(channel, { era: era as 'legacy' | 'modern', protocolVersion: version, timeoutMs: s.timeoutMs });
     if (era === 'legacy') {
       await session.initialize();
-      if (!session.isInitialized) throw new McptapError('LOAD_TARGET_REFUSED', `${url} refused the initialize handshake`);
+      if (!session.isInitialized) throw new McptapError('MCPTAP_LOAD_TARGET_REFUSED', `${url} refused the initialize handshake`);
     } else if (s.era === 'modern') {
       // Declared, not detected: one discover still says whether the target can be reached (any answer will do).
       await session.request('server/discover', {});
     }
     return session;
   } catch (err) {
-    if (err instanceof TransportError) throw new McptapError('LOAD_TARGET_UNREACHABLE', `cannot reach the target ${url}: ${err.errorClass.replace('_', ' ')}`);
+    if (err instanceof TransportError)
+      throw new McptapError('MCPTAP_LOAD_TARGET_UNREACHABLE', `cannot reach the target ${url}: ${err.errorClass.replace('_', ' ')}`);
     throw err;
   }
 }

@@ -5,7 +5,7 @@
  * - Modern era: stateless requests with `_meta`.
  * The era is detected on the first process (`server/discover`) unless the scenario fixes it.
  * Stray violations (stdout pollution, responses to unknown ids, server requests in the modern
- * era) are counted through the sink.
+ * era) are counted through `samples`.
  */
 import { McptapError } from '../../errors.js';
 import { detectEra } from '../../client/detect-era.js';
@@ -17,7 +17,7 @@ import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { EraChoice } from '../scenario.js';
-import type { Driver, DriverSink, Lane } from './driver.js';
+import type { Driver, SampleRecorder, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
 import type { NameList } from '../preflight.js';
@@ -38,7 +38,7 @@ export interface StdioDriverOptions {
   client?: ClientSide;
   clock: Clock;
   logger: Logger;
-  sink: DriverSink;
+  samples: SampleRecorder;
   /** The run's stop: while the processes are still being checked, it kills them (they may never answer). */
   signal?: AbortSignal;
 }
@@ -107,7 +107,7 @@ export class StdioDriver implements Driver {
     } catch (err) {
       await Promise.allSettled(clients.map((c) => c.close(200)));
       if (err instanceof TransportError) {
-        throw new McptapError('LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
+        throw new McptapError('MCPTAP_LOAD_TARGET_UNAVAILABLE', `cannot use the stdio target "${opts.command}": ${err.message}`);
       }
       throw err;
     } finally {
@@ -164,17 +164,17 @@ async function spawnOne(opts: StdioDriverOptions, era: () => 'legacy' | 'modern'
     ...(opts.client ? { onServerRequest: opts.client.answer } : {}),
     onViolation: (kind) => {
       // Server-to-client requests are legal in the legacy era (sampling, roots, ping).
-      if (kind !== 'server_request' || era() === 'modern') opts.sink.violation(kind);
+      if (kind !== 'server_request' || era() === 'modern') opts.samples.violation(kind);
     },
   });
 }
 
 async function initializeAll(procs: Proc[], opts: StdioDriverOptions, startupMs: number): Promise<void> {
   for (const p of procs) {
-    const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.sink.record(s), startupMs);
+    const ok = await openLegacySession(p.session, opts.clock.nowUs(), opts.clock, (s) => opts.samples.record(s), startupMs);
     if (!ok) {
       const why = p.client.exitedReason ?? 'the server did not accept initialize';
-      throw new McptapError('LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`);
+      throw new McptapError('MCPTAP_LOAD_TARGET_REFUSED', `the stdio target "${opts.command}" could not be initialized: ${why}`);
     }
   }
 }

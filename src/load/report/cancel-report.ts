@@ -1,6 +1,6 @@
 /** The cancellation section of the text summary: one verdict per tool (or step), figures, evidence. Pure. */
 import { unknownReason, type CancelGroupResult } from '../cancel-stats.js';
-import { formatDurationUs } from '../duration.js';
+import { formatDurationUs } from '../../data-file/duration.js';
 
 export function renderCancel(cancel: Record<string, CancelGroupResult> | undefined): string[] {
   if (!cancel || Object.keys(cancel).length === 0) return [];

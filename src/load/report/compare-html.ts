@@ -4,10 +4,10 @@
  * both runs (p95 per scope, latency percentiles and request rate over time from each run's start,
  * the latency distributions). Pure.
  */
-import { formatDurationUs } from '../duration.js';
+import { formatDurationUs } from '../../data-file/duration.js';
 import type { CompareMetric, CompareRow, Comparison, MetricCell } from '../compare-results.js';
 import { histogramOf, type LoadResult } from '../load-result.js';
-import { newHistogram } from '../histogram.js';
+import { newHistogram } from '../../util/histogram.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { pct, signed, valueText, WITHIN_NOISE_NOTE } from './compare-report.js';
 import { binCounts, intervals, logEdges } from './load-charts.js';

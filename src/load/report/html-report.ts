@@ -4,7 +4,7 @@
  * rate, errors per layer, iterations in flight), the latency histogram, a table per method, tool
  * and step, SSE figures, phases, error codes and the scenario itself. Pure: result in, page out.
  */
-import { formatDurationUs } from '../duration.js';
+import { formatDurationUs } from '../../data-file/duration.js';
 import { histogramOf, type GroupResult, type LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { checksHtml, toleratedChecksText } from './check-report.js';

@@ -3,7 +3,7 @@
  * the per-second series, coarsened for long runs), the target rate of the open and replay phases
  * at each interval, and the latency distribution in log-spaced bins. Pure.
  */
-import { decodeHistogram, newHistogram, recordedValues, type Histogram } from '../histogram.js';
+import { decodeHistogram, newHistogram, recordedValues, type Histogram } from '../../util/histogram.js';
 import type { LoadResult } from '../load-result.js';
 import type { PhaseStats } from '../metrics.js';
 import type { SeriesPoint } from '../series.js';

@@ -2,7 +2,7 @@
  * The end-of-run summary as text: phases (target vs achieved rate, dropped), a table per scope
  * (latency from the intended start; errors by layer), error codes, SSE timings, thresholds. Pure.
  */
-import { formatDurationUs } from '../duration.js';
+import { formatDurationUs } from '../../data-file/duration.js';
 import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
 import { httpErrors, sum } from '../metrics.js';
 import { renderCancel } from './cancel-report.js';

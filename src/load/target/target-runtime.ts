@@ -94,5 +94,5 @@ async function startReferenceChild(stallArgs: string[]): Promise<RunningTarget> 
 }
 
 function unavailable(why: string): McptapError {
-  return new McptapError('LOAD_REFERENCE_FAILED', `the bundled reference server ${why}`);
+  return new McptapError('MCPTAP_LOAD_REFERENCE_FAILED', `the bundled reference server ${why}`);
 }

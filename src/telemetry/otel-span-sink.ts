@@ -27,11 +27,11 @@ import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, Str
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
-import { DirectTracer } from '../telemetry/direct-tracer.js';
-import type { PresetIdGenerator } from '../telemetry/preset-id-generator.js';
-import type { SeededSpanIds, SpanIds } from '../telemetry/seeded-span-ids.js';
-import type { MintedTraceContext, TraceContextMinter } from '../telemetry/trace-context-minter.js';
-import { metaTraceCarrier, parseTraceContext } from '../telemetry/trace-context.js';
+import { DirectTracer } from './direct-tracer.js';
+import type { PresetIdGenerator } from './preset-id-generator.js';
+import type { SeededSpanIds, SpanIds } from './seeded-span-ids.js';
+import type { MintedTraceContext, TraceContextMinter } from './trace-context-minter.js';
+import { metaTraceCarrier, parseTraceContext } from './trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { SayOnce } from '../util/say-once.js';
@@ -39,7 +39,7 @@ import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js
 import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
 import { addExchangeEvents } from './otel-span-events.js';
-import { emptyStats, type Sink, type SinkStats } from './sink.js';
+import { emptyStats, type Sink, type SinkStats } from '../sinks/sink.js';
 
 /** `name` defaults to `otel-spans`. */
 export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { createTelemetry, type Telemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
-import { DURATION_BUCKETS_S } from '../../src/sinks/otel-metrics-sink.js';
-import { sinkContract } from './sink-contract.js';
-import { TrafficScript, us } from './traffic-script.js';
-import { findSamples, parseProm, type Sample } from '../telemetry/prometheus-text.js';
+import { DURATION_BUCKETS_S } from '../../src/telemetry/otel-metrics-sink.js';
+import { sinkContract } from '../sinks/sink-contract.js';
+import { TrafficScript, us } from '../sinks/traffic-script.js';
+import { findSamples, parseProm, type Sample } from './prometheus-text.js';
 
 const find = findSamples;
 

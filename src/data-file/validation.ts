@@ -1,10 +1,8 @@
 /**
  * A tiny reader for validating plain data with exact, located messages: every issue carries the
  * path of the field (`phases[1].open.rate`) and whether it is about the key itself (an unknown
- * field) or its value, so the loader can point at the right line of the file.
+ * field) or its value, so a loader can point at the right line of the file.
  */
-import { McptapError } from '../errors.js';
-
 export type Path = (string | number)[];
 
 export interface Issue {
@@ -128,12 +126,6 @@ function editDistance(a: string, b: string): number {
 
 /** Locates a path in the source file (1-based line), when the source has lines. */
 export type Locator = (path: Path, atKey: boolean) => number | undefined;
-
-/** One paragraph naming the file, and for each issue its line and field. */
-export function scenarioError(source: string, issues: readonly Issue[], locate?: Locator): McptapError {
-  const n = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
-  return new McptapError('LOAD_SCENARIO_INVALID', `${source} is not a valid scenario (${n}):\n${issueLines(source, issues, locate)}`);
-}
 
 /** The first ten issues, one indented `file:line: field: message` line each. */
 export function issueLines(source: string, issues: readonly Issue[], locate?: Locator): string {

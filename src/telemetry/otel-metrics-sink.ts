@@ -24,12 +24,12 @@ import {
   putTargetAttributes,
 } from './otel-attributes.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
-import { FIRED_AT_META } from '../reference/notification-hub.js';
+import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
 import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource, type Instruments } from './otel-metric-instruments.js';
 import type { Frame } from '../model/frame.js';
 import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
-import { TupleMap } from '../telemetry/tuple-map.js';
-import { emptyStats, type Sink, type SinkStats } from './sink.js';
+import { TupleMap } from './tuple-map.js';
+import { emptyStats, type Sink, type SinkStats } from '../sinks/sink.js';
 
 export {
   CANCEL_ATTR,

@@ -1,7 +1,7 @@
 /** KeyedCounts: one entry per key, attributes built once, bounded with an overflow entry. */
 import { describe, expect, it } from 'vitest';
 import type { Attributes } from '@opentelemetry/api';
-import { KeyedCounts } from '../../src/sinks/keyed-counts.js';
+import { KeyedCounts } from '../../src/telemetry/keyed-counts.js';
 
 function observed(c: KeyedCounts): [number, Attributes][] {
   const out: [number, Attributes][] = [];

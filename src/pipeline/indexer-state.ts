@@ -16,7 +16,7 @@ export interface IndexerHandle {
   readonly alive: boolean;
   /** How far the spool is in the recording (bytes of spool). */
   readonly indexed: number;
-  spooled(end: number, pressed?: boolean): void;
+  spooled(end: number, waitingForRoom?: boolean): void;
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]>;
   abandon(why: string): void;
 }
@@ -26,14 +26,14 @@ export interface IndexerHandle {
  * process and hears it directly, RelayedIndexer (indexer-relay.ts) hears it through the tap's
  * thread. `ready` settles once; the position only grows; `close` resolves once, with the lines said.
  */
-export abstract class IndexerNews implements IndexerHandle {
+export abstract class IndexerState implements IndexerHandle {
   readonly ready: Promise<void>;
   private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
   private isOpen = false;
   protected dead: string | undefined;
   protected closing: Promise<string[]> | undefined;
   private closedWith: ((lines: string[]) => void) | undefined;
-  protected readonly notices = new SpooledNotices((end, pressed) => this.spooledNow(end, pressed));
+  protected readonly notices = new SpooledNotices((end, waitingForRoom) => this.spooledNow(end, waitingForRoom));
 
   constructor(protected position = 0) {
     this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
@@ -59,16 +59,16 @@ export abstract class IndexerNews implements IndexerHandle {
   abstract readonly pid: number | undefined;
 
   /**
-   * The spool is readable up to `end`; `pressed`: batches wait for room in it. Said at most once per
+   * The spool is readable up to `end`; `waitingForRoom`: batches wait for room in it. Said at most once per
    * SPOOLED_EVERY_MS ({@link SpooledNotices}): each message wakes the indexer process, which
    * only notes it while traffic flows, and a tap posts a batch every few milliseconds.
    */
-  spooled(end: number, pressed = false): void {
-    if (!this.dead && !this.closing) this.notices.note(end, pressed);
+  spooled(end: number, waitingForRoom = false): void {
+    if (!this.dead && !this.closing) this.notices.note(end, waitingForRoom);
   }
 
   /** The same, said at once. */
-  abstract spooledNow(end: number, pressed?: boolean): void;
+  abstract spooledNow(end: number, waitingForRoom?: boolean): void;
 
   /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
   close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {

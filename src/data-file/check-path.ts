@@ -5,7 +5,7 @@
  * at validation, never left to silently match nothing.
  */
 import { isRecord } from '../model/jsonrpc.js';
-import { formatPointer, parsePointer } from '../replay/json-pointer.js';
+import { formatPointer, parsePointer } from './json-pointer.js';
 
 const ROOTS = ['result', 'error'];
 

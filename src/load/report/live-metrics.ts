@@ -1,7 +1,7 @@
 /**
  * Live metrics of a load run (`mcptap load --metrics/--otlp`): an observer of the run
  * ({@link LoadRunObserver}) that feeds OpenTelemetry instruments on the meter it is given. The
- * load engine knows nothing of OTel; this module knows the engine only through that interface.
+ * rest of the load engine knows nothing of OTel; this module sees a run only through that interface.
  *
  * Every series carries the scenario, the phase and the shard (`mcptap.load.shard`, `i/n`), so the
  * shards of a run add up in PromQL (`sum without (mcptap_load_shard, instance)`). Counters equal
@@ -20,12 +20,12 @@
 import type { Attributes, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME } from '@opentelemetry/semantic-conventions/incubating';
-import type { LoadResult, ThresholdOutcome } from '../load/load-result.js';
-import type { PhaseStats } from '../load/metrics.js';
-import type { LiveLoadRun, LoadRunObserver } from '../load/run-load.js';
-import type { Sample } from '../load/sample.js';
-import { KeyedCounts, type KeyedCount } from '../sinks/keyed-counts.js';
-import { MCPTAP_ATTR } from '../sinks/otel-attributes.js';
+import type { LoadResult, ThresholdOutcome } from '../load-result.js';
+import type { PhaseStats } from '../metrics.js';
+import type { LiveLoadRun, LoadRunObserver } from '../run-load.js';
+import type { Sample } from '../sample.js';
+import { KeyedCounts, type KeyedCount } from '../../telemetry/keyed-counts.js';
+import { MCPTAP_ATTR } from '../../telemetry/otel-attributes.js';
 
 export const LOAD_ATTR = {
   scenario: 'mcptap.load.scenario',

@@ -9,9 +9,9 @@ import type { TapEvent } from '../../src/model/events.js';
 import { Redactor } from '../../src/redact/redactor.js';
 import { createTelemetry, type TelemetryDeps } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig, type TelemetryFlags } from '../../src/telemetry/telemetry-config.js';
-import { startOtlpReceiver, type ReceivedSpan } from '../telemetry/otlp-receiver.js';
-import { sinkContract } from './sink-contract.js';
-import { TrafficScript, us } from './traffic-script.js';
+import { startOtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import { sinkContract } from '../sinks/sink-contract.js';
+import { TrafficScript, us } from '../sinks/traffic-script.js';
 
 const ENV = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' };
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';

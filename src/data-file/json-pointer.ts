@@ -3,12 +3,14 @@
  * or array index. Paths are written as pointers everywhere a difference is reported.
  */
 
+import { McptapError } from '../errors.js';
+
 export type Segments = readonly string[];
 
 /** Splits a pointer into unescaped segments; '' is the whole document. Throws on a pointer not starting with '/'. */
 export function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new Error(`a JSON Pointer starts with "/" (got "${pointer}")`);
+  if (!pointer.startsWith('/')) throw new McptapError('MCPTAP_BAD_JSON_POINTER', `a JSON Pointer starts with "/" (got "${pointer}")`);
   return pointer
     .slice(1)
     .split('/')

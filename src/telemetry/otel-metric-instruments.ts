@@ -4,7 +4,7 @@
  */
 import type { Counter, Histogram, Meter, MetricOptions, ObservableCounter, ObservableUpDownCounter, UpDownCounter } from '@opentelemetry/api';
 import { METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION } from '@opentelemetry/semantic-conventions/incubating';
-import { FIRED_AT_META } from '../reference/notification-hub.js';
+import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
 
 /** Bucket boundaries (seconds) the MCP semantic conventions recommend for duration histograms. */
 export const DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
