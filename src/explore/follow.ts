@@ -48,11 +48,17 @@ export async function followRecording(opts: FollowOptions): Promise<FollowEnd> {
   let store: RecordingStore | undefined;
   try {
     // The file and its first recording may not exist yet: the tap creates them.
-    while (!(store = openWithRecording(opts.path))) if (!(await waitFor('a tap to begin recording into it'))) return 'stopped';
+    let waited = false;
+    while (!(store = openWithRecording(opts.path))) {
+      waited = true;
+      if (!(await waitFor('a tap to begin recording into it'))) return 'stopped';
+    }
     const queries = new RecordingQueries(store);
     const picked = await pickRecording(store, opts.recordingId, () => waitFor('a tap to begin the next recording in it'));
     if (picked === undefined) return 'stopped';
-    const { recordingId, fromStart } = picked;
+    const { recordingId } = picked;
+    // A recording that began after the follow did is given whole, however fast the tap indexed it.
+    const fromStart = picked.fromStart || waited;
     let cursor = fromStart ? 0 : queries.lastExchangeRowid(recordingId);
     opts.onStart?.({ recordingId, existing: fromStart ? 0 : (store.listRecordings().find((r) => r.id === recordingId)?.exchanges ?? 0) });
     const pending = new Map<number, StoredExchange>();

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BIN, MCPTAP } from '../helpers/paths.js';
 import { connectThroughTap } from '../helpers/tap-client.js';
 import { processAlive } from '../helpers/signal-child.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
 
@@ -64,11 +65,21 @@ function follow(db: string, ...flags: string[]): Follower {
   }
 }
 
+function echoIndexed(db: string): boolean {
+  const store = RecordingStore.open(db, { readOnly: true });
+  try {
+    return store.exchanges({ recordingId: 1, target: 'echo' }).some((e) => e.state !== 'started');
+  } finally {
+    store.close();
+  }
+}
+
 describe('mcptap show --follow', () => {
   it('prints exchanges as a tap records them, and ends with the recording', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'mcptap-follow-')), 'live.db');
     // Started before the tap: it waits for the file and its recording.
     const f = follow(db);
+    await f.waitForStderr(/waiting for a tap to begin recording into it/);
     const tapped = await connectThroughTap(['--record', db, '--require-recording'], [EVERYTHING, 'stdio']);
     try {
       await tapped.client.callTool({ name: 'echo', arguments: { message: 'first' } });
@@ -85,6 +96,26 @@ describe('mcptap show --follow', () => {
     // Each exchange once, the header once.
     expect(f.stdout().match(/tools\/call\s+echo/g)).toHaveLength(1);
     expect(f.stdout().match(/^ROW/gm)).toHaveLength(1);
+  }, 60_000);
+
+  it('started on a recording in progress, gives only what comes after and says how many it skipped', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'mcptap-follow-')), 'midway.db');
+    const tapped = await connectThroughTap(['--record', db, '--require-recording'], [EVERYTHING, 'stdio']);
+    try {
+      await tapped.client.callTool({ name: 'echo', arguments: { message: 'before' } });
+      // Bounded wait until the tap's indexer has the echo in the file (what follow reads).
+      for (let i = 0; i < 200 && !echoIndexed(db); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(echoIndexed(db)).toBe(true);
+      const f = follow(db);
+      await f.waitForStderr(/following recording 1 of .*midway\.db \(\d+ exchanges before now not shown\)/);
+      await tapped.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+      await f.waitFor(/tools\/call\s+get-sum\s+ok/);
+      expect(f.stdout()).not.toMatch(/tools\/call\s+echo/);
+      f.child.kill('SIGTERM');
+      expect(await f.exit).toBe(0);
+    } finally {
+      await tapped.close();
+    }
   }, 60_000);
 
   it('stops on SIGTERM with exit 0, having printed nothing of an ended recording', async () => {
