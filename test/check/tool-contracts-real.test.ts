@@ -74,6 +74,46 @@ describe('the notes server through the tap', () => {
   }, 60_000);
 });
 
+describe('a stateless Streamable HTTP server (a new server and transport per POST, as the SDK README shows)', () => {
+  /** Records a session against the notes server with `flags`, through the HTTP tap; the contract findings. */
+  async function statelessFindings(name: string, flags: string[], drive: (client: Client) => Promise<unknown>): Promise<Finding[]> {
+    const db = join(dir, `${name}.db`);
+    const notes = await startNotesHttp(['--stateless', ...flags]);
+    const tap = await startHttpTapCli(notes.url, ['--record', db, '--log-level', 'silent']);
+    try {
+      const client = new Client({ name: 'contracts-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(tap.url)));
+      await drive(client);
+      await client.close();
+    } finally {
+      tap.child.kill('SIGTERM');
+      await tap.exited;
+      await notes.stop();
+    }
+    return check(db, toolContracts);
+  }
+
+  it('an honest build: no error findings, the rejected bad call a warning', async () => {
+    // Several at once: the client's pool spreads them over its sockets, the list on one, calls on others.
+    const drive = (client: Client) => Promise.all([session(client), client.listTools(), client.callTool({ name: 'search', arguments: { query: 'eggs' } })]);
+    expectOnlyTheBadArguments(await statelessFindings('stateless', [], drive));
+  }, 60_000);
+
+  it('a build whose answers break its declared outputSchema: contract/output-invalid on each search', async () => {
+    // The SDK client rejects such an answer itself; the recording keeps it.
+    const search = (client: Client) => client.callTool({ name: 'search', arguments: { query: 'milk' } }).catch(() => undefined);
+    const findings = await statelessFindings('stateless-bad', ['--bad-output'], async (client) => {
+      await client.listTools();
+      await Promise.all([search(client), search(client)]);
+    });
+    const invalid = findings.filter((f) => f.ruleId === 'contract/output-invalid');
+    expect(invalid.map((f) => [f.severity, f.where.tool, f.pointer])).toEqual([
+      ['error', 'search', '/result/structuredContent/results/0/title'],
+      ['error', 'search', '/result/structuredContent/results/0/title'],
+    ]);
+  }, 60_000);
+});
+
 describe('an SDK 1.x McpServer publishing additionalProperties false, given an extra key', () => {
   it('stdio: zod drops the key and answers; a warning naming it, not an error', async () => {
     const db = join(dir, 'extra.db');

@@ -158,3 +158,44 @@ describe('declarations per HTTP session', () => {
     expect(count).toBe(10_000);
   });
 });
+
+/** A connection opening, as the tap reports it. */
+function opened(connectionId: string, transport: 'http' | 'stdio', target: string): TapEvent {
+  return { type: 'connection-opened', connection: { connectionId, transport, target } } as unknown as TapEvent;
+}
+
+/** A completed request with no session, on the given connection. */
+function sessionless(seq: number, connectionId: string, method: string, params: object, result: object): TapEvent {
+  const e = exchange(seq, 'x', method, params, result) as unknown as { exchange: Record<string, unknown> };
+  const { sessionId: _none, ...ex } = e.exchange;
+  return { type: 'exchange-completed', exchange: { ...ex, connectionId, key: `${connectionId}/c2s/${seq}` } } as unknown as TapEvent;
+}
+
+describe('declarations without a session', () => {
+  const listed = { tools: [{ name: 'search', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'number' } } } }] };
+  const answered = (n: unknown) => ({ content: [{ type: 'text', text: JSON.stringify({ n }) }], structuredContent: { n } });
+  const run = (events: TapEvent[]) => {
+    const checker = toolContracts(new Map());
+    const found: Finding[] = [];
+    for (const e of events) checker.onEvent(e, (f) => found.push(f));
+    return found.map((f) => [f.ruleId, f.where.connectionId, f.pointer]);
+  };
+
+  it("HTTP: a stateless server's tools/list judges a call that rode another socket to it", () => {
+    const sockets = [opened('http:conn-1', 'http', 'http://127.0.0.1:1/mcp'), opened('http:conn-3', 'http', 'http://127.0.0.1:1/mcp')];
+    const list = sessionless(1, 'http:conn-3', 'tools/list', {}, listed);
+    // A socket closing ends nothing: the server's declarations outlive it.
+    const closed = { type: 'connection-closed', connectionId: 'http:conn-3' } as unknown as TapEvent;
+    const call = (n: unknown) => sessionless(2, 'http:conn-1', 'tools/call', { name: 'search', arguments: {} }, answered(n));
+    expect(run([...sockets, list, closed, call('warm')])).toEqual([['contract/output-invalid', 'http:conn-1', '/result/structuredContent/n']]);
+    expect(run([...sockets, list, closed, call(21)])).toEqual([]);
+  });
+
+  it("stdio: one process's tools/list never judges another process's calls", () => {
+    const procs = [opened('stdio:1', 'stdio', 'node a.js'), opened('stdio:2', 'stdio', 'node a.js')];
+    const list = sessionless(1, 'stdio:1', 'tools/list', {}, listed);
+    const call = (conn: string) => sessionless(2, conn, 'tools/call', { name: 'search', arguments: {} }, answered('warm'));
+    expect(run([...procs, list, call('stdio:2')])).toEqual([]);
+    expect(run([...procs, list, call('stdio:1')])).toEqual([['contract/output-invalid', 'stdio:1', '/result/structuredContent/n']]);
+  });
+});

@@ -30,6 +30,8 @@ class ToolContracts implements Checker {
   readonly rules: readonly RuleInfo[] = TOOL_CONTRACT_RULES;
   private readonly surfaces = new Map<string, DeclaredSurface>();
   private readonly sessionOf = new Map<string, string>();
+  /** HTTP connections: their upstream URL. Without a session, each request may ride any of them. */
+  private readonly upstreamOf = new Map<string, string>();
   /** Per open exchange: the surface's answer when its request was sent (a later list must not judge it). */
   private readonly atStart = new Map<string, Snapshot>();
   private readonly validators = new SchemaValidators();
@@ -67,9 +69,11 @@ class ToolContracts implements Checker {
     switch (event.type) {
       case 'connection-opened':
         if (event.connection.sessionId !== undefined) this.sessionOf.set(event.connection.connectionId, event.connection.sessionId);
+        if (event.connection.transport === 'http') this.upstreamOf.set(event.connection.connectionId, event.connection.target);
         return;
       case 'connection-closed': {
-        this.surfaces.delete(this.scopeOf(event.connectionId));
+        // A stdio process's surface ends with it; an HTTP connection is only one of a server's sockets.
+        if (!this.upstreamOf.delete(event.connectionId)) this.surfaces.delete(this.scopeOf(event.connectionId));
         this.sessionOf.delete(event.connectionId);
         return;
       }
@@ -93,9 +97,16 @@ class ToolContracts implements Checker {
     }
   }
 
+  /**
+   * Whose declarations judge a message: its session's; else, over HTTP, the upstream's (a stateless
+   * server answers `tools/list` and `tools/call` on whichever pooled socket the client picked);
+   * else its stdio connection's.
+   */
   private scopeOf(connectionId: string, sessionId?: string): string {
     const session = sessionId ?? this.sessionOf.get(connectionId);
-    return session !== undefined ? `s:${session}` : `c:${connectionId}`;
+    if (session !== undefined) return `s:${session}`;
+    const upstream = this.upstreamOf.get(connectionId);
+    return upstream !== undefined ? `u:${upstream}` : `c:${connectionId}`;
   }
 
   private surface(scope: string): DeclaredSurface {
