@@ -7,7 +7,15 @@
 import { detailText, isFailing, placeText, type CheckReportInput } from './check-view.js';
 import { xmlText } from './format.js';
 
-export function renderCheckJunit(input: CheckReportInput): string {
+/** One JUnit document; with several recordings checked, each suite's name says its recording. */
+export function renderCheckJunit(inputs: readonly CheckReportInput[]): string {
+  const file = inputs[0]?.file ?? '';
+  const failing = inputs.reduce((n, i) => n + i.failing, 0);
+  const suites = inputs.flatMap((input) => junitSuites(input, inputs.length > 1 ? `recording ${input.recordingId} ` : ''));
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="mcptap check ${xmlText(file)}" failures="${failing}">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+function junitSuites(input: CheckReportInput, prefix: string): string[] {
   const { result } = input;
   const families = [...new Set(result.rules.map((r) => r.family))];
   let keptFailing = 0;
@@ -42,17 +50,17 @@ export function renderCheckJunit(input: CheckReportInput): string {
       });
     }
     keptFailing += failures;
-    return `  <testsuite name="${family}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`;
+    return `  <testsuite name="${xmlText(prefix + family)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`;
   });
   if (result.omitted > 0) {
     // Over the cap: a failure only when some of the failing findings are among those not kept.
     const failing = input.failing > keptFailing;
     const what = `${result.omitted} more findings over the cap were counted but not listed`;
     suites.push(
-      `  <testsuite name="omitted" tests="1" failures="${failing ? 1 : 0}" errors="0" skipped="0">\n    <testcase classname="mcptap.check" name="${result.omitted} more findings">\n` +
+      `  <testsuite name="${xmlText(`${prefix}omitted`)}" tests="1" failures="${failing ? 1 : 0}" errors="0" skipped="0">\n    <testcase classname="mcptap.check" name="${result.omitted} more findings">\n` +
         (failing ? `      <failure type="omitted" message="${what}"/>\n` : `      <system-out>${what}</system-out>\n`) +
         `    </testcase>\n  </testsuite>`,
     );
   }
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="mcptap check ${xmlText(input.file)}" failures="${input.failing}">\n${suites.join('\n')}\n</testsuites>\n`;
+  return suites;
 }

@@ -7,46 +7,52 @@ import type { Finding } from '../check/finding.js';
 import { VERSION } from '../version.js';
 import { detailText, ruleHelpUri, type CheckReportInput } from './check-view.js';
 
-export function checkSarif(input: CheckReportInput): unknown {
+/**
+ * One SARIF log; a run per recording checked. Several runs each get a category of their own
+ * (automationDetails.id): GitHub code scanning refuses runs of one tool sharing a category.
+ */
+export function checkSarif(inputs: readonly CheckReportInput[]): unknown {
+  const runs = inputs.map((input) => ({
+    ...(inputs.length > 1 && { automationDetails: { id: `mcptap-check/recording-${input.recordingId}/` } }),
+    ...sarifRun(input),
+  }));
+  return { $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs };
+}
+
+function sarifRun(input: CheckReportInput): Record<string, unknown> {
   const { result } = input;
   const index = new Map(result.rules.map((r, i) => [r.id, i]));
   const notifications =
     result.omitted > 0 ? [{ level: 'warning', message: { text: `${result.omitted} more findings over the cap were counted but not listed` } }] : [];
   return {
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    version: '2.1.0',
-    runs: [
-      {
-        tool: {
-          driver: {
-            name: 'mcptap',
-            version: VERSION,
-            informationUri: ruleHelpUri({ id: '' }).replace(/#$/, ''),
-            rules: result.rules.map((r) => ({
-              id: r.id,
-              name: r.id.replace(/[^A-Za-z0-9]+(.)/g, (_m, c: string) => c.toUpperCase()),
-              shortDescription: { text: r.title },
-              fullDescription: { text: r.help },
-              help: { text: `${r.help}\n\nSee ${ruleHelpUri(r)}`, markdown: `${r.help}\n\n[docs/check.md](${ruleHelpUri(r)})` },
-              helpUri: ruleHelpUri(r),
-              defaultConfiguration: { level: r.severity, enabled: r.enabled },
-              properties: { tags: ['mcp', r.family], ...(result.unjudged[r.id] !== undefined && { notJudged: result.unjudged[r.id] }) },
-            })),
-          },
-        },
-        invocations: [{ executionSuccessful: result.checkerErrors === 0, toolExecutionNotifications: notifications }],
-        results: result.findings
-          .filter((f) => result.unjudged[f.ruleId] === undefined)
-          .map((f) => ({
-            ruleId: f.ruleId,
-            ...(index.has(f.ruleId) && { ruleIndex: index.get(f.ruleId) }),
-            level: f.severity,
-            message: { text: [f.message, detailText(f)].filter(Boolean).join(' - ') },
-            locations: [location(input, f)],
-            properties: props(input, f),
-          })),
+    tool: {
+      driver: {
+        name: 'mcptap',
+        version: VERSION,
+        informationUri: ruleHelpUri({ id: '' }).replace(/#$/, ''),
+        rules: result.rules.map((r) => ({
+          id: r.id,
+          name: r.id.replace(/[^A-Za-z0-9]+(.)/g, (_m, c: string) => c.toUpperCase()),
+          shortDescription: { text: r.title },
+          fullDescription: { text: r.help },
+          help: { text: `${r.help}\n\nSee ${ruleHelpUri(r)}`, markdown: `${r.help}\n\n[docs/check.md](${ruleHelpUri(r)})` },
+          helpUri: ruleHelpUri(r),
+          defaultConfiguration: { level: r.severity, enabled: r.enabled },
+          properties: { tags: ['mcp', r.family], ...(result.unjudged[r.id] !== undefined && { notJudged: result.unjudged[r.id] }) },
+        })),
       },
-    ],
+    },
+    invocations: [{ executionSuccessful: result.checkerErrors === 0, toolExecutionNotifications: notifications }],
+    results: result.findings
+      .filter((f) => result.unjudged[f.ruleId] === undefined)
+      .map((f) => ({
+        ruleId: f.ruleId,
+        ...(index.has(f.ruleId) && { ruleIndex: index.get(f.ruleId) }),
+        level: f.severity,
+        message: { text: [f.message, detailText(f)].filter(Boolean).join(' - ') },
+        locations: [location(input, f)],
+        properties: props(input, f),
+      })),
   };
 }
 

@@ -111,6 +111,42 @@ describe('mcptap check on a scripted server', () => {
     expect(sarif.runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.region.startLine)).toEqual([2, 2, 3]);
   });
 
+  it('judges every recording of a file, each alone; --recording N only that one', async () => {
+    // Two runs into one file (as several taps may record): a broken build, then a clean one.
+    const { inputSchema: _dropped, ...toolWithoutSchema } = TOOL;
+    await recordScripted(dir, 'two', { results: { 'tools/list': { tools: [toolWithoutSchema] } }, calls: { search: OK_CALL } }, requests);
+    const two = await recordScripted(dir, 'two', { results: { 'tools/list': { tools: [TOOL] } }, calls: { search: OK_CALL } }, requests);
+    const out = (f: string) => join(dir, f);
+    const r = mcptap('check', two, '--json', out('two.json'), '--junit', out('two.xml'), '--sarif', out('two.sarif'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/\(recording 1\): 2 finding\(s\): 2 error, 0 warning, 0 note; FAILED/);
+    expect(r.out).toMatch(/\(recording 2\): 0 finding\(s\)[^\n]*passed/);
+    expect(r.out).toMatch(/2 recordings checked \(pick one with --recording N\); FAILED: recording\(s\) 1\n$/);
+    const json = JSON.parse(readFileSync(out('two.json'), 'utf8')) as { verdict: { failing: number }; recordings: { recording: number; total: number }[] };
+    expect([json.verdict.failing, json.recordings.map((x) => [x.recording, x.total])]).toEqual([
+      2,
+      [
+        [1, 2],
+        [2, 0],
+      ],
+    ]);
+    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(out('two.xml'), 'utf8')) as {
+      testsuites: { failures: string; testsuite: { name: string; failures: string }[] };
+    };
+    expect(xml.testsuites.failures).toBe('2');
+    expect(xml.testsuites.testsuite.filter((x) => x.failures !== '0').map((x) => x.name)).toEqual(['recording 1 protocol', 'recording 1 surface']);
+    const sarif = JSON.parse(readFileSync(out('two.sarif'), 'utf8')) as { runs: { automationDetails: { id: string }; results: unknown[] }[] };
+    const validate = sarifValidator();
+    expect(validate(sarif), JSON.stringify(validate.errors)).toBe(true);
+    expect(sarif.runs.map((x) => [x.automationDetails.id, x.results.length])).toEqual([
+      ['mcptap-check/recording-1/', 2],
+      ['mcptap-check/recording-2/', 0],
+    ]);
+    // The clean recording alone passes; the broken one alone fails.
+    expect(mcptap('check', two, '--recording', '2').code).toBe(0);
+    expect(mcptap('check', two, '--recording', '1').code).toBe(1);
+  }, 60_000);
+
   it('JUnit fails only what the verdict counts; rules it could not judge are skipped, not passed', () => {
     const out = (f: string) => join(dir, `u.${f}`);
     const r = mcptap('check', breached, '--fail-on', 'none,protocol/result-schema', '--json', out('json'), '--junit', out('xml'));

@@ -25,6 +25,7 @@ import { ExitCode } from '../exit-codes.js';
 import { checkOutputPaths } from '../output-paths.js';
 import { pickRecording } from '../recording-file.js';
 import { openRecordingInput } from '../recording-input.js';
+import type { RecordingStore } from '../../store/recording-store.js';
 
 interface CheckFlags {
   recording?: string;
@@ -52,7 +53,7 @@ export function register(program: Command): void {
         'section in docs/check.md.',
     )
     .argument('<recording>', 'recording file (written with --record, or mcptap JSONL)')
-    .option('--recording <n>', 'recording number in the file (see mcptap ls; default: the latest)')
+    .option('--recording <n>', 'check only this recording of the file (see mcptap ls; default: every recording, each judged alone)')
     .option('--rules <file>', 'rules file (YAML or JSON): `rules: { <rule id>: off|error|warning|note | { severity: ..., <option>: ... } }` (options flat)')
     .option('--baseline <file>', 'drift rules: judge the tool surface against this snapshot (--snapshot) or recording (SQLite or JSONL; its latest recording)')
     .option('--snapshot <file>', "write the recording's tool surface (tools, prompts, resources, token counts) as JSON to commit as a baseline")
@@ -108,27 +109,56 @@ async function runCheckCommand(file: string, flags: CheckFlags): Promise<number>
   const factories = checkFactories(rules);
   const baseline = flags.baseline === undefined ? undefined : await baselineSurface(flags.baseline);
   const input = await openRecordingInput(file);
-  let report: CheckReportInput;
+  const reports: CheckReportInput[] = [];
   try {
-    const recordingId = pickRecording(input.store, file, flags.recording);
-    const result = checkRecording(input.store, recordingId, {
-      factories,
-      settings: rules.settings,
-      context: { recording: { file }, ...(baseline && { baseline }) },
-    });
-    if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, recordingId));
-    report = { file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn), failOnSpec: failOn };
+    // Every recording of the file unless one is named: taps recording into one file at once each
+    // leave their own, and judging only the latest would pass the others unseen.
+    const ids = flags.recording !== undefined ? [pickRecording(input.store, file, flags.recording)] : allRecordings(input.store, file);
+    for (const recordingId of ids) {
+      const result = checkRecording(input.store, recordingId, {
+        factories,
+        settings: rules.settings,
+        context: { recording: { file }, ...(baseline && { baseline }) },
+      });
+      reports.push({ file, recordingId, result, failing: failingCount(result, failOn), failOn: failOnText(failOn), failOnSpec: failOn });
+    }
+    if (flags.snapshot !== undefined) await writeSnapshot(flags.snapshot, surfaceOfRecording(input.store, reports.at(-1)!.recordingId));
   } finally {
     input.close();
   }
-  const text = terminalSafe(renderCheckText(report));
+  const failing = reports.reduce((n, r) => n + r.failing, 0);
+  const text = terminalSafe(reports.map(renderCheckText).join('\n') + severalLine(file, reports));
   if (flags.json === '-') process.stderr.write(text);
   else process.stdout.write(text);
-  if (flags.json === '-') process.stdout.write(`${JSON.stringify(checkJson(report), null, 2)}\n`);
-  else if (flags.json !== undefined) await writeFileAtomic(flags.json, `${JSON.stringify(checkJson(report), null, 2)}\n`);
-  if (flags.junit !== undefined) await writeFileAtomic(flags.junit, renderCheckJunit(report));
-  if (flags.sarif !== undefined) await writeFileAtomic(flags.sarif, `${JSON.stringify(checkSarif(report), null, 2)}\n`);
-  return report.failing > 0 ? ExitCode.Failed : ExitCode.Ok;
+  const json = () => `${JSON.stringify(reports.length === 1 ? checkJson(reports[0]!) : severalJson(file, reports, failing), null, 2)}\n`;
+  if (flags.json === '-') process.stdout.write(json());
+  else if (flags.json !== undefined) await writeFileAtomic(flags.json, json());
+  if (flags.junit !== undefined) await writeFileAtomic(flags.junit, renderCheckJunit(reports));
+  if (flags.sarif !== undefined) await writeFileAtomic(flags.sarif, `${JSON.stringify(checkSarif(reports), null, 2)}\n`);
+  return failing > 0 ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** The file's recordings, oldest first; none is bad input. */
+function allRecordings(store: RecordingStore, file: string): number[] {
+  const ids = store
+    .listRecordings()
+    .map((r) => r.id)
+    .sort((a, b) => a - b);
+  if (ids.length === 0) throw new McptapError('MCPTAP_NO_RECORDING', `${file} holds no recordings`);
+  return ids;
+}
+
+/** With several recordings checked, the verdict over all of them. */
+function severalLine(file: string, reports: readonly CheckReportInput[]): string {
+  if (reports.length < 2) return '';
+  const failed = reports.filter((r) => r.failing > 0).map((r) => r.recordingId);
+  const verdict = failed.length > 0 ? `FAILED: recording(s) ${failed.join(', ')}` : 'passed';
+  return `\nmcptap check ${file}: ${reports.length} recordings checked (pick one with --recording N); ${verdict}\n`;
+}
+
+/** `--json` with several recordings: the verdict over all, and each recording's report as with one. */
+function severalJson(file: string, reports: readonly CheckReportInput[], failing: number): unknown {
+  return { file, verdict: { failed: failing > 0, failing, failOn: reports[0]!.failOn }, recordings: reports.map(checkJson) };
 }
 
 /** `--baseline FILE`: a snapshot (`--snapshot`'s JSON), or a recording (SQLite or JSONL) whose lists give the surface. */
