@@ -43,5 +43,5 @@ export async function replayCheckFromFlags(flags: { check?: string; checkFailOn:
   ]);
   const ids = ruleCatalogue(CHECKER_FACTORIES).map((r) => r.id);
   const assertions = parseCheckRules(check).assertions.map((a) => a.ruleId);
-  return { source: check, failOn: parseFailOn(flags.checkFailOn, [...ids, ...assertions]), failOnText: flags.checkFailOn };
+  return { source: check, failOn: parseFailOn(flags.checkFailOn, [...ids, ...assertions], '--check-fail-on'), failOnText: flags.checkFailOn };
 }

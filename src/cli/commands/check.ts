@@ -163,11 +163,13 @@ function severalJson(file: string, reports: readonly CheckReportInput[], failing
 
 /** `--baseline FILE`: a snapshot (`--snapshot`'s JSON), or a recording (SQLite or JSONL) whose lists give the surface. */
 async function baselineSurface(file: string): Promise<Surface> {
+  if (!existsSync(file))
+    throw new McptapError('MCPTAP_RECORDING_NOT_FOUND', `--baseline ${file}: no such file (a snapshot written by mcptap check --snapshot, or a recording)`);
   if (isSqliteFile(file)) return loadBaseline(file);
   const head = fileHead(file, 256);
   if (/"format"\s*:\s*"mcptap-surface"/.test(head)) return readSnapshot(file);
   // Neither a snapshot nor JSONL: say what a baseline may be, not what a JSONL header looks like.
-  if (existsSync(file) && !/^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(head))
+  if (!/^\s*\{\s*"mcptap"\s*:\s*"jsonl"/.test(head))
     throw new McptapError(
       'MCPTAP_CHECK_SNAPSHOT_INVALID',
       `--baseline ${file}: not a baseline; give a snapshot written by mcptap check --snapshot, or a recording (SQLite, or mcptap JSONL)`,
@@ -186,7 +188,7 @@ async function baselineSurface(file: string): Promise<Surface> {
  * `--fail-on error` / `warning,protocol/pending` / `none,protocol/pending`: a level (and above) and rule
  * ids. Rule ids add to the level, which stays `error` unless given; `none` gates on the named rules only.
  */
-export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
+export function parseFailOn(text: string, ruleIds: readonly string[], flag = '--fail-on'): FailOn {
   let level: Severity | 'none' | undefined;
   const rules = new Set<string>();
   for (const item of text
@@ -194,13 +196,12 @@ export function parseFailOn(text: string, ruleIds: readonly string[]): FailOn {
     .map((s) => s.trim())
     .filter(Boolean)) {
     if (item === 'none' || (LEVELS as readonly string[]).includes(item)) {
-      if (level !== undefined && level !== item) throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `--fail-on takes one level, got ${level} and ${item}`);
+      if (level !== undefined && level !== item) throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `${flag} takes one level, got ${level} and ${item}`);
       level = item as Severity | 'none';
     } else if (ruleIds.includes(item)) rules.add(item);
-    else throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `--fail-on ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
+    else throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `${flag} ${item}: not a level (error, warning, note, none) nor a rule id (see docs/check.md)`);
   }
-  if (level === undefined && rules.size === 0)
-    throw new McptapError('MCPTAP_CHECK_BAD_FLAG', '--fail-on needs a level (error, warning, note, none) or rule ids');
+  if (level === undefined && rules.size === 0) throw new McptapError('MCPTAP_CHECK_BAD_FLAG', `${flag} needs a level (error, warning, note, none) or rule ids`);
   return { ...(level !== 'none' && { level: level ?? 'error' }), rules };
 }
 

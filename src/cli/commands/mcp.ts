@@ -52,9 +52,9 @@ Exit codes: 0 ok (stdin closed, or SIGINT/SIGTERM), 2 bad command line, 4 a file
 Examples:
   mcptap mcp tap.db --stdio
   mcptap mcp before.db after.db --http 127.0.0.1:7081
-  claude mcp add recordings -- npx mcptap mcp /abs/path/tap.db --stdio     # Claude Code
+  claude mcp add recordings -- node /opt/mcptap/bin/mcptap.js mcp /abs/path/tap.db --stdio   # Claude Code
   # VS Code, .vscode/mcp.json:
-  #   {"servers": {"recordings": {"type": "stdio", "command": "npx", "args": ["mcptap", "mcp", "\${workspaceFolder}/tap.db", "--stdio"]}}}
+  #   {"servers": {"recordings": {"type": "stdio", "command": "node", "args": ["/opt/mcptap/bin/mcptap.js", "mcp", "\${workspaceFolder}/tap.db", "--stdio"]}}}
 Then ask the agent: "which calls to search were slow in tap.db, and what did they send?"`,
     )
     .action(async (files: string[], flags: McpFlags) => {
