@@ -36,7 +36,10 @@ export function holdServerStream(session: McpSession, opts: ServerStreamOptions)
     return { opened: Promise.resolve(), close: async () => {} };
   const stop = new AbortController();
   const ctx = session.headerContext;
+  // A refusal's body (405 with a JSON-RPC error of id null, as SDK servers answer) is no stream traffic.
+  let refused = false;
   const onMessage = (m: JsonRpcMessage, t: number): void => {
+    if (refused) return;
     opts.onMessage?.(m, t);
     if ('method' in m && 'id' in m) void session.channel.respond?.(opts.answer(m as JsonRpcRequest), ctx).catch(() => undefined);
   };
@@ -47,7 +50,7 @@ export function holdServerStream(session: McpSession, opts: ServerStreamOptions)
     timer = setTimeout(resolve, opts.openTimeoutMs);
   }).finally(() => clearTimeout(timer));
   const ended = stream
-    .call(session.channel, ctx, { signal: stop.signal, timeoutMs: HOLD_MS, onMessage, onHeaders: () => isOpen() })
+    .call(session.channel, ctx, { signal: stop.signal, timeoutMs: HOLD_MS, onMessage, onHeaders: (status) => ((refused = status >= 300), isOpen()) })
     .then(() => undefined)
     .catch(() => undefined) // aborted at close, refused or cut: the session goes on without it
     .finally(() => isOpen());

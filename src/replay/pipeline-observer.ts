@@ -6,7 +6,8 @@ import type { Transport } from '../model/events.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { baselineConnectionId, type RecordedTimes } from './recorded-times.js';
-import type { TrafficObserver } from './replayer.js';
+import type { FrameContext } from '../model/frame.js';
+import type { SessionFacts, TrafficObserver } from './replay-traffic.js';
 
 /** `times`: a text baseline's stable times (the recorded ones) and connection ids, and no HTTP session ids. */
 export function pipelineObserver(pipeline: Pipeline, opts: { transport: Transport; target: string; times?: RecordedTimes }): TrafficObserver {
@@ -16,9 +17,10 @@ export function pipelineObserver(pipeline: Pipeline, opts: { transport: Transpor
   return {
     opened: (session, timeUs) =>
       pipeline.openConnection({ connectionId: connectionId(session), transport: opts.transport, target: opts.target }, times?.at(session) ?? timeUs),
-    message: (session, direction, message: JsonRpcMessage, timeUs, sessionId, recordedUs) => {
+    message: (session, direction, message: JsonRpcMessage, timeUs, facts, recordedUs) => {
       // A text baseline leaves out what differs on every run: the times as measured, HTTP session ids.
-      const context = sessionId !== undefined && !times ? { sessionId } : undefined;
+      // The version the HTTP headers carried judges a session whose initialize was not replayed as a step.
+      const context = times || !facts ? undefined : httpContext(opts.transport, facts);
       pipeline.pushMessage(
         { connectionId: connectionId(session), direction, channel, timeUs: times?.at(session, recordedUs) ?? timeUs, ...(context ? { context } : {}) },
         Buffer.from(JSON.stringify(message)),
@@ -26,6 +28,14 @@ export function pipelineObserver(pipeline: Pipeline, opts: { transport: Transpor
     },
     closed: (session, timeUs) => pipeline.closeConnection(connectionId(session), { reason: 'replay finished', timeUs: times?.at(session) ?? timeUs }),
   };
+}
+
+function httpContext(transport: Transport, facts: SessionFacts): FrameContext | undefined {
+  const context: FrameContext = {
+    ...(facts.sessionId !== undefined && { sessionId: facts.sessionId }),
+    ...(transport === 'http' && facts.protocolVersion !== undefined && { headerProtocolVersion: facts.protocolVersion }),
+  };
+  return Object.keys(context).length > 0 ? context : undefined;
 }
 
 /** Both observers see every message (`--update` and `--check` together). */

@@ -154,7 +154,7 @@ export function cancelAsRecorded(
       // modern HTTP request is cancelled by closing its stream, which the abort does.
       if (live.conn.channel.transport !== 'http' || live.plan.era === 'legacy') {
         const n: JsonRpcNotification = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: sentId, reason: c.reason ?? 'replayed cancellation' } };
-        traffic.sent(step.session, n, live.session.sessionId, c.timeUs);
+        traffic.sent(step.session, n, live.session.headerContext, c.timeUs);
         void live.session.notify(n).catch(() => undefined);
       }
       ac.abort();

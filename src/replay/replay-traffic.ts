@@ -7,13 +7,19 @@ import type { JsonRpcId, JsonRpcMessage } from '../model/jsonrpc.js';
 import type { StoredExchange } from '../store/types.js';
 import type { Clock } from '../util/clock.js';
 
+/** What the live session's HTTP headers said of a message: its session id and protocol version. */
+export interface SessionFacts {
+  readonly sessionId?: string | undefined;
+  readonly protocolVersion?: string | undefined;
+}
+
 /**
  * Sees the replay's traffic as it happens (`--update` records it). `recordedUs`: when the message's
  * counterpart was recorded (a step's request, response or cancellation), for a baseline of stable times.
  */
 export interface TrafficObserver {
   opened(session: string, timeUs: number): void;
-  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, sessionId?: string, recordedUs?: number): void;
+  message(session: string, direction: 'c2s' | 's2c', message: JsonRpcMessage, timeUs: number, facts?: SessionFacts, recordedUs?: number): void;
   closed(session: string, timeUs: number): void;
 }
 
@@ -33,13 +39,13 @@ export class ReplayTraffic {
   }
 
   /** A message the replayer sent now. */
-  sent(session: string, m: JsonRpcMessage, sessionId?: string, recordedUs?: number): void {
-    this.observer?.message(session, 'c2s', m, this.clock.nowUs(), sessionId, recordedUs);
+  sent(session: string, m: JsonRpcMessage, facts?: SessionFacts, recordedUs?: number): void {
+    this.observer?.message(session, 'c2s', m, this.clock.nowUs(), facts, recordedUs);
   }
 
   /** A message the server sent, seen at `timeUs` (now when not given). */
-  received(session: string, m: JsonRpcMessage, timeUs?: number, sessionId?: string, recordedUs?: number): void {
-    this.observer?.message(session, 's2c', m, timeUs ?? this.clock.nowUs(), sessionId, recordedUs);
+  received(session: string, m: JsonRpcMessage, timeUs?: number, facts?: SessionFacts, recordedUs?: number): void {
+    this.observer?.message(session, 's2c', m, timeUs ?? this.clock.nowUs(), facts, recordedUs);
   }
 }
 

@@ -236,7 +236,7 @@ class Replayer {
     live.inFlight.add(step.index);
     const onMessage = (m: JsonRpcMessage, t: number) => this.serverRequests.inStep(live, step.index, m, t, recordedTimeOf(step.exchange, m, sentId));
     const signal = cancel ? AbortSignal.any([cancel.signal, this.stop.signal]) : this.stop.signal;
-    this.traffic.sent(step.session, request, live.session.sessionId, step.exchange.startUs);
+    this.traffic.sent(step.session, request, live.session.headerContext, step.exchange.startUs);
     this.notes.stepSent(step.index);
     try {
       const result = opening ? await live.session.open(request, { onMessage, signal }) : await live.session.send(request, { onMessage, signal });
@@ -265,7 +265,7 @@ class Replayer {
     if (!live || this.stopped || live.unusable !== undefined || (live.conn.goneReason() ?? this.health.gone) !== undefined) return;
     const frame = this.opts.loadFrame!(notes.rowids[j]!);
     if (frame?.kind !== 'message' || !('method' in frame.message) || 'id' in frame.message) return;
-    this.traffic.sent(key, frame.message, live.session.sessionId, frame.timeUs);
+    this.traffic.sent(key, frame.message, live.session.headerContext, frame.timeUs);
     await live.session.notify(frame.message, { signal: this.stop.signal });
   }
 
@@ -343,7 +343,7 @@ class Replayer {
   }
 
   private async sentInitialized(live: LiveSession): Promise<void> {
-    this.traffic.sent(live.plan.key, { jsonrpc: '2.0', method: 'notifications/initialized' }, live.session.sessionId);
+    this.traffic.sent(live.plan.key, { jsonrpc: '2.0', method: 'notifications/initialized' }, live.session.headerContext);
     // As the SDK clients do: the server's own requests (roots/list) come on this stream.
     await Promise.race([this.serverRequests.holdStream(live), this.stopped$]);
   }

@@ -36,7 +36,7 @@ export class ServerRequests {
 
   /** A message in step `step`'s stream; over HTTP a server request there is answered (stdio's client calls {@link answer} itself). */
   inStep(live: AnsweringSession, step: number, m: JsonRpcMessage, t: number, recordedUs?: number): void {
-    this.traffic.received(live.key, m, t, live.session.sessionId, recordedUs);
+    this.traffic.received(live.key, m, t, live.session.headerContext, recordedUs);
     if (live.conn.channel.transport === 'http' && 'method' in m && 'id' in m) {
       const res = this.answer(live, m as JsonRpcRequest, step);
       void live.conn.respond(res, live.session.headerContext).catch(() => undefined);
@@ -52,8 +52,8 @@ export class ServerRequests {
       list.push(req.method);
       this.unexpected.set(charged, list);
     }
-    if (step === undefined) this.traffic.received(live.key, req, undefined, live.session.sessionId);
-    this.traffic.sent(live.key, a.response, live.session.sessionId);
+    if (step === undefined) this.traffic.received(live.key, req, undefined, live.session.headerContext);
+    this.traffic.sent(live.key, a.response, live.session.headerContext);
     return a.response;
   }
 
@@ -62,7 +62,7 @@ export class ServerRequests {
     live.serverStream ??= holdServerStream(live.session, {
       answer: (req) => this.answer(live, req),
       onMessage: (m, t) => {
-        if (!('method' in m && 'id' in m)) this.traffic.received(live.key, m, t, live.session.sessionId);
+        if (!('method' in m && 'id' in m)) this.traffic.received(live.key, m, t, live.session.headerContext);
       },
       openTimeoutMs: this.openTimeoutMs,
     });
