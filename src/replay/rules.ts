@@ -191,7 +191,12 @@ function readRules(doc: unknown, r: Reader, where: (p: Path) => string): MatchRu
   if (!top) return [];
   if (top.version !== undefined && top.version !== 1) r.fail(['version'], `must be 1 (got ${JSON.stringify(top.version)})`);
   if (top.rules === undefined) return [];
-  if (!Array.isArray(top.rules)) return r.fail(['rules'], 'must be a list of rules') ?? [];
+  if (!Array.isArray(top.rules)) {
+    // A mapping of rule ids is a check rules file: it belongs to --check (or mcptap check --rules).
+    const checkFile = typeof top.rules === 'object' && top.rules !== null;
+    const hint = checkFile ? ' (a mapping of rule ids is a check rules file: give it to replay --check, or to mcptap check --rules)' : '';
+    return r.fail(['rules'], `must be a list of rules${hint}`) ?? [];
+  }
   const out: MatchRule[] = [];
   top.rules.forEach((raw, i) => {
     const path: Path = ['rules', i];

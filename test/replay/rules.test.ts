@@ -17,6 +17,13 @@ function rulesError(text: string): string {
 }
 
 describe('rules file', () => {
+  it('says a check rules file (rule ids mapped to severities) was given where replay rules go', () => {
+    expect(rulesError('rules:\n  protocol/pending: off\n')).toMatch(
+      /rules.yaml:2.*must be a list of rules \(a mapping of rule ids is a check rules file: give it to replay --check/s,
+    );
+    expect(rulesError('rules: 3\n')).not.toMatch(/check rules file/);
+  });
+
   it('reads YAML and JSON into scoped actions', () => {
     const yaml = parseRules(
       ['rules:', '  - ignore: /result/_meta', '  - tool: clock', '    normalise: timestamp', '    path: /result/content/*/text', '  - tolerance: "5%"'].join(
