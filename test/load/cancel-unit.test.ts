@@ -3,9 +3,17 @@
  * scenarios write them, one call's verdict from what was seen, and shards' cancel sections merging.
  */
 import { describe, expect, it } from 'vitest';
-import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, verdictOf, type CancelObservation, type CpuWindow } from '../../src/load/cancel-stats.js';
-import { parseThreshold } from '../../src/load/thresholds.js';
-import { scriptCancel } from '../../src/load/scenario-cancel.js';
+import {
+  CancelStats,
+  cancelGroupResult,
+  judgeCall,
+  mergeCancel,
+  verdictOf,
+  type CancelObservation,
+  type CpuWindow,
+} from '../../src/load/results/cancel-stats.js';
+import { parseThreshold } from '../../src/load/results/thresholds.js';
+import { scriptCancel } from '../../src/load/scenario/scenario-cancel.js';
 import { scenario } from './scenario-fixtures.js';
 
 const head = 'target: { reference: true }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\n';

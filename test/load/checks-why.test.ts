@@ -12,8 +12,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
-import { mergeChecks } from '../../src/load/check-stats.js';
-import type { LoadResult } from '../../src/load/load-result.js';
+import { mergeChecks } from '../../src/load/results/check-stats.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 

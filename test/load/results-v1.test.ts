@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareResults } from '../../src/load/compare-results.js';
-import type { LoadResult } from '../../src/load/load-result.js';
-import { mergeResults } from '../../src/load/merge-results.js';
+import { compareResults } from '../../src/load/results/compare-results.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
+import { mergeResults } from '../../src/load/results/merge-results.js';
 import { renderComparison } from '../../src/load/report/compare-report.js';
 import { renderCompareHtml } from '../../src/load/report/compare-html.js';
 import { renderLoadHtml } from '../../src/load/report/html-report.js';

@@ -4,15 +4,15 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseCheckPath } from '../data-file/check-path.js';
-import { derivedCheckName } from './checks.js';
-import { parseDurationMs } from '../data-file/duration.js';
-import { EXPECTED_OUTCOMES } from './expected-outcome.js';
+import { parseCheckPath } from '../../data-file/check-path.js';
+import { derivedCheckName } from '../run/checks.js';
+import { parseDurationMs } from '../../data-file/duration.js';
+import { EXPECTED_OUTCOMES } from '../run/expected-outcome.js';
 import { validateCancel } from './scenario-cancel.js';
 import type { CheckKind, CheckSpec, DataSpec, ListenFilter, StepSpec } from './scenario.js';
 import { compileTemplate, type TemplateIssue } from './template.js';
-import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from './thresholds.js';
-import { isObj, kind, Reader, type Path } from '../data-file/validation.js';
+import { parseScope, parseThreshold, type ThresholdScope, type ThresholdSpec } from '../results/thresholds.js';
+import { isObj, kind, Reader, type Path } from '../../data-file/validation.js';
 
 export function validateData(r: Reader, v: unknown, baseDir: string): DataSpec[] {
   if (v === undefined) return [];

@@ -5,12 +5,12 @@
  * a reason found in the file (missing data files are checked when the run loads them, up front).
  */
 import path from 'node:path';
-import { MODERN_PROTOCOL_VERSION } from '../protocol/mcp.js';
-import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from '../data-file/duration.js';
+import { MODERN_PROTOCOL_VERSION } from '../../protocol/mcp.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs, parseRate } from '../../data-file/duration.js';
 import type { ClosedPhase, EraChoice, OpenPhase, Phase, ReplayPhase, Scenario, ScriptedIteration, TargetSpec } from './scenario.js';
 import { validateData, validateSteps, validateThresholds } from './scenario-steps.js';
-import { McptapError } from '../errors.js';
-import { isObj, issueLines, Reader, type Issue, type Locator, type Path } from '../data-file/validation.js';
+import { McptapError } from '../../errors.js';
+import { isObj, issueLines, Reader, type Issue, type Locator, type Path } from '../../data-file/validation.js';
 
 export interface ValidateContext {
   /** File name for messages. */

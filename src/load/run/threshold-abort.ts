@@ -3,9 +3,9 @@
  * stopped (as a signal stops it: in-flight iterations finish, the result says `stopped`) once one
  * of them fails; none is judged before its `delayAbortEval` from the start, nor on no data yet.
  */
-import { evaluateLiveThresholds } from './threshold-eval.js';
-import type { LoadMetrics } from './metrics.js';
-import type { ThresholdSpec } from './thresholds.js';
+import { evaluateLiveThresholds } from '../results/threshold-eval.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import type { ThresholdSpec } from '../results/thresholds.js';
 
 export interface AbortWatch {
   /** The caller's signal, or one that also fires when an abortOnFail threshold fails. */

@@ -12,7 +12,7 @@
  * so a bad expression is reported with its file position and never at run time; templates with
  * no placeholder render to the same prebuilt value every time.
  */
-import { counted } from '../util/plural.js';
+import { counted } from '../../util/plural.js';
 export interface TemplateContext {
   vu: number;
   iteration: number;

@@ -3,10 +3,10 @@
  * load scenario (one virtual user calling the tool a few times, each call cancelled by the era's
  * mechanism) whose cancel verdict is the answer. Pure: builds the scenario and reads the verdict.
  */
-import type { CancelGroupResult } from './cancel-stats.js';
-import type { LoadResult } from './load-result.js';
-import { loadYaml } from './scenario-loader.js';
-import type { Scenario } from './scenario.js';
+import type { CancelGroupResult } from '../results/cancel-stats.js';
+import type { LoadResult } from '../results/load-result.js';
+import { loadYaml } from '../scenario/scenario-loader.js';
+import type { Scenario } from '../scenario/scenario.js';
 
 export interface ProbeCancelOptions {
   tool: string;

@@ -7,10 +7,10 @@
  * The failure layers are kept apart: a sample can be HTTP 400 *and* JSON-RPC -32020 at once;
  * `outcome` is only the one-word summary (transport > JSON-RPC > tool > ok).
  */
-import type { JsonRpcResponse } from '../model/jsonrpc.js';
-import { isToolError } from '../protocol/mcp.js';
-import type { CallResult } from '../client/call-result.js';
-import type { TransportErrorClass } from '../client/transport-error.js';
+import type { JsonRpcResponse } from '../../model/jsonrpc.js';
+import { isToolError } from '../../protocol/mcp.js';
+import type { CallResult } from '../../client/call-result.js';
+import type { TransportErrorClass } from '../../client/transport-error.js';
 
 export type SampleOutcome = 'ok' | 'jsonrpc_error' | 'tool_error' | 'transport_error' | 'unanswered';
 

@@ -8,12 +8,12 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { McptapError } from '../errors.js';
+import { McptapError } from '../../errors.js';
 import type { Scenario } from './scenario.js';
 import { validateScenario } from './scenario-validate.js';
-import { parseYamlSource } from '../data-file/yaml-source.js';
+import { parseYamlSource } from '../../data-file/yaml-source.js';
 
-export { yamlLocator } from '../data-file/yaml-source.js';
+export { yamlLocator } from '../../data-file/yaml-source.js';
 
 export async function loadScenarioFile(file: string, opts: { driver?: 'raw' } = {}): Promise<Scenario> {
   const abs = path.resolve(file);

@@ -11,9 +11,9 @@
  * becomes a fresh one per iteration, so that concurrent calls never share one.
  * Lifecycle traffic (initialize, ping, notifications) is left out: the driver does that itself.
  */
-import { McptapError } from '../errors.js';
-import { isRecord } from '../model/jsonrpc.js';
-import type { StoredExchange } from '../store/types.js';
+import { McptapError } from '../../errors.js';
+import { isRecord } from '../../model/jsonrpc.js';
+import type { StoredExchange } from '../../store/types.js';
 import type { StepSpec } from './scenario.js';
 import type { CompiledTemplate, TemplateContext } from './template.js';
 
@@ -51,7 +51,7 @@ export interface RecordingSource {
 
 export async function loadRecordedTraffic(src: RecordingSource): Promise<RecordedTraffic> {
   // Imported lazily: only `from:` scenarios need the SQLite binding.
-  const { RecordingStore } = await import('../store/recording-store.js');
+  const { RecordingStore } = await import('../../store/recording-store.js');
   const store = RecordingStore.open(src.file);
   try {
     const id = src.recording ?? store.latestRecordingId();

@@ -7,7 +7,7 @@
  * timeout, …), `http` by status (every status, 2xx included), `jsonrpc` by error code, `toolErrors`
  * (`isError: true`), `violations` by kind, `checkFailures`.
  */
-import { newHistogram, recordUs, type Histogram } from '../util/histogram.js';
+import { newHistogram, recordUs, type Histogram } from '../../util/histogram.js';
 import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import { CheckStats } from './check-stats.js';
 import type { Sample } from './sample.js';

@@ -8,10 +8,10 @@
  * both epoch µs (meaningful on one machine or synchronised clocks). A notification seen twice on
  * one stream (same method, firing time and sequence number) is a duplicate, counted apart.
  */
-import { isRecord, type JsonRpcMessage } from '../model/jsonrpc.js';
-import { decodeHistogram, encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../util/histogram.js';
+import { isRecord, type JsonRpcMessage } from '../../model/jsonrpc.js';
+import { decodeHistogram, encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../../util/histogram.js';
 
-import { FIRED_AT_META, SEQ_META as FIRED_SEQ_META } from '../protocol/mcptap-meta.js';
+import { FIRED_AT_META, SEQ_META as FIRED_SEQ_META } from '../../protocol/mcptap-meta.js';
 
 export const ACK_METHOD = 'notifications/subscriptions/acknowledged';
 

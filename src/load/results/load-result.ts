@@ -6,16 +6,16 @@
  */
 import { cancelGroupResult, type CancelGroupResult } from './cancel-stats.js';
 import type { CheckResult } from './check-stats.js';
-import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from '../util/histogram.js';
+import { decodeHistogram, encodeHist, newHistogram, type EncodedHistogram, type Histogram } from '../../util/histogram.js';
 import type { ListenResult } from './listen-stats.js';
 import { addCounters, emptyCounters, SSE_SERIES, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
-import type { ScenarioPlan } from './scenario-plan.js';
+import type { ScenarioPlan } from '../scenario/scenario-plan.js';
 import type { ResultSeries } from './series.js';
 
 export const RESULT_FORMAT = 'mcptap-load-result/1';
 
-export type { EncodedHistogram } from '../util/histogram.js';
-export { encodeHist } from '../util/histogram.js';
+export type { EncodedHistogram } from '../../util/histogram.js';
+export { encodeHist } from '../../util/histogram.js';
 
 export interface GroupResult {
   counters: GroupCounters;

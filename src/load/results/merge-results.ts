@@ -7,10 +7,10 @@
  * is a stopped run.
  */
 import { mergeListen } from './listen-stats.js';
-import { McptapError, type McptapErrorCode } from '../errors.js';
+import { McptapError, type McptapErrorCode } from '../../errors.js';
 import { mergeCancel } from './cancel-stats.js';
 import { mergeChecks } from './check-stats.js';
-import { decodeHistogram, newHistogram } from '../util/histogram.js';
+import { decodeHistogram, newHistogram } from '../../util/histogram.js';
 import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
 import type { PhaseStats } from './metrics.js';
 import { mergeSeries } from './series.js';

@@ -1,8 +1,8 @@
 /** Validation of a step's `cancel:` block and a scripted call's `cancel` option (see {@link CancelSpec}). */
-import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../data-file/duration.js';
+import { bareDurationMessage, bareDurationNumber, parseDurationMs } from '../../data-file/duration.js';
 import type { CancelSpec } from './scenario.js';
-import { issueLines, Reader, type Path } from '../data-file/validation.js';
-import { McptapError } from '../errors.js';
+import { issueLines, Reader, type Path } from '../../data-file/validation.js';
+import { McptapError } from '../../errors.js';
 
 const CANCEL = ['after', 'afterProgress', 'close', 'observe', 'grace', 'probe'];
 

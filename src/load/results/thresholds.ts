@@ -19,7 +19,7 @@
  *              step that is not a tool call (step:NAME), or of every cancelling step (all)
  */
 import type { SseSeries } from './metrics.js';
-import type { CompareOp } from '../util/compare-op.js';
+import type { CompareOp } from '../../util/compare-op.js';
 
 export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };
 

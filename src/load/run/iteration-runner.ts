@@ -7,19 +7,19 @@
  * not have started earlier).
  */
 import { setMaxListeners } from 'node:events';
-import type { JsonRpcResponse } from '../model/jsonrpc.js';
+import type { JsonRpcResponse } from '../../model/jsonrpc.js';
 import { applyChecks } from './checks.js';
 import { applyExpected } from './expected-outcome.js';
-import type { DataTables } from './data-tables.js';
-import type { CallRecord, Lane, PreparedCall } from './drivers/driver.js';
-import type { LanePool } from './drivers/lane-pool.js';
-import type { IterationRunner, IterationSlot } from './executors/iteration.js';
-import type { Scheduler } from './executors/scheduler.js';
-import type { LoadMetrics } from './metrics.js';
-import { iterationRandom, SALT } from './random.js';
-import type { CallOptions, IterationContext, Scenario, StepSpec } from './scenario.js';
-import type { StepPicker } from './step-mix.js';
-import { scriptCancel } from './scenario-cancel.js';
+import type { DataTables } from '../scenario/data-tables.js';
+import type { CallRecord, Lane, PreparedCall } from '../drivers/driver.js';
+import type { LanePool } from '../drivers/lane-pool.js';
+import type { IterationRunner, IterationSlot } from '../executors/iteration.js';
+import type { Scheduler } from '../executors/scheduler.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import { iterationRandom, SALT } from '../scenario/random.js';
+import type { CallOptions, IterationContext, Scenario, StepSpec } from '../scenario/scenario.js';
+import type { StepPicker } from '../scenario/step-mix.js';
+import { scriptCancel } from '../scenario/scenario-cancel.js';
 
 export interface RunnerDeps {
   scenario: Scenario;

@@ -5,9 +5,9 @@
  * for `from:`, else `roots/list` with no roots; other methods get -32601, `ping` an empty result.
  * A server offers some tools only to clients with roots, sampling or elicitation.
  */
-import type { JsonRpcRequest, JsonRpcResponse } from '../model/jsonrpc.js';
-import { ServerAnswers } from '../replay/server-answers.js';
-import type { StoredExchange } from '../store/types.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../model/jsonrpc.js';
+import { ServerAnswers } from '../../replay/server-answers.js';
+import type { StoredExchange } from '../../store/types.js';
 
 export interface ClientSide {
   capabilities: Record<string, unknown>;

@@ -15,7 +15,7 @@
  *   to the probe's end of the work;
  * - **unknown** otherwise, with the reason (no probe, or a probe with no record of the call).
  */
-import { decodeHistogram, encodeHistogram, newHistogram, recordUs, summarize, type Histogram, type LatencySummary } from '../util/histogram.js';
+import { decodeHistogram, encodeHistogram, newHistogram, recordUs, summarize, type Histogram, type LatencySummary } from '../../util/histogram.js';
 
 /** Same shape as the result's other histograms (load-result.ts), without importing it (no cycle). */
 export interface EncodedHistogram {

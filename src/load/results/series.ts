@@ -7,7 +7,7 @@
  * {@link MAX_SERIES_POINTS}: past that the interval doubles (2 s, 4 s, … on epoch multiples), so a
  * day-long soak stays a few MB.
  */
-import { decodeHistogram, encodeHistogram, newHistogram, recordUs, type Histogram } from '../util/histogram.js';
+import { decodeHistogram, encodeHistogram, newHistogram, recordUs, type Histogram } from '../../util/histogram.js';
 import type { Sample } from './sample.js';
 
 export const SERIES_INTERVAL_MS = 1000;

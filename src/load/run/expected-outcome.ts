@@ -5,7 +5,7 @@
  * `expect KIND`, with what came instead.
  */
 import { answerText, recordVerdict } from './checks.js';
-import type { CallRecord } from './drivers/driver.js';
+import type { CallRecord } from '../drivers/driver.js';
 
 export type ExpectedOutcome = 'tool_error' | 'protocol_error';
 

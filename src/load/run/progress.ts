@@ -2,9 +2,9 @@
  * Live numbers for the progress display: iterations started per second over the last interval,
  * in flight, and errors by layer. Reads the metrics; never changes them.
  */
-import type { Scheduler } from './executors/scheduler.js';
-import { httpErrors, sum, type LoadMetrics } from './metrics.js';
-import type { Phase } from './scenario.js';
+import type { Scheduler } from '../executors/scheduler.js';
+import { httpErrors, sum, type LoadMetrics } from '../results/metrics.js';
+import type { Phase } from '../scenario/scenario.js';
 
 export interface ProgressSnapshot {
   elapsedMs: number;

@@ -4,7 +4,7 @@
  * chosen by its index (sequential) or its deterministic random stream (random), so shards agree.
  */
 import { readFile } from 'node:fs/promises';
-import { McptapError } from '../errors.js';
+import { McptapError } from '../../errors.js';
 import { iterationRandom, SALT } from './random.js';
 import type { DataSpec } from './scenario.js';
 

@@ -3,36 +3,36 @@
  * their executors, aggregate, judge thresholds, and hand back a {@link LoadResult}. This is the
  * library entry point behind `mcptap load`; it writes nothing to stdout.
  */
-import { systemClock, type Clock } from '../util/clock.js';
-import { silentLogger, type Logger } from '../util/logger.js';
-import { DataTables } from './data-tables.js';
-import type { Driver, SampleRecorder } from './drivers/driver.js';
-import { HttpDriver } from './drivers/http-driver.js';
-import { LanePool } from './drivers/lane-pool.js';
-import { StdioDriver } from './drivers/stdio-driver.js';
-import { runClosedPhase } from './executors/closed-executor.js';
-import { NO_SHARD, type ShardSpec } from './executors/iteration.js';
-import { runOpenPhase } from './executors/open-executor.js';
-import { RealScheduler, type Scheduler } from './executors/scheduler.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { silentLogger, type Logger } from '../../util/logger.js';
+import { DataTables } from '../scenario/data-tables.js';
+import type { Driver, SampleRecorder } from '../drivers/driver.js';
+import { HttpDriver } from '../drivers/http-driver.js';
+import { LanePool } from '../drivers/lane-pool.js';
+import { StdioDriver } from '../drivers/stdio-driver.js';
+import { runClosedPhase } from '../executors/closed-executor.js';
+import { NO_SHARD, type ShardSpec } from '../executors/iteration.js';
+import { runOpenPhase } from '../executors/open-executor.js';
+import { RealScheduler, type Scheduler } from '../executors/scheduler.js';
 import { createIterationRunner } from './iteration-runner.js';
-import { buildResult, type LoadResult, type ResultMeta, type ThresholdOutcome } from './load-result.js';
-import { runRawPhases, type RawRunOptions } from './drivers/raw-driver.js';
-import { McptapError } from '../errors.js';
-import { LoadMetrics, type LoadObserver } from './metrics.js';
+import { buildResult, type LoadResult, type ResultMeta, type ThresholdOutcome } from '../results/load-result.js';
+import { runRawPhases, type RawRunOptions } from '../drivers/raw-driver.js';
+import { McptapError } from '../../errors.js';
+import { LoadMetrics, type LoadObserver } from '../results/metrics.js';
 import { ProgressTracker, type ProgressSnapshot } from './progress.js';
-import type { Scenario } from './scenario.js';
-import { StepMix } from './step-mix.js';
-import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraffic } from './recording-mix.js';
-import { runReplayPhase } from './executors/replay-executor.js';
-import { describeScenario } from './scenario-plan.js';
-import { startTarget, type RunningTarget } from './target/target-runtime.js';
-import { withDefaultThresholds } from './default-thresholds.js';
+import type { Scenario } from '../scenario/scenario.js';
+import { StepMix } from '../scenario/step-mix.js';
+import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraffic } from '../scenario/recording-mix.js';
+import { runReplayPhase } from '../executors/replay-executor.js';
+import { describeScenario } from '../scenario/scenario-plan.js';
+import { startTarget, type RunningTarget } from '../target/target-runtime.js';
+import { withDefaultThresholds } from '../results/default-thresholds.js';
 import { watchAbortThresholds } from './threshold-abort.js';
-import { evaluateLiveThresholds, evaluateThresholds } from './threshold-eval.js';
+import { evaluateLiveThresholds, evaluateThresholds } from '../results/threshold-eval.js';
 import { clientSide } from './client-side.js';
 import { checkNamed, listsNeeded, namedInScenario, type NamedInScenario } from './preflight.js';
-import { scopeLabel } from './thresholds.js';
-import type { CallRecord } from './drivers/driver.js';
+import { scopeLabel } from '../results/thresholds.js';
+import type { CallRecord } from '../drivers/driver.js';
 
 export interface RunLoadOptions {
   shard?: ShardSpec;

@@ -5,9 +5,9 @@
  * fail (and a run without thresholds exit 0); it stops the run instead, naming the nearest real
  * one. Names built from templates cannot be known before a run and are skipped.
  */
-import { McptapError } from '../errors.js';
-import type { StepSpec } from './scenario.js';
-import { nearest } from '../data-file/validation.js';
+import { McptapError } from '../../errors.js';
+import type { StepSpec } from '../scenario/scenario.js';
+import { nearest } from '../../data-file/validation.js';
 
 /** The lists a server can be asked for, by what they hold. */
 export type NameList = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';

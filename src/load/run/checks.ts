@@ -3,10 +3,10 @@
  * of another layer, so a scenario can expect errors without hiding them. Each check's verdict
  * carries what it expected and what it got, for the report.
  */
-import type { CallRecord } from './drivers/driver.js';
-import { checkPathText, valueAt } from '../data-file/check-path.js';
-import type { CheckKind, CheckSpec } from './scenario.js';
-import type { CheckVerdict } from './sample.js';
+import type { CallRecord } from '../drivers/driver.js';
+import { checkPathText, valueAt } from '../../data-file/check-path.js';
+import type { CheckKind, CheckSpec } from '../scenario/scenario.js';
+import type { CheckVerdict } from '../results/sample.js';
 
 export function applyChecks(checks: readonly CheckSpec[], rec: CallRecord): void {
   for (const c of checks) recordVerdict(rec, judge(c, rec));

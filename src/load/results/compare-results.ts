@@ -4,7 +4,7 @@
  * rate, each with a verdict against the user's tolerances. Pure: results in, a comparison out.
  * A scope with too few samples on either side gets no verdict rather than a guess.
  */
-import { McptapError } from '../errors.js';
+import { McptapError } from '../../errors.js';
 import { histogramOf, type GroupResult, type LoadResult } from './load-result.js';
 
 export type CompareMetric = 'p50' | 'p95' | 'p99' | 'errors' | 'rate';

@@ -6,9 +6,9 @@
  * - every step has a positive integer weight and a method; step names are unique;
  * - templates are compiled (see template.ts); thresholds are parsed (see thresholds.ts).
  */
-import type { JsonRpcResponse } from '../model/jsonrpc.js';
+import type { JsonRpcResponse } from '../../model/jsonrpc.js';
 import type { CompiledTemplate } from './template.js';
-import type { ThresholdSpec } from './thresholds.js';
+import type { ThresholdSpec } from '../results/thresholds.js';
 
 export type EraChoice = 'legacy' | 'modern' | 'detect';
 

@@ -3,12 +3,12 @@
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
 import { cancelGroupResult, unknownReason, type CancelGroupResult } from './cancel-stats.js';
-import { decodeHistogram, newHistogram, type Histogram } from '../util/histogram.js';
+import { decodeHistogram, newHistogram, type Histogram } from '../../util/histogram.js';
 import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
 import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
 import { withDefaultThresholds } from './default-thresholds.js';
 import { parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
-import { compare } from '../util/compare-op.js';
+import { compare } from '../../util/compare-op.js';
 
 export type { ThresholdOutcome } from './load-result.js';
 
