@@ -36,7 +36,7 @@ import { ARTILLERY_VERSION, findArtillery, runArtillery } from './artillery-runn
 import { mcpHeaders, withModernMeta } from '../src/client/mcp-request.js';
 import { loadYaml } from '../src/load/scenario/scenario-loader.js';
 import { runLoad } from '../src/load/run/run-load.js';
-import { sum } from '../src/load/results/metrics.js';
+import { sum } from '../src/load/results/group-stats.js';
 
 const CONNECTIONS = 32;
 const SECONDS = 5;

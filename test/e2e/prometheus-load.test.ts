@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/load/results/load-result.js';
-import { httpErrors, sum } from '../../src/load/results/metrics.js';
+import { httpErrors, sum } from '../../src/load/results/group-stats.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { createTelemetry, type Telemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';

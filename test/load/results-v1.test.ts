@@ -13,6 +13,8 @@ import { renderCompareHtml } from '../../src/load/report/compare-html.js';
 import { renderLoadHtml } from '../../src/load/report/html-report.js';
 import { renderJunit } from '../../src/load/report/junit-report.js';
 import { renderSummary } from '../../src/load/report/text-report.js';
+import { ResultParts } from '../../src/load/results/result-parts.js';
+import { evaluateThresholds, specsOfResult } from '../../src/load/results/threshold-eval.js';
 import { LIB } from './fixtures/results-v1/fixture-inputs.js';
 import { FIXTURES } from './scenario-fixtures.js';
 
@@ -22,6 +24,15 @@ const result = (name: string) => JSON.parse(text(name)) as LoadResult;
 const json = (v: unknown) => JSON.stringify(v, null, 1) + '\n';
 
 describe('results-v1 files', () => {
+  for (const name of ['shard-1', 'shard-2', 'baseline', 'candidate']) {
+    it(`${name}: loads into its parts and writes them back as they were, verdicts too`, () => {
+      const r = result(`${name}.json`);
+      const back = ResultParts.fromJSON(r).toJSON();
+      for (const [key, value] of Object.entries(back)) expect(json(value), key).toBe(json(r[key as keyof LoadResult]));
+      expect(evaluateThresholds(r, specsOfResult(r))).toEqual(r.thresholds);
+    });
+  }
+
   it('merge as they did', () => {
     expect(json(mergeResults([result('shard-1.json'), result('shard-2.json')]))).toBe(text('expected/merged.json'));
   });

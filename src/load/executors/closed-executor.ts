@@ -8,7 +8,8 @@
  * starts after the phase's duration has elapsed.
  */
 import type { ClosedPhase } from '../scenario/scenario.js';
-import type { LoadMetrics, PhaseStats } from '../results/metrics.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import type { PhaseStats } from '../results/result-parts.js';
 import { iterationRandom, SALT } from '../scenario/random.js';
 import type { Scheduler } from './scheduler.js';
 import type { IterationRunner, IterationSlot, ShardSpec } from './iteration.js';

@@ -5,7 +5,7 @@
  * ({@link runArrivals}): latency counts from the due time, and arrivals that find `maxInFlight`
  * iterations running are dropped and counted, so a generator that cannot keep up shows it.
  */
-import type { PhaseStats } from '../results/metrics.js';
+import type { PhaseStats } from '../results/result-parts.js';
 import type { ReplayPhase } from '../scenario/scenario.js';
 import { runArrivals, type ArrivalPlan, type OpenExecutorOptions } from './open-executor.js';
 

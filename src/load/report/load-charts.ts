@@ -5,7 +5,7 @@
  */
 import { decodeHistogram, newHistogram, recordedValues, type Histogram } from '../../util/histogram.js';
 import type { LoadResult } from '../results/load-result.js';
-import type { PhaseStats } from '../results/metrics.js';
+import type { PhaseStats } from '../results/result-parts.js';
 import type { SeriesPoint } from '../results/series.js';
 
 /** More intervals than this are merged in runs of equal length (a chart has no more pixels). */

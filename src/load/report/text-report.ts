@@ -4,7 +4,7 @@
  */
 import { formatDurationUs } from '../../data-file/duration.js';
 import type { EncodedHistogram, GroupResult, LoadResult } from '../results/load-result.js';
-import { httpErrors, sum } from '../results/metrics.js';
+import { httpErrors, sum } from '../results/group-stats.js';
 import { renderCancel } from './cancel-report.js';
 import { expectedNote, renderChecks, toleratedChecksText } from './check-report.js';
 import { counted } from '../../util/plural.js';

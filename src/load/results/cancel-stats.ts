@@ -15,18 +15,8 @@
  *   to the probe's end of the work;
  * - **unknown** otherwise, with the reason (no probe, or a probe with no record of the call).
  */
-import { decodeHistogram, encodeHistogram, newHistogram, recordUs, summarize, type Histogram, type LatencySummary } from '../../util/histogram.js';
-
-/** Same shape as the result's other histograms (load-result.ts), without importing it (no cycle). */
-export interface EncodedHistogram {
-  hdr: string;
-  summary: LatencySummary;
-}
-
-function encodeHist(h: Histogram): EncodedHistogram {
-  const hdr = encodeHistogram(h);
-  return { hdr, summary: summarize(decodeHistogram(hdr)) };
-}
+import { encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../../util/histogram.js';
+import { histogramFromJSON, type ResultPart } from './result-part.js';
 
 export type CancelMechanism = 'close' | 'notifications/cancelled' | 'notifications/cancelled+close';
 export type CancelVerdict = 'honoured' | 'ignored' | 'unknown';
@@ -180,7 +170,11 @@ export interface CancelGroupResult {
 const MAX_EVIDENCE = 5;
 const rank = (e: string) => (e.startsWith('ignored') ? 0 : e.startsWith('unknown') ? 1 : 2);
 
-export class CancelStats {
+const COUNTS = ['calls', 'cancelled', 'completedBeforeCancel', 'honoured', 'ignored', 'unknown', 'finalResults', 'progressAfterCancel'] as const;
+const SERIES = ['stopDelay', 'workAfter', 'streamEnd', 'nextRequest'] as const;
+
+/** One tool's (or step's) cancellation figures: the result part of cancel steps. */
+export class CancelStats implements ResultPart<[CancelObservation, CallVerdict | undefined], CancelGroupResult> {
   mechanisms = new Set<CancelMechanism>();
   calls = 0;
   cancelled = 0;
@@ -214,6 +208,48 @@ export class CancelStats {
     this.addEvidence(v);
   }
 
+  /** Judged again from the counters, so a merge gets the verdict of the whole. */
+  get verdict(): CancelVerdict {
+    return verdictOf(this);
+  }
+
+  /** Counters and histograms add; the evidence deciding the verdict (ignored, then unknown) is kept first. */
+  merge(o: CancelStats): void {
+    for (const c of COUNTS) this[c] += o[c];
+    for (const s of SERIES) this[s].add(o[s]);
+    for (const m of o.mechanisms) this.mechanisms.add(m);
+    this.evidence = [...this.evidence, ...o.evidence].sort((e, f) => rank(e) - rank(f)).slice(0, MAX_EVIDENCE);
+  }
+
+  toJSON(): CancelGroupResult {
+    return {
+      verdict: this.verdict,
+      mechanisms: [...this.mechanisms].sort(),
+      calls: this.calls,
+      cancelled: this.cancelled,
+      completedBeforeCancel: this.completedBeforeCancel,
+      honoured: this.honoured,
+      ignored: this.ignored,
+      unknown: this.unknown,
+      finalResults: this.finalResults,
+      progressAfterCancel: this.progressAfterCancel,
+      stopDelay: encodeHist(this.stopDelay),
+      workAfter: encodeHist(this.workAfter),
+      streamEnd: encodeHist(this.streamEnd),
+      nextRequest: encodeHist(this.nextRequest),
+      evidence: [...this.evidence],
+    };
+  }
+
+  static fromJSON(j: CancelGroupResult): CancelStats {
+    const s = new CancelStats();
+    for (const c of COUNTS) s[c] = j[c];
+    for (const k of SERIES) s[k].add(histogramFromJSON(j[k]));
+    s.mechanisms = new Set(j.mechanisms);
+    s.evidence = [...j.evidence];
+    return s;
+  }
+
   private addEvidence(v: CallVerdict): void {
     const line = `${v.verdict}: ${v.evidence}`;
     if (this.evidence.length < MAX_EVIDENCE) this.evidence.push(line);
@@ -232,61 +268,8 @@ export function verdictOf(c: { honoured: number; ignored: number; unknown: numbe
 }
 
 /** Why a group's verdict is unknown: its first unknown call's reason. */
-export function unknownReason(g: Pick<CancelGroupResult, 'cancelled' | 'evidence'>): string {
+export function unknownReason(g: { cancelled: number; evidence: readonly string[] }): string {
   if (g.cancelled === 0) return 'no call was cancelled';
   const e = g.evidence.find((x) => x.startsWith('unknown: '));
   return e ? e.slice('unknown: '.length) : 'not every cancelled call showed evidence';
-}
-
-export function cancelGroupResult(s: CancelStats): CancelGroupResult {
-  return {
-    verdict: verdictOf(s),
-    mechanisms: [...s.mechanisms].sort(),
-    calls: s.calls,
-    cancelled: s.cancelled,
-    completedBeforeCancel: s.completedBeforeCancel,
-    honoured: s.honoured,
-    ignored: s.ignored,
-    unknown: s.unknown,
-    finalResults: s.finalResults,
-    progressAfterCancel: s.progressAfterCancel,
-    stopDelay: encodeHist(s.stopDelay),
-    workAfter: encodeHist(s.workAfter),
-    streamEnd: encodeHist(s.streamEnd),
-    nextRequest: encodeHist(s.nextRequest),
-    evidence: [...s.evidence],
-  };
-}
-
-const COUNTS = ['calls', 'cancelled', 'completedBeforeCancel', 'honoured', 'ignored', 'unknown', 'finalResults', 'progressAfterCancel'] as const;
-const SERIES = ['stopDelay', 'workAfter', 'streamEnd', 'nextRequest'] as const;
-
-function addHist(a: EncodedHistogram | undefined, b: EncodedHistogram | undefined): EncodedHistogram {
-  const h = newHistogram();
-  if (a) h.add(decodeHistogram(a.hdr));
-  if (b) h.add(decodeHistogram(b.hdr));
-  return encodeHist(h);
-}
-
-/** Shards of one run: counters and histograms add, the verdict is judged again. */
-export function mergeCancel(
-  a: Record<string, CancelGroupResult> | undefined,
-  b: Record<string, CancelGroupResult> | undefined,
-): Record<string, CancelGroupResult> | undefined {
-  if (!a && !b) return undefined;
-  const keys = [...new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})])].sort((x, y) => x.localeCompare(y));
-  const out: Record<string, CancelGroupResult> = {};
-  for (const k of keys) {
-    const x = a?.[k];
-    const y = b?.[k];
-    const g = { ...(x ?? y)! };
-    for (const c of COUNTS) g[c] = (x?.[c] ?? 0) + (y?.[c] ?? 0);
-    for (const s of SERIES) g[s] = addHist(x?.[s], y?.[s]);
-    g.mechanisms = [...new Set([...(x?.mechanisms ?? []), ...(y?.mechanisms ?? [])])].sort();
-    const ev = [...(x?.evidence ?? []), ...(y?.evidence ?? [])];
-    g.evidence = [...ev].sort((e, f) => rank(e) - rank(f)).slice(0, MAX_EVIDENCE);
-    g.verdict = verdictOf(g);
-    out[k] = g;
-  }
-  return out;
 }

@@ -2,6 +2,7 @@
  * Checks by step and name: how many passed and failed, and the first failure's expected and got
  * values, so a report can say which check failed and why. Pure; merges like the counters.
  */
+import type { ResultPart } from './result-part.js';
 import type { CheckVerdict } from './sample.js';
 
 /** One check of one step over a run (the result's `checks` entries). */
@@ -14,7 +15,8 @@ export interface CheckResult {
   firstFailure?: { expected: string; got: string };
 }
 
-export class CheckStats {
+/** Every check of a run: the result part of checks. */
+export class CheckStats implements ResultPart<[string, CheckVerdict], CheckResult[]> {
   private readonly byKey = new Map<string, CheckResult>();
 
   record(step: string, v: CheckVerdict): void {
@@ -32,30 +34,31 @@ export class CheckStats {
     return this.byKey.size;
   }
 
-  result(): CheckResult[] {
-    return sortChecks([...this.byKey.values()].map((c) => structuredClone(c)));
+  merge(o: CheckStats): void {
+    for (const c of o.byKey.values()) this.add(c);
   }
-}
 
-/** Adds two results' checks: counts summed, the first failure of whichever has one (a first). */
-export function mergeChecks(a: readonly CheckResult[] | undefined, b: readonly CheckResult[] | undefined): CheckResult[] | undefined {
-  if (!a && !b) return undefined;
-  const out = new Map<string, CheckResult>();
-  for (const c of [...(a ?? []), ...(b ?? [])]) {
+  /** Counts summed, the first failure of whichever has one (a first). */
+  private add(c: CheckResult): void {
     const key = `${c.step}\u0000${c.name}`;
-    const m = out.get(key);
-    if (!m) out.set(key, structuredClone(c));
+    const m = this.byKey.get(key);
+    if (!m) this.byKey.set(key, structuredClone(c));
     else {
       m.passed += c.passed;
       m.failed += c.failed;
       if (!m.firstFailure && c.firstFailure) m.firstFailure = { ...c.firstFailure };
     }
   }
-  return sortChecks([...out.values()]);
-}
 
-function sortChecks(list: CheckResult[]): CheckResult[] {
-  return list.sort((x, y) => x.step.localeCompare(y.step) || x.name.localeCompare(y.name));
+  toJSON(): CheckResult[] {
+    return [...this.byKey.values()].map((c) => structuredClone(c)).sort((x, y) => x.step.localeCompare(y.step) || x.name.localeCompare(y.name));
+  }
+
+  static fromJSON(list: readonly CheckResult[]): CheckStats {
+    const s = new CheckStats();
+    for (const c of list) s.add(c);
+    return s;
+  }
 }
 
 /** `709/709 passed (100.0%)`. */

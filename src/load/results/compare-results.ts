@@ -5,7 +5,9 @@
  * A scope with too few samples on either side gets no verdict rather than a guess.
  */
 import { McptapError } from '../../errors.js';
-import { histogramOf, type GroupResult, type LoadResult } from './load-result.js';
+import type { Histogram } from '../../util/histogram.js';
+import { GroupStats } from './group-stats.js';
+import type { LoadResult } from './load-result.js';
 
 export type CompareMetric = 'p50' | 'p95' | 'p99' | 'errors' | 'rate';
 
@@ -120,12 +122,14 @@ export interface CompareOptions {
 export function compareResults(baseline: LoadResult, candidate: LoadResult, opts: CompareOptions = {}): Comparison {
   const tolerances = opts.tolerances ?? parseTolerances(DEFAULT_TOLERANCE_SPEC);
   const minSamples = opts.minSamples ?? DEFAULT_MIN_SAMPLES;
-  const scopes: [string, GroupResult | undefined, GroupResult | undefined][] = [['all', baseline.overall, candidate.overall]];
+  // Each group decoded once (its result part), whichever side lacks it compared as absent.
+  const group = (g: LoadResult['overall'] | undefined) => (g ? GroupStats.fromJSON(g) : undefined);
+  const scopes: [string, GroupStats | undefined, GroupStats | undefined][] = [['all', group(baseline.overall), group(candidate.overall)]];
   for (const [prefix, a, b] of [
     ['method', baseline.methods, candidate.methods],
     ['tool', baseline.tools, candidate.tools],
   ] as const) {
-    for (const name of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) scopes.push([`${prefix} ${name}`, a[name], b[name]]);
+    for (const name of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) scopes.push([`${prefix} ${name}`, group(a[name]), group(b[name])]);
   }
   const rows = scopes.map(([scope, a, b]) => compareGroup(scope, a, b, baseline.wallMs, candidate.wallMs, tolerances, minSamples));
   return {
@@ -144,8 +148,8 @@ function info(r: LoadResult, label: string): RunInfo {
 
 function compareGroup(
   scope: string,
-  a: GroupResult | undefined,
-  b: GroupResult | undefined,
+  a: GroupStats | undefined,
+  b: GroupStats | undefined,
   wallA: number,
   wallB: number,
   tol: Tolerances,
@@ -157,8 +161,8 @@ function compareGroup(
   const la = layerRates(a);
   const lb = layerRates(b);
   const layers = (Object.keys(la) as LayerRates['layer'][]).map((layer) => ({ layer, baseline: la[layer], candidate: lb[layer] }));
-  const pa = a ? histogramOf(a, 'latency') : undefined;
-  const pb = b ? histogramOf(b, 'latency') : undefined;
+  const pa = a?.latency;
+  const pb = b?.latency;
   const errA = na ? a!.counters.errors / na : 0;
   const errB = nb ? b!.counters.errors / nb : 0;
   const cells: MetricCell[] = [
@@ -179,7 +183,7 @@ function compareGroup(
   return { scope, baselineCount: na, candidateCount: nb, cells, layers, verdict };
 }
 
-function layerRates(g: GroupResult | undefined): Record<LayerRates['layer'], number> {
+function layerRates(g: GroupStats | undefined): Record<LayerRates['layer'], number> {
   const c = g?.counters;
   const n = c?.requests ?? 0;
   const sum = (r: Record<string, number> | undefined, keep: (k: string) => boolean = () => true) =>
@@ -194,15 +198,20 @@ function layerRates(g: GroupResult | undefined): Record<LayerRates['layer'], num
   };
 }
 
-type Hist = ReturnType<typeof histogramOf>;
-
 /**
  * A percentile regresses when the candidate is past the tolerance even comparing the candidate's
  * lower confidence bound with the baseline's upper one: with n samples the p-quantile's rank is
  * uncertain by about z·sqrt(n·p·(1−p)) (order statistics), so small runs do not flag noise.
  */
-function latencyCell(metric: CompareMetric, p: number, a: Hist | undefined, b: Hist | undefined, tol: Tolerance | undefined, enough: boolean): MetricCell {
-  const at = (h: Hist | undefined, q: number) => (h && h.totalCount > 0 ? h.getValueAtPercentile(Math.min(100, Math.max(0, q))) : 0);
+function latencyCell(
+  metric: CompareMetric,
+  p: number,
+  a: Histogram | undefined,
+  b: Histogram | undefined,
+  tol: Tolerance | undefined,
+  enough: boolean,
+): MetricCell {
+  const at = (h: Histogram | undefined, q: number) => (h && h.totalCount > 0 ? h.getValueAtPercentile(Math.min(100, Math.max(0, q))) : 0);
   const cell = { metric, baseline: at(a, p), candidate: at(b, p) };
   if (!enough || !a || !b) return { ...cell, verdict: 'no_verdict' };
   const [aLo, aHi] = quantileBounds(a.totalCount, p);

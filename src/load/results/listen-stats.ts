@@ -9,7 +9,8 @@
  * one stream (same method, firing time and sequence number) is a duplicate, counted apart.
  */
 import { isRecord, type JsonRpcMessage } from '../../model/jsonrpc.js';
-import { decodeHistogram, encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../../util/histogram.js';
+import { encodeHist, newHistogram, recordUs, type EncodedHistogram, type Histogram } from '../../util/histogram.js';
+import { histogramFromJSON, type ResultPart } from './result-part.js';
 
 import { FIRED_AT_META, SEQ_META as FIRED_SEQ_META } from '../../protocol/mcptap-meta.js';
 
@@ -77,11 +78,12 @@ export class ListenStream {
       this.seen.add(key);
     }
     this.count++;
-    this.stats.notification(m.method, typeof firedAt === 'number' ? timeUs - firedAt : undefined);
+    this.stats.record(m.method, typeof firedAt === 'number' ? timeUs - firedAt : undefined);
   }
 }
 
-export class ListenStats {
+/** Every stream of `listen` steps: the result part of listen. */
+export class ListenStats implements ResultPart<[string, number | undefined], ListenResult> {
   private streams = 0;
   private held = 0;
   private failed = 0;
@@ -97,6 +99,8 @@ export class ListenStats {
   private lastCloseUs = 0;
   private readonly ackHist: Histogram = newHistogram();
   private readonly delayHist: Histogram = newHistogram();
+  /** Notifications per second of the parts merged in (each over its own span). */
+  private mergedPerSecond = 0;
 
   /** Delivery delays so far (live thresholds). */
   get delayHistogram(): Histogram {
@@ -143,14 +147,39 @@ export class ListenStats {
     this.duplicates++;
   }
 
-  notification(method: string, delayUs: number | undefined): void {
+  /** A notification arrived (its delay when it carried a firing time). */
+  record(method: string, delayUs: number | undefined): void {
     this.notifications++;
     this.byMethod[method] = (this.byMethod[method] ?? 0) + 1;
     if (delayUs !== undefined) recordUs(this.delayHist, delayUs);
   }
 
-  result(): ListenResult {
+  /** Own notifications over the span streams were open, plus the rates of parts merged in. */
+  private perSecond(): number {
     const spanS = Math.max(0, this.lastCloseUs - this.firstOpenUs) / 1e6;
+    return (spanS > 0 ? this.notifications / spanS : 0) + this.mergedPerSecond;
+  }
+
+  /** Counts and histograms add; most open at once and the rate add too (upper bounds for shards of one run). */
+  merge(o: ListenStats): void {
+    this.mergedPerSecond = this.perSecond() + o.perSecond();
+    this.firstOpenUs = Infinity;
+    this.lastCloseUs = 0;
+    this.streams += o.streams;
+    this.held += o.held;
+    this.failed += o.failed;
+    this.ackCount += o.ackCount;
+    this.maxOpen += o.maxOpen;
+    this.notifications += o.notifications;
+    for (const [k, n] of Object.entries(o.byMethod)) this.byMethod[k] = (this.byMethod[k] ?? 0) + n;
+    this.duplicates += o.duplicates;
+    this.min = Math.min(this.min, o.min);
+    this.max = Math.max(this.max, o.max);
+    this.ackHist.add(o.ackHist);
+    this.delayHist.add(o.delayHist);
+  }
+
+  toJSON(): ListenResult {
     return {
       streams: this.streams,
       held: this.held,
@@ -161,35 +190,27 @@ export class ListenStats {
       byMethod: { ...this.byMethod },
       duplicates: this.duplicates,
       perStream: { min: this.min === Infinity ? 0 : this.min, max: this.max },
-      perSecond: spanS > 0 ? this.notifications / spanS : 0,
+      perSecond: this.perSecond(),
       ack: encodeHist(this.ackHist),
       delay: encodeHist(this.delayHist),
     };
   }
-}
 
-/** Two shards' listen figures as one run's. */
-export function mergeListen(a: ListenResult | undefined, b: ListenResult | undefined): ListenResult | undefined {
-  if (!a || !b) return a ?? b;
-  const add = (x: EncodedHistogram, y: EncodedHistogram) => {
-    const h = decodeHistogram(x.hdr);
-    h.add(decodeHistogram(y.hdr));
-    return encodeHist(h);
-  };
-  const byMethod = { ...a.byMethod };
-  for (const [k, n] of Object.entries(b.byMethod)) byMethod[k] = (byMethod[k] ?? 0) + n;
-  return {
-    streams: a.streams + b.streams,
-    held: a.held + b.held,
-    failed: a.failed + b.failed,
-    acked: a.acked + b.acked,
-    maxOpen: a.maxOpen + b.maxOpen,
-    notifications: a.notifications + b.notifications,
-    byMethod,
-    duplicates: a.duplicates + b.duplicates,
-    perStream: { min: Math.min(a.perStream.min, b.perStream.min), max: Math.max(a.perStream.max, b.perStream.max) },
-    perSecond: a.perSecond + b.perSecond,
-    ack: add(a.ack, b.ack),
-    delay: add(a.delay, b.delay),
-  };
+  static fromJSON(j: ListenResult): ListenStats {
+    const s = new ListenStats();
+    s.streams = j.streams;
+    s.held = j.held;
+    s.failed = j.failed;
+    s.ackCount = j.acked;
+    s.maxOpen = j.maxOpen;
+    s.notifications = j.notifications;
+    Object.assign(s.byMethod, j.byMethod);
+    s.duplicates = j.duplicates;
+    s.min = j.perStream.min;
+    s.max = j.perStream.max;
+    s.mergedPerSecond = j.perSecond;
+    s.ackHist.add(histogramFromJSON(j.ack));
+    s.delayHist.add(histogramFromJSON(j.delay));
+    return s;
+  }
 }

@@ -6,15 +6,11 @@
  * same shard twice, or the same result twice. A merge with a stopped run
  * is a stopped run.
  */
-import { mergeListen } from './listen-stats.js';
 import { McptapError, type McptapErrorCode } from '../../errors.js';
-import { mergeCancel } from './cancel-stats.js';
-import { mergeChecks } from './check-stats.js';
-import { decodeHistogram, newHistogram } from '../../util/histogram.js';
-import { encodeHist, mergeGroupMaps, mergeGroups, RESULT_FORMAT, type LoadResult } from './load-result.js';
-import type { PhaseStats } from './metrics.js';
+import { RESULT_FORMAT, type LoadResult } from './load-result.js';
+import { ResultParts } from './result-parts.js';
 import { mergeSeries } from './series.js';
-import { evaluateThresholds, specsOfResult } from './threshold-eval.js';
+import { judgeWithDefaults, specsOfResult } from './threshold-eval.js';
 
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
   if (results.length === 0) throw new McptapError('MCPTAP_MERGE_EMPTY', 'nothing to merge: give at least one result file');
@@ -22,10 +18,28 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
   for (const r of results) checkCompatible(first, r);
   checkShards(results);
   checkDistinct(results);
-  let merged = results.reduce((a, b) => mergeTwo(a, b));
-  merged = { ...merged, shards: results.flatMap((r) => r.shards).sort((a, b) => a.index - b.index) };
-  merged.thresholds = evaluateThresholds(merged, specsOfResult(merged));
+  // Decoded once, added up, encoded once.
+  const parts = ResultParts.fromJSON(first);
+  for (const r of results.slice(1)) parts.merge(ResultParts.fromJSON(r));
+  const merged: LoadResult = {
+    ...first,
+    startedAt: new Date(Math.min(...results.map((r) => Date.parse(r.startedAt)))).toISOString(),
+    endedAt: new Date(Math.max(...results.map((r) => Date.parse(r.endedAt)))).toISOString(),
+    wallMs: Math.max(...results.map((r) => r.wallMs)),
+    shards: results.flatMap((r) => r.shards).sort((a, b) => a.index - b.index),
+    ...parts.toJSON(),
+    ...stoppedOf(results),
+    // Series only when every part has them (a partial series would chart part of the run as all of it).
+    series: results.slice(1).reduce<LoadResult['series']>((s, r) => (s && r.series ? mergeSeries(s, r.series) : undefined), first.series),
+  };
+  merged.thresholds = judgeWithDefaults(parts, merged.wallMs, specsOfResult(merged));
   return merged;
+}
+
+/** A merge with a stopped run is a stopped run (the first one's reason). */
+function stoppedOf(results: readonly LoadResult[]): Pick<LoadResult, 'stopped'> {
+  const stopped = results.find((r) => r.stopped !== undefined)?.stopped;
+  return stopped !== undefined ? { stopped } : {};
 }
 
 function checkCompatible(a: LoadResult, b: LoadResult): void {
@@ -78,48 +92,4 @@ function checkShards(results: readonly LoadResult[]): void {
       'MCPTAP_MERGE_MISSING_SHARD',
       `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
     );
-}
-
-function mergeTwo(a: LoadResult, b: LoadResult): LoadResult {
-  const lag = newHistogram();
-  lag.add(decodeHistogram(a.scheduleLag.hdr));
-  lag.add(decodeHistogram(b.scheduleLag.hdr));
-  const startMs = Math.min(Date.parse(a.startedAt), Date.parse(b.startedAt));
-  const endMs = Math.max(Date.parse(a.endedAt), Date.parse(b.endedAt));
-  return {
-    ...a,
-    startedAt: new Date(startMs).toISOString(),
-    endedAt: new Date(endMs).toISOString(),
-    wallMs: Math.max(a.wallMs, b.wallMs),
-    shards: [...a.shards, ...b.shards],
-    // A shard stopped early may have run fewer phases than the others.
-    phases: (a.phases.length >= b.phases.length ? a.phases : b.phases).map((p, i) => (a.phases[i] && b.phases[i] ? mergePhase(a.phases[i]!, b.phases[i]!) : p)),
-    maxInFlight: a.maxInFlight + b.maxInFlight,
-    scheduleLag: encodeHist(lag),
-    overall: mergeGroups(a.overall, b.overall),
-    methods: mergeGroupMaps(a.methods, b.methods),
-    tools: mergeGroupMaps(a.tools, b.tools),
-    steps: mergeGroupMaps(a.steps, b.steps),
-    ...(a.cancel || b.cancel ? { cancel: mergeCancel(a.cancel, b.cancel) } : {}),
-    ...(a.listen || b.listen ? { listen: mergeListen(a.listen, b.listen) } : {}),
-    ...(a.checks || b.checks ? { checks: mergeChecks(a.checks, b.checks) } : {}),
-    ...(a.stopped !== undefined || b.stopped !== undefined ? { stopped: a.stopped ?? b.stopped } : {}),
-    // Series only when every part has them (a partial series would chart part of the run as all of it).
-    series: a.series && b.series ? mergeSeries(a.series, b.series) : undefined,
-  };
-}
-
-function mergePhase(a: PhaseStats, b: PhaseStats): PhaseStats {
-  const p: PhaseStats = {
-    ...a,
-    scheduled: a.scheduled + b.scheduled,
-    started: a.started + b.started,
-    dropped: a.dropped + b.dropped,
-    completed: a.completed + b.completed,
-    startUs: Math.min(a.startUs, b.startUs),
-    endUs: Math.max(a.endUs, b.endUs),
-  };
-  if (a.targetFromRate !== undefined) p.targetFromRate = a.targetFromRate + (b.targetFromRate ?? 0);
-  if (a.targetToRate !== undefined) p.targetToRate = a.targetToRate + (b.targetToRate ?? 0);
-  return p;
 }

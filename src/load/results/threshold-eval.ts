@@ -1,65 +1,38 @@
 /**
- * Judging thresholds against a {@link LoadResult} (a single run or a merge of shards). Pure.
+ * Judging thresholds against a result's decoded parts: a run as it goes, a run's end, a result
+ * file, a merge of shards. Pure.
  * A threshold whose scope saw no requests fails: a limit on nothing is a broken scenario, not a pass.
  */
-import { cancelGroupResult, unknownReason, type CancelGroupResult } from './cancel-stats.js';
-import { decodeHistogram, newHistogram, type Histogram } from '../../util/histogram.js';
-import { histogramOf, type LoadResult, type ThresholdOutcome } from './load-result.js';
-import { httpErrors, sum, type GroupCounters, type GroupStats, type LoadMetrics, type PhaseStats, type SseSeries } from './metrics.js';
+import type { Histogram } from '../../util/histogram.js';
+import { unknownReason, type CancelStats } from './cancel-stats.js';
+import { httpErrors, sum, type GroupCounters, type GroupStats } from './group-stats.js';
+import type { LoadResult, ThresholdOutcome } from './load-result.js';
+import { ResultParts } from './result-parts.js';
 import { withDefaultThresholds } from './default-thresholds.js';
 import { parseScope, parseThreshold, scopeLabel, type ThresholdSpec } from './thresholds.js';
 import { compare } from '../../util/compare-op.js';
 
 export type { ThresholdOutcome } from './load-result.js';
 
-type Series = 'latency' | 'service' | SseSeries;
-
-/** What thresholds are judged on: a result, or the metrics of a run still going (live). */
-interface Subject {
-  phases: readonly PhaseStats[];
-  wallMs: number;
-  group(t: ThresholdSpec): { counters: GroupCounters; histogram(series: Series): Histogram } | undefined;
-  /** Cancellation verdicts by tool (or step), for `cancel:` thresholds. */
-  cancel?: LoadResult['cancel'];
-  /** Delivery delays of `listen` streams (run-wide), when there were any. */
-  delivery(): Histogram | undefined;
-}
-
-export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
-  const subject: Subject = {
-    phases: result.phases,
-    wallMs: result.wallMs,
-    ...(result.cancel ? { cancel: result.cancel } : {}),
-    delivery: () => (result.listen ? decodeHistogram(result.listen.delay.hdr) : undefined),
-    group: (t) => {
-      const g = groupOf(result, t);
-      return g && { counters: g.counters, histogram: (series) => histogramOf(g, series) };
-    },
-  };
-  return withDefaultThresholds(specs, result.overall.counters.checks).map((t) => evaluateOne(subject, t));
-}
+/** What thresholds are judged on: a run's parts as it goes (LoadMetrics), or a result's, decoded. */
+export type Judged = Pick<ResultParts, 'phases' | 'overall' | 'methods' | 'tools' | 'steps' | 'cancel' | 'listen'>;
 
 /**
- * The same judgement on a run still going, from its live metrics (no encoding of histograms, so
- * cheap enough for each metrics collection): what ran so far, `wallMs` since the start.
+ * The one evaluator: final verdicts, merged results, live ones (progress, abortOnFail) all judge
+ * decoded parts, `wallMs` being the run's length (so far). Judges exactly `specs`.
  */
-export function evaluateLiveThresholds(m: LoadMetrics, wallMs: number, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
-  const live = (g: GroupStats | undefined) =>
-    g && {
-      counters: g.counters,
-      histogram: (series: Series) => (series === 'latency' || series === 'service' ? g[series] : (g.sse?.[series] ?? newHistogram())),
-    };
-  const subject: Subject = {
-    phases: m.phases,
-    wallMs,
-    cancel: Object.fromEntries([...m.cancel].map(([k, c]) => [k, cancelGroupResult(c)])),
-    delivery: () => (m.listen.used ? m.listen.delayHistogram : undefined),
-    group: (t) => {
-      const s = t.scope;
-      return live(s.kind === 'all' ? m.overall : (s.kind === 'method' ? m.methods : s.kind === 'tool' ? m.tools : m.steps).get(s.name));
-    },
-  };
-  return specs.map((t) => evaluateOne(subject, t));
+export function judgeThresholds(parts: Judged, wallMs: number, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
+  return specs.map((t) => evaluateOne(parts, wallMs, t));
+}
+
+/** {@link judgeThresholds} with the thresholds a run has without writing them (default-thresholds.ts). */
+export function judgeWithDefaults(parts: Judged, wallMs: number, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
+  return judgeThresholds(parts, wallMs, withDefaultThresholds(specs, parts.overall.counters.checks));
+}
+
+/** A result file's thresholds judged again (its parts decoded once). */
+export function evaluateThresholds(result: LoadResult, specs: readonly ThresholdSpec[]): ThresholdOutcome[] {
+  return judgeWithDefaults(ResultParts.fromJSON(result), result.wallMs, specs);
 }
 
 /** Re-parse the expressions stored in a result (after a merge). */
@@ -73,46 +46,38 @@ export function specsOfResult(result: LoadResult): ThresholdSpec[] {
   return out;
 }
 
-function groupOf(r: LoadResult, t: ThresholdSpec): LoadResult['overall'] | undefined {
-  switch (t.scope.kind) {
-    case 'all':
-      return r.overall;
-    case 'method':
-      return r.methods[t.scope.name];
-    case 'tool':
-      return r.tools[t.scope.name];
-    case 'step':
-      return r.steps[t.scope.name];
-  }
+function groupOf(r: Judged, t: ThresholdSpec): GroupStats | undefined {
+  const s = t.scope;
+  return s.kind === 'all' ? r.overall : (s.kind === 'method' ? r.methods : s.kind === 'tool' ? r.tools : r.steps).get(s.name);
 }
 
-function evaluateOne(r: Subject, t: ThresholdSpec): ThresholdOutcome {
+function evaluateOne(r: Judged, wallMs: number, t: ThresholdSpec): ThresholdOutcome {
   const base = { scope: scopeLabel(t.scope), expression: t.expression, ...(t.note ? { note: t.note } : {}) };
   if (t.metric.kind === 'cancel') return evaluateCancel(r, t, t.metric.expect, base);
-  const observed = observe(r, r.group(t), t);
+  const observed = observe(r, wallMs, groupOf(r, t), t);
   if (observed === null) return { ...base, ok: false, observed: null, observedText: 'no requests' };
   return { ...base, ok: compare(observed, t.op, t.value), observed, observedText: formatObserved(t, observed) };
 }
 
 /** `cancel: honoured`: every verdict in scope must be the expected one; none at all fails. */
-function evaluateCancel(r: Subject, t: ThresholdSpec, expect: string, base: { scope: string; expression: string; note?: string }): ThresholdOutcome {
-  const all = Object.entries(r.cancel ?? {}).filter(([, g]) => g.cancelled > 0);
+function evaluateCancel(r: Judged, t: ThresholdSpec, expect: string, base: { scope: string; expression: string; note?: string }): ThresholdOutcome {
+  const all = [...r.cancel].filter(([, g]) => g.cancelled > 0);
   const inScope = t.scope.kind === 'all' ? all : all.filter(([k]) => k === (t.scope as { name: string }).name);
   if (inScope.length === 0) return { ...base, ok: false, observed: null, observedText: 'no cancelled calls' };
   const ok = inScope.every(([, g]) => g.verdict === expect);
-  const why = (g: CancelGroupResult) => (g.verdict === 'unknown' ? `: ${unknownReason(g)}` : '');
+  const why = (g: CancelStats) => (g.verdict === 'unknown' ? `: ${unknownReason(g)}` : '');
   const text = inScope.map(([k, g]) => `${inScope.length > 1 ? `${k} ` : ''}${g.verdict} (${g[g.verdict]} of ${g.cancelled} cancelled${why(g)})`).join(', ');
   return { ...base, ok, observed: ok ? 1 : 0, observedText: text };
 }
 
-function observe(r: Subject, g: ReturnType<Subject['group']>, t: ThresholdSpec): number | null {
+function observe(r: Judged, wallMs: number, g: GroupStats | undefined, t: ThresholdSpec): number | null {
   const m = t.metric;
   if (m.kind === 'rate') {
     // Each phase's planned length (stragglers past it do not lower the rate); a phase without one
     // (a closed phase of iterations only) counts the time it ran, or its iterations would count
     // against no time at all.
     const ms = r.phases.reduce((a, p) => a + (p.plannedDurationMs ?? Math.max(0, (p.endUs - p.startUs) / 1000)), 0);
-    const secs = (ms > 0 ? ms : r.wallMs) / 1000;
+    const secs = (ms > 0 ? ms : wallMs) / 1000;
     const started = r.phases.reduce((a, p) => a + p.started, 0);
     return secs > 0 ? started / secs : null;
   }
@@ -122,10 +87,7 @@ function observe(r: Subject, g: ReturnType<Subject['group']>, t: ThresholdSpec):
     if (!t.percent) return dropped;
     return scheduled > 0 ? dropped / scheduled : null;
   }
-  if (m.kind === 'latency' && m.series === 'delivery') {
-    const h = r.delivery();
-    return h ? latencyStat(h, m) : null;
-  }
+  if (m.kind === 'latency' && m.series === 'delivery') return r.listen.used ? latencyStat(r.listen.delayHistogram, m) : null;
   if (!g || g.counters.requests === 0) return null;
   if (m.kind === 'latency') return m.series === 'delivery' ? null : latencyStat(g.histogram(m.series), m);
   if (m.kind !== 'counter') return null;

@@ -18,7 +18,7 @@
  *   cancel:    `cancel: honoured` (or `ignored`): the cancellation verdict of a tool (tool:NAME), of a
  *              step that is not a tool call (step:NAME), or of every cancelling step (all)
  */
-import type { SseSeries } from './metrics.js';
+import type { SseSeries } from './group-stats.js';
 import type { CompareOp } from '../../util/compare-op.js';
 
 export type ThresholdScope = { kind: 'all' } | { kind: 'method'; name: string } | { kind: 'tool'; name: string } | { kind: 'step'; name: string };

@@ -3,7 +3,8 @@
  * in flight, and errors by layer. Reads the metrics; never changes them.
  */
 import type { Scheduler } from '../executors/scheduler.js';
-import { httpErrors, sum, type LoadMetrics } from '../results/metrics.js';
+import { httpErrors, sum } from '../results/group-stats.js';
+import type { LoadMetrics } from '../results/metrics.js';
 import type { Phase } from '../scenario/scenario.js';
 
 export interface ProgressSnapshot {

@@ -26,9 +26,8 @@ import { loadRecordedTraffic, mixFromTraffic, replaySequence, type RecordedTraff
 import { runReplayPhase } from '../executors/replay-executor.js';
 import { describeScenario } from '../scenario/scenario-plan.js';
 import { startTarget, type RunningTarget } from '../target/target-runtime.js';
-import { withDefaultThresholds } from '../results/default-thresholds.js';
 import { watchAbortThresholds } from './threshold-abort.js';
-import { evaluateLiveThresholds, evaluateThresholds } from '../results/threshold-eval.js';
+import { judgeWithDefaults } from '../results/threshold-eval.js';
 import { clientSide } from './client-side.js';
 import { checkNamed, listsNeeded, namedInScenario, type NamedInScenario } from './preflight.js';
 import { scopeLabel } from '../results/thresholds.js';
@@ -96,8 +95,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
     shard,
     metrics,
     targetRate: () => progress.targetRate(),
-    thresholds: () =>
-      evaluateLiveThresholds(metrics, clock.nowUs() / 1000 - startedAtMs, withDefaultThresholds(scenario.thresholds, metrics.overall.counters.checks)),
+    thresholds: () => judgeWithDefaults(metrics, clock.nowUs() / 1000 - startedAtMs, scenario.thresholds),
   });
   const abort = watchAbortThresholds(scenario.thresholds, { metrics, elapsedMs: () => clock.nowUs() / 1000 - startedAtMs }, opts.signal);
   const timer = opts.onProgress ? setInterval(() => opts.onProgress!(progress.snapshot()), opts.progressIntervalMs ?? 1000) : undefined;
@@ -134,7 +132,7 @@ export async function runLoad(input: Scenario, opts: RunLoadOptions = {}): Promi
       result.scriptErrors = metrics.scriptErrors;
       logger.warn(`${metrics.scriptErrors} scripted iteration(s) threw; the first: ${metrics.firstScriptError}`);
     }
-    result.thresholds = evaluateThresholds(result, scenario.thresholds);
+    result.thresholds = judgeWithDefaults(metrics, result.wallMs, scenario.thresholds);
     opts.observer?.finished(result);
     return result;
   } finally {

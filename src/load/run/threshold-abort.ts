@@ -3,7 +3,7 @@
  * stopped (as a signal stops it: in-flight iterations finish, the result says `stopped`) once one
  * of them fails; none is judged before its `delayAbortEval` from the start, nor on no data yet.
  */
-import { evaluateLiveThresholds } from '../results/threshold-eval.js';
+import { judgeThresholds } from '../results/threshold-eval.js';
 import type { LoadMetrics } from '../results/metrics.js';
 import type { ThresholdSpec } from '../results/thresholds.js';
 
@@ -28,7 +28,7 @@ export function watchAbortThresholds(specs: readonly ThresholdSpec[], o: AbortWa
   const timer = setInterval(() => {
     const elapsed = o.elapsedMs();
     const due = watched.filter((t) => elapsed >= (t.delayAbortEvalMs ?? 0));
-    const failed = evaluateLiveThresholds(o.metrics, elapsed, due).find((x) => !x.ok && x.observed !== null);
+    const failed = judgeThresholds(o.metrics, elapsed, due).find((x) => !x.ok && x.observed !== null);
     if (!failed) return;
     clearInterval(timer);
     ctrl.abort(`threshold ${failed.scope}: ${failed.expression} failed (observed ${failed.observedText}; abortOnFail)`);
