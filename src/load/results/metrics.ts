@@ -5,8 +5,7 @@
  * what makes shard results add up to a single run's.
  */
 import { recordUs } from '../../util/histogram.js';
-import type { CallVerdict, CancelObservation } from './cancel-stats.js';
-import { CancelStats } from './cancel-stats.js';
+import { CancelStats, type CallVerdict, type CancelObservation } from './cancel-stats.js';
 import { bump, GroupStats } from './group-stats.js';
 import { ResultParts, type PhaseStats } from './result-parts.js';
 import type { Sample } from './sample.js';
