@@ -5,10 +5,9 @@
  * recomputed after every merge; the encoded histograms are the truth.
  */
 import type { Histogram } from '../../util/histogram.js';
-import type { GroupResult, SseSeries } from './group-stats.js';
+import { GroupStats, type GroupResult, type SseSeries } from './group-stats.js';
 import type { LoadMetrics } from './metrics.js';
 import type { ResultPartsJSON } from './result-parts.js';
-import { histogramFromJSON } from './result-part.js';
 import type { ScenarioPlan } from '../scenario/scenario-plan.js';
 import type { ResultSeries } from './series.js';
 
@@ -84,9 +83,9 @@ export function buildResult(m: LoadMetrics, meta: ResultMeta): LoadResult {
   };
 }
 
-/** Decoded histogram of a group's series (`latency`, `service` or an SSE series). */
+/** Decoded histogram of a group's series (`latency`, `service` or an SSE series), read through its part. */
 export function histogramOf(g: GroupResult, series: 'latency' | 'service' | SseSeries): Histogram {
-  return histogramFromJSON(series === 'latency' || series === 'service' ? g[series] : g.sse?.[series]);
+  return GroupStats.fromJSON(g).histogram(series);
 }
 
 /** One threshold judged against a result. */
