@@ -57,7 +57,7 @@ export interface ThresholdSpec {
   /** Latency: µs. Counter: a count, or a fraction when `percent`. Rate: per second. */
   value: number;
   percent: boolean;
-  /** Stop the run once this fails (k6's abortOnFail; see threshold-abort.ts)... */
+  /** Stop the run once this fails (k6's abortOnFail; see run/threshold-abort.ts)... */
   abortOnFail?: boolean;
   /** ...but not before this long from the start. */
   delayAbortEvalMs?: number;
