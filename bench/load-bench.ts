@@ -34,9 +34,9 @@ import { BENCH_FIXTURES, median, table } from './bench-util.js';
 import { runOpenLoadRows, runStdioLoadRows } from './load-stdio-bench.js';
 import { ARTILLERY_VERSION, findArtillery, runArtillery } from './artillery-runner.js';
 import { mcpHeaders, withModernMeta } from '../src/client/mcp-request.js';
-import { loadYaml } from '../src/load/scenario-loader.js';
-import { runLoad } from '../src/load/run-load.js';
-import { sum } from '../src/load/metrics.js';
+import { loadYaml } from '../src/load/scenario/scenario-loader.js';
+import { runLoad } from '../src/load/run/run-load.js';
+import { sum } from '../src/load/results/group-stats.js';
 
 const CONNECTIONS = 32;
 const SECONDS = 5;

@@ -17,8 +17,8 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_FIXTURES, median, table } from './bench-util.js';
-import { loadYaml } from '../src/load/scenario-loader.js';
-import { runLoad } from '../src/load/run-load.js';
+import { loadYaml } from '../src/load/scenario/scenario-loader.js';
+import { runLoad } from '../src/load/run/run-load.js';
 
 const CONNECTIONS = 32;
 const STDIO_SECONDS = 4;

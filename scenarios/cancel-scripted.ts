@@ -6,7 +6,7 @@
  * `ignoreCancel: true` on the target (the threshold then fails, exit 3).
  * (Outside this repository, import defineScenario from the mcptap package instead.)
  */
-import { defineScenario } from '../src/load/define-scenario.js';
+import { defineScenario } from '../src/load/scenario/define-scenario.js';
 
 export default defineScenario({
   name: 'cancel-scripted',

@@ -3,7 +3,7 @@
  * the answer, then calls delay. Load TypeScript scenarios with `mcptap load scenarios/scripted.ts`.
  * (Outside this repository, import defineScenario from the mcptap package instead.)
  */
-import { defineScenario } from '../src/load/define-scenario.js';
+import { defineScenario } from '../src/load/scenario/define-scenario.js';
 
 export default defineScenario({
   name: 'scripted',

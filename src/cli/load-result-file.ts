@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { McptapError, type McptapErrorCode } from '../errors.js';
-import type { LoadResult } from '../load/load-result.js';
+import type { LoadResult } from '../load/results/load-result.js';
 import { isSqliteFile } from '../store/recording-file-precheck.js';
 
 /** What every reader of a result (merge, compare) relies on. */

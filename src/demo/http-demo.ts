@@ -8,15 +8,15 @@ import { startTarget } from '../load/target/target-runtime.js';
 import { openTapPipeline } from '../pipeline/tap-pipeline.js';
 import { recordingOptions } from '../pipeline/recording-options.js';
 import { startHttpTap } from '../tap/http-tap.js';
-import { loadScenarioFile } from '../load/scenario-loader.js';
-import { runLoad } from '../load/run-load.js';
+import { loadScenarioFile } from '../load/scenario/scenario-loader.js';
+import { runLoad } from '../load/run/run-load.js';
 import { renderSummary } from '../load/report/text-report.js';
 import { renderProgressLine } from '../load/report/progress-line.js';
-import { thresholdsPassed } from '../load/threshold-eval.js';
+import { thresholdsPassed } from '../load/results/threshold-eval.js';
 import { RecordingStore } from '../store/recording-store.js';
 import { renderRecordingList } from '../report/recording-list.js';
 import { createLogger } from '../util/logger.js';
-import type { LoadResult } from '../load/load-result.js';
+import type { LoadResult } from '../load/results/load-result.js';
 
 export const DEMO_SCENARIO = fileURLToPath(new URL('../../../scenarios/demo.yaml', import.meta.url));
 

@@ -3,8 +3,8 @@
  * stdio), from the request: `headers` (response headers), `first_event`, `gap` (between
  * consecutive events), `progress` (between consecutive `notifications/progress`: the cadence),
  * `final` (the JSON-RPC response), `tail` (from the response to the end of the stream). The load
- * engine's SSE histograms use the same names (src/load/metrics.ts); the tap's metrics and spans and
- * the replay report take theirs from here.
+ * engine's SSE histograms use the same names (src/load/results/group-stats.ts); the tap's metrics
+ * and spans and the replay report take theirs from here.
  */
 import type { Exchange } from './exchange.js';
 

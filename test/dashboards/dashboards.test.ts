@@ -15,7 +15,7 @@ import { createTelemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LoadMetrics } from '../../src/load/metrics.js';
+import { LoadMetrics } from '../../src/load/results/metrics.js';
 import { LoadLiveMetrics } from '../../src/load/report/live-metrics.js';
 import {
   allInstrumentsEvents,

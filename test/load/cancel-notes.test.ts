@@ -9,9 +9,9 @@
  *   goes on (--cpu --ignore-cancel) is ignored on the process's CPU time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoadResult } from '../../src/load/load-result.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { renderSummary } from '../../src/load/report/text-report.js';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { notesCommand, startNotesHttp, type NotesHttp } from '../helpers/notes-peer.js';
 import { scenario } from './scenario-fixtures.js';
 

@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderSummary } from '../../src/load/report/text-report.js';
-import { runLoad } from '../../src/load/run-load.js';
-import { loadScenarioFile } from '../../src/load/scenario-loader.js';
+import { runLoad } from '../../src/load/run/run-load.js';
+import { loadScenarioFile } from '../../src/load/scenario/scenario-loader.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { createLogger } from '../../src/util/logger.js';
 import { ROOT } from '../helpers/paths.js';
@@ -33,7 +33,7 @@ afterAll(async () => {
 /** A scripted scenario: each iteration cancels three calls, by progress, by time, by its own signal. */
 function scriptFile(url: string, era: string): string {
   const file = path.join(dir, `scripted-${era}-${Math.random().toString(36).slice(2)}.ts`);
-  const define = path.join(ROOT, 'src/load/define-scenario.js');
+  const define = path.join(ROOT, 'src/load/scenario/define-scenario.js');
   writeFileSync(
     file,
     `import { defineScenario } from ${JSON.stringify(define)};
@@ -86,7 +86,7 @@ describe.each(['legacy', '2026-07-28'])('cancel from a scripted iteration, %s er
 describe('a scripted cancel option that is wrong', () => {
   it('is a script error naming the field, and the call is not sent', async () => {
     const file = path.join(dir, 'bad-cancel.ts');
-    const define = path.join(ROOT, 'src/load/define-scenario.js');
+    const define = path.join(ROOT, 'src/load/scenario/define-scenario.js');
     writeFileSync(
       file,
       `import { defineScenario } from ${JSON.stringify(define)};

@@ -16,7 +16,7 @@ import * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { scenario } from './scenario-fixtures.js';
 
 interface Work {

@@ -3,9 +3,9 @@
  * scenarios write them, one call's verdict from what was seen, and shards' cancel sections merging.
  */
 import { describe, expect, it } from 'vitest';
-import { CancelStats, cancelGroupResult, judgeCall, mergeCancel, verdictOf, type CancelObservation, type CpuWindow } from '../../src/load/cancel-stats.js';
-import { parseThreshold } from '../../src/load/thresholds.js';
-import { scriptCancel } from '../../src/load/scenario-cancel.js';
+import { CancelStats, judgeCall, verdictOf, type CancelObservation, type CpuWindow } from '../../src/load/results/cancel-stats.js';
+import { parseThreshold } from '../../src/load/results/thresholds.js';
+import { scriptCancel } from '../../src/load/scenario/scenario-cancel.js';
 import { scenario } from './scenario-fixtures.js';
 
 const head = 'target: { reference: true }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\n';
@@ -143,9 +143,11 @@ describe('the cancel section', () => {
     a.record(obs({ fired: false }), undefined);
     const late = obs({ progressAfterUs: [500_000] });
     b.record(late, judgeCall(late, 50));
-    const ra = cancelGroupResult(a);
+    const ra = a.toJSON();
     expect(ra).toMatchObject({ verdict: 'honoured', calls: 7, cancelled: 6, completedBeforeCancel: 1, honoured: 6 });
-    const merged = mergeCancel({ t: ra }, { t: cancelGroupResult(b) })!.t!;
+    const part = CancelStats.fromJSON(ra);
+    part.merge(CancelStats.fromJSON(b.toJSON()));
+    const merged = part.toJSON();
     expect(merged).toMatchObject({ verdict: 'ignored', calls: 8, cancelled: 7, honoured: 6, ignored: 1, progressAfterCancel: 1 });
     expect(merged.stopDelay.summary.count).toBe(6);
     expect(merged.evidence[0]).toMatch(/^ignored: /);
@@ -162,7 +164,7 @@ describe("a tool's verdict", () => {
     const stopped = obs({ probe: { found: true, running: false, endedAfterUs: 1000, askedAfterUs: 1_000_000 } });
     for (let i = 0; i < 5; i++) s.record(stopped, judgeCall(stopped, 50));
     s.record(obs({}), judgeCall(obs({}), 50));
-    const g = cancelGroupResult(s);
+    const g = s.toJSON();
     expect(g).toMatchObject({ verdict: 'unknown', honoured: 5, unknown: 1 });
     expect(g.evidence[0]).toMatch(/^unknown: notifications\/cancelled: SDK 1\.x servers drop progress/);
   });

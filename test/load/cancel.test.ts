@@ -11,9 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpChannel } from '../../src/client/mcp-channel.js';
 import { McpSession } from '../../src/client/mcp-session.js';
-import type { CancelGroupResult } from '../../src/load/cancel-stats.js';
+import type { CancelGroupResult } from '../../src/load/results/cancel-stats.js';
 import { renderSummary } from '../../src/load/report/text-report.js';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { startReferenceHttpServer, type ReferenceHttpServer } from '../../src/reference/reference-server.js';
 import { EVERYTHING_BIN, startEverythingHttp, type RunningPeer } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';

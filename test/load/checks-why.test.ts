@@ -12,8 +12,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
-import { mergeChecks } from '../../src/load/check-stats.js';
-import type { LoadResult } from '../../src/load/load-result.js';
+import { CheckStats } from '../../src/load/results/check-stats.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 
@@ -135,7 +135,9 @@ describe('merged results', () => {
   it('sum each check and keep the first failure found', () => {
     const a = [{ step: 's', name: 'c', passed: 3, failed: 0 }];
     const b = [{ step: 's', name: 'c', passed: 1, failed: 2, firstFailure: { expected: '1', got: '2' } }];
-    expect(mergeChecks(a, b)).toEqual([{ step: 's', name: 'c', passed: 4, failed: 2, firstFailure: { expected: '1', got: '2' } }]);
+    const merged = CheckStats.fromJSON(a);
+    merged.merge(CheckStats.fromJSON(b));
+    expect(merged.toJSON()).toEqual([{ step: 's', name: 'c', passed: 4, failed: 2, firstFailure: { expected: '1', got: '2' } }]);
   });
 });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LoadResult } from '../../src/load/load-result.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { ROOT } from '../client/peers.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,7 +1,7 @@
 /** A scenario's `clientCapabilities`: validated, and preferred to the recorded ones of `from:` (client-side.ts). */
 import { describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
-import { clientSide } from '../../src/load/client-side.js';
+import { clientSide } from '../../src/load/run/client-side.js';
 import type { StoredExchange } from '../../src/store/types.js';
 import { scenario } from './scenario-fixtures.js';
 

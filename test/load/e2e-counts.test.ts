@@ -5,7 +5,7 @@
  * The weighted mix is deterministic (smooth round-robin), so shares are exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { EVERYTHING_BIN, startEverythingHttp, type RunningPeer } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 

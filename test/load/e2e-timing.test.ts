@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/load/drivers/driver.js';
 import { newHistogram, recordUs, type Histogram } from '../../src/util/histogram.js';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { stallDelayMs } from '../../src/reference/stall-schedule.js';
 import { FIXTURES, scenario } from './scenario-fixtures.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMPARE_CHART_TITLES } from '../../src/load/report/compare-html.js';
-import type { LoadResult } from '../../src/load/load-result.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { LOAD_CHART_TITLES } from '../../src/load/report/html-report.js';
 import { CHROMIUM, openReport, xTickLabels, type DrawnText, type OpenedReport } from '../helpers/browser.js';
 import { MCPTAP } from '../helpers/paths.js';

@@ -7,17 +7,17 @@
  * reports of real runs.
  */
 import { describe, expect, it } from 'vitest';
-import { compareResults } from '../../src/load/compare-results.js';
+import { compareResults } from '../../src/load/results/compare-results.js';
 import { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
 import { decodeHistogram, newHistogram, recordUs } from '../../src/util/histogram.js';
-import type { LoadResult } from '../../src/load/load-result.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 import { loadChartLibrary } from '../../src/load/report/chart-library.js';
 import { renderCompareHtml } from '../../src/load/report/compare-html.js';
 import { LOAD_CHART_TITLES, renderLoadHtml } from '../../src/load/report/html-report.js';
 import { intervals, logBins, targetRateAt } from '../../src/load/report/load-charts.js';
-import { runLoad } from '../../src/load/run-load.js';
-import type { Sample } from '../../src/load/sample.js';
-import { mergeSeries, SeriesRecorder } from '../../src/load/series.js';
+import { runLoad } from '../../src/load/run/run-load.js';
+import type { Sample } from '../../src/load/results/sample.js';
+import { mergeSeries, SeriesRecorder } from '../../src/load/results/series.js';
 import { scenario } from './scenario-fixtures.js';
 import { simulatedDriver } from './simulated-driver.js';
 

@@ -8,7 +8,7 @@
  * the delivery delay is reported, not bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { scenario } from './scenario-fixtures.js';
 
 const LISTENERS = 100;

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpSession } from '../../src/client/mcp-session.js';
 import { HttpChannel } from '../../src/client/mcp-channel.js';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import type { StoredLongStream } from '../../src/store/types.js';

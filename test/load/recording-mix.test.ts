@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { McpSession, McpStdioClient, StdioChannel } from '../../src/client/index.js';
-import { stepsFromRecording } from '../../src/load/recording-mix.js';
-import { runLoad } from '../../src/load/run-load.js';
+import { stepsFromRecording } from '../../src/load/scenario/recording-mix.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { EVERYTHING_BIN, ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 

@@ -1,7 +1,7 @@
 /** Building scenarios for tests from YAML text (validated exactly like files). */
 import path from 'node:path';
-import { loadYaml } from '../../src/load/scenario-loader.js';
-import type { Scenario } from '../../src/load/scenario.js';
+import { loadYaml } from '../../src/load/scenario/scenario-loader.js';
+import type { Scenario } from '../../src/load/scenario/scenario.js';
 
 export const FIXTURES = path.resolve(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { McptapError } from '../../src/errors.js';
 import { ExitCode, exitCodeFor } from '../../src/cli/exit-codes.js';
-import { loadScenarioFile } from '../../src/load/scenario-loader.js';
+import { loadScenarioFile } from '../../src/load/scenario/scenario-loader.js';
 import { ROOT } from '../client/peers.js';
 import { scenario } from './scenario-fixtures.js';
 
@@ -165,7 +165,7 @@ describe('scenario files', () => {
   it('loads a TypeScript defineScenario module with an iteration function', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-scn-'));
     const file = path.join(dir, 'scripted.ts');
-    const define = path.join(ROOT, 'src/load/define-scenario.js');
+    const define = path.join(ROOT, 'src/load/scenario/define-scenario.js');
     writeFileSync(
       file,
       `import { defineScenario } from ${JSON.stringify(define)};

@@ -7,7 +7,7 @@
  */
 import type { Driver, Lane, PreparedCall } from '../../src/load/drivers/driver.js';
 import type { VirtualScheduler } from '../../src/load/executors/virtual-scheduler.js';
-import type { Sample } from '../../src/load/sample.js';
+import type { Sample } from '../../src/load/results/sample.js';
 
 export interface SimServer {
   serviceUs: (c: PreparedCall) => number;

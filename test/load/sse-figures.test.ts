@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../../src/load/run-load.js';
+import { runLoad } from '../../src/load/run/run-load.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseScope, parseThreshold } from '../../src/load/thresholds.js';
-import { compileTemplate, type TemplateIssue } from '../../src/load/template.js';
-import { parseCsv } from '../../src/load/data-tables.js';
-import { smoothRoundRobin } from '../../src/load/step-mix.js';
+import { parseScope, parseThreshold } from '../../src/load/results/thresholds.js';
+import { compileTemplate, type TemplateIssue } from '../../src/load/scenario/template.js';
+import { parseCsv } from '../../src/load/scenario/data-tables.js';
+import { smoothRoundRobin } from '../../src/load/scenario/step-mix.js';
 import { renderJunit } from '../../src/load/report/junit-report.js';
-import type { LoadResult } from '../../src/load/load-result.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
 
 describe('threshold expressions', () => {
   it('parses latencies with units, counters as counts or shares, coded counters and rate', () => {

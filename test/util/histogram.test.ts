@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { build, JsHistogram } from 'hdr-histogram-js';
 import { countsIndex, encodeHistogram, HIGHEST_US, newHistogram, recordUs } from '../../src/util/histogram.js';
-import { prng } from '../../src/load/random.js';
+import { prng } from '../../src/load/scenario/random.js';
 
 /** Every value below 5,000, each power of two and its neighbours up to the highest, random values on a log scale. */
 function probeValues(): number[] {

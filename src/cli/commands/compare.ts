@@ -3,7 +3,7 @@
  * with a regression verdict from the user's tolerances; exit 1 on a regression.
  */
 import type { Command } from 'commander';
-import { compareResults, DEFAULT_MIN_SAMPLES, DEFAULT_TOLERANCE_SPEC, parseTolerances } from '../../load/compare-results.js';
+import { compareResults, DEFAULT_MIN_SAMPLES, DEFAULT_TOLERANCE_SPEC, parseTolerances } from '../../load/results/compare-results.js';
 import { renderCompareHtml } from '../../load/report/compare-html.js';
 import { loadChartLibrary } from '../../load/report/chart-library.js';
 import { renderComparison } from '../../load/report/compare-report.js';

@@ -3,9 +3,9 @@
  * counters sum, HDR histograms add bucket by bucket — and judge the thresholds again.
  */
 import type { Command } from 'commander';
-import type { LoadResult } from '../../load/load-result.js';
-import { mergeResults } from '../../load/merge-results.js';
-import { thresholdsPassed } from '../../load/threshold-eval.js';
+import type { LoadResult } from '../../load/results/load-result.js';
+import { mergeResults } from '../../load/results/merge-results.js';
+import { thresholdsPassed } from '../../load/results/threshold-eval.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { readLoadResult } from '../load-result-file.js';

@@ -3,7 +3,7 @@
  * `merge-results --json`), as text on stdout and, with --html, as a self-contained HTML page.
  */
 import type { Command } from 'commander';
-import { thresholdsPassed } from '../../load/threshold-eval.js';
+import { thresholdsPassed } from '../../load/results/threshold-eval.js';
 import { ExitCode } from '../exit-codes.js';
 import { readLoadResult } from '../load-result-file.js';
 import { writeOutputs } from './load.js';

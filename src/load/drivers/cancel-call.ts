@@ -23,9 +23,9 @@ import { toTransportError, type TransportError } from '../../client/transport-er
 import { isRecord, type JsonRpcMessage } from '../../model/jsonrpc.js';
 import type { Clock } from '../../util/clock.js';
 import { StdioChannel } from '../../client/mcp-channel.js';
-import { judgeCall, type CancelMechanism, type CancelObservation, type ProbeFinding } from '../cancel-stats.js';
-import { sampleFromResult, sampleFromTransportError } from '../sample.js';
-import type { CancelSpec } from '../scenario.js';
+import { judgeCall, type CancelMechanism, type CancelObservation, type ProbeFinding } from '../results/cancel-stats.js';
+import { sampleFromResult, sampleFromTransportError } from '../results/sample.js';
+import type { CancelSpec } from '../scenario/scenario.js';
 import type { CallRecord, PreparedCall } from './driver.js';
 import { cpuMark, idleRate, type CpuMark } from './process-cpu.js';
 

@@ -4,11 +4,11 @@
  * go (a legacy session, a stdio process, or the stateless modern endpoint).
  */
 import type { CallResult } from '../../client/call-result.js';
-import type { CallVerdict, CancelObservation } from '../cancel-stats.js';
+import type { CallVerdict, CancelObservation } from '../results/cancel-stats.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../model/jsonrpc.js';
-import type { Sample } from '../sample.js';
-import type { CancelSpec } from '../scenario.js';
-import type { NameList } from '../preflight.js';
+import type { Sample } from '../results/sample.js';
+import type { CancelSpec } from '../scenario/scenario.js';
+import type { NameList } from '../run/preflight.js';
 
 export interface PreparedCall {
   step: string;

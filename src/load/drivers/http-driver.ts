@@ -15,14 +15,14 @@ import { McpSession, numericIds } from '../../client/mcp-session.js';
 import type { ClientInfo } from '../../client/mcp-request.js';
 import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
-import type { EraChoice } from '../scenario.js';
+import type { EraChoice } from '../scenario/scenario.js';
 import type { CallRecord, Driver, SampleRecorder, Lane, PreparedCall, StreamHold } from './driver.js';
 import { DeadlineList } from '../../util/deadlines.js';
 import { postText } from './http-exchange.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
-import type { NameList } from '../preflight.js';
-import type { ClientSide } from '../client-side.js';
+import type { NameList } from '../run/preflight.js';
+import type { ClientSide } from '../run/client-side.js';
 import { holdServerStream, type HeldServerStream } from '../../client/server-stream.js';
 
 export interface HttpDriverOptions {

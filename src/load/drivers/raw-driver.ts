@@ -20,12 +20,12 @@ import { classifyMessage, type JsonRpcResponse } from '../../model/jsonrpc.js';
 import { SseDecoder } from '../../parse/sse-decoder.js';
 import type { Clock } from '../../util/clock.js';
 import type { ShardSpec } from '../executors/iteration.js';
-import { prepared } from '../iteration-runner.js';
-import type { LoadMetrics } from '../metrics.js';
-import { iterationRandom, SALT } from '../random.js';
-import { sampleFromResult, sampleFromTransportError } from '../sample.js';
-import type { ClosedPhase, Scenario } from '../scenario.js';
-import { smoothRoundRobin } from '../step-mix.js';
+import { prepared } from '../run/iteration-runner.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import { iterationRandom, SALT } from '../scenario/random.js';
+import { sampleFromResult, sampleFromTransportError } from '../results/sample.js';
+import type { ClosedPhase, Scenario } from '../scenario/scenario.js';
+import { smoothRoundRobin } from '../scenario/step-mix.js';
 
 export interface RawRunOptions {
   url: string;

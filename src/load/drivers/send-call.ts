@@ -3,12 +3,12 @@ import { toTransportError } from '../../client/transport-error.js';
 import type { McpSession } from '../../client/mcp-session.js';
 import type { Clock } from '../../util/clock.js';
 import { isRecord } from '../../model/jsonrpc.js';
-import { sampleFromResult, sampleFromTransportError, type Sample } from '../sample.js';
+import { sampleFromResult, sampleFromTransportError, type Sample } from '../results/sample.js';
 import { sendCancellableCall } from './cancel-call.js';
 import type { CallRecord, PreparedCall, StreamHold } from './driver.js';
 import type { BuiltRequest, RequestShapes } from './request-shapes.js';
 import type { CallResult } from '../../client/call-result.js';
-import type { NameList } from '../preflight.js';
+import type { NameList } from '../run/preflight.js';
 
 /**
  * Puts a built request on the wire of a driver; resolves with the answer, rejects on a transport

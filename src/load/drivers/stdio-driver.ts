@@ -16,12 +16,12 @@ import { McpStdioClient } from '../../client/stdio-client.js';
 import { TransportError } from '../../client/transport-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import type { EraChoice } from '../scenario.js';
+import type { EraChoice } from '../scenario/scenario.js';
 import type { Driver, SampleRecorder, Lane } from './driver.js';
 import { RequestShapes } from './request-shapes.js';
 import { holdStream, listNames, openLegacySession, sendCall, type SendBuilt } from './send-call.js';
-import type { NameList } from '../preflight.js';
-import type { ClientSide } from '../client-side.js';
+import type { NameList } from '../run/preflight.js';
+import type { ClientSide } from '../run/client-side.js';
 import { terminalSafe } from '../../report/format.js';
 
 export interface StdioDriverOptions {

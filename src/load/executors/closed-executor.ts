@@ -7,9 +7,10 @@
  * index k·vus + v, so data rows, step choices and randomness match one big run's. No iteration
  * starts after the phase's duration has elapsed.
  */
-import type { ClosedPhase } from '../scenario.js';
-import type { LoadMetrics, PhaseStats } from '../metrics.js';
-import { iterationRandom, SALT } from '../random.js';
+import type { ClosedPhase } from '../scenario/scenario.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import type { PhaseStats } from '../results/result-parts.js';
+import { iterationRandom, SALT } from '../scenario/random.js';
 import type { Scheduler } from './scheduler.js';
 import type { IterationRunner, IterationSlot, ShardSpec } from './iteration.js';
 

@@ -11,8 +11,9 @@
  *   (a run stopped early schedules only the arrivals that came due before the stop).
  * - The loop wakes at most once per tick; all arrivals that came due meanwhile start together.
  */
-import type { OpenPhase } from '../scenario.js';
-import type { PhaseStats, LoadMetrics } from '../metrics.js';
+import type { OpenPhase } from '../scenario/scenario.js';
+import type { LoadMetrics } from '../results/metrics.js';
+import type { PhaseStats } from '../results/result-parts.js';
 import type { Scheduler } from './scheduler.js';
 import type { IterationRunner, ShardSpec } from './iteration.js';
 

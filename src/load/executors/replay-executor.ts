@@ -5,8 +5,8 @@
  * ({@link runArrivals}): latency counts from the due time, and arrivals that find `maxInFlight`
  * iterations running are dropped and counted, so a generator that cannot keep up shows it.
  */
-import type { PhaseStats } from '../metrics.js';
-import type { ReplayPhase } from '../scenario.js';
+import type { PhaseStats } from '../results/result-parts.js';
+import type { ReplayPhase } from '../scenario/scenario.js';
 import { runArrivals, type ArrivalPlan, type OpenExecutorOptions } from './open-executor.js';
 
 /** Offsets (µs after the phase start) at which the recorded requests are due at `speed`. */

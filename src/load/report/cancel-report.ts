@@ -1,5 +1,5 @@
 /** The cancellation section of the text summary: one verdict per tool (or step), figures, evidence. Pure. */
-import { unknownReason, type CancelGroupResult } from '../cancel-stats.js';
+import { unknownReason, type CancelGroupResult } from '../results/cancel-stats.js';
 import { formatDurationUs } from '../../data-file/duration.js';
 
 export function renderCancel(cancel: Record<string, CancelGroupResult> | undefined): string[] {

@@ -2,8 +2,8 @@
  * The checks section of the text summary: each check by step with its pass rate, and for a
  * failing one the first failure's expected and got values. Pure.
  */
-import { passRateText, type CheckResult } from '../check-stats.js';
-import type { GroupResult } from '../load-result.js';
+import { passRateText, type CheckResult } from '../results/check-stats.js';
+import type { GroupResult } from '../results/load-result.js';
 import { htmlTable } from './html-page.js';
 
 export function renderChecks(checks: readonly CheckResult[] | undefined): string[] {

@@ -5,8 +5,8 @@
  * the latency distributions). Pure.
  */
 import { formatDurationUs } from '../../data-file/duration.js';
-import type { CompareMetric, CompareRow, Comparison, MetricCell } from '../compare-results.js';
-import { histogramOf, type LoadResult } from '../load-result.js';
+import type { CompareMetric, CompareRow, Comparison, MetricCell } from '../results/compare-results.js';
+import { histogramOf, type LoadResult } from '../results/load-result.js';
 import { newHistogram } from '../../util/histogram.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { pct, signed, valueText, WITHIN_NOISE_NOTE } from './compare-report.js';

@@ -3,7 +3,7 @@
  * (the run, each method, each tool) with baseline → candidate per metric, a `!` on every cell past
  * its tolerance (`~` past it within sampling noise), and the verdict. Pure.
  */
-import type { CompareMetric, Comparison, MetricCell, Tolerances, Verdict } from '../compare-results.js';
+import type { CompareMetric, Comparison, MetricCell, Tolerances, Verdict } from '../results/compare-results.js';
 import { lineSafe, formatUs, painter, table, terminalSafe, type Paint } from '../../report/format.js';
 
 /** What a `~` after a percentile means, under the table (text and HTML). */

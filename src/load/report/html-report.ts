@@ -5,8 +5,8 @@
  * and step, SSE figures, phases, error codes and the scenario itself. Pure: result in, page out.
  */
 import { formatDurationUs } from '../../data-file/duration.js';
-import { histogramOf, type GroupResult, type LoadResult } from '../load-result.js';
-import { httpErrors, sum } from '../metrics.js';
+import { histogramOf, type GroupResult, type LoadResult } from '../results/load-result.js';
+import { httpErrors, sum } from '../results/group-stats.js';
 import { checksHtml, toleratedChecksText } from './check-report.js';
 import { chartBox, esc, htmlPage, htmlTable, PALETTE, type Cell, type ChartLibrary, type ChartSpec } from './html-page.js';
 import { intervals, logBins, targetRateAt } from './load-charts.js';

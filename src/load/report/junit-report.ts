@@ -3,7 +3,7 @@
  * adds one erroring test case, so a partial run never reads as a green one. Pure.
  */
 import { xmlText as esc } from '../../report/format.js';
-import type { LoadResult } from '../load-result.js';
+import type { LoadResult } from '../results/load-result.js';
 
 export function renderJunit(r: LoadResult): string {
   // One shard sees part of the run: its thresholds are reported as skipped, for merge-results to judge.

@@ -20,10 +20,10 @@
 import type { Attributes, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME } from '@opentelemetry/semantic-conventions/incubating';
-import type { LoadResult, ThresholdOutcome } from '../load-result.js';
-import type { PhaseStats } from '../metrics.js';
-import type { LiveLoadRun, LoadRunObserver } from '../run-load.js';
-import type { Sample } from '../sample.js';
+import type { LoadResult, ThresholdOutcome } from '../results/load-result.js';
+import type { PhaseStats } from '../results/result-parts.js';
+import type { LiveLoadRun, LoadRunObserver } from '../run/run-load.js';
+import type { Sample } from '../results/sample.js';
 import { KeyedCounts, type KeyedCount } from '../../telemetry/keyed-counts.js';
 import { MCPTAP_ATTR } from '../../telemetry/otel-attributes.js';
 

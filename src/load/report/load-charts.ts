@@ -4,9 +4,9 @@
  * at each interval, and the latency distribution in log-spaced bins. Pure.
  */
 import { decodeHistogram, newHistogram, recordedValues, type Histogram } from '../../util/histogram.js';
-import type { LoadResult } from '../load-result.js';
-import type { PhaseStats } from '../metrics.js';
-import type { SeriesPoint } from '../series.js';
+import type { LoadResult } from '../results/load-result.js';
+import type { PhaseStats } from '../results/result-parts.js';
+import type { SeriesPoint } from '../results/series.js';
 
 /** More intervals than this are merged in runs of equal length (a chart has no more pixels). */
 export const MAX_CHART_POINTS = 600;

@@ -1,5 +1,5 @@
 /** One line of live progress: rate (vs target), in flight, errors by layer. Pure. */
-import type { ProgressSnapshot } from '../progress.js';
+import type { ProgressSnapshot } from '../run/progress.js';
 
 export function renderProgressLine(p: ProgressSnapshot): string {
   const target = p.targetRate !== undefined ? ` (target ${p.targetRate.toFixed(0)}/s)` : '';

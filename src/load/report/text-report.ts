@@ -3,8 +3,8 @@
  * (latency from the intended start; errors by layer), error codes, SSE timings, thresholds. Pure.
  */
 import { formatDurationUs } from '../../data-file/duration.js';
-import type { EncodedHistogram, GroupResult, LoadResult } from '../load-result.js';
-import { httpErrors, sum } from '../metrics.js';
+import type { EncodedHistogram, GroupResult, LoadResult } from '../results/load-result.js';
+import { httpErrors, sum } from '../results/group-stats.js';
 import { renderCancel } from './cancel-report.js';
 import { expectedNote, renderChecks, toleratedChecksText } from './check-report.js';
 import { counted } from '../../util/plural.js';

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { McptapError } from '../../errors.js';
 import { startReferenceHttpServer } from '../../reference/reference-server.js';
-import type { TargetSpec } from '../scenario.js';
+import type { TargetSpec } from '../scenario/scenario.js';
 
 export type RunningTarget = (
   | { kind: 'http'; url: string; headers: Record<string, string>; connections?: number }
