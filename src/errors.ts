@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   MCPTAP_RECORDING_UNREADABLE: 'invalid_input',
   MCPTAP_RECORDING_UNWRITABLE: 'invalid_input',
   MCPTAP_RECORDING_DAMAGED: 'invalid_input',
+  MCPTAP_RECORDING_IN_PROGRESS: 'invalid_input',
   MCPTAP_SPAWN_FAILED: 'target_unavailable',
   MCPTAP_INDEXER: 'internal',
   MCPTAP_PIPELINE_WORKER: 'internal',

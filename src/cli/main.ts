@@ -29,9 +29,11 @@ const argv = process.argv.slice(2);
 spawnStdioServerEarly(argv);
 
 // `mcptap … | head`: a reader that goes away is not an error of ours. (The stdio tap handles its own
-// stdout errors; this covers help text, tables and reports.)
+// stdout errors: a host that closes our stdout has left, and the tap stops the server and closes
+// its recording first; exiting here would leave the recording unclosed.)
+const tapOwnsStdout = argv[0] === 'stdio';
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  if (err.code === 'EPIPE' && !tapOwnsStdout) process.exit(process.exitCode ?? 0);
 });
 
 try {

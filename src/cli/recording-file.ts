@@ -5,7 +5,7 @@
  */
 import { RecordingStore } from '../store/recording-store.js';
 import { McptapError } from '../errors.js';
-import { deadTapJournals, deadTapVerdict, settleDeadTap, type DeadTap } from '../store/tap-journal.js';
+import { deadTapJournals, deadTapVerdict, finishingTapJournals, settleDeadTap, type DeadTap, type FinishingTap } from '../store/tap-journal.js';
 import { lineSafe } from '../report/format.js';
 
 /**
@@ -14,6 +14,8 @@ import { lineSafe } from '../report/format.js';
  * the recording lacks kept with it (`mcptap ls`: INCOMPLETE), the journal removed.
  */
 export function openRecordingFile(file: string): RecordingStore {
+  // First the indexers of taps that have ended: one that dies meanwhile is judged with the dead below.
+  const finishing = waitForFinishingIndexers(file);
   const dead = deadTapJournals(file);
   let store: RecordingStore;
   try {
@@ -21,10 +23,41 @@ export function openRecordingFile(file: string): RecordingStore {
   } catch (err) {
     for (const d of dead)
       warn(`a tap (pid ${d.tapPid}) recording to ${file} was killed before its recording was opened: ${lostText(d.spooled)} never recorded`);
+    const f = finishing[0];
+    if (f && err instanceof McptapError && err.code === 'MCPTAP_RECORDING_NOT_FOUND')
+      throw new McptapError('MCPTAP_RECORDING_IN_PROGRESS', `${file} is still being written: ${stillWriting(f)}; run this again once it has exited`);
     throw err;
   }
+  for (const f of finishing) warn(`a recording in ${file} is still being written: ${stillWriting(f)}; what is shown may lack its last traffic`);
   for (const d of dead) sayDeadTap(store, file, d);
   return store;
+}
+
+const stillWriting = (f: FinishingTap) => `its tap (pid ${f.tapPid}) has ended and its indexer (pid ${f.indexerPid}) is completing it`;
+
+/**
+ * Waits, bounded, for the indexers of taps that have ended to complete their recordings (a tap may
+ * exit before its indexer, which then indexes the rest of the spool): a command run right after
+ * the tap sees the whole recording. Returns those still writing at the end of the wait.
+ */
+function waitForFinishingIndexers(file: string): FinishingTap[] {
+  let finishing = finishingTapJournals(file);
+  if (finishing.length === 0) return finishing;
+  const waitMs = indexerWaitMs();
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; finishing.length > 0 && waited < waitMs; waited += NAP_MS) {
+    Atomics.wait(nap, 0, 0, NAP_MS);
+    finishing = finishingTapJournals(file);
+  }
+  return finishing;
+}
+
+const NAP_MS = 50;
+
+/** `MCPTAP_INDEXER_WAIT_MS`: how long a command waits for such an indexer (default 10 s). */
+function indexerWaitMs(): number {
+  const v = Number(process.env['MCPTAP_INDEXER_WAIT_MS']);
+  return process.env['MCPTAP_INDEXER_WAIT_MS'] !== undefined && Number.isFinite(v) && v >= 0 ? v : 10_000;
 }
 
 function sayDeadTap(store: RecordingStore, file: string, d: DeadTap): void {

@@ -151,6 +151,9 @@ export class RecordingIndexer extends IndexerState {
       detached,
     });
     this.child = child;
+    // Named in the journal before it can read `start` (and write its slot itself): a tap that exits
+    // while it still loads leaves a journal that says it is completing the recording, not lost.
+    if (child.pid !== undefined) this.journal?.nameIndexer(child.pid);
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
     if (child.pid !== undefined && !this.stoppedYielding) lowerChildPriority(child.pid, this.opts.nice ?? 19);
     child.on('message', (m: FromIndexer) => this.onMessage(m));

@@ -8,6 +8,8 @@
  * Two slots of {@link SLOT} bytes, each written whole by one process: the tap's
  * (`tap PID START started US spooled BYTES`) and the indexer's (`indexer PID START indexed BYTES`),
  * START being the process's start time (/proc), so that a reused pid is not mistaken for it.
+ * The tap first fills the indexer's slot itself when it spawns the indexer (before the indexer can
+ * write it): an indexer still loading when its tap exits is then known alive, not taken for lost.
  * Whoever completes the recording removes the file: the indexer when it ends the recording, the tap
  * when it has said what its recording lacks. Never fatal: a journal that cannot be written only
  * leaves a later diagnosis weaker.
@@ -49,12 +51,21 @@ export class JournalSlot {
 
   /** Rewrites the slot with `fields` (name value pairs, space-separated). */
   write(fields: string): void {
+    this.writeAt(this.slot, fields);
+  }
+
+  /** The tap's side: names the indexer it just spawned in the indexer's slot, before that indexer runs (see the header). */
+  nameIndexer(pid: number): void {
+    this.writeAt(INDEXER_SLOT, `${selfFields('indexer', pid)} indexed 0`);
+  }
+
+  private writeAt(slot: number, fields: string): void {
     if (this.fd === undefined) return;
     const line = Buffer.alloc(SLOT, ' ');
     line.write(fields.slice(0, SLOT - 1));
     line[SLOT - 1] = 10;
     try {
-      writeSync(this.fd, line, 0, SLOT, this.slot * SLOT);
+      writeSync(this.fd, line, 0, SLOT, slot * SLOT);
     } catch {
       this.close(false); // a full disk: the diagnosis is weaker, nothing else
     }
@@ -93,8 +104,30 @@ export interface DeadTap {
   indexed: number;
 }
 
+/** A journal whose tap is gone while its indexer still runs: the indexer is completing the recording. */
+export interface FinishingTap {
+  path: string;
+  tapPid: number;
+  indexerPid: number;
+}
+
 /** The journals beside `recordingPath` whose processes are all gone (those of a running tap are left alone). */
 export function deadTapJournals(recordingPath: string): DeadTap[] {
+  return tapJournals(recordingPath)
+    .filter((j) => !j.tapAlive && !j.indexerAlive)
+    .map(({ path, tapPid, startedUs, spooled, indexed }) => ({ path, tapPid, startedUs, spooled, indexed }));
+}
+
+/** The journals beside `recordingPath` whose tap has gone and whose indexer still writes the recording. */
+export function finishingTapJournals(recordingPath: string): FinishingTap[] {
+  return tapJournals(recordingPath)
+    .filter((j) => !j.tapAlive && j.indexerAlive)
+    .map(({ path, tapPid, indexerPid }) => ({ path, tapPid, indexerPid: indexerPid! }));
+}
+
+type JournalState = DeadTap & { tapAlive: boolean; indexerAlive: boolean; indexerPid: number | undefined };
+
+function tapJournals(recordingPath: string): JournalState[] {
   const prefix = `.${basename(recordingPath)}.tap-`;
   let names: string[];
   try {
@@ -102,16 +135,16 @@ export function deadTapJournals(recordingPath: string): DeadTap[] {
   } catch {
     return [];
   }
-  const dead: DeadTap[] = [];
+  const found: JournalState[] = [];
   for (const name of names) {
     const path = join(dirname(recordingPath), name);
     const j = readJournal(path);
-    if (j && !j.alive) dead.push({ path, tapPid: j.tapPid, startedUs: j.startedUs, spooled: j.spooled, indexed: j.indexed });
+    if (j) found.push({ path, ...j });
   }
-  return dead;
+  return found;
 }
 
-function readJournal(path: string): (Omit<DeadTap, 'path'> & { alive: boolean }) | undefined {
+function readJournal(path: string): Omit<JournalState, 'path'> | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'latin1');
@@ -121,8 +154,15 @@ function readJournal(path: string): (Omit<DeadTap, 'path'> & { alive: boolean })
   const tap = /^tap (\d+) (\d+) started (\d+) spooled (\d+)/.exec(text.slice(0, SLOT));
   if (!tap) return undefined; // being created
   const indexer = /^indexer (\d+) (\d+) indexed (\d+)/.exec(text.slice(SLOT, 2 * SLOT));
-  const alive = running(Number(tap[1]), Number(tap[2])) || (indexer !== null && running(Number(indexer[1]), Number(indexer[2])));
-  return { alive, tapPid: Number(tap[1]), startedUs: Number(tap[3]), spooled: Number(tap[4]), indexed: indexer ? Number(indexer[3]) : 0 };
+  return {
+    tapAlive: running(Number(tap[1]), Number(tap[2])),
+    indexerAlive: indexer !== null && running(Number(indexer[1]), Number(indexer[2])),
+    indexerPid: indexer ? Number(indexer[1]) : undefined,
+    tapPid: Number(tap[1]),
+    startedUs: Number(tap[3]),
+    spooled: Number(tap[4]),
+    indexed: indexer ? Number(indexer[3]) : 0,
+  };
 }
 
 /** Process `pid` runs and is the one that started at `ticks` (0: unknown, any). */

@@ -10,6 +10,7 @@
  * - Nothing but forwarded child stdout is ever written to our stdout.
  * - Backpressure is honoured both ways (a slow reader pauses the writer), so memory stays bounded.
  * - The child's exit code is ours; signals sent to us are passed on to the child.
+ * - A host that closes our stdout has left, as when our stdin ends: the child's stdin is ended.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
@@ -76,15 +77,27 @@ export async function startStdioTap(opts: StdioTapOptions): Promise<StdioTap> {
     pipeline.pushChunk({ connectionId, direction, channel, bytes, timeUs: pipeline.clock.nowUs() });
 
   const minter = opts.injectTraceContext;
+  let toServer: Forwarding;
   if (minter) {
     const rewriter = new RequestLineRewriter((req) => minter.inject(connectionId, 'c2s', req), opts.maxLineBytes ? { maxLineBytes: opts.maxLineBytes } : {});
-    forwardRewritten(stdin, child.stdin!, rewriter, tap('c2s', 'stdio'));
+    toServer = forwardRewritten(stdin, child.stdin!, rewriter, tap('c2s', 'stdio'));
   } else {
-    forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
+    toServer = forward(stdin, child.stdin!, tap('c2s', 'stdio'), true);
   }
   const output = server.takeOutput();
-  forward(output.stdout, stdout, tap('s2c', 'stdio'), false, (err) =>
-    logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`),
+  // The host closed its end of our stdout (it crashed, or exited mid-call): it has left, as if its
+  // stdin had ended. The server's stdin is ended so that it exits; its output is still recorded.
+  const hostGone = (why: string) => {
+    if (!toServer.stop()) return;
+    logger.info(`the host closed its end of stdout (${why}): ending the server's stdin, as when the host's stdin ends`);
+  };
+  forward(
+    output.stdout,
+    stdout,
+    tap('s2c', 'stdio'),
+    false,
+    (err) => logger.warn(`writing the server's output to stdout failed (${err.code ?? err.message}): what it writes from now on is lost`),
+    hostGone,
   );
   forward(output.stderr, stderr, tap('s2c', 'stderr'), false);
   // On the next turn: spawning the reaper takes milliseconds the host's first request would wait for.
@@ -147,34 +160,56 @@ function startReaper(child: ChildProcess, logger: Logger): { release(): void } |
   return { release: () => reaper.stdin!.end('\n') };
 }
 
+/** A forwarding of the host's stdin to the server. */
+interface Forwarding {
+  /** Forwards no more and ends the target, as the source's end does; false when it had stopped already. */
+  stop(): boolean;
+}
+
 /**
  * Copy `from` to `to` chunk by chunk, tapping each chunk after it is written. Pauses `from` while
  * `to` is full. `endTarget`: end `to` when `from` ends (host EOF closes the child's stdin).
  * `onError`: told once when writing fails for another reason than the reader going away.
+ * `onGone`: told when `to` is gone (its reader went away: EPIPE, or it closed without an error).
  */
-function forward(from: Readable, to: Writable, tapChunk: (b: Buffer) => void, endTarget: boolean, onError?: (err: NodeJS.ErrnoException) => void): void {
+function forward(
+  from: Readable,
+  to: Writable,
+  tapChunk: (b: Buffer) => void,
+  endTarget: boolean,
+  onError?: (err: NodeJS.ErrnoException) => void,
+  onGone?: (why: string) => void,
+): Forwarding {
   let broken = false;
   to.on('error', (err: NodeJS.ErrnoException) => {
     // Either way keep draining `from`, so the other side never blocks on us.
     if (!broken && err.code !== 'EPIPE') onError?.(err);
+    // A reader that went away has left; another failure (a full disk) is only said.
+    if (!broken && err.code === 'EPIPE') onGone?.('EPIPE');
     broken = true;
   });
-  from.on('data', (chunk: Buffer) => {
-    if (!broken && !to.write(chunk)) {
-      from.pause();
-      to.once('drain', () => from.resume());
-    }
-    tapChunk(chunk);
-  });
-  if (endTarget) from.once('end', () => !broken && to.end());
+  to.once('close', () => !broken && onGone?.('closed'));
+  const fwd = stoppable(
+    from,
+    (chunk) => {
+      if (!broken && !to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => !fwd.stopped() && from.resume());
+      }
+      tapChunk(chunk);
+    },
+    () => endTarget && !broken && to.end(),
+  );
+  if (endTarget) from.once('end', fwd.stop);
+  return fwd;
 }
 
 /**
  * Like {@link forward} for host stdin in `injectTraceContext` mode: whole lines go through the
  * rewriter, and what it returns is both written and tapped (so the recording holds what the server
- * got). Host EOF forwards the unterminated last line unchanged, then ends the child's stdin.
+ * got). Host EOF (or `stop`) forwards the unterminated last line unchanged, then ends the child's stdin.
  */
-function forwardRewritten(from: Readable, to: Writable, rewriter: RequestLineRewriter, tapChunk: (b: Buffer) => void): void {
+function forwardRewritten(from: Readable, to: Writable, rewriter: RequestLineRewriter, tapChunk: (b: Buffer) => void): Forwarding {
   let broken = false;
   to.on('error', () => {
     broken = true;
@@ -187,16 +222,38 @@ function forwardRewritten(from: Readable, to: Writable, rewriter: RequestLineRew
     }
     return full;
   };
-  from.on('data', (chunk: Buffer) => {
-    if (send(rewriter.push(chunk))) {
+  const fwd = stoppable(
+    from,
+    (chunk) => {
+      if (send(rewriter.push(chunk))) {
+        from.pause();
+        to.once('drain', () => !fwd.stopped() && from.resume());
+      }
+    },
+    () => {
+      send(rewriter.end());
+      if (!broken) to.end();
+    },
+  );
+  from.once('end', fwd.stop);
+  return fwd;
+}
+
+/** Reads `from` with `onData` until stopped; `last` runs once, at the stop (what `from`'s end does). */
+function stoppable(from: Readable, onData: (chunk: Buffer) => void, last: () => void): Forwarding & { stopped(): boolean } {
+  let stopped = false;
+  from.on('data', onData);
+  return {
+    stopped: () => stopped,
+    stop: () => {
+      if (stopped) return false;
+      stopped = true;
+      from.off('data', onData);
       from.pause();
-      to.once('drain', () => from.resume());
-    }
-  });
-  from.once('end', () => {
-    send(rewriter.end());
-    if (!broken) to.end();
-  });
+      last();
+      return true;
+    },
+  };
 }
 
 /** The exit code a shell would report for a process killed by `signal`. */

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deadTapJournals, JournalSlot, selfFields, tapJournalPath } from '../../src/store/tap-journal.js';
+import { deadTapJournals, finishingTapJournals, JournalSlot, selfFields, tapJournalPath } from '../../src/store/tap-journal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-journal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,6 +44,8 @@ describe.skipIf(process.platform !== 'linux')('deadTapJournals', () => {
     const gone = gonePid();
     const path = journal(db, gone, `tap ${gone} 0`, selfFields('indexer'));
     expect(deadTapJournals(db)).toEqual([]);
+    // Its tap gone, its indexer running: the recording is being completed.
+    expect(finishingTapJournals(db)).toEqual([{ path, tapPid: gone, indexerPid: process.pid }]);
     // This process's pid, with a start time that is not its own: another process had that pid.
     rmSync(path);
     const reused = journal(db, process.pid, `tap ${process.pid} 1`);
@@ -55,6 +57,11 @@ describe.skipIf(process.platform !== 'linux')('deadTapJournals', () => {
     journal(join(dir, 'c.db.other'), gonePid(), 'tap 1 0');
     expect(deadTapJournals(db)).toEqual([]);
     const slot = JournalSlot.open(tapJournalPath(db, process.pid), 'tap', true)!;
+    // The tap names its indexer before that indexer runs: a live indexer, a journal that is not dead.
+    slot.write(`tap ${gonePid()} 0 started 1 spooled 10`);
+    slot.nameIndexer(process.pid);
+    expect(deadTapJournals(db)).toEqual([]);
+    expect(finishingTapJournals(db).map((f) => f.indexerPid)).toEqual([process.pid]);
     slot.close(true);
     expect(existsSync(tapJournalPath(db, process.pid))).toBe(false);
   });
