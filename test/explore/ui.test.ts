@@ -1,0 +1,143 @@
+/**
+ * `mcptap ui` with real peers: a recording made through `mcptap http --record` of the SDK 1.x client
+ * and server-everything (Streamable HTTP: SSE events, progress, a caller's trace id, a tool named
+ * `<script>`), served by the built CLI. Access (token, cookie, Host, Origin), the JSON API, and that
+ * the file is never written.
+ */
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
+import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
+import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { get, startUi, type UiCli } from '../helpers/ui-cli.js';
+
+export const EVIL_TOOL = '<script>window.__pwned=1</script>';
+
+const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
+const db = join(dir, 'http.db');
+
+/** Records the call set through the HTTP tap, plus a call of a tool named like a script tag. */
+async function record(): Promise<void> {
+  const server: ChildPeer = await startEverything('streamableHttp');
+  try {
+    const tap = await startHttpTapCli(server.url, ['--record', db]);
+    try {
+      const client = new Client({ name: 'mcptap-ui-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${tap.url}`)));
+      await everythingCallSet(client, []);
+      await client.callTool({ name: EVIL_TOOL, arguments: {} }).catch(() => undefined);
+      await client.close();
+    } finally {
+      tap.child.kill('SIGTERM');
+      await tap.exited;
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+let ui: UiCli;
+let cookie: string;
+let before: { bytes: Buffer; mtimeMs: number };
+
+beforeAll(async () => {
+  await record();
+  before = { bytes: readFileSync(db), mtimeMs: statSync(db).mtimeMs };
+  ui = await startUi([db]);
+  const first = await get(ui.url);
+  cookie = String(first.headers['set-cookie']).split(';')[0]!;
+}, 90_000);
+afterAll(async () => {
+  await ui?.stop();
+});
+
+const api = async (path: string) => {
+  const r = await get(`${ui.origin}api/${path}`, { cookie });
+  return { status: r.status, json: JSON.parse(r.body) as Record<string, unknown> };
+};
+
+describe('mcptap ui: access', () => {
+  it('the token sets an HttpOnly SameSite=Strict cookie and redirects to the bare URL', async () => {
+    const r = await get(ui.url);
+    expect(r.status).toBe(302);
+    expect(r.headers.location).toBe('/');
+    expect(String(r.headers['set-cookie'])).toMatch(/^mcptap_ui=[\w-]+; HttpOnly; SameSite=Strict; Path=\//);
+  });
+
+  it('without token or cookie: 401; with a wrong one: 403; with the cookie: the page under a strict CSP', async () => {
+    expect((await get(ui.origin)).status).toBe(401);
+    expect((await get(`${ui.origin}api/recordings`)).status).toBe(401);
+    expect((await get(`${ui.origin}?token=wrong`)).status).toBe(403);
+    expect((await get(ui.origin, { cookie: 'mcptap_ui=wrong' })).status).toBe(403);
+    const page = await get(ui.origin, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.body).toMatch(/<title>mcptap ui<\/title>/);
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'self';/);
+    expect((await get(`${ui.origin}app.js`, { cookie })).status).toBe(200);
+  });
+
+  it('refuses a foreign Host or Origin with 403, even with the cookie, and accepts loopback ones', async () => {
+    const port = new URL(ui.origin).port;
+    expect((await get(ui.origin, { cookie, host: `evil.example:${port}` })).status).toBe(403);
+    expect((await get(ui.origin, { cookie, origin: 'http://evil.example' })).status).toBe(403);
+    expect((await get(ui.origin, { cookie, host: `localhost:${port}` })).status).toBe(200);
+    expect((await get(ui.origin, { cookie, origin: ui.origin.slice(0, -1) })).status).toBe(200);
+  });
+
+  it('no request path reaches the file system: only the in-memory assets answer', async () => {
+    for (const path of ['../package.json', '%2e%2e/%2e%2e/package.json', 'app.js.map', 'web/app.js', `..%2f..%2fetc%2fpasswd`]) {
+      const r = await get(`${ui.origin}${path}`, { cookie });
+      expect(r.status, path).toBe(404);
+    }
+  });
+});
+
+describe('mcptap ui: the JSON API', () => {
+  it('lists the recording with transport, target and outcome counts', async () => {
+    const { json } = await api('recordings');
+    const [rec] = json.recordings as Record<string, unknown>[];
+    expect(rec).toMatchObject({ file: 'http.db', recording: 1, transport: 'http' });
+    expect((rec!.outcomes as Record<string, number>).ok).toBeGreaterThan(2);
+  });
+
+  it('pages exchanges with a cursor and filters them to a tool; a bad filter is 400', async () => {
+    const page1 = await api('exchanges?limit=2');
+    expect(page1.json.exchanges).toHaveLength(2);
+    const page2 = await api(`exchanges?limit=2&cursor=${String(page1.json.cursor)}`);
+    const rows = [...(page1.json.exchanges as { row: number }[]), ...(page2.json.exchanges as { row: number }[])].map((x) => x.row);
+    expect(new Set(rows).size).toBe(4);
+    const echo = await api('exchanges?tool=echo');
+    expect((echo.json.exchanges as { target: string }[]).map((x) => x.target)).toEqual(['echo']);
+    expect((await api('exchanges?outcome=nonsense')).status).toBe(400);
+    expect((await api('exchanges?minMs=-1')).status).toBe(400);
+  });
+
+  it('gives one exchange with its request, response, SSE events, progress and the caller trace id', async () => {
+    const long = await api('exchanges?tool=trigger-long-running-operation');
+    const row = (long.json.exchanges as { row: number }[])[0]!.row;
+    const { json } = await api(`exchange?row=${row}`);
+    expect(json.request).toMatchObject({ method: 'tools/call', params: { name: 'trigger-long-running-operation' } });
+    expect(json.response).toMatchObject({ result: {} });
+    expect((json.sseEventsMs as number[]).length).toBeGreaterThan(1);
+    expect((json.progress as unknown[]).length).toBe(3);
+    const echoRow = ((await api('exchanges?tool=echo')).json.exchanges as { row: number }[])[0]!.row;
+    expect((await api(`exchange?row=${echoRow}`)).json.traceId).toBe(CALLER_TRACE);
+    expect((await api('exchange?row=999999')).status).toBe(404);
+  });
+
+  it('draws a connection from its exchanges: a waterfall of the session', async () => {
+    const first = (await api('exchanges?limit=1')).json.exchanges as { connection: string }[];
+    const { json } = await api(`waterfall?connection=${encodeURIComponent(first[0]!.connection)}`);
+    expect((json.exchanges as unknown[]).length).toBeGreaterThan(3);
+    expect((await api('waterfall')).status).toBe(400);
+  });
+
+  it('never writes the recording (same bytes, same mtime)', async () => {
+    expect(statSync(db).mtimeMs).toBe(before.mtimeMs);
+    expect(readFileSync(db).equals(before.bytes)).toBe(true);
+  });
+});
