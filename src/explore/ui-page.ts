@@ -10,6 +10,7 @@ export const INDEX_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mcptap ui</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app.css">
 <script type="module" src="/app.js"></script>
 </head>

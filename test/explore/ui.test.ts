@@ -8,11 +8,14 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CHROMIUM, distinctColours } from '../helpers/browser.js';
 import { CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { ON_CI } from '../helpers/prometheus.js';
 import { get, startUi, type UiCli } from '../helpers/ui-cli.js';
 
 export const EVIL_TOOL = '<script>window.__pwned=1</script>';
@@ -139,5 +142,115 @@ describe('mcptap ui: the JSON API', () => {
   it('never writes the recording (same bytes, same mtime)', async () => {
     expect(statSync(db).mtimeMs).toBe(before.mtimeMs);
     expect(readFileSync(db).equals(before.bytes)).toBe(true);
+  });
+});
+
+if (!CHROMIUM) {
+  if (ON_CI) throw new Error('chromium is missing on CI: .ci/run installs the Debian package `chromium`');
+  console.warn('ui browser tests: SKIPPED: no `chromium` on PATH (apt-get install chromium to run them)');
+}
+
+/** Every request the page made, and its script errors. */
+interface Watched {
+  page: Page;
+  requests: string[];
+  errors: string[];
+}
+
+async function openUi(browser: Browser, url: string): Promise<Watched> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => (m.type() === 'error' ? errors.push(`console: ${m.text()}`) : undefined));
+  await page.goto(url, { timeout: 30_000 });
+  await page.waitForSelector('body[data-ready]', { timeout: 15_000 });
+  await page.waitForSelector('#table .row', { timeout: 15_000 });
+  return { page, requests, errors };
+}
+
+/** The tool / target column of the rows in the DOM. */
+const targets = (page: Page) => page.$$eval('#table .row .target', (cells) => cells.map((c) => c.textContent ?? ''));
+
+describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
+  let browser: Browser;
+  let w: Watched;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    w = await openUi(browser, ui.url);
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('lands on the bare URL and lists the recording and its exchanges', async () => {
+    expect(w.page.url()).toBe(ui.origin);
+    expect(await w.page.textContent('#recording-list')).toMatch(/http\.db.*http/);
+    expect(await targets(w.page)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
+  });
+
+  it('filters to a tool: only its exchanges remain', async () => {
+    await w.page.fill('input[name=tool]', 'echo');
+    await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].every((c) => c.textContent === 'echo'), undefined, {
+      timeout: 10_000,
+    });
+    expect(await targets(w.page)).toEqual(['echo']);
+    await w.page.fill('input[name=tool]', '');
+    await w.page.waitForFunction(() => document.querySelectorAll('#table .row').length > 2, undefined, { timeout: 10_000 });
+  });
+
+  it('opens an exchange: its request, response and SSE events', async () => {
+    await w.page.fill('input[name=tool]', 'trigger-long-running-operation');
+    await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].every((c) => c.textContent !== 'echo'), undefined, {
+      timeout: 10_000,
+    });
+    await w.page.click('#table .row');
+    await w.page.waitForSelector('#detail [data-testid=response]', { timeout: 10_000 });
+    expect(await w.page.textContent('#detail [data-testid=request]')).toContain('"trigger-long-running-operation"');
+    expect(await w.page.textContent('#detail [data-testid=response]')).toContain('"content"');
+    const events = await w.page.$$eval('#detail [data-testid=events] li', (li) => li.map((l) => l.textContent ?? ''));
+    expect(events.filter((e) => / SSE$/.test(e)).length).toBeGreaterThan(1);
+    expect(events.filter((e) => /progress \d/.test(e))).toHaveLength(3);
+  });
+
+  it('draws the connection as a waterfall in several colours', async () => {
+    await w.page.click('#detail [data-testid=waterfall-connection]');
+    await w.page.waitForSelector('#waterfall[data-drawn]', { timeout: 10_000 });
+    expect(Number(await w.page.getAttribute('#waterfall', 'data-drawn'))).toBeGreaterThan(3);
+    // A drawn waterfall: bars in several hues, ticks, text (anti-aliased); a blank canvas has one colour.
+    const shot = await (await w.page.$('#waterfall'))!.screenshot({ timeout: 30_000 });
+    expect(distinctColours(shot)).toBeGreaterThan(20);
+    const blank = await w.page.$eval('#detail canvas', (c) => (c as HTMLCanvasElement).width);
+    expect(blank).toBeGreaterThan(0);
+  });
+
+  it('shows a tool named <script> as text: no element made, nothing run', async () => {
+    await w.page.fill('input[name=tool]', EVIL_TOOL);
+    await w.page.waitForFunction((evil) => [...document.querySelectorAll('#table .row .target')].some((c) => c.textContent === evil), EVIL_TOOL, {
+      timeout: 10_000,
+    });
+    await w.page.click('#table .row');
+    await w.page.waitForFunction((evil) => document.querySelector('#detail h2')?.textContent?.includes(evil), EVIL_TOOL, { timeout: 10_000 });
+    expect(await w.page.evaluate('window.__pwned')).toBeUndefined();
+    // The one script element is the page's own.
+    expect(await w.page.$$eval('script', (s) => s.map((x) => x.getAttribute('src')))).toEqual(['/app.js']);
+  });
+
+  it('made no request outside its own origin, and no script error', () => {
+    expect(w.requests.some((r) => r.startsWith(`${ui.origin}api/exchange?`))).toBe(true);
+    expect(w.requests.filter((r) => !r.startsWith(ui.origin))).toEqual([]);
+    expect(w.errors).toEqual([]);
+  });
+
+  it('renders only the rows in view of a long table (virtual scrolling)', async () => {
+    await w.page.fill('input[name=tool]', '');
+    await w.page.waitForFunction(() => Number(document.querySelector('#table')?.getAttribute('data-loaded')) > 3, undefined, { timeout: 10_000 });
+    const { loaded, rendered } = await w.page.$eval('#table', (t) => ({
+      loaded: Number(t.getAttribute('data-loaded')),
+      rendered: Number(t.getAttribute('data-rendered')),
+    }));
+    // Small recording: all rows fit in the margin. The bound is the view (420px / 22px) plus two margins.
+    expect(rendered).toBeLessThanOrEqual(Math.min(loaded, 20 + 20));
   });
 });
