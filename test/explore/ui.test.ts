@@ -4,7 +4,8 @@
  * `<script>`), served by the built CLI. Access (token, cookie, Host, Origin), the JSON API, and that
  * the file is never written.
  */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,11 @@ import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
 import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 import { ON_CI } from '../helpers/prometheus.js';
 import { get, startUi, type UiCli } from '../helpers/ui-cli.js';
+import { BIN, MCPTAP } from '../helpers/paths.js';
+import { connectThroughTap } from '../helpers/tap-client.js';
+import { RecordingStore } from '../../src/store/recording-store.js';
 
+const EVERYTHING = join(BIN, 'mcp-server-everything');
 export const EVIL_TOOL = '<script>window.__pwned=1</script>';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
@@ -252,5 +257,110 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
     }));
     // Small recording: all rows fit in the margin. The bound is the view (420px / 22px) plus two margins.
     expect(rendered).toBeLessThanOrEqual(Math.min(loaded, 20 + 20));
+  });
+});
+
+describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap writes', () => {
+  it('shows an exchange the tap records after the page opened, without a reload', async () => {
+    const live = join(dir, 'live.db');
+    const tapped = await connectThroughTap(['--record', live, '--require-recording'], [EVERYTHING, 'stdio']);
+    let liveUi: UiCli | undefined;
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    try {
+      await tapped.client.callTool({ name: 'echo', arguments: { message: 'before the page' } });
+      // Bounded wait until the tap's indexer has the echo in the file (the page then has a row to show).
+      for (let i = 0; i < 200 && !recorded(live, 'echo'); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(recorded(live, 'echo')).toBe(true);
+      liveUi = await startUi([live]);
+      const w = await openUi(browser, liveUi.url);
+      await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].some((c) => c.textContent === 'echo'), undefined, {
+        timeout: 10_000,
+      });
+      expect(await targets(w.page)).not.toContain('get-sum');
+      await tapped.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+      const answered = Date.now();
+      // The event itself, bounded: the row appears by the page's own polling (no reload, no click).
+      await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].some((c) => c.textContent === 'get-sum'), undefined, {
+        timeout: 10_000,
+        polling: 50,
+      });
+      console.log(`ui live tail: get-sum shown ${Date.now() - answered} ms after its answer reached the client`);
+      expect(w.requests.filter((r) => !r.startsWith(liveUi!.origin))).toEqual([]);
+    } finally {
+      await browser.close();
+      await liveUi?.stop();
+      await tapped.close();
+    }
+  }, 90_000);
+});
+
+/** Whether the file holds a finished exchange of this tool (what the tap's indexer has written so far). */
+function recorded(file: string, tool: string): boolean {
+  if (!existsSync(file)) return false;
+  try {
+    const store = RecordingStore.open(file, { readOnly: true });
+    try {
+      return store.exchanges({ target: tool }).some((e) => e.state !== 'started');
+    } finally {
+      store.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers side by side', () => {
+  it('marks the differing pointers of a real replay against another server, and none of an exchange that stayed the same', async () => {
+    const result = join(dir, 'replay.json');
+    // Replayed against mcptap's reference server: its echo answers differently (and tools/list, initialize).
+    const replay = spawnSync(process.execPath, [MCPTAP, 'replay', db, '--json', result, '--', process.execPath, MCPTAP, 'reference', '--stdio'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(existsSync(result), replay.stderr).toBe(true);
+    const report = JSON.parse(readFileSync(result, 'utf8')) as { exchanges: { exchange: number; tool?: string; differences: { path?: string }[] }[] };
+    const echo = report.exchanges.find((x) => x.tool === 'echo')!;
+    const same = report.exchanges.find((x) => x.differences.length === 0)!;
+    expect(echo.differences.map((d) => d.path)).toContain('/result/content/0/text');
+    const replayUi = await startUi([db], ['--replay', result]);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    try {
+      const w = await openUi(browser, replayUi.url);
+      await w.page.click(`#table .row[data-row="${echo.exchange}"]`);
+      await w.page.waitForSelector('#detail [data-testid=replay]', { timeout: 10_000 });
+      const marked = (side: string) =>
+        w.page.$$eval(`#detail [data-testid=${side}] .diff`, (els) => els.map((e) => [e.getAttribute('data-pointer'), e.textContent ?? '']));
+      const recordedMarks = await marked('recorded');
+      const replayedMarks = await marked('replayed');
+      const recordedText = recordedMarks.find(([p]) => p === '/result/content/0/text');
+      const replayedText = replayedMarks.find(([p]) => p === '/result/content/0/text');
+      expect(recordedText?.[1]).toMatch(/hi/);
+      expect(replayedText).toBeDefined();
+      expect(replayedText![1]).not.toBe(recordedText![1]);
+      // The exchange that stayed the same: marked so in the table, no replay differences in its detail.
+      expect(await w.page.textContent(`#table .row[data-row="${same.exchange}"]`)).toContain('replay same');
+      expect(await w.page.textContent(`#table .row[data-row="${echo.exchange}"]`)).toContain('replay different');
+      await w.page.click(`#table .row[data-row="${same.exchange}"]`);
+      await w.page.waitForFunction((row) => document.querySelector('#detail')?.getAttribute('data-row') === String(row), same.exchange, { timeout: 10_000 });
+      expect(await w.page.$$('#detail .diff')).toHaveLength(0);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await replayUi.stop();
+    }
+  }, 90_000);
+});
+
+describe('mcptap ui: bad command lines', () => {
+  const ui = (...args: string[]) => spawnSync(process.execPath, [MCPTAP, 'ui', ...args], { encoding: 'utf8', timeout: 30_000 });
+
+  it('exits 4 on a file that is not a recording or a --replay that is not a replay result, 2 on a bad --listen', () => {
+    const notJson = join(dir, 'not-a-replay.json');
+    writeFileSync(notJson, '{"hello": 1}');
+    expect(ui(db, '--replay', notJson).status).toBe(4);
+    expect(ui(db, '--replay', notJson).stderr).toMatch(/MCPTAP_UI_BAD_REPLAY|not the JSON of `mcptap replay --json`/);
+    expect(ui(join(dir, 'missing.db')).status).toBe(4);
+    expect(ui(db, '--listen', 'nonsense').status).toBe(2);
+    expect(ui(db, '--jaeger', 'ftp://x').status).toBe(2);
   });
 });
