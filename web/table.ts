@@ -41,6 +41,8 @@ export class ExchangeTable {
   /** Bumped on every reset: answers to an older query are dropped. */
   private generation = 0;
   private chosen: number | undefined;
+  /** The query of the last reset: pages and the tail keep to it while the form is being edited. */
+  private q: Record<string, string | undefined> = {};
   private readonly box = byId('table');
   private readonly space = byId('table-space');
   private readonly foot = byId('table-foot');
@@ -65,6 +67,7 @@ export class ExchangeTable {
   /** Drops what is loaded and fetches the first page of the current query. */
   async reset(): Promise<void> {
     this.generation++;
+    this.q = this.query();
     this.rows = [];
     this.cursor = undefined;
     this.more = 0;
@@ -75,7 +78,7 @@ export class ExchangeTable {
 
   /** Sorted by time and fully loaded: where new rows of a live recording land. */
   get tailing(): boolean {
-    return this.query().sort !== 'duration' && this.cursor === undefined && !this.loading;
+    return this.q.sort !== 'duration' && this.cursor === undefined && !this.loading;
   }
 
   /** Appends what was recorded after the last row (same filters), and refreshes rows that were pending. */
@@ -83,13 +86,13 @@ export class ExchangeTable {
     if (!this.tailing) return;
     const gen = this.generation;
     const after = this.rows.at(-1)?.row ?? 0;
-    const page = await api<Page>('exchanges', { ...this.query(), cursor: after > 0 ? String(after) : undefined, limit: PAGE });
+    const page = await api<Page>('exchanges', { ...this.q, cursor: after > 0 ? String(after) : undefined, limit: PAGE });
     const pending = this.rows.filter((r) => r.outcome === 'pending').slice(-100);
     const updated = pending.length
       ? (
           await api<{ exchanges: ExchangeRow[] }>('pending', {
-            file: this.query().file,
-            recording: this.query().recording,
+            file: this.q.file,
+            recording: this.q.recording,
             rows: pending.map((r) => r.row).join(','),
           })
         ).exchanges
@@ -113,7 +116,7 @@ export class ExchangeTable {
     this.loading = true;
     const gen = this.generation;
     try {
-      const page = await api<Page>('exchanges', { ...this.query(), cursor: this.cursor, limit: PAGE });
+      const page = await api<Page>('exchanges', { ...this.q, cursor: this.cursor, limit: PAGE });
       if (gen !== this.generation) return;
       this.rows.push(...page.exchanges);
       this.cursor = page.cursor;

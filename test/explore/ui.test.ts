@@ -23,6 +23,7 @@ import { connectThroughTap } from '../helpers/tap-client.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 
 const EVERYTHING = join(BIN, 'mcp-server-everything');
+const JAEGER = 'http://jaeger.invalid:16686';
 export const EVIL_TOOL = '<script>window.__pwned=1</script>';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
@@ -175,6 +176,18 @@ async function openUi(browser: Browser, url: string): Promise<Watched> {
   return { page, requests, errors };
 }
 
+/** Waits (bounded) until the table shows rows, all of this tool: a filter has been applied. */
+async function onlyTargets(page: Page, tool: string): Promise<void> {
+  await page.waitForFunction(
+    (t) => {
+      const cells = [...document.querySelectorAll('#table .row .target')];
+      return cells.length > 0 && cells.every((c) => c.textContent === t);
+    },
+    tool,
+    { timeout: 10_000 },
+  );
+}
+
 /** The tool / target column of the rows in the DOM. */
 const targets = (page: Page) => page.$$eval('#table .row .target', (cells) => cells.map((c) => c.textContent ?? ''));
 
@@ -197,9 +210,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
 
   it('filters to a tool: only its exchanges remain', async () => {
     await w.page.fill('input[name=tool]', 'echo');
-    await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].every((c) => c.textContent === 'echo'), undefined, {
-      timeout: 10_000,
-    });
+    await onlyTargets(w.page, 'echo');
     expect(await targets(w.page)).toEqual(['echo']);
     await w.page.fill('input[name=tool]', '');
     await w.page.waitForFunction(() => document.querySelectorAll('#table .row').length > 2, undefined, { timeout: 10_000 });
@@ -207,9 +218,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
 
   it('opens an exchange: its request, response and SSE events', async () => {
     await w.page.fill('input[name=tool]', 'trigger-long-running-operation');
-    await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row .target')].every((c) => c.textContent !== 'echo'), undefined, {
-      timeout: 10_000,
-    });
+    await onlyTargets(w.page, 'trigger-long-running-operation');
     await w.page.click('#table .row');
     await w.page.waitForSelector('#detail [data-testid=response]', { timeout: 10_000 });
     expect(await w.page.textContent('#detail [data-testid=request]')).toContain('"trigger-long-running-operation"');
@@ -232,14 +241,21 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
 
   it('shows a tool named <script> as text: no element made, nothing run', async () => {
     await w.page.fill('input[name=tool]', EVIL_TOOL);
-    await w.page.waitForFunction((evil) => [...document.querySelectorAll('#table .row .target')].some((c) => c.textContent === evil), EVIL_TOOL, {
-      timeout: 10_000,
-    });
+    await onlyTargets(w.page, EVIL_TOOL);
     await w.page.click('#table .row');
     await w.page.waitForFunction((evil) => document.querySelector('#detail h2')?.textContent?.includes(evil), EVIL_TOOL, { timeout: 10_000 });
     expect(await w.page.evaluate('window.__pwned')).toBeUndefined();
     // The one script element is the page's own.
     expect(await w.page.$$eval('script', (s) => s.map((x) => x.getAttribute('src')))).toEqual(['/app.js']);
+  });
+
+  it('shows the trace id of the caller, with no Jaeger link when no --jaeger was given', async () => {
+    await w.page.fill('input[name=tool]', 'echo');
+    await onlyTargets(w.page, 'echo');
+    await w.page.click('#table .row');
+    await w.page.waitForSelector('#detail [data-testid=trace]', { timeout: 10_000 });
+    expect(await w.page.textContent('#detail [data-testid=trace] code')).toBe(CALLER_TRACE);
+    expect(await w.page.$$('#detail [data-testid=trace] a')).toHaveLength(0);
   });
 
   it('made no request outside its own origin, and no script error', () => {
@@ -322,7 +338,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
     const echo = report.exchanges.find((x) => x.tool === 'echo')!;
     const same = report.exchanges.find((x) => x.differences.length === 0)!;
     expect(echo.differences.map((d) => d.path)).toContain('/result/content/0/text');
-    const replayUi = await startUi([db], ['--replay', result]);
+    const replayUi = await startUi([db], ['--replay', result, '--jaeger', JAEGER]);
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
     try {
       const w = await openUi(browser, replayUi.url);
@@ -343,6 +359,11 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
       await w.page.click(`#table .row[data-row="${same.exchange}"]`);
       await w.page.waitForFunction((row) => document.querySelector('#detail')?.getAttribute('data-row') === String(row), same.exchange, { timeout: 10_000 });
       expect(await w.page.$$('#detail .diff')).toHaveLength(0);
+      // With --jaeger, the echo's trace id links to Jaeger (never fetched: only followed when clicked).
+      await w.page.click(`#table .row[data-row="${echo.exchange}"]`);
+      await w.page.waitForSelector('#detail [data-testid=trace] a', { timeout: 10_000 });
+      expect(await w.page.getAttribute('#detail [data-testid=trace] a', 'href')).toBe(`${JAEGER}/trace/${CALLER_TRACE}`);
+      expect(w.requests.filter((r) => !r.startsWith(replayUi.origin))).toEqual([]);
       expect(w.errors).toEqual([]);
     } finally {
       await browser.close();
