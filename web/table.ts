@@ -26,6 +26,8 @@ interface Page {
   more: number;
   cursor?: string;
   note?: string;
+  /** The recording's last row when the page was read: no row up to it is missing from what matched. */
+  tailFrom: number;
 }
 
 export const ROW_HEIGHT = 22;
@@ -36,6 +38,8 @@ export const COLUMNS = ['row', 'at', 'method', 'tool / target', 'outcome', 'late
 export class ExchangeTable {
   private rows: ExchangeRow[] = [];
   private cursor: string | undefined;
+  /** Where the tail reads on from: the last row looked at (so a filter matching nothing does not rescan the recording). */
+  private tailAfter = 0;
   private more = 0;
   private loading = false;
   /** Bumped on every reset: answers to an older query are dropped. */
@@ -70,6 +74,7 @@ export class ExchangeTable {
     this.q = this.query();
     this.rows = [];
     this.cursor = undefined;
+    this.tailAfter = 0;
     this.more = 0;
     this.loading = false;
     this.box.scrollTop = 0;
@@ -85,7 +90,7 @@ export class ExchangeTable {
   async tail(): Promise<void> {
     if (!this.tailing) return;
     const gen = this.generation;
-    const after = this.rows.at(-1)?.row ?? 0;
+    const after = Math.max(this.tailAfter, this.rows.at(-1)?.row ?? 0);
     const page = await api<Page>('exchanges', { ...this.q, cursor: after > 0 ? String(after) : undefined, limit: PAGE });
     const pending = this.rows.filter((r) => r.outcome === 'pending').slice(-100);
     const updated = pending.length
@@ -107,7 +112,7 @@ export class ExchangeTable {
     if (page.cursor !== undefined) {
       this.cursor = page.cursor;
       this.more = page.more;
-    }
+    } else this.tailAfter = Math.max(after, page.tailFrom);
     if (page.exchanges.length || updated.length) this.render();
   }
 
@@ -121,6 +126,8 @@ export class ExchangeTable {
       this.rows.push(...page.exchanges);
       this.cursor = page.cursor;
       this.more = page.more;
+      // The last page: everything up to tailFrom was looked at.
+      if (page.cursor === undefined) this.tailAfter = page.tailFrom;
       this.foot.textContent = page.note && page.cursor === undefined && page.more > 0 ? page.note : '';
     } catch (err) {
       if (gen === this.generation) this.foot.textContent = `error: ${(err as Error).message}`;

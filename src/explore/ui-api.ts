@@ -99,8 +99,11 @@ export class UiApi {
       ...(sort === 'duration' ? { slowest: true } : {}),
       limit: num(q, 'limit') ?? 100,
     };
+    // Read before the page: rows up to it were looked at, so a tail (even of a filter matching none) starts after it.
+    const { file, recordingId } = this.explorer.resolve(args);
+    const tailFrom = file.queries.lastExchangeRowid(recordingId);
     const page = this.explorer.findExchanges(args) as { file: string; exchanges: { row: number }[] };
-    return { ...page, exchanges: page.exchanges.map((x) => this.markReplay(page.file, x)) };
+    return { ...page, exchanges: page.exchanges.map((x) => this.markReplay(page.file, x)), tailFrom };
   }
 
   /** Rows the page listed as pending, as they are now (a tail re-reads them until they end). */
