@@ -56,6 +56,7 @@ export async function runUiBench(db: string, exchanges: number): Promise<UiBench
     const origin = new URL(url).origin;
     const connection = (JSON.parse((await get(`${origin}/api/exchanges?limit=1`, cookie)).body) as { exchanges: { connection: string }[] }).exchanges[0]!
       .connection;
+    const slowCursor = String((JSON.parse((await get(`${origin}/api/exchanges?limit=200&sort=duration`, cookie)).body) as { cursor?: string }).cursor);
     const calls: Array<[string, string, boolean]> = [
       ['recordings list (counts by outcome)', 'recordings', false],
       ['first page (100 rows)', 'exchanges?limit=100', true],
@@ -65,6 +66,7 @@ export async function runUiBench(db: string, exchanges: number): Promise<UiBench
       ['filtered: text of the last exchange (scans all)', `exchanges?limit=100&text=${encodeURIComponent(`"hello ${exchanges}"`)}`, false],
       ['filtered: outcome=tool_error (none: scans all)', 'exchanges?limit=100&outcome=tool_error', false],
       ['sorted by duration (the slowest 200)', 'exchanges?limit=200&sort=duration', false],
+      ['sorted by duration, the next page (cursor)', `exchanges?limit=200&sort=duration&cursor=${encodeURIComponent(slowCursor)}`, false],
       ['one exchange (the middle one)', `exchange?row=${Math.ceil(exchanges / 2)}`, false],
       [`waterfall of the connection (its first 2,000)`, `waterfall?connection=${encodeURIComponent(connection)}`, false],
       ['live tail poll (nothing new)', `exchanges?limit=200&cursor=${exchanges}`, false],

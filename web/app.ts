@@ -56,7 +56,7 @@ function filterForm(onChange: () => void): void {
       'label',
       {},
       'sort',
-      el('select', { name: 'sort' }, el('option', { value: 'time' }, 'time'), el('option', { value: 'duration' }, 'duration (slowest 200)')),
+      el('select', { name: 'sort' }, el('option', { value: 'time' }, 'time'), el('option', { value: 'duration' }, 'duration (slowest first)')),
     ),
   );
   let timer: number | undefined;

@@ -77,7 +77,10 @@ export class UiApi {
     };
   }
 
-  /** A page of exchanges (filters as `mcptap mcp`'s find_exchanges); `sort=duration`: the slowest, one page. */
+  /**
+   * A page of exchanges (filters as `mcptap mcp`'s find_exchanges). `sort=duration`: the slowest first,
+   * paged with a cursor `s:LATENCY_US:ROW` (each page reads the whole recording: no latency index).
+   */
   private exchanges(q: URLSearchParams): unknown {
     const sort = q.get('sort') ?? 'time';
     if (sort !== 'time' && sort !== 'duration') throw bad(`sort is time or duration, got ${JSON.stringify(sort)}`);
@@ -92,18 +95,44 @@ export class UiApi {
       ...str(q, 'connection', 'connectionId'),
       ...str(q, 'session', 'sessionId'),
       ...str(q, 'text', 'text'),
-      ...str(q, 'cursor', 'cursor'),
       ...(outcome !== undefined ? { outcome: outcome as ListedOutcome } : {}),
       ...(minMs !== undefined ? { minLatencyUs: Math.round(minMs * 1000) } : {}),
       ...(maxMs !== undefined ? { maxLatencyUs: Math.round(maxMs * 1000) } : {}),
-      ...(sort === 'duration' ? { slowest: true } : {}),
       limit: num(q, 'limit') ?? 100,
     };
     // Read before the page: rows up to it were looked at, so a tail (even of a filter matching none) starts after it.
     const { file, recordingId } = this.explorer.resolve(args);
     const tailFrom = file.queries.lastExchangeRowid(recordingId);
-    const page = this.explorer.findExchanges(args) as { file: string; exchanges: { row: number }[] };
+    const cursor = q.get('cursor') || undefined;
+    const page = (sort === 'duration' ? this.slowest(args, cursor) : this.explorer.findExchanges({ ...args, ...(cursor !== undefined ? { cursor } : {}) })) as {
+      file: string;
+      exchanges: { row: number }[];
+    };
     return { ...page, exchanges: page.exchanges.map((x) => this.markReplay(page.file, x)), tailFrom };
+  }
+
+  /** A slowest-first page, the next after `cursor` (`s:LATENCY_US:ROW`, what the previous page returned). */
+  private slowest(args: FindArgs, cursor: string | undefined): unknown {
+    const { file, recordingId } = this.explorer.resolve(args);
+    const m = cursor === undefined ? undefined : /^s:(\d{1,15}(?:\.\d+)?):(\d{1,15})$/.exec(cursor);
+    if (cursor !== undefined && !m) throw bad(`a duration-sorted page takes the cursor the previous one returned, got ${JSON.stringify(cursor)}`);
+    const { file: _f, recording: _r, limit, ...filters } = args;
+    const page = file.queries.findExchanges({
+      ...filters,
+      recordingId,
+      slowest: true,
+      limit: Math.min(limit ?? MAX_PAGE, MAX_PAGE),
+      ...(m ? { afterSlowest: { latencyUs: Number(m[1]), rowid: Number(m[2]) } } : {}),
+    });
+    const origin = file.store.getRecording(recordingId)!.startedUs;
+    const next = page.nextSlowest;
+    return {
+      file: file.label,
+      recording: recordingId,
+      exchanges: page.items.map((e) => compactExchange(e, origin)),
+      more: page.more,
+      ...(next ? { cursor: `s:${next.latencyUs}:${next.rowid}` } : {}),
+    };
   }
 
   /** Rows the page listed as pending, as they are now (a tail re-reads them until they end). */

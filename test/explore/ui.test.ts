@@ -125,6 +125,22 @@ describe('mcptap ui: the JSON API', () => {
     expect((await api('exchanges?minMs=-1')).status).toBe(400);
   });
 
+  it('sorts by duration, slowest first, page by page with a cursor', async () => {
+    const all = (await api('exchanges?sort=duration&limit=200')).json.exchanges as { row: number; latencyMs: number }[];
+    expect(all.length).toBeGreaterThan(4);
+    const latencies = all.map((x) => x.latencyMs);
+    expect(latencies).toEqual([...latencies].sort((a, b) => b - a));
+    const paged: { row: number }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await api(`exchanges?sort=duration&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      paged.push(...(page.json.exchanges as { row: number }[]));
+      cursor = page.json.cursor as string | undefined;
+    } while (cursor !== undefined);
+    expect(paged.map((x) => x.row)).toEqual(all.map((x) => x.row));
+    expect((await api('exchanges?sort=duration&cursor=12')).status).toBe(400);
+  });
+
   it('gives one exchange with its request, response, SSE events, progress and the caller trace id', async () => {
     const long = await api('exchanges?tool=trigger-long-running-operation');
     const row = (long.json.exchanges as { row: number }[])[0]!.row;
