@@ -31,6 +31,7 @@ interface Listing {
 }
 
 const TAIL_MS = 400;
+const LIST_MS = 3000;
 const OUTCOMES = ['', 'ok', 'tool_error', 'jsonrpc_error', 'transport_error', 'cancelled', 'unanswered', 'orphan_response', 'pending'];
 const TEXT_FILTERS: [string, string, string][] = [
   ['method', 'method', 'tools/call'],
@@ -174,6 +175,11 @@ async function start(): Promise<void> {
         busy = false;
       });
   }, TAIL_MS);
+  // The list's counts while the chosen recording is still being written (a GROUP BY over the file: not every tail poll).
+  window.setInterval(() => {
+    const live = listing.recordings.find((r) => r.file === chosen?.file && r.recording === chosen.recording)?.state !== undefined;
+    if (live) void refresh().catch((e: Error) => setStatus(`error: ${e.message}`));
+  }, LIST_MS);
   document.body.dataset.ready = '1';
 }
 

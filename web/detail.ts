@@ -124,13 +124,14 @@ export function renderDetail(d: Detail, hooks: DetailHooks): HTMLElement[] {
     ),
   );
   out.push(timeline(d));
-  if (d.cancel)
-    out.push(
-      facts(
-        'Cancellation',
-        Object.entries(d.cancel).map(([k, v]) => [k, k === 'atMs' ? fmtMs(v as number) : v]),
-      ),
+  if (d.cancel) {
+    const cancel = facts(
+      'Cancellation',
+      Object.entries(d.cancel).map(([k, v]) => [k, k === 'atMs' ? fmtMs(v as number) : v]),
     );
+    cancel?.setAttribute('data-testid', 'cancel');
+    out.push(cancel);
+  }
   if (d.replay) {
     const marks = new Set(d.replay.differences.map((r) => r.path).filter((p): p is string => p !== undefined));
     out.push(

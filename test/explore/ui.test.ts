@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CHROMIUM, distinctColours } from '../helpers/browser.js';
 import { CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
 import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
@@ -39,6 +40,14 @@ async function record(): Promise<void> {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${tap.url}`)));
       await everythingCallSet(client, []);
       await client.callTool({ name: EVIL_TOOL, arguments: {} }).catch(() => undefined);
+      // A call the client cancels after its first progress: the recording holds the cancellation.
+      const abort = new AbortController();
+      await client
+        .callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 20 } }, CallToolResultSchema, {
+          signal: abort.signal,
+          onprogress: () => abort.abort('enough'),
+        })
+        .catch(() => undefined);
       await client.close();
     } finally {
       tap.child.kill('SIGTERM');
@@ -204,6 +213,9 @@ async function onlyTargets(page: Page, tool: string): Promise<void> {
   );
 }
 
+/** The exchange count the recordings list shows for the (first) recording. */
+const listedExchanges = (page: Page) => page.$eval('#recording-list tr[data-recording] td:nth-child(7)', (td) => Number(td.textContent));
+
 /** The tool / target column of the rows in the DOM. */
 const targets = (page: Page) => page.$$eval('#table .row .target', (cells) => cells.map((c) => c.textContent ?? ''));
 
@@ -263,6 +275,35 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
     });
     expect(distinctColours(await (await w.page.$('#blank'))!.screenshot({ timeout: 30_000 }))).toBeLessThanOrEqual(2);
     await w.page.evaluate(() => document.getElementById('blank')!.remove());
+  });
+
+  it('shows the cancellation of a call the client cancelled', async () => {
+    await w.page.fill('input[name=tool]', '');
+    await w.page.selectOption('select[name=outcome]', 'cancelled');
+    await w.page.waitForFunction(
+      () => {
+        const rows = [...document.querySelectorAll('#table .row')];
+        return rows.length > 0 && rows.every((r) => /cancelled \(by \w+\)/.test(r.textContent ?? ''));
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
+    // Who cancelled as the tap saw it (over HTTP the SDK's abort also drops the stream: `disconnect`).
+    const by = /cancelled \(by (\w+)\)/.exec((await w.page.textContent('#table .row'))!)![1]!;
+    await w.page.click('#table .row');
+    await w.page.waitForSelector('#detail [data-testid=cancel]', { timeout: 10_000 });
+    expect(await w.page.textContent('#detail [data-testid=cancel]')).toContain(`by${by}`);
+    expect(await w.page.$$eval('#detail [data-testid=events] li', (li) => li.map((l) => l.textContent ?? ''))).toContainEqual(
+      expect.stringMatching(new RegExp(`cancel \\(${by}\\)$`)),
+    );
+    // An exchange that was not cancelled has no such section.
+    await w.page.selectOption('select[name=outcome]', 'ok');
+    await w.page.waitForFunction(() => [...document.querySelectorAll('#table .row')].every((r) => !r.textContent?.includes('cancelled')), undefined, {
+      timeout: 10_000,
+    });
+    await w.page.click('#table .row');
+    await w.page.waitForFunction(() => !document.querySelector('#detail [data-testid=cancel]'), undefined, { timeout: 10_000 });
+    await w.page.selectOption('select[name=outcome]', '');
   });
 
   it('shows a tool named <script> as text: no element made, nothing run', async () => {
@@ -345,6 +386,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
         timeout: 10_000,
       });
       expect(await targets(w.page)).not.toContain('get-sum');
+      const listedBefore = await listedExchanges(w.page);
       await tapped.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
       const answered = Date.now();
       // The event itself, bounded: the row appears by the page's own polling (no reload, no click).
@@ -353,6 +395,10 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
         polling: 50,
       });
       console.log(`ui live tail: get-sum shown ${Date.now() - answered} ms after its answer reached the client`);
+      // The recordings list follows too (read again every few seconds while the recording is being written).
+      await w.page.waitForFunction((n) => Number(document.querySelector('#recording-list tr[data-recording] td:nth-child(7)')?.textContent) > n, listedBefore, {
+        timeout: 10_000,
+      });
       expect(w.requests.filter((r) => !r.startsWith(liveUi!.origin))).toEqual([]);
     } finally {
       await browser.close();
