@@ -5,7 +5,8 @@
  * the file is never written.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,9 +171,23 @@ describe('mcptap ui: the JSON API', () => {
     expect((await api('waterfall')).status).toBe(400);
   });
 
-  it('never writes the recording (same bytes, same mtime)', async () => {
-    expect(statSync(db).mtimeMs).toBe(before.mtimeMs);
-    expect(readFileSync(db).equals(before.bytes)).toBe(true);
+  it('with several files: lists each, names a file by its label, never by a path', async () => {
+    const two = await startUi([db, db]);
+    try {
+      const c = String((await get(two.url)).headers['set-cookie']).split(';')[0]!;
+      const call = async (path: string) => {
+        const r = await get(`${two.origin}api/${path}`, { cookie: c });
+        return { status: r.status, json: JSON.parse(r.body) as Record<string, unknown> };
+      };
+      expect((await call('recordings')).json.files).toEqual(['http.db', 'http.db#2']);
+      expect((await call('exchanges?file=http.db%232&limit=1')).status).toBe(200);
+      const unnamed = await call('exchanges');
+      expect([unnamed.status, unnamed.json.error]).toEqual([400, expect.stringMatching(/name the file/)]);
+      const path = await call(`exchanges?file=${encodeURIComponent(db)}`);
+      expect([path.status, path.json.error]).toEqual([400, expect.stringMatching(/no file .* is open/)]);
+    } finally {
+      await two.stop();
+    }
   });
 });
 
@@ -481,5 +496,23 @@ describe('mcptap ui: bad command lines', () => {
     expect(ui(join(dir, 'missing.db')).status).toBe(4);
     expect(ui(db, '--listen', 'nonsense').status).toBe(2);
     expect(ui(db, '--jaeger', 'ftp://x').status).toBe(2);
+  });
+});
+
+// Last, after every test above browsed, filtered, replayed and tailed it.
+describe('mcptap ui: the recording after all the browsing', () => {
+  it('was never written (same bytes, same mtime)', () => {
+    expect(statSync(db).mtimeMs).toBe(before.mtimeMs);
+    expect(readFileSync(db).equals(before.bytes)).toBe(true);
+  });
+
+  it('the check can fail: a copy written through SQLite differs from its bytes before', () => {
+    const copy = join(dir, 'copy.db');
+    copyFileSync(db, copy);
+    const bytes = readFileSync(copy);
+    const sqlite = new BetterSqlite3(copy);
+    sqlite.exec('CREATE TABLE written (x)');
+    sqlite.close();
+    expect(readFileSync(copy).equals(bytes)).toBe(false);
   });
 });
