@@ -5,7 +5,7 @@
  * the file is never written.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +108,30 @@ describe('mcptap ui: access', () => {
     expect((await get(ui.origin, { cookie, origin: 'http://evil.example' })).status).toBe(403);
     expect((await get(ui.origin, { cookie, host: `localhost:${port}` })).status).toBe(200);
     expect((await get(ui.origin, { cookie, origin: ui.origin.slice(0, -1) })).status).toBe(200);
+  });
+
+  it('serves GET only: a POST with the cookie is 405', async () => {
+    expect((await get(`${ui.origin}api/recordings`, { cookie }, 'POST')).status).toBe(405);
+    expect((await get(`${ui.origin}api/recordings`, { cookie })).status).toBe(200);
+  });
+
+  it('--open hands the URL with its token to the platform opener; without it, nothing is opened', async () => {
+    // A stand-in xdg-open first on the PATH, writing what it was given.
+    const bin = join(dir, 'bin');
+    const opened = join(dir, 'opened.txt');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > ${JSON.stringify(opened)}\n`, { mode: 0o755 });
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+    const plain = await startUi([db], [], env);
+    await plain.stop();
+    expect(existsSync(opened)).toBe(false);
+    const withOpen = await startUi([db], ['--open'], env);
+    try {
+      for (let i = 0; i < 100 && !existsSync(opened); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(readFileSync(opened, 'utf8').trim()).toBe(withOpen.url);
+    } finally {
+      await withOpen.stop();
+    }
   });
 
   it('no request path reaches the file system: only the in-memory assets answer', async () => {

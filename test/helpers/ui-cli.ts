@@ -16,8 +16,8 @@ export interface UiCli {
   stop(): Promise<void>;
 }
 
-export function startUi(files: string[], flags: string[] = []): Promise<UiCli> {
-  const child = spawn(process.execPath, [MCPTAP, 'ui', ...files, '--listen', '127.0.0.1:0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startUi(files: string[], flags: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<UiCli> {
+  const child = spawn(process.execPath, [MCPTAP, 'ui', ...files, '--listen', '127.0.0.1:0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   child.stdout!.on('data', (b: Buffer) => (err += `[stdout] ${b.toString()}`));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -53,10 +53,10 @@ export interface Answer {
   body: string;
 }
 
-/** GET `url` with exactly these headers (Host included when given). */
-export function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+/** GET (or `method`) `url` with exactly these headers (Host included when given). */
+export function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers, timeout: 10_000 }, (res) => {
+    const req = request(url, { method, headers, timeout: 10_000 }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
