@@ -6,7 +6,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export const UI_COOKIE = 'mcptap_ui';
+/** The cookie's name on a port: cookies ignore ports, so two explorers on one host must not share a name. */
+export function cookieName(port: number): string {
+  return `mcptap_ui_${port}`;
+}
 
 export function newToken(): string {
   return randomBytes(24).toString('base64url');
@@ -28,10 +31,10 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 /**
- * True when the request may go on; otherwise it was answered (a redirect that sets the cookie, 401 or 403).
- * `url` is the request's parsed URL.
+ * True when the request may go on; otherwise it was answered (a redirect that sets the cookie `name`,
+ * 401 or 403). `url` is the request's parsed URL.
  */
-export function checkAccess(token: string, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+export function checkAccess(token: string, name: string, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
   const given = url.searchParams.get('token');
   if (given !== null) {
     if (!same(given, token)) {
@@ -42,14 +45,14 @@ export function checkAccess(token: string, req: IncomingMessage, res: ServerResp
     const rest = url.searchParams.toString();
     res
       .writeHead(302, {
-        'set-cookie': `${UI_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${name}=${token}; HttpOnly; SameSite=Strict; Path=/`,
         location: `${url.pathname}${rest ? `?${rest}` : ''}`,
         'cache-control': 'no-store',
       })
       .end();
     return false;
   }
-  const cookie = cookieValue(req.headers.cookie, UI_COOKIE);
+  const cookie = cookieValue(req.headers.cookie, name);
   if (cookie === undefined) {
     res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized: open the URL with the token that `mcptap ui` printed\n');
     return false;

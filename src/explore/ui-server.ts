@@ -11,7 +11,7 @@ import type { Logger } from '../util/logger.js';
 import { requestGuard } from './http-guard.js';
 import type { RecordingExplorer } from './recording-explorer.js';
 import { UiApi, type UiConfig } from './ui-api.js';
-import { checkAccess, newToken } from './ui-auth.js';
+import { checkAccess, cookieName, newToken } from './ui-auth.js';
 import { APP_CSS, INDEX_HTML } from './ui-page.js';
 
 export interface Asset {
@@ -61,12 +61,14 @@ export async function serveUi(explorer: RecordingExplorer, opts: UiServerOptions
   const api = new UiApi(explorer, opts);
   const assets = assetMap(opts.scripts);
   const guarded = requestGuard(opts);
+  // Named after the port once bound (port 0 picks one); no request is served before.
+  let cookie = '';
   const send = (res: ServerResponse, status: number, type: string, body: Buffer | string) =>
     res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
   const server = createServer((req, res) => {
     if (!guarded(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://x');
-    if (!checkAccess(token, req, res, url)) return;
+    if (!checkAccess(token, cookie, req, res, url)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...HEADERS, allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('only GET: the explorer never writes\n');
       return;
@@ -88,6 +90,7 @@ export async function serveUi(explorer: RecordingExplorer, opts: UiServerOptions
   });
   await listen(server, opts.port, opts.host);
   const port = (server.address() as AddressInfo).port;
+  cookie = cookieName(port);
   const origin = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/`;
   let closing: Promise<void> | undefined;
   const close = () =>

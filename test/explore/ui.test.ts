@@ -87,14 +87,14 @@ describe('mcptap ui: access', () => {
     const r = await get(ui.url);
     expect(r.status).toBe(302);
     expect(r.headers.location).toBe('/');
-    expect(String(r.headers['set-cookie'])).toMatch(/^mcptap_ui=[\w-]+; HttpOnly; SameSite=Strict; Path=\//);
+    expect(String(r.headers['set-cookie'])).toMatch(new RegExp(`^mcptap_ui_${new URL(ui.origin).port}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`));
   });
 
   it('without token or cookie: 401; with a wrong one: 403; with the cookie: the page under a strict CSP', async () => {
     expect((await get(ui.origin)).status).toBe(401);
     expect((await get(`${ui.origin}api/recordings`)).status).toBe(401);
     expect((await get(`${ui.origin}?token=wrong`)).status).toBe(403);
-    expect((await get(ui.origin, { cookie: 'mcptap_ui=wrong' })).status).toBe(403);
+    expect((await get(ui.origin, { cookie: `mcptap_ui_${new URL(ui.origin).port}=wrong` })).status).toBe(403);
     const page = await get(ui.origin, { cookie });
     expect(page.status).toBe(200);
     expect(page.body).toMatch(/<title>mcptap ui<\/title>/);
@@ -207,6 +207,8 @@ describe('mcptap ui: the JSON API', () => {
         return { status: r.status, json: JSON.parse(r.body) as Record<string, unknown> };
       };
       expect((await call('recordings')).json.files).toEqual(['http.db', 'http.db#2']);
+      // Its cookie opens it, not the other explorer on the same host (cookies ignore ports: the name holds it).
+      expect((await get(`${ui.origin}api/recordings`, { cookie: c })).status).toBe(401);
       expect((await call('exchanges?file=http.db%232&limit=1')).status).toBe(200);
       const unnamed = await call('exchanges');
       expect([unnamed.status, unnamed.json.error]).toEqual([400, expect.stringMatching(/name the file/)]);
