@@ -95,92 +95,84 @@ export interface DetailHooks {
   waterfall(by: 'connection' | 'session', id: string): void;
 }
 
-export function renderDetail(d: Detail, hooks: DetailHooks): HTMLElement[] {
-  const x = d.exchange;
-  const out: (HTMLElement | null)[] = [];
-  out.push(el('h2', {}, `#${x.row} ${x.method}${x.target !== undefined ? ` ${x.target}` : ''} — ${x.outcome}`));
-  const buttons = el('div', {});
-  const wfConn = el('button', { type: 'button', 'data-testid': 'waterfall-connection' }, 'Waterfall of its connection');
-  wfConn.addEventListener('click', () => hooks.waterfall('connection', x.connection));
-  buttons.append(wfConn);
-  if (x.session !== undefined) {
-    const wfSess = el('button', { type: 'button', 'data-testid': 'waterfall-session' }, 'Waterfall of its session');
-    wfSess.addEventListener('click', () => hooks.waterfall('session', x.session!));
-    buttons.append(' ', wfSess);
+/** Buttons that draw the exchange's connection or session as a waterfall. */
+function waterfallButtons(x: Detail['exchange'], hooks: DetailHooks): HTMLElement {
+  const box = el('div', {});
+  const scopes: ['connection' | 'session', string | undefined][] = [
+    ['connection', x.connection],
+    ['session', x.session],
+  ];
+  for (const [by, id] of scopes) {
+    if (id === undefined) continue;
+    const b = el('button', { type: 'button', 'data-testid': `waterfall-${by}` }, `Waterfall of its ${by}`);
+    b.addEventListener('click', () => hooks.waterfall(by, id));
+    box.append(b, ' ');
   }
-  out.push(buttons);
-  out.push(facts('Exchange', Object.entries(x)));
-  if (d.traceId) {
-    const trace = el('div', { 'data-testid': 'trace' }, el('h3', {}, 'Trace'), el('code', {}, d.traceId));
-    if (hooks.jaeger) {
-      trace.append(' ', el('a', { href: `${hooks.jaeger}/trace/${d.traceId}`, target: '_blank', rel: 'noopener noreferrer' }, 'open in Jaeger'));
-    }
-    out.push(trace);
-  }
-  out.push(
-    facts(
-      'Timings',
-      Object.entries(d.timings).map(([k, v]) => [k, typeof v === 'number' && k.endsWith('Ms') ? fmtMs(v) : v]),
-    ),
-  );
-  out.push(timeline(d));
-  if (d.cancel) {
-    const cancel = facts(
-      'Cancellation',
-      Object.entries(d.cancel).map(([k, v]) => [k, k === 'atMs' ? fmtMs(v as number) : v]),
-    );
-    cancel?.setAttribute('data-testid', 'cancel');
-    out.push(cancel);
-  }
-  if (d.replay) {
-    const marks = new Set(d.replay.differences.map((r) => r.path).filter((p): p is string => p !== undefined));
-    out.push(
-      el(
-        'div',
-        { 'data-testid': 'replay' },
-        el('h3', {}, `Replay: recorded ${d.replay.recordedOutcome ?? ''}, replayed ${d.replay.replayedOutcome ?? ''}`),
-        el('ul', {}, ...d.replay.differences.map((r) => el('li', { class: 'bad' }, r.path ? `${r.path}: ${r.message}` : r.message))),
-        el(
-          'div',
-          { class: 'side' },
-          jsonBlock('Recorded answer', d.response ?? null, marks, 'recorded'),
-          jsonBlock('Replayed answer', d.replay.answer, marks, 'replayed'),
-        ),
-      ),
-    );
-  }
-  out.push(jsonBlock('Request', d.request, new Set(), 'request'));
-  out.push(d.response !== undefined ? jsonBlock('Response', d.response, new Set(), 'response') : el('p', {}, 'No response recorded.'));
-  const headed = d.frames.filter((f) => f.headers);
-  for (const f of headed) out.push(facts(`HTTP headers, frame ${f.seq} (${f.direction})`, Object.entries(f.headers!)));
-  out.push(
+  return box;
+}
+
+function traceBlock(traceId: string | undefined, jaeger: string | undefined): HTMLElement | null {
+  if (!traceId) return null;
+  const trace = el('div', { 'data-testid': 'trace' }, el('h3', {}, 'Trace'), el('code', {}, traceId));
+  // A link only: the page never fetches from Jaeger, the user's click opens it.
+  if (jaeger) trace.append(' ', el('a', { href: `${jaeger}/trace/${traceId}`, target: '_blank', rel: 'noopener noreferrer' }, 'open in Jaeger'));
+  return trace;
+}
+
+/** The recorded and replayed answers side by side, the differing pointers marked in both. */
+function replayBlock(d: Detail): HTMLElement | null {
+  if (!d.replay) return null;
+  const marks = new Set(d.replay.differences.map((r) => r.path).filter((p): p is string => p !== undefined));
+  return el(
+    'div',
+    { 'data-testid': 'replay' },
+    el('h3', {}, `Replay: recorded ${d.replay.recordedOutcome ?? ''}, replayed ${d.replay.replayedOutcome ?? ''}`),
+    el('ul', {}, ...d.replay.differences.map((r) => el('li', { class: 'bad' }, r.path ? `${r.path}: ${r.message}` : r.message))),
     el(
       'div',
-      {},
-      el('h3', {}, `Frames (${d.frames.length}${d.framesMore ? `, ${d.framesMore} more` : ''})`),
-      el(
-        'table',
-        {},
-        el('tr', {}, ...['seq', 'at', 'direction', 'channel', 'kind', 'HTTP', 'SSE id'].map((h) => el('th', {}, h))),
-        ...d.frames.map((f) =>
-          el(
-            'tr',
-            {},
-            el('td', {}, f.seq),
-            el('td', {}, fmtMs(f.atMs)),
-            el('td', {}, f.direction),
-            el('td', {}, f.channel),
-            el('td', {}, f.kind),
-            el('td', {}, f.httpStatus ?? ''),
-            el('td', {}, f.sseEventId ?? ''),
-          ),
-        ),
-      ),
+      { class: 'side' },
+      jsonBlock('Recorded answer', d.response ?? null, marks, 'recorded'),
+      jsonBlock('Replayed answer', d.replay.answer, marks, 'replayed'),
     ),
   );
-  if (d.anomalies.length)
-    out.push(
-      el('div', {}, el('h3', {}, 'Anomalies'), el('ul', {}, ...d.anomalies.map((a) => el('li', { class: 'bad' }, `${fmtMs(a.atMs)} ${a.kind}: ${a.detail}`)))),
-    );
+}
+
+function framesBlock(d: Detail): HTMLElement {
+  const head = el('tr', {}, ...['seq', 'at', 'direction', 'channel', 'kind', 'HTTP', 'SSE id'].map((h) => el('th', {}, h)));
+  const cells = (f: Detail['frames'][number]) => [f.seq, fmtMs(f.atMs), f.direction, f.channel, f.kind, f.httpStatus ?? '', f.sseEventId ?? ''];
+  return el(
+    'div',
+    {},
+    el('h3', {}, `Frames (${d.frames.length}${d.framesMore ? `, ${d.framesMore} more` : ''})`),
+    el('table', {}, head, ...d.frames.map((f) => el('tr', {}, ...cells(f).map((c) => el('td', {}, c))))),
+  );
+}
+
+/** Times in ms as people read them, other facts as they are. */
+function withMs(entries: [string, unknown][]): [string, unknown][] {
+  return entries.map(([k, v]) => [k, typeof v === 'number' && k.endsWith('Ms') ? fmtMs(v) : v]);
+}
+
+export function renderDetail(d: Detail, hooks: DetailHooks): HTMLElement[] {
+  const x = d.exchange;
+  const cancel = d.cancel ? facts('Cancellation', withMs(Object.entries(d.cancel))) : null;
+  cancel?.setAttribute('data-testid', 'cancel');
+  const out: (HTMLElement | null)[] = [
+    el('h2', {}, `#${x.row} ${x.method}${x.target !== undefined ? ` ${x.target}` : ''} — ${x.outcome}`),
+    waterfallButtons(x, hooks),
+    facts('Exchange', Object.entries(x)),
+    traceBlock(d.traceId, hooks.jaeger),
+    facts('Timings', withMs(Object.entries(d.timings))),
+    timeline(d),
+    cancel,
+    replayBlock(d),
+    jsonBlock('Request', d.request, new Set(), 'request'),
+    d.response !== undefined ? jsonBlock('Response', d.response, new Set(), 'response') : el('p', {}, 'No response recorded.'),
+    ...d.frames.filter((f) => f.headers).map((f) => facts(`HTTP headers, frame ${f.seq} (${f.direction})`, Object.entries(f.headers!))),
+    framesBlock(d),
+    d.anomalies.length
+      ? el('div', {}, el('h3', {}, 'Anomalies'), el('ul', {}, ...d.anomalies.map((a) => el('li', { class: 'bad' }, `${fmtMs(a.atMs)} ${a.kind}: ${a.detail}`))))
+      : null,
+  ];
   return out.filter((n): n is HTMLElement => n !== null);
 }
