@@ -432,6 +432,23 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
       await w.page.waitForFunction((n) => Number(document.querySelector('#recording-list tr[data-recording] td:nth-child(7)')?.textContent) > n, listedBefore, {
         timeout: 10_000,
       });
+      // A call still in flight: its row, once shown, ends as ok without a reload (pending rows are read again).
+      const outcomes: string[] = [];
+      await w.page.exposeFunction('seenOutcome', (o: string) => outcomes.push(o));
+      const slow = tapped.client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } });
+      await w.page.waitForFunction(
+        () => {
+          const row = [...document.querySelectorAll('#table .row')].find((r) => r.querySelector('.target')?.textContent === 'trigger-long-running-operation');
+          const outcome = row?.children[4]?.textContent;
+          if (outcome) (window as unknown as { seenOutcome(o: string): void }).seenOutcome(outcome);
+          return outcome === 'ok';
+        },
+        undefined,
+        { timeout: 15_000, polling: 50 },
+      );
+      await slow;
+      // The call lasts 1.5 s and the page polls every 400 ms: its row is first seen in flight.
+      expect([...new Set(outcomes)]).toEqual(['pending', 'ok']);
       expect(w.requests.filter((r) => !r.startsWith(liveUi!.origin))).toEqual([]);
     } finally {
       await browser.close();
