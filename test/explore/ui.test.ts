@@ -319,6 +319,12 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
     });
     expect(distinctColours(await (await w.page.$('#blank'))!.screenshot({ timeout: 30_000 }))).toBeLessThanOrEqual(2);
     await w.page.evaluate(() => document.getElementById('blank')!.remove());
+    // A click on a lane opens its exchange (lanes top to bottom in row order: the third is row 3); above the lanes, nothing.
+    const before = await w.page.getAttribute('#detail', 'data-row');
+    await w.page.click('#waterfall', { position: { x: 400, y: 8 } });
+    expect(await w.page.getAttribute('#detail', 'data-row')).toBe(before);
+    await w.page.click('#waterfall', { position: { x: 400, y: 24 + 18 * 2 + 9 } });
+    await w.page.waitForFunction(() => document.querySelector('#detail')?.getAttribute('data-row') === '3', undefined, { timeout: 10_000 });
   });
 
   it('shows the cancellation of a call the client cancelled', async () => {
