@@ -46,7 +46,8 @@ export function checkAccess(token: string, name: string, req: IncomingMessage, r
     res
       .writeHead(302, {
         'set-cookie': `${name}=${token}; HttpOnly; SameSite=Strict; Path=/`,
-        location: `${url.pathname}${rest ? `?${rest}` : ''}`,
+        // One leading slash: a path such as //host would send the browser to another host.
+        location: `/${url.pathname.replace(/^[/\\]+/, '')}${rest ? `?${rest}` : ''}`,
         'cache-control': 'no-store',
       })
       .end();

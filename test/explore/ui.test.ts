@@ -87,6 +87,11 @@ describe('mcptap ui: access', () => {
     const r = await get(ui.url);
     expect(r.status).toBe(302);
     expect(r.headers.location).toBe('/');
+    // Never to another host, however the path is spelled.
+    for (const path of ['/evil.example/', '\\evil.example/', '%2F%2Fevil.example/']) {
+      const odd = await get(`${ui.origin}${path}?token=${ui.token}`);
+      expect([odd.status, String(odd.headers.location).startsWith('/') && !/^\/[\/\\]/.test(String(odd.headers.location))], path).toEqual([302, true]);
+    }
     expect(String(r.headers['set-cookie'])).toMatch(new RegExp(`^mcptap_ui_${new URL(ui.origin).port}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`));
   });
 
