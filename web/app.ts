@@ -44,6 +44,8 @@ const TEXT_FILTERS: [string, string, string][] = [
 ];
 
 let listing: Listing = { files: [], recordings: [] };
+/** The list has been read once. */
+let listed = false;
 let chosen: { file: string; recording: number } | undefined;
 let waterfallRows: number[] = [];
 
@@ -114,7 +116,8 @@ function renderRecordings(table: ExchangeTable): void {
     return tr;
   });
   list.replaceChildren(head, ...rows);
-  if (listing.recordings.length === 0) list.append(el('tr', {}, el('td', {}, `no recordings yet in ${listing.files.join(', ')}; waiting`)));
+  if (!listed) list.append(el('tr', {}, el('td', {}, 'reading the recordings…')));
+  else if (listing.recordings.length === 0) list.append(el('tr', {}, el('td', {}, `no recordings yet in ${listing.files.join(', ')}; waiting`)));
 }
 
 function choose(table: ExchangeTable, which: { file: string; recording: number }): void {
@@ -156,12 +159,18 @@ async function start(): Promise<void> {
   });
   const refresh = async () => {
     listing = await api<Listing>('recordings');
+    listed = true;
     renderRecordings(table);
     const replay = listing.replay ? ` · replay of ${listing.replay.file} against ${listing.replay.target}` : '';
     setStatus(`${listing.files.join(', ')}${replay}`);
     const latest = listing.recordings.at(-1);
     if (!chosen && latest) choose(table, { file: latest.file, recording: latest.recording });
   };
+  // The latest recording of the first file that has one, from a query that reads no exchange: its first
+  // page shows while the list (counts over every exchange: a second or more on a big file) is read.
+  const { files } = await api<{ files: { file: string; latest: number | null }[] }>('latest');
+  const first = files.find((f) => f.latest !== null);
+  if (first) choose(table, { file: first.file, recording: first.latest! });
   await refresh();
   let busy = false;
   // The live tail: new rows after the last, while the table is sorted by time and fully loaded;

@@ -50,6 +50,8 @@ export class UiApi {
       switch (name) {
         case 'recordings':
           return ok(this.recordings());
+        case 'latest':
+          return ok({ files: this.explorer.files.map((f) => ({ file: f.label, latest: f.store.latestRecordingId() ?? null })) });
         case 'exchanges':
           return ok(this.exchanges(q));
         case 'exchange':

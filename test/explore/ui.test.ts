@@ -247,6 +247,7 @@ async function openUi(browser: Browser, url: string): Promise<Watched> {
   await page.goto(url, { timeout: 30_000 });
   await page.waitForSelector('body[data-ready]', { timeout: 15_000 });
   await page.waitForSelector('#table .row', { timeout: 15_000 });
+  await page.waitForSelector('#recording-list tr[data-recording]', { timeout: 15_000 });
   return { page, requests, errors };
 }
 
