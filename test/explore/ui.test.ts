@@ -148,6 +148,10 @@ describe('mcptap ui: access', () => {
 });
 
 describe('mcptap ui: the JSON API', () => {
+  it("names each file's latest recording without reading its exchanges", async () => {
+    expect((await api('latest')).json).toEqual({ files: [{ file: 'http.db', latest: 1 }] });
+  });
+
   it('lists the recording with transport, target and outcome counts', async () => {
     const { json } = await api('recordings');
     const [rec] = json.recordings as Record<string, unknown>[];
