@@ -45,12 +45,12 @@ export const BENCHES = {
     env: ['MCPTAP_SOAK_MINUTES=10', 'MCPTAP_SOAK_RATE=200'],
   },
   bigrec: {
-    what: 'peak RSS of ls, show, export, check, replay, mock and mcp on a 1,000,000-exchange recording; check messages/s',
+    what: 'peak RSS of ls, show, export, check, replay, mock, mcp and ui on a 1,000,000-exchange recording; check messages/s; ui page times',
     namedOnly: true,
     env: [
       'MCPTAP_BIGREC_EXCHANGES=1000000',
       'MCPTAP_BIGREC_REPLAY_UNTIL=100s',
-      'MCPTAP_BIGREC_ONLY=ls,show,export,check,replay,mock,mcp',
+      'MCPTAP_BIGREC_ONLY=ls,show,export,check,replay,mock,mcp,ui',
       'MCPTAP_BIGREC_FLOOR_ROUNDS=3',
     ],
   },
@@ -73,7 +73,7 @@ interface OptionInfo {
 
 const positiveInt = (v: string) => (/^[1-9]\d*$/.test(v) ? undefined : 'a positive integer');
 const positiveNumber = (v: string) => (Number(v) > 0 ? undefined : 'a positive number');
-const BIGREC_COMMANDS = ['ls', 'show', 'export', 'check', 'replay', 'mock', 'mcp'];
+const BIGREC_COMMANDS = ['ls', 'show', 'export', 'check', 'replay', 'mock', 'mcp', 'ui'];
 
 export const OPTIONS: Record<string, OptionInfo> = {
   '--kills': { for: ['crash'], value: 'N', help: 'kills per transport (default 20)', check: positiveInt },

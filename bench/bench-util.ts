@@ -121,3 +121,13 @@ export function listeningUrl(child: ChildProcess, what = 'mcptap http'): Promise
     child.once('exit', (code) => reject(new Error(`${what} exited ${code}: ${err}`)));
   });
 }
+
+/** A process's peak RSS so far (VmHWM from /proc), KiB; 0 once it is gone. */
+export function hwmKiB(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}

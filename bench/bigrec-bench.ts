@@ -7,7 +7,8 @@
  * while it runs; the replayed server's is shown apart). Target: 200 MB (10^6 bytes) each. Replaying
  * a million calls takes longer than the other commands together: `--replay-until` (default 100s,
  * the first 100,000 calls; `all` for every one) caps it with replay's own --until. `--only ls,replay`
- * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock, mcp).
+ * (MCPTAP_BIGREC_ONLY) runs only the commands whose names start so (ls, show, export, check, replay, mock, mcp, ui).
+ * `ui`: `mcptap ui`'s API calls timed and its peak RSS (ui-bench.ts; its own targets: 1 s a page, 300 MB).
  * With check, also where its time goes, in process: the rows and JSON.parse alone (the floor), the
  * event stream, the whole check (check-floor.ts; MCPTAP_BIGREC_FLOOR_ROUNDS interleaved rounds, 3).
  */
@@ -15,8 +16,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MCPTAP, table } from './bench-util.js';
+import { hwmKiB, MCPTAP, table } from './bench-util.js';
 import { checkStages, stageRows } from './check-floor.js';
+import { runUiBench, UI_PAGE_TARGET_MS, UI_RSS_TARGET_BYTES } from './ui-bench.js';
 
 const TARGET_BYTES = 200e6;
 const POLL_MS = 20;
@@ -63,15 +65,6 @@ export function writeJsonl(path: string, n: number): void {
   }
   writeSync(fd, chunk);
   closeSync(fd);
-}
-
-function hwmKiB(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
 }
 
 function descendants(pid: number): number[] {
@@ -239,6 +232,23 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
       rmSync(join(dir, 'out.jsonl'), { force: true });
       rmSync(join(dir, 'out.json'), { force: true });
     }
+    if (!only || only.some((o) => 'ui'.startsWith(o))) {
+      const ui = await runUiBench(join(dir, 'big.db'), exchanges);
+      pass &&= ui.pass;
+      rows.push([
+        'ui (the API calls below)',
+        '-',
+        '-',
+        mb(ui.peakBytes),
+        '-',
+        ui.peakBytes < UI_RSS_TARGET_BYTES ? `yes (< ${mb(UI_RSS_TARGET_BYTES)})` : 'NO',
+      ]);
+      notes.push(
+        `ui: the page's API calls, median of 3 (target for the first and filtered pages: under ${UI_PAGE_TARGET_MS} ms):`,
+        table(['call', 'ms', 'rows', 'in target'], ui.rows),
+        ...ui.notes,
+      );
+    }
     const stages = only && !only.some((o) => 'check'.startsWith(o)) ? [] : checkStages(join(dir, 'big.db'), 2 * exchanges, FLOOR_ROUNDS);
     if (stages.length) {
       notes.push(
@@ -251,7 +261,7 @@ export async function runBigrecBench(argv: string[] = []): Promise<string> {
         `file ${mb(dbBytes)} MB; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}; peak RSS = VmHWM polled every ${POLL_MS} ms`,
       table(['command', 'exit', 'seconds', 'peak RSS MB', 'its server MB', `<= ${mb(TARGET_BYTES)} MB`], rows),
       ...notes,
-      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, check, replay, mock and mcp'} each within ${mb(TARGET_BYTES)} MB peak RSS: ${pass ? 'PASS' : 'FAIL'}`,
+      `target: ${only ? `${only.join(', ')} (--only)` : 'ls, show, export, check, replay, mock and mcp'} each within ${mb(TARGET_BYTES)} MB peak RSS (ui: ${mb(UI_RSS_TARGET_BYTES)} MB): ${pass ? 'PASS' : 'FAIL'}`,
     ].join('\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -78,6 +78,8 @@ export const ERROR_CODES = {
   MCPTAP_REDACT_RULES_MISSING: 'invalid_input',
   MCPTAP_REDACT_RECORDING_IN_USE: 'invalid_input',
   MCPTAP_REDACT_REWRITE_FAILED: 'invalid_input',
+  MCPTAP_UI_BAD_REPLAY: 'invalid_input',
+  MCPTAP_UI_NOT_BUILT: 'internal',
   MCPTAP_IMPORT_INVALID: 'invalid_input',
   MCPTAP_IMPORT_MISSING: 'invalid_input',
   MCPTAP_EXPORT_WRITE_FAILED: 'invalid_input',

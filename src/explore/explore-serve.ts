@@ -2,7 +2,7 @@
  * Serving the recordings server (explore-mcp-server.ts) as the reference server is served: over
  * stdio with the SDK's `serveStdio` (the opening message picks the era), over Streamable HTTP on one
  * endpoint with 2026-07-28 traffic to `createMcpHandler` and legacy traffic to sessionful transports.
- * HTTP checks Host and Origin as the HTTP tap does (DNS rebinding; listener-guard.ts) before anything.
+ * HTTP checks Host and Origin as the HTTP tap does (DNS rebinding; http-guard.ts) before anything.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,8 +12,8 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import { LegacySessionHandler } from '../reference/legacy-session-handler.js';
 import { nodeFetchAdapter, type AdaptedRequest } from '../reference/node-fetch-adapter.js';
 import { listen } from '../reference/reference-http-server.js';
-import { ListenerGuard } from '../tap/listener-guard.js';
 import type { Logger } from '../util/logger.js';
+import { requestGuard } from './http-guard.js';
 import { exploreServerFactory } from './explore-mcp-server.js';
 import type { RecordingExplorer } from './recording-explorer.js';
 
@@ -68,16 +68,9 @@ export async function serveExplorerHttp(explorer: RecordingExplorer, opts: Explo
     return isLegacy ? legacy.fetch(withBody()) : modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
   };
   const mcp = nodeFetchAdapter(fetch, onerror);
-  const guard = new ListenerGuard({ listenHost: opts.host, allowedHosts: opts.allowedHosts ?? [], allowedOrigins: opts.allowedOrigins ?? [] });
-  if (guard.hostCheckOff) opts.logger.warn(`listening on ${opts.host} without --allowed-host: the Host check (DNS rebinding protection) is off`);
+  const guarded = requestGuard(opts);
   const server = createServer((req, res) => {
-    const origin = req.headers.origin;
-    const verdict = guard.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
-    if (!verdict.ok) {
-      opts.logger.warn(`refused a request: ${verdict.detail}`);
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(`forbidden: ${verdict.detail}\n`);
-      return;
-    }
+    if (!guarded(req, res)) return;
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     if (pathname !== EXPLORE_PATH) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the MCP endpoint is ${EXPLORE_PATH}\n`);

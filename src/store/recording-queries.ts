@@ -33,9 +33,17 @@ export interface ExchangeQuery {
   text?: string;
   /** Rows after this row id (the cursor of the previous page). */
   afterRowid?: number;
-  /** The slowest first (exchanges with a latency only): one page, no cursor; reads the whole recording. */
+  /** The slowest first (exchanges with a latency only); each page reads the whole recording. */
   slowest?: boolean;
+  /** With `slowest`: the rows after this one in that order (the `nextSlowest` of the previous page). */
+  afterSlowest?: SlowestCursor;
   limit: number;
+}
+
+/** Where a slowest-first page ended: its last row's latency and row id (ties go by row id). */
+export interface SlowestCursor {
+  latencyUs: number;
+  rowid: number;
 }
 
 export interface Page<T> {
@@ -46,6 +54,8 @@ export interface Page<T> {
   moreCapped: boolean;
   /** Pass as `afterRowid` for the next page; absent on the last. */
   nextAfter?: number;
+  /** Slowest first: pass as `afterSlowest` for the next page; absent on the last. */
+  nextSlowest?: SlowestCursor;
 }
 
 /**
@@ -68,11 +78,15 @@ const CONDITIONS: Record<string, string> = {
 const JOINS = 'LEFT JOIN frames rq ON rq.id = e.request_frame_id LEFT JOIN frames rs ON rs.id = e.response_frame_id';
 
 /** The page and "how many more" statements for the filters present (in CONDITIONS' order). */
-function pageSql(present: readonly string[], slowest: boolean): { page: string; more: string } {
+function pageSql(present: readonly string[], slowest: boolean, afterSlowest: boolean): { page: string; more: string } {
   // `+e.recording_id`: walk the primary key from the cursor; an index on recording_id would sort the whole recording for each page.
-  const where = ['e.id > @after', '+e.recording_id = @r', ...(slowest ? ['e.latency_us IS NOT NULL'] : []), ...present.map((k) => CONDITIONS[k]!)].join(
-    ' AND ',
-  );
+  const where = [
+    'e.id > @after',
+    '+e.recording_id = @r',
+    ...(slowest ? ['e.latency_us IS NOT NULL'] : []),
+    ...(afterSlowest ? ['(e.latency_us < @al OR (e.latency_us = @al AND e.id > @ai))'] : []),
+    ...present.map((k) => CONDITIONS[k]!),
+  ].join(' AND ');
   const joins = present.includes('text') ? JOINS : '';
   // Slowest first: SQLite keeps the top `limit` rows while it reads (a bounded sorter), not the whole recording.
   return {
@@ -119,13 +133,25 @@ export class RecordingQueries {
       text: q.text ? q.text.toLowerCase() : undefined,
     };
     const present = Object.keys(CONDITIONS).filter((k) => filters[k] !== undefined);
-    const params = { r: q.recordingId, after: q.afterRowid ?? 0, ...Object.fromEntries(present.map((k) => [k, filters[k]])) };
-    const sql = pageSql(present, q.slowest === true);
+    const keyset = q.slowest === true && q.afterSlowest !== undefined;
+    const params = {
+      r: q.recordingId,
+      after: q.afterRowid ?? 0,
+      ...Object.fromEntries(present.map((k) => [k, filters[k]])),
+      ...(keyset ? { al: q.afterSlowest!.latencyUs, ai: q.afterSlowest!.rowid } : {}),
+    };
+    const sql = pageSql(present, q.slowest === true, keyset);
     const items = (this.stmt(sql.page).all({ ...params, limit: q.limit }) as rows.Row[]).map((r) => exchangeRows.rowToExchange(r));
     if (q.slowest) {
-      // One page: the rest are those matching beyond it (no cursor).
+      // The rest are those matching beyond this page in slowest-first order.
       const more = Math.max(0, this.count(sql.more, { ...params, limit: q.limit }) - items.length);
-      return { items, more, moreCapped: more >= MORE_COUNT_CAP };
+      const last = items.at(-1);
+      return {
+        items,
+        more,
+        moreCapped: more >= MORE_COUNT_CAP,
+        ...(more > 0 && last?.latencyUs !== undefined ? { nextSlowest: { latencyUs: last.latencyUs, rowid: last.rowid } } : {}),
+      };
     }
     const last = items.at(-1)?.rowid;
     const more = last === undefined ? 0 : this.count(sql.more, { ...params, after: last });

@@ -68,7 +68,7 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
     // The sources as a fresh clone has them: no dist/ (prepack builds it); the repository's node_modules for the build.
     const src = join(work, 'src');
     mkdirSync(src);
-    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'src', 'bin', 'scenarios', 'schemas'])
+    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.web.json', 'README.md', 'src', 'web', 'bin', 'scenarios', 'schemas'])
       cpSync(join(ROOT, f), join(src, f), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(src, 'node_modules'), 'dir');
     const pack = await sh('npm', ['pack', '--json', '--pack-destination', work], src, 300_000);

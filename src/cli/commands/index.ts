@@ -30,6 +30,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'probe-cancel': () => import('./probe-cancel.js'),
   check: () => import('./check.js'),
   mcp: () => import('./mcp.js'),
+  ui: () => import('./ui.js'),
 };
 
 /** The register functions needed to run `argv` (everything when it names no known command). */
