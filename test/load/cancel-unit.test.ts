@@ -155,6 +155,18 @@ describe('the cancel section', () => {
   });
 });
 
+describe('the evidence of a few calls', () => {
+  it('an ignored call judged after an unknown one still leads the evidence, as the verdict it decides', () => {
+    const s = new CancelStats();
+    s.record(obs({}), judgeCall(obs({}), 50));
+    const late = obs({ progressAfterUs: [500_000] });
+    s.record(late, judgeCall(late, 50));
+    const g = s.toJSON();
+    expect(g.verdict).toBe('ignored');
+    expect(g.evidence.map((e) => e.split(':')[0])).toEqual(['ignored', 'unknown']);
+  });
+});
+
 describe("a tool's verdict", () => {
   it('honoured only when every cancelled call showed it; one without evidence makes it unknown, first in the evidence', () => {
     expect(verdictOf({ honoured: 3, ignored: 0, unknown: 0 })).toBe('honoured');

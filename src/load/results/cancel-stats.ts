@@ -252,8 +252,11 @@ export class CancelStats implements ResultPart<[CancelObservation, CallVerdict |
 
   private addEvidence(v: CallVerdict): void {
     const line = `${v.verdict}: ${v.evidence}`;
-    if (this.evidence.length < MAX_EVIDENCE) this.evidence.push(line);
-    else {
+    if (this.evidence.length < MAX_EVIDENCE) {
+      // Kept in rank order (stable) as it comes: an ignored call judged after an unknown one leads.
+      this.evidence.push(line);
+      this.evidence.sort((e, f) => rank(e) - rank(f));
+    } else {
       // The evidence that decides the verdict comes first: ignored, then unknown, then honoured.
       const i = this.evidence.findIndex((e) => rank(e) > rank(line));
       if (i >= 0) this.evidence[i] = line;
