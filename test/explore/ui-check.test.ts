@@ -35,11 +35,13 @@ function checkJson(db: string, out: string): { findings: CheckedFinding[] } {
 }
 
 beforeAll(async () => {
-  // isError as a string: a schema breach in the tools/call answer, at /result/isError; checked live
-  // too (`mcptap stdio --check`), so the recording holds it as an anomaly of kind check.
+  // A tool without inputSchema (two rules at /result/tools/0/inputSchema, absent) and isError as a
+  // string (one at /result/isError); checked live too (`mcptap stdio --check`), so the recording
+  // holds them as anomalies of kind check.
   const rules = join(dir, 'rules.yaml');
   writeFileSync(rules, 'rules: {}\n');
-  breached = await recordSearch(dir, 'breached', SEARCH_TOOL, { ...SEARCH_OK, isError: 'true' }, ['--check', rules]);
+  const { inputSchema: _dropped, ...toolWithoutSchema } = SEARCH_TOOL;
+  breached = await recordSearch(dir, 'breached', toolWithoutSchema, { ...SEARCH_OK, isError: 'true' }, ['--check', rules]);
   clean = await recordSearch(dir, 'clean', SEARCH_TOOL, SEARCH_OK);
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,9 +130,15 @@ describe.skipIf(!CHROMIUM)('mcptap ui --check in headless Chromium', () => {
     const ui = await startUi([breached], ['--check', join(dir, 'breached.json')]);
     try {
       const { page, errors } = await open(browser, ui);
-      const rules = await page.$$eval('#findings li.finding', (lis) => lis.map((li) => li.getAttribute('data-rule')));
-      expect(rules).toEqual(report.findings.map((f) => f.ruleId));
-      expect(await page.textContent('#findings')).toContain(target!.ruleId);
+      // Grouped by rule: a heading per rule, every finding listed under its own.
+      const groups = await page.$$eval('#findings .rule', (divs) =>
+        divs.map((d) => [...d.querySelectorAll('li.finding')].map((li) => li.getAttribute('data-rule'))),
+      );
+      const ruleIds = [...new Set(report.findings.map((f) => f.ruleId))];
+      expect(ruleIds.length).toBeGreaterThan(1);
+      expect(groups.map((g) => g[0])).toEqual(ruleIds);
+      expect(groups.map((g) => g.length)).toEqual(ruleIds.map((id) => report.findings.filter((f) => f.ruleId === id).length));
+      expect(groups.every((g) => new Set(g).size === 1)).toBe(true);
       await page.click(`#findings li.finding[data-rule="${target!.ruleId}"][data-row="${row}"]`);
       await page.waitForFunction((r) => document.querySelector('#detail')?.getAttribute('data-row') === String(r), row, { timeout: 10_000 });
       expect(await page.textContent('#detail [data-testid=findings]')).toContain(target!.ruleId);
@@ -140,6 +148,14 @@ describe.skipIf(!CHROMIUM)('mcptap ui --check in headless Chromium', () => {
       expect(marked).toContainEqual(['response', '/result/isError', '"true"']);
       // Found live as well: among the exchange's anomalies, as kind check.
       expect(await page.textContent('#detail [data-testid=anomalies]')).toContain(`check: ${target!.ruleId}`);
+      // A pointer to a member that is absent marks its parent: the tool lacking its inputSchema.
+      const absent = report.findings.find((f) => f.pointer === '/result/tools/0/inputSchema')!;
+      await page.click(`#findings li.finding[data-row="${absent.where.row}"]`);
+      await page.waitForFunction((r) => document.querySelector('#detail')?.getAttribute('data-row') === String(r), absent.where.row, { timeout: 10_000 });
+      expect(await page.$$eval('#detail [data-testid=response] .finding', (els) => els.map((e) => e.getAttribute('data-pointer')))).toEqual([
+        '/result/tools/0',
+      ]);
+      expect(await page.$$('#detail [data-testid=request] .finding')).toHaveLength(0);
       expect(errors).toEqual([]);
     } finally {
       await ui.stop();
