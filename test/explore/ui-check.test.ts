@@ -162,6 +162,27 @@ describe.skipIf(!CHROMIUM)('mcptap ui --check in headless Chromium', () => {
     }
   }, 90_000);
 
+  it('a result of several recordings: each recording shows its own findings, matched by number', async () => {
+    // Two runs into one file: a broken build (recording 1), then a clean one (recording 2).
+    const { inputSchema: _dropped, ...toolWithoutSchema } = SEARCH_TOOL;
+    await recordSearch(dir, 'two', toolWithoutSchema, SEARCH_OK);
+    const two = await recordSearch(dir, 'two', SEARCH_TOOL, SEARCH_OK);
+    const out = join(dir, 'two.json');
+    expect(mcptap('check', two, '--json', out).code).toBe(1);
+    const ui = await startUi([two], ['--check', out]);
+    try {
+      const { page, errors } = await open(browser, ui);
+      // The latest recording first: clean.
+      await page.waitForSelector('#findings[data-recording$="#2"] [data-testid=no-findings]', { timeout: 10_000 });
+      await page.click('#recording-list tr[data-recording$="#1"]');
+      await page.waitForSelector('#findings[data-recording$="#1"] li.finding', { timeout: 10_000 });
+      expect(await page.textContent('#findings')).toContain('/result/tools/0/inputSchema');
+      expect(errors).toEqual([]);
+    } finally {
+      await ui.stop();
+    }
+  }, 90_000);
+
   it('a clean recording: "no findings" in the panel and no marks in any exchange', async () => {
     expect(checkJson(clean, join(dir, 'clean.json')).findings).toEqual([]);
     const ui = await startUi([clean], ['--check', join(dir, 'clean.json')]);
