@@ -100,6 +100,19 @@ describe('mcptap ui --check: bad files', () => {
   });
 });
 
+describe('mcptap ui --check: a check of another file', () => {
+  it('is shown beside the first file, with a warning naming both', async () => {
+    const other = join(dir, 'other.json');
+    writeFileSync(other, JSON.stringify({ file: '/elsewhere/other.db', recording: 1, findings: [] }));
+    const ui = await startUi([breached], ['--check', other]);
+    try {
+      expect(ui.stderr()).toContain(`--check is of /elsewhere/other.db, none of the files given: its findings are shown beside ${breached}`);
+    } finally {
+      await ui.stop();
+    }
+  });
+});
+
 if (!CHROMIUM) console.warn('ui --check browser tests: SKIPPED: no `chromium` on PATH');
 
 async function open(browser: Browser, ui: UiCli): Promise<{ page: Page; errors: string[] }> {

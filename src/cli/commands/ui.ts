@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
@@ -81,6 +82,9 @@ Examples:
       const check = flags.check === undefined ? undefined : readCheck(flags.check);
       const scripts = readScripts();
       const explorer = RecordingExplorer.open(files);
+      // A check of a file by another name is shown beside the first file (a copy, say): said, as it may be a mistake.
+      if (check && !files.some((f) => basename(f) === basename(check.file)))
+        logger.warn(`--check is of ${check.file}, none of the files given: its findings are shown beside ${files[0]}`);
       try {
         const served = await serveUi(explorer, {
           ...listenAt,
