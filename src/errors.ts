@@ -79,6 +79,7 @@ export const ERROR_CODES = {
   MCPTAP_REDACT_RECORDING_IN_USE: 'invalid_input',
   MCPTAP_REDACT_REWRITE_FAILED: 'invalid_input',
   MCPTAP_UI_BAD_REPLAY: 'invalid_input',
+  MCPTAP_UI_BAD_CHECK: 'invalid_input',
   MCPTAP_UI_NOT_BUILT: 'internal',
   MCPTAP_IMPORT_INVALID: 'invalid_input',
   MCPTAP_IMPORT_MISSING: 'invalid_input',

@@ -5,6 +5,7 @@
  */
 import { api, byId, el, fmtMs, setStatus } from './dom.js';
 import { renderDetail, type Detail } from './detail.js';
+import { renderFindings, type Finding } from './findings.js';
 import { ExchangeTable, type ExchangeRow } from './table.js';
 import { drawWaterfall, laneAt, type WaterfallData } from './waterfall.js';
 
@@ -28,6 +29,7 @@ interface Listing {
   recordings: Recording[];
   jaeger?: string;
   replay?: { file: string; target: string; counts: Record<string, number> };
+  check?: { file: string; recordings: number[] };
 }
 
 const TAIL_MS = 400;
@@ -127,6 +129,26 @@ function choose(table: ExchangeTable, which: { file: string; recording: number }
   byId('detail').hidden = true;
   byId('waterfall-box').hidden = true;
   void table.reset();
+  void showFindings(which).catch((e: Error) => setStatus(`error: ${e.message}`));
+}
+
+/** With --check: the chosen recording's findings, each about an exchange opening its detail. */
+async function showFindings(which: { file: string; recording: number }): Promise<void> {
+  const box = byId('findings');
+  const got = await api<{ withCheck: boolean; checked: boolean; findings: Finding[] }>('findings', which);
+  if (!got.withCheck || chosen !== which) return;
+  box.replaceChildren(
+    ...renderFindings(
+      got.checked,
+      got.findings,
+      (row) =>
+        void openExchange(row)
+          .then(() => byId('detail').scrollIntoView({ block: 'start' }))
+          .catch((e: Error) => setStatus(`error: ${e.message}`)),
+    ),
+  );
+  box.hidden = false;
+  box.dataset.recording = `${which.file}#${which.recording}`;
 }
 
 async function openExchange(row: number): Promise<void> {
@@ -162,7 +184,8 @@ async function start(): Promise<void> {
     listed = true;
     renderRecordings(table);
     const replay = listing.replay ? ` · replay of ${listing.replay.file} against ${listing.replay.target}` : '';
-    setStatus(`${listing.files.join(', ')}${replay}`);
+    const check = listing.check ? ` · check of ${listing.check.file}` : '';
+    setStatus(`${listing.files.join(', ')}${replay}${check}`);
     const latest = listing.recordings.at(-1);
     if (!chosen && latest) choose(table, { file: latest.file, recording: latest.recording });
   };

@@ -1,9 +1,11 @@
 /**
  * One exchange: facts, timings, its SSE events, progress and cancellation on a timeline, request
  * and response JSON, HTTP headers, frames, anomalies, trace id (a Jaeger link when configured) and,
- * with a replay, the recorded and replayed answers side by side with the differing pointers marked.
+ * with a replay, the recorded and replayed answers side by side with the differing pointers marked;
+ * with a check result, its findings about the exchange, their pointers marked in the request or response.
  */
 import { el, fmtMs, sizedCanvas } from './dom.js';
+import { findingItem, findingMarks, type Finding } from './findings.js';
 import { jsonBlock } from './json-view.js';
 
 export interface Detail {
@@ -36,6 +38,8 @@ export interface Detail {
     differences: { kind: string; path?: string; message: string }[];
     answer: unknown;
   };
+  /** With --check: the findings about this exchange (absent: its recording was not checked). */
+  findings?: Finding[];
 }
 
 function facts(title: string, entries: [string, unknown][]): HTMLElement | null {
@@ -137,6 +141,13 @@ function replayBlock(d: Detail): HTMLElement | null {
   );
 }
 
+/** The check's findings about the exchange; "no findings" when it was checked and none is about it. */
+function findingsBlock(d: Detail): HTMLElement | null {
+  if (!d.findings) return null;
+  const list = d.findings.length ? el('ul', {}, ...d.findings.map((f) => findingItem(f, undefined, true))) : el('p', {}, 'no findings');
+  return el('div', { 'data-testid': 'findings' }, el('h3', {}, `Check findings (${d.findings.length})`), list);
+}
+
 function framesBlock(d: Detail): HTMLElement {
   const head = el('tr', {}, ...['seq', 'at', 'direction', 'channel', 'kind', 'HTTP', 'SSE id'].map((h) => el('th', {}, h)));
   const cells = (f: Detail['frames'][number]) => [f.seq, fmtMs(f.atMs), f.direction, f.channel, f.kind, f.httpStatus ?? '', f.sseEventId ?? ''];
@@ -166,12 +177,20 @@ export function renderDetail(d: Detail, hooks: DetailHooks): HTMLElement[] {
     timeline(d),
     cancel,
     replayBlock(d),
-    jsonBlock('Request', d.request, new Set(), 'request'),
-    d.response !== undefined ? jsonBlock('Response', d.response, new Set(), 'response') : el('p', {}, 'No response recorded.'),
+    findingsBlock(d),
+    jsonBlock('Request', d.request, findingMarks(d.findings ?? [], 'client', d.request), 'request', 'finding'),
+    d.response !== undefined
+      ? jsonBlock('Response', d.response, findingMarks(d.findings ?? [], 'server', d.response), 'response', 'finding')
+      : el('p', {}, 'No response recorded.'),
     ...d.frames.filter((f) => f.headers).map((f) => facts(`HTTP headers, frame ${f.seq} (${f.direction})`, Object.entries(f.headers!))),
     framesBlock(d),
     d.anomalies.length
-      ? el('div', {}, el('h3', {}, 'Anomalies'), el('ul', {}, ...d.anomalies.map((a) => el('li', { class: 'bad' }, `${fmtMs(a.atMs)} ${a.kind}: ${a.detail}`))))
+      ? el(
+          'div',
+          { 'data-testid': 'anomalies' },
+          el('h3', {}, 'Anomalies'),
+          el('ul', {}, ...d.anomalies.map((a) => el('li', { class: 'bad' }, `${fmtMs(a.atMs)} ${a.kind}: ${a.detail}`))),
+        )
       : null,
   ];
   return out.filter((n): n is HTMLElement => n !== null);

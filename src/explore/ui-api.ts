@@ -11,12 +11,14 @@ import { OUTCOMES } from '../model/outcome.js';
 import type { ListedOutcome, StoredExchange, StoredFrame } from '../store/types.js';
 import { compactExchange, exchangeDetail } from './exchange-json.js';
 import { MAX_PAGE, msOf, type FindArgs, type RecordingExplorer, type RecordingRef } from './recording-explorer.js';
+import { findingsOf, type CheckIndex } from './ui-check.js';
 import { replayedAnswer, type ReplayIndex } from './ui-replay.js';
 
 export interface UiConfig {
   /** Jaeger's base URL: an exchange's trace id links to `${jaeger}/trace/ID`. */
   jaeger?: string;
   replay?: ReplayIndex;
+  check?: CheckIndex;
 }
 
 export interface ApiAnswer {
@@ -33,15 +35,21 @@ const PENDING_MAX = 100;
 export class UiApi {
   /** The label of the file the replay result is of: the one of the same base name, else the first. */
   private readonly replayFile: string | undefined;
+  /** The label of the file the check result is of, matched the same way. */
+  private readonly checkFile: string | undefined;
 
   constructor(
     private readonly explorer: RecordingExplorer,
     private readonly config: UiConfig = {},
   ) {
-    if (config.replay) {
-      const base = basename(config.replay.file);
-      this.replayFile = (explorer.files.find((f) => basename(f.path) === base) ?? explorer.files[0])?.label;
-    }
+    this.replayFile = config.replay && this.labelOf(config.replay.file);
+    this.checkFile = config.check && this.labelOf(config.check.file);
+  }
+
+  /** The label of the file given on the command line with the base name of `file`, else the first's. */
+  private labelOf(file: string): string | undefined {
+    const base = basename(file);
+    return (this.explorer.files.find((f) => basename(f.path) === base) ?? this.explorer.files[0])?.label;
   }
 
   /** Answers GET `/api/<name>` with its query; a bad request is 400 with `{ error }`, an unknown name 404. */
@@ -60,6 +68,8 @@ export class UiApi {
           return ok(this.waterfall(q));
         case 'pending':
           return ok(this.pending(q));
+        case 'findings':
+          return ok(this.findings(q));
         default:
           return { status: 404, body: { error: `no API /api/${name}` } };
       }
@@ -76,7 +86,19 @@ export class UiApi {
       recordings: this.explorer.listRecordings(),
       ...(this.config.jaeger ? { jaeger: this.config.jaeger } : {}),
       ...(replay ? { replay: { file: this.replayFile, target: replay.target, counts: replay.counts } } : {}),
+      ...(this.config.check ? { check: { file: this.checkFile, recordings: [...this.config.check.recordings.keys()] } } : {}),
     };
+  }
+
+  /** The check result's findings of a recording; `checked: false` when it holds none of it, `withCheck: false` without --check. */
+  private findings(q: URLSearchParams): unknown {
+    const { file, recordingId } = this.explorer.resolve(ref(q));
+    const findings = this.checkedFindings(file.label, recordingId);
+    return { file: file.label, recording: recordingId, withCheck: this.config.check !== undefined, checked: findings !== undefined, findings: findings ?? [] };
+  }
+
+  private checkedFindings(label: string, recordingId: number) {
+    return label === this.checkFile ? this.config.check?.recordings.get(recordingId) : undefined;
   }
 
   /**
@@ -162,6 +184,7 @@ export class UiApi {
     const detail = exchangeDetail(e, frames, anomalies, { maxChars: 1_000_000, maxFrames: 500 });
     const traceId = traceIdOf(e, frames);
     const replay = file.label === this.replayFile ? this.config.replay?.rows.get(e.rowid) : undefined;
+    const checked = this.checkedFindings(file.label, recordingId);
     return {
       file: file.label,
       recording: recordingId,
@@ -170,6 +193,7 @@ export class UiApi {
       ...(e.response !== undefined ? { response: e.response } : {}),
       ...(traceId ? { traceId } : {}),
       ...(replay ? { replay: { ...replay, answer: replayedAnswer(e.response ?? null, replay.differences) } } : {}),
+      ...(checked ? { findings: findingsOf(checked, e.rowid, e.key) } : {}),
     };
   }
 

@@ -18,6 +18,7 @@ export const INDEX_HTML = `<!doctype html>
 <header><h1>mcptap ui</h1><span id="status"></span></header>
 <main>
 <section id="recordings"><h2>Recordings</h2><table id="recording-list"></table></section>
+<section id="findings" hidden></section>
 <section id="explorer" hidden>
 <form id="filters"></form>
 <div id="table-head" class="row head"></div>
@@ -54,6 +55,10 @@ table { border-collapse: collapse; } td, th { padding: 2px 8px; text-align: left
 .json details { margin-left: 1.2em; } .json summary { cursor: pointer; margin-left: -1.2em; } .json .leaf { margin-left: 0; }
 .json .k { color: #0550ae; } .json .s { color: #0a3069; } .json .n { color: #953800; } .json .l { color: #8250df; }
 .json .diff { background: #ffebe9; outline: 1px solid #ff8182; }
+.json .finding { background: #fff8c5; outline: 1px solid #d4a72c; }
+#findings ul { margin: .2em 0; } li.finding .sev { font-weight: 600; } li.finding .where { color: #57606a; }
+li.finding.link { cursor: pointer; } li.finding.link:hover { background: #ddf4ff; }
+.sev-error .sev { color: #cf222e; } .sev-warning .sev { color: #9a6700; } .sev-note .sev { color: #57606a; }
 .side { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
 button.copy { font-size: 11px; margin-left: .5em; }
 .timeline { width: 100%; height: 60px; display: block; }

@@ -12,16 +12,10 @@ import addFormats from 'ajv-formats';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES } from '../helpers/paths.js';
-import { mcptap, recordScripted } from './scripted-session.js';
+import { mcptap, recordSearch, SEARCH_OK, SEARCH_TOOL } from './scripted-session.js';
 
-const TOOL = {
-  name: 'search',
-  description: 'find',
-  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
-  annotations: { readOnlyHint: true },
-};
-const OK_CALL = { content: [{ type: 'text', text: 'found' }], isError: false };
-const requests = [{ method: 'tools/list' }, { method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } }, { method: 'ping' }];
+const TOOL = SEARCH_TOOL;
+const OK_CALL = SEARCH_OK;
 
 let dir: string;
 let breached: string;
@@ -30,13 +24,8 @@ let clean: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mcptap-check-'));
   const { inputSchema: _dropped, ...toolWithoutSchema } = TOOL;
-  breached = await recordScripted(
-    dir,
-    'breached',
-    { results: { 'tools/list': { tools: [toolWithoutSchema] } }, calls: { search: { ...OK_CALL, isError: 'true' } } },
-    requests,
-  );
-  clean = await recordScripted(dir, 'clean', { results: { 'tools/list': { tools: [TOOL] } }, calls: { search: OK_CALL } }, requests);
+  breached = await recordSearch(dir, 'breached', toolWithoutSchema, { ...OK_CALL, isError: 'true' });
+  clean = await recordSearch(dir, 'clean', TOOL, OK_CALL);
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -114,8 +103,8 @@ describe('mcptap check on a scripted server', () => {
   it('judges every recording of a file, each alone; --recording N only that one', async () => {
     // Two runs into one file (as several taps may record): a broken build, then a clean one.
     const { inputSchema: _dropped, ...toolWithoutSchema } = TOOL;
-    await recordScripted(dir, 'two', { results: { 'tools/list': { tools: [toolWithoutSchema] } }, calls: { search: OK_CALL } }, requests);
-    const two = await recordScripted(dir, 'two', { results: { 'tools/list': { tools: [TOOL] } }, calls: { search: OK_CALL } }, requests);
+    await recordSearch(dir, 'two', toolWithoutSchema, OK_CALL);
+    const two = await recordSearch(dir, 'two', TOOL, OK_CALL);
     const out = (f: string) => join(dir, f);
     const r = mcptap('check', two, '--json', out('two.json'), '--junit', out('two.xml'), '--sarif', out('two.sarif'));
     expect(r.code).toBe(1);

@@ -15,13 +15,18 @@ export async function recordScripted(
   script: object,
   requests: { method: string; params?: object }[],
   version = '2025-06-18',
+  tapFlags: string[] = [],
 ): Promise<string> {
   const scriptFile = join(dir, `${name}.json`);
   const db = join(dir, `${name}.db`);
   writeFileSync(scriptFile, JSON.stringify(script));
-  const child = spawn(process.execPath, [MCPTAP, 'stdio', '--record', db, '--', process.execPath, join(FIXTURES, 'scripted-server.mjs'), scriptFile], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [MCPTAP, 'stdio', '--record', db, ...tapFlags, '--', process.execPath, join(FIXTURES, 'scripted-server.mjs'), scriptFile],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const waiting = new Map<number, () => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
     const id = (JSON.parse(line) as { id?: number }).id;
@@ -41,6 +46,21 @@ export async function recordScripted(
   child.stdin.end();
   await exited;
   return db;
+}
+
+/** A read-only `search` tool, its answer when all goes well, and a session listing, calling it and pinging. */
+export const SEARCH_TOOL = {
+  name: 'search',
+  description: 'find',
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  annotations: { readOnlyHint: true },
+};
+export const SEARCH_OK = { content: [{ type: 'text', text: 'found' }], isError: false };
+export const SEARCH_REQUESTS = [{ method: 'tools/list' }, { method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } }, { method: 'ping' }];
+
+/** Records that session with a server listing `tool` and answering its call with `call`. */
+export function recordSearch(dir: string, name: string, tool: object, call: object, tapFlags: string[] = []): Promise<string> {
+  return recordScripted(dir, name, { results: { 'tools/list': { tools: [tool] } }, calls: { search: call } }, SEARCH_REQUESTS, undefined, tapFlags);
 }
 
 export function mcptap(...args: string[]): { code: number | null; out: string; err: string } {

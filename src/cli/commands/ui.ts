@@ -1,13 +1,16 @@
 /**
- * `mcptap ui FILE.db [FILE.db ...] [--listen HOST:PORT] [--open] [--jaeger URL] [--replay result.json]`:
+ * `mcptap ui FILE.db [FILE.db ...] [--listen HOST:PORT] [--open] [--jaeger URL] [--replay result.json]
+ * [--check result.json]`:
  * a local, offline web explorer of recordings (src/explore/ui-*.ts, front end in web/).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { RecordingExplorer } from '../../explore/recording-explorer.js';
+import { indexCheck, type CheckIndex } from '../../explore/ui-check.js';
 import { indexReplay, type ReplayIndex } from '../../explore/ui-replay.js';
 import { serveUi } from '../../explore/ui-server.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
@@ -20,6 +23,7 @@ interface UiFlags {
   open?: boolean;
   jaeger?: string;
   replay?: string;
+  check?: string;
   allowedHost?: string[];
   allowedOrigin?: string[];
   logLevel: LogLevel;
@@ -33,20 +37,22 @@ const WEB_DIR = fileURLToPath(new URL('../../../web/', import.meta.url));
 export function register(program: Command): void {
   program
     .command('ui')
-    .summary('explore recordings in a local web page: exchanges, one exchange, waterfalls, live tail, replay differences')
+    .summary('explore recordings in a local web page: exchanges, one exchange, waterfalls, live tail, replay differences, check findings')
     .description(
       'A local, offline web explorer of recording files, opened read-only (nothing is ever written to them): the ' +
         'recordings of each file; their exchanges in a table paged from SQLite as you scroll, filtered by method, tool, ' +
         'outcome, connection, session, duration and text; one exchange with its request and response JSON, HTTP headers, ' +
         'timings, SSE events and progress on a timeline, cancellation, anomalies and trace id; a connection as a ' +
         'waterfall; new exchanges as a running tap records them; with --replay, the recorded and replayed answers side ' +
-        'by side. The page loads nothing from outside its own address.',
+        'by side; with --check, the findings of `mcptap check` by rule, each linked to its exchange, and in an ' +
+        "exchange's detail with their JSON Pointers marked. The page loads nothing from outside its own address.",
     )
     .argument('<files...>', 'recording files (written with --record)')
     .option('--listen <host:port>', 'where to serve (port 0: any free port)', '127.0.0.1:7080')
     .option('--open', 'open the URL in the default browser')
     .option('--jaeger <url>', "Jaeger's base URL: each trace id links to URL/trace/ID")
     .option('--replay <result.json>', 'the JSON of `mcptap replay --json` of one of the files: its differences beside the exchanges')
+    .option('--check <result.json>', 'the JSON of `mcptap check --json` of one of the files: its findings, linked to the exchanges')
     .option('--allowed-host <host>', 'another Host header to accept (repeatable; loopback names always are)', collect)
     .option('--allowed-origin <origin>', 'another browser Origin to accept (repeatable)', collect)
     .addOption(logLevelOption('warn'))
@@ -59,21 +65,26 @@ another user of the machine cannot read the recordings. Host and Origin are chec
 --http does (DNS rebinding). Bind a non-loopback address only on purpose, with --allowed-host.
 
 Exit codes: 0 ok (SIGINT/SIGTERM), 2 bad command line or a port that cannot be bound, 4 a file that is
-not a recording or a --replay file that is not a replay result.
+not a recording or a --replay or --check file that is not a replay or check result.
 
 Examples:
   mcptap ui tap.db
   mcptap ui before.db after.db --listen 127.0.0.1:0 --open
   mcptap ui tap.db --jaeger http://localhost:16686
-  mcptap replay tap.db --json replay.json -- node ./my-server.js && mcptap ui tap.db --replay replay.json`,
+  mcptap replay tap.db --json replay.json -- node ./my-server.js && mcptap ui tap.db --replay replay.json
+  mcptap check tap.db --json check.json; mcptap ui tap.db --check check.json`,
     )
     .action(async (files: string[], flags: UiFlags) => {
       const logger = createLogger(flags.logLevel);
       const listenAt = parseListen(flags.listen);
       const jaeger = flags.jaeger === undefined ? undefined : parseJaeger(flags.jaeger);
       const replay = flags.replay === undefined ? undefined : readReplay(flags.replay);
+      const check = flags.check === undefined ? undefined : readCheck(flags.check);
       const scripts = readScripts();
       const explorer = RecordingExplorer.open(files);
+      // A check of a file by another name is shown beside the first file (a copy, say): said, as it may be a mistake.
+      if (check && !files.some((f) => basename(f) === basename(check.file)))
+        logger.warn(`--check is of ${check.file}, none of the files given: its findings are shown beside ${files[0]}`);
       try {
         const served = await serveUi(explorer, {
           ...listenAt,
@@ -81,6 +92,7 @@ Examples:
           scripts,
           ...(jaeger ? { jaeger } : {}),
           ...(replay ? { replay } : {}),
+          ...(check ? { check } : {}),
           ...(flags.allowedHost ? { allowedHosts: flags.allowedHost } : {}),
           ...(flags.allowedOrigin ? { allowedOrigins: flags.allowedOrigin } : {}),
         }).catch((err: unknown) => {
@@ -118,13 +130,20 @@ function parseJaeger(spec: string): string {
 }
 
 function readReplay(file: string): ReplayIndex {
-  let value: unknown;
+  return indexReplay(readJson(file, '--replay', 'MCPTAP_UI_BAD_REPLAY'), file);
+}
+
+function readCheck(file: string): CheckIndex {
+  return indexCheck(readJson(file, '--check', 'MCPTAP_UI_BAD_CHECK'), file);
+}
+
+/** A JSON file given to a flag; unreadable or not JSON: `code`, naming flag and file. */
+function readJson(file: string, flag: string, code: 'MCPTAP_UI_BAD_REPLAY' | 'MCPTAP_UI_BAD_CHECK'): unknown {
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new McptapError('MCPTAP_UI_BAD_REPLAY', `cannot read --replay ${file}: ${(err as Error).message}`);
+    throw new McptapError(code, `cannot read ${flag} ${file}: ${(err as Error).message}`);
   }
-  return indexReplay(value, file);
 }
 
 /** The compiled front end, read once: request paths are looked up in this map, never on disk. */
