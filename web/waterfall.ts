@@ -79,7 +79,8 @@ export function drawWaterfall(data: WaterfallData, caption: string): number[] {
   }
   canvas.dataset.drawn = String(exchanges.length);
   canvas.dataset.streams = String(data.streams.length);
-  const streams = data.streams.length > 0 ? `, ${data.streams.length} long-lived streams (grey lanes on top, purple ticks their notifications)` : '';
+  const n = data.streams.length;
+  const streams = n > 0 ? `, ${n} long-lived stream${n === 1 ? '' : 's'} (grey lanes on top, purple ticks their notifications)` : '';
   byId('waterfall-caption').textContent = `${caption}: ${data.exchanges.length} exchanges${data.note ? ` (${data.note})` : ''}${
     data.exchanges.length > MAX_LANES ? `, the first ${MAX_LANES} drawn` : ''
   }${streams}. Bars coloured by method or tool; black ticks SSE events, orange ticks progress; red outline a failure. Click a bar to open it.`;

@@ -171,7 +171,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium: long-lived streams',
     expect(items[0]![1]).toMatch(
       new RegExp(`^get stream ${streams[0]!.streamId} of .*${sessions.streamed}: ${streams[0]!.notifications} notifications from .* at `),
     );
-    expect(await page.textContent('#waterfall-caption')).toContain('1 long-lived streams');
+    expect(await page.textContent('#waterfall-caption')).toContain('1 long-lived stream (');
     // The first lane (y 24..42) holds the ticks; the exchanges' lanes below hold none.
     expect(await tickPixels(page, 24, 42)).toBeGreaterThanOrEqual(2 * 2);
     expect(await tickPixels(page, 42, 42 + 18 * 4)).toBe(0);
