@@ -7,7 +7,7 @@ import { api, byId, el, fmtMs, setStatus } from './dom.js';
 import { renderDetail, type Detail } from './detail.js';
 import { renderFindings, type Finding } from './findings.js';
 import { ExchangeTable, type ExchangeRow } from './table.js';
-import { drawWaterfall, laneAt, type WaterfallData } from './waterfall.js';
+import { drawWaterfall, laneAt, streamAt, streamText, type WaterfallData } from './waterfall.js';
 
 interface Recording {
   file: string;
@@ -50,6 +50,7 @@ let listing: Listing = { files: [], recordings: [] };
 let listed = false;
 let chosen: { file: string; recording: number } | undefined;
 let waterfallRows: number[] = [];
+let waterfallData: WaterfallData | undefined;
 
 function filterForm(onChange: () => void): void {
   const form = byId<HTMLFormElement>('filters');
@@ -169,6 +170,7 @@ async function openWaterfall(by: 'connection' | 'session', id: string): Promise<
   const box = byId('waterfall-box');
   box.hidden = false;
   waterfallRows = drawWaterfall(data, `${by} ${id}`);
+  waterfallData = data;
   box.scrollIntoView({ block: 'nearest' });
 }
 
@@ -178,6 +180,11 @@ async function start(): Promise<void> {
   byId<HTMLCanvasElement>('waterfall').addEventListener('click', (ev) => {
     const row = laneAt(waterfallRows, ev.offsetY);
     if (row > 0) void openExchange(row);
+  });
+  // Hovering a long-lived stream's lane shows it and its notifications' times as the canvas's tooltip.
+  byId<HTMLCanvasElement>('waterfall').addEventListener('mousemove', (ev) => {
+    const s = waterfallData && streamAt(waterfallData, ev.offsetY);
+    (ev.target as HTMLCanvasElement).title = s ? streamText(s) : '';
   });
   const refresh = async () => {
     listing = await api<Listing>('recordings');

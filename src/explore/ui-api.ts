@@ -29,6 +29,8 @@ export interface ApiAnswer {
 const LISTED: readonly ListedOutcome[] = [...OUTCOMES, 'pending'];
 /** Exchanges a waterfall draws at most (a connection's first ones). */
 export const WATERFALL_MAX = 2000;
+/** Notifications a waterfall marks at most on each long-lived stream. */
+const STREAM_MARKS_MAX = 500;
 /** Rows still pending the tail re-reads per poll at most. */
 const PENDING_MAX = 100;
 
@@ -218,7 +220,9 @@ export class UiApi {
     } while (after !== undefined && items.length < WATERFALL_MAX);
     const shown = items.slice(0, WATERFALL_MAX);
     const origin = Math.min(...shown.map((e) => e.startUs));
-    const streams = r.file.store.longStreams(r.recordingId).filter((s) => connectionId === undefined || s.connectionId === connectionId);
+    // A stream is drawn with the connection it came on: a session's waterfall shows its connections' streams, no other's.
+    const connections = new Set(shown.map((e) => e.connectionId));
+    const streams = r.file.store.longStreams(r.recordingId).filter((s) => connections.has(s.connectionId));
     return {
       file: r.file.label,
       recording: r.recordingId,
@@ -232,7 +236,12 @@ export class UiApi {
         sseMs: (e.transport?.eventTimesUs ?? []).map((u) => msOf(u - origin)),
         progressMs: e.progress.map((p) => msOf(p.timeUs - origin)),
       })),
-      streams: shown.length === 0 ? [] : streams.map((s) => ({ ...s, firstMs: msOf(s.firstUs - origin), lastMs: msOf(s.lastUs - origin) })),
+      streams: streams.map((s) => ({
+        ...s,
+        firstMs: msOf(s.firstUs - origin),
+        lastMs: msOf(s.lastUs - origin),
+        notificationMs: r.file.store.longStreamNotificationTimes(r.recordingId, s, STREAM_MARKS_MAX).map((u) => msOf(u - origin)),
+      })),
       ...(items.length > WATERFALL_MAX || after !== undefined ? { note: `the first ${WATERFALL_MAX} exchanges` } : {}),
     };
   }

@@ -26,7 +26,7 @@ export const INDEX_HTML = `<!doctype html>
 <div id="table-foot"></div>
 </section>
 <section id="detail" hidden></section>
-<section id="waterfall-box" hidden><h2>Waterfall</h2><div id="waterfall-caption"></div><canvas id="waterfall" data-chart="waterfall"></canvas></section>
+<section id="waterfall-box" hidden><h2>Waterfall</h2><div id="waterfall-caption"></div><canvas id="waterfall" data-chart="waterfall"></canvas><ul id="waterfall-streams"></ul></section>
 </main>
 </body>
 </html>

@@ -190,4 +190,7 @@ export const SQL = {
     HAVING sum(direction = 's2c') > 0
       AND ((sum(direction = 'c2s') = 0 AND sum(channel = 'sse') > 0) OR max(CASE WHEN direction = 'c2s' THEN method END) = 'subscriptions/listen')
     ORDER BY firstUs`,
+  longStreamNotificationTimes: `SELECT time_us AS t FROM frames
+    WHERE recording_id = @r AND connection_id = @c AND stream_id = @s AND direction = 's2c' AND message_kind = 'notification'
+    ORDER BY time_us LIMIT @n`,
 } as const;

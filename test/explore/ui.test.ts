@@ -16,8 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CHROMIUM, distinctColours } from '../helpers/browser.js';
 import { CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
-import { startEverything, type ChildPeer } from '../helpers/http-peers.js';
-import { startHttpTapCli } from '../helpers/http-tap-cli.js';
+import { recordEverythingThroughTap } from '../helpers/http-tap-cli.js';
 import { ON_CI } from '../helpers/prometheus.js';
 import { get, startUi, type UiCli } from '../helpers/ui-cli.js';
 import { BIN, MCPTAP } from '../helpers/paths.js';
@@ -36,30 +35,21 @@ const db = join(dir, 'http.db');
 
 /** Records the call set through the HTTP tap, plus a call of a tool named like a script tag. */
 async function record(): Promise<void> {
-  const server: ChildPeer = await startEverything('streamableHttp');
-  try {
-    const tap = await startHttpTapCli(server.url, ['--record', db]);
-    try {
-      const client = new Client({ name: 'mcptap-ui-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${tap.url}`)));
-      await everythingCallSet(client, []);
-      await client.callTool({ name: EVIL_TOOL, arguments: {} }).catch(() => undefined);
-      // A call the client cancels after its first progress: the recording holds the cancellation.
-      const abort = new AbortController();
-      await client
-        .callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 20 } }, CallToolResultSchema, {
-          signal: abort.signal,
-          onprogress: () => abort.abort('enough'),
-        })
-        .catch(() => undefined);
-      await client.close();
-    } finally {
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-    }
-  } finally {
-    await server.stop();
-  }
+  await recordEverythingThroughTap(db, async (tapUrl) => {
+    const client = new Client({ name: 'mcptap-ui-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(tapUrl)));
+    await everythingCallSet(client, []);
+    await client.callTool({ name: EVIL_TOOL, arguments: {} }).catch(() => undefined);
+    // A call the client cancels after its first progress: the recording holds the cancellation.
+    const abort = new AbortController();
+    await client
+      .callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 20 } }, CallToolResultSchema, {
+        signal: abort.signal,
+        onprogress: () => abort.abort('enough'),
+      })
+      .catch(() => undefined);
+    await client.close();
+  });
 }
 
 let ui: UiCli;

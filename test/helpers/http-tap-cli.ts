@@ -4,6 +4,7 @@
  * `stderr()` after a `[stdout]` mark, so a test can assert there is none.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { startEverything } from './http-peers.js';
 import { MCPTAP } from './paths.js';
 
 export interface HttpTapCli {
@@ -35,4 +36,23 @@ export function startHttpTapCli(upstream: string, flags: string[] = [], env: Nod
     });
     void exited.then((code) => reject(new Error(`tap exited ${code}: ${err}`)));
   });
+}
+
+/**
+ * Records `drive`'s traffic to server-everything (Streamable HTTP) through `mcptap http --record db`;
+ * the tap and the server stopped after, whatever `drive` did.
+ */
+export async function recordEverythingThroughTap(db: string, drive: (tapUrl: string) => Promise<void>): Promise<void> {
+  const server = await startEverything('streamableHttp');
+  try {
+    const tap = await startHttpTapCli(server.url, ['--record', db]);
+    try {
+      await drive(tap.url);
+    } finally {
+      tap.child.kill('SIGTERM');
+      await tap.exited;
+    }
+  } finally {
+    await server.stop();
+  }
 }
