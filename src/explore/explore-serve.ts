@@ -4,6 +4,7 @@
  * endpoint with 2026-07-28 traffic to `createMcpHandler` and legacy traffic to sessionful transports.
  * HTTP checks Host and Origin as the HTTP tap does (DNS rebinding; http-guard.ts) before anything.
  */
+import { requestUrl } from '../util/request-path.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
@@ -71,7 +72,7 @@ export async function serveExplorerHttp(explorer: RecordingExplorer, opts: Explo
   const guarded = requestGuard(opts);
   const server = createServer((req, res) => {
     if (!guarded(req, res)) return;
-    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    const pathname = requestUrl(req.url)?.pathname;
     if (pathname !== EXPLORE_PATH) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the MCP endpoint is ${EXPLORE_PATH}\n`);
       return;

@@ -4,6 +4,7 @@
  * or JSON from /api/ (ui-api.ts). No request path reaches the file system; every answer carries a
  * strict CSP and is never cached.
  */
+import { requestUrl } from '../util/request-path.js';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen } from '../reference/reference-http-server.js';
@@ -67,7 +68,8 @@ export async function serveUi(explorer: RecordingExplorer, opts: UiServerOptions
     res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
   const server = createServer((req, res) => {
     if (!guarded(req, res)) return;
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = requestUrl(req.url);
+    if (!url) return void send(res, 400, 'text/plain', 'bad request target\n');
     if (!checkAccess(token, cookie, req, res, url)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...HEADERS, allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('only GET: the explorer never writes\n');

@@ -9,6 +9,7 @@
  * stops the answer.
  * Like the tap, it refuses a Host or Origin it does not serve (DNS rebinding).
  */
+import { requestUrl } from '../util/request-path.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -53,7 +54,7 @@ export async function startMockHttpServer(opts: MockHttpServerOptions): Promise<
   const server = createServer((req, res) => {
     const verdict = guard.check(req.headers.host, req.headers.origin);
     if (!verdict.ok) return void plain(res, 403, `mcptap mock: ${verdict.detail}`);
-    if (new URL(req.url ?? '/', 'http://x').pathname !== path) return void plain(res, 404, `not found; the MCP endpoint is ${path}`);
+    if (requestUrl(req.url)?.pathname !== path) return void plain(res, 404, `not found; the MCP endpoint is ${path}`);
     handle(req, res, ctx).catch((err: Error) => {
       log.warn(`mock: ${req.method} failed: ${err.message}`);
       if (!res.headersSent) plain(res, 500, 'mcptap mock: internal error');

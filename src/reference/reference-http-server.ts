@@ -9,6 +9,7 @@
  * `createMcpHandler(factory, {legacy: 'reject'})`, which serves it statelessly with
  * request-scoped SSE.
  */
+import { requestUrl } from '../util/request-path.js';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
@@ -94,7 +95,7 @@ export async function startReferenceHttpServer(opts: ReferenceHttpServerOptions 
 function routeTo(path: string, mcp: NodeHandler, loopback: boolean): NodeHandler {
   const guards = loopback ? [localhostHostValidation(), localhostOriginValidation()] : [];
   return (req, res) => {
-    const pathname = req.url === path ? path : new URL(req.url ?? '/', 'http://x').pathname;
+    const pathname = req.url === path ? path : requestUrl(req.url)?.pathname;
     if (pathname !== path) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the MCP endpoint is ${path}\n`);
       return;

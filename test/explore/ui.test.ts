@@ -85,6 +85,14 @@ describe('mcptap ui: access', () => {
     expect(String(r.headers['set-cookie'])).toMatch(new RegExp(`^mcptap_ui_${new URL(ui.origin).port}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`));
   });
 
+  it('a request target that is no URL on any base (//%5C/) is refused, and the server stays up', async () => {
+    for (const path of ['/%5C/', '/[/', '/x:99999/', '/%/']) {
+      const odd = await get(`${ui.origin}${path}`, { cookie });
+      expect([400, 401, 404], path).toContain(odd.status);
+    }
+    expect((await get(ui.origin, { cookie })).status).toBe(200);
+  });
+
   it('without token or cookie: 401; with a wrong one: 403; with the cookie: the page under a strict CSP', async () => {
     expect((await get(ui.origin)).status).toBe(401);
     expect((await get(`${ui.origin}api/recordings`)).status).toBe(401);
