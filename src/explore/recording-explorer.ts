@@ -197,7 +197,8 @@ export function msOf(us: number): number {
   return Math.round(us) / 1000;
 }
 
-function pageLimit(limit: number | undefined): number {
+/** A page size asked for: a positive integer, at most MAX_PAGE. */
+export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE;
   if (!Number.isInteger(limit) || limit < 1) throw new McptapError('MCPTAP_BAD_FLAG', `limit must be a positive integer, got ${JSON.stringify(limit)}`);
   return Math.min(limit, MAX_PAGE);

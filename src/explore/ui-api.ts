@@ -3,14 +3,14 @@
  * parameter a query string value that names a file label, a recording, a row or a filter, never a
  * path. Pages use the explorer's keyset cursor; the live tail is the next page after the last row seen.
  */
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { McptapError } from '../errors.js';
 import { traceContextOf } from '../protocol/mcp.js';
 import type { JsonRpcMessage } from '../model/jsonrpc.js';
 import { OUTCOMES } from '../model/outcome.js';
 import type { ListedOutcome, StoredExchange, StoredFrame } from '../store/types.js';
 import { compactExchange, exchangeDetail } from './exchange-json.js';
-import { MAX_PAGE, msOf, type FindArgs, type RecordingExplorer, type RecordingRef } from './recording-explorer.js';
+import { MAX_PAGE, msOf, pageLimit, type FindArgs, type RecordingExplorer, type RecordingRef } from './recording-explorer.js';
 import { findingsOf, type CheckIndex } from './ui-check.js';
 import { replayedAnswer, type ReplayIndex } from './ui-replay.js';
 
@@ -34,8 +34,22 @@ const STREAM_MARKS_MAX = 500;
 /** Rows still pending the tail re-reads per poll at most. */
 const PENDING_MAX = 100;
 
+/**
+ * Which of the files given a replay or check result (naming `file`, as given to that command) is of:
+ * the same path, else the only one of the same base name, else the first. `doubt` says why the
+ * match may be wrong (the caller warns).
+ */
+export function matchResultFile(paths: readonly string[], file: string): { index: number; doubt?: string } {
+  const same = paths.findIndex((p) => resolve(p) === resolve(file));
+  if (same !== -1) return { index: same };
+  const named = paths.flatMap((p, i) => (basename(p) === basename(file) ? [i] : []));
+  if (named.length === 1) return { index: named[0]! };
+  if (named.length > 1) return { index: named[0]!, doubt: `several files given are named ${basename(file)}; shown beside ${paths[named[0]!]}` };
+  return { index: 0, doubt: `none of the files given is ${file}; shown beside ${paths[0]}` };
+}
+
 export class UiApi {
-  /** The label of the file the replay result is of: the one of the same base name, else the first. */
+  /** The label of the file the replay result is of. */
   private readonly replayFile: string | undefined;
   /** The label of the file the check result is of, matched the same way. */
   private readonly checkFile: string | undefined;
@@ -48,10 +62,14 @@ export class UiApi {
     this.checkFile = config.check && this.labelOf(config.check.file);
   }
 
-  /** The label of the file given on the command line with the base name of `file`, else the first's. */
+  /** The label of the file a replay or check result is of (see {@link matchResultFile}). */
   private labelOf(file: string): string | undefined {
-    const base = basename(file);
-    return (this.explorer.files.find((f) => basename(f.path) === base) ?? this.explorer.files[0])?.label;
+    return this.explorer.files[
+      matchResultFile(
+        this.explorer.files.map((f) => f.path),
+        file,
+      ).index
+    ]?.label;
   }
 
   /** Answers GET `/api/<name>` with its query; a bad request is 400 with `{ error }`, an unknown name 404. */
@@ -147,7 +165,7 @@ export class UiApi {
       ...filters,
       recordingId,
       slowest: true,
-      limit: Math.min(limit ?? MAX_PAGE, MAX_PAGE),
+      limit: pageLimit(limit),
       ...(m ? { afterSlowest: { latencyUs: Number(m[1]), rowid: Number(m[2]) } } : {}),
     });
     const origin = file.store.getRecording(recordingId)!.startedUs;

@@ -67,6 +67,8 @@ export async function serveUi(explorer: RecordingExplorer, opts: UiServerOptions
   const send = (res: ServerResponse, status: number, type: string, body: Buffer | string) =>
     res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
   const server = createServer((req, res) => {
+    // On every answer, refusals and the token's redirect included.
+    for (const [name, value] of Object.entries(HEADERS)) res.setHeader(name, value);
     if (!guarded(req, res)) return;
     const url = requestUrl(req.url);
     if (!url) return void send(res, 400, 'text/plain', 'bad request target\n');

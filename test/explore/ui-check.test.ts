@@ -106,7 +106,7 @@ describe('mcptap ui --check: a check of another file', () => {
     writeFileSync(other, JSON.stringify({ file: '/elsewhere/other.db', recording: 1, findings: [] }));
     const ui = await startUi([breached], ['--check', other]);
     try {
-      expect(ui.stderr()).toContain(`--check is of /elsewhere/other.db, none of the files given: its findings are shown beside ${breached}`);
+      expect(ui.stderr()).toContain(`--check is of /elsewhere/other.db: none of the files given is /elsewhere/other.db; shown beside ${breached}`);
     } finally {
       await ui.stop();
     }

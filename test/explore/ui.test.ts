@@ -94,7 +94,13 @@ describe('mcptap ui: access', () => {
   });
 
   it('without token or cookie: 401; with a wrong one: 403; with the cookie: the page under a strict CSP', async () => {
-    expect((await get(ui.origin)).status).toBe(401);
+    const refused = await get(ui.origin);
+    expect(refused.status).toBe(401);
+    // Refusals carry the page's headers too.
+    expect([refused.headers['content-security-policy'], refused.headers['x-content-type-options']]).toEqual([
+      expect.stringMatching(/^default-src 'self'/),
+      'nosniff',
+    ]);
     expect((await get(`${ui.origin}api/recordings`)).status).toBe(401);
     expect((await get(`${ui.origin}?token=wrong`)).status).toBe(403);
     expect((await get(ui.origin, { cookie: `mcptap_ui_${new URL(ui.origin).port}=wrong` })).status).toBe(403);
@@ -183,6 +189,9 @@ describe('mcptap ui: the JSON API', () => {
     } while (cursor !== undefined);
     expect(paged.map((x) => x.row)).toEqual(all.map((x) => x.row));
     expect((await api('exchanges?sort=duration&cursor=12')).status).toBe(400);
+    // A page size is a positive integer in either order.
+    for (const sort of ['time', 'duration'])
+      for (const limit of ['1.5', '0']) expect((await api(`exchanges?sort=${sort}&limit=${limit}`)).status, `${sort} ${limit}`).toBe(400);
   });
 
   it('gives one exchange with its request, response, SSE events, progress and the caller trace id', async () => {

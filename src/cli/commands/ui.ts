@@ -5,13 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { McptapError } from '../../errors.js';
 import { RecordingExplorer } from '../../explore/recording-explorer.js';
 import { indexCheck, type CheckIndex } from '../../explore/ui-check.js';
 import { indexReplay, type ReplayIndex } from '../../explore/ui-replay.js';
+import { matchResultFile } from '../../explore/ui-api.js';
 import { serveUi } from '../../explore/ui-server.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { listenError } from '../listen-error.js';
@@ -71,7 +71,7 @@ Examples:
   mcptap ui tap.db
   mcptap ui before.db after.db --listen 127.0.0.1:0 --open
   mcptap ui tap.db --jaeger http://localhost:16686
-  mcptap replay tap.db --json replay.json -- node ./my-server.js && mcptap ui tap.db --replay replay.json
+  mcptap replay tap.db --json replay.json -- node ./my-server.js; mcptap ui tap.db --replay replay.json   # ; as replay exits 1 on differences
   mcptap check tap.db --json check.json; mcptap ui tap.db --check check.json`,
     )
     .action(async (files: string[], flags: UiFlags) => {
@@ -82,9 +82,14 @@ Examples:
       const check = flags.check === undefined ? undefined : readCheck(flags.check);
       const scripts = readScripts();
       const explorer = RecordingExplorer.open(files);
-      // A check of a file by another name is shown beside the first file (a copy, say): said, as it may be a mistake.
-      if (check && !files.some((f) => basename(f) === basename(check.file)))
-        logger.warn(`--check is of ${check.file}, none of the files given: its findings are shown beside ${files[0]}`);
+      // A result matched to a file by name only when it must be (a copy, say): said, as it may be a mistake.
+      for (const [flag, result] of [
+        ['--replay', replay],
+        ['--check', check],
+      ] as const) {
+        const doubt = result && matchResultFile(files, result.file).doubt;
+        if (doubt) logger.warn(`${flag} is of ${result.file}: ${doubt}`);
+      }
       try {
         const served = await serveUi(explorer, {
           ...listenAt,
