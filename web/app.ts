@@ -214,10 +214,18 @@ async function start(): Promise<void> {
         busy = false;
       });
   }, TAIL_MS);
+  // A recording begun in a file after the page opened (another run of a tap into it): seen from the
+  // latest numbers, a query that reads no exchange.
+  const grown = async () => {
+    const { files: now } = await api<{ files: { file: string; latest: number | null }[] }>('latest');
+    return now.some((f) => f.latest !== null && !listing.recordings.some((r) => r.file === f.file && r.recording === f.latest));
+  };
   // The list's counts while the chosen recording is still being written (a GROUP BY over the file: not every tail poll).
   window.setInterval(() => {
     const live = listing.recordings.find((r) => r.file === chosen?.file && r.recording === chosen.recording)?.state !== undefined;
-    if (live) void refresh().catch((e: Error) => setStatus(`error: ${e.message}`));
+    void (async () => {
+      if (live || (await grown())) await refresh();
+    })().catch((e: Error) => setStatus(`error: ${e.message}`));
   }, LIST_MS);
   document.body.dataset.ready = '1';
 }

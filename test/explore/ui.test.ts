@@ -481,6 +481,37 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
   }, 90_000);
 });
 
+describe.skipIf(!CHROMIUM)('mcptap ui: a recording begun in the file after the page opened', () => {
+  it('is listed without a reload; a file that gets none keeps its list', async () => {
+    const grows = join(dir, 'grows.db');
+    const first = await connectThroughTap(['--record', grows], [EVERYTHING, 'stdio']);
+    await first.client.callTool({ name: 'echo', arguments: { message: 'run 1' } });
+    await first.close();
+    for (let i = 0; i < 200 && !recorded(grows, 'echo'); i++) await new Promise((r) => setTimeout(r, 50));
+    const grownUi = await startUi([grows]);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    const rows = (page: Page) => page.$$eval('#recording-list tr[data-recording]', (trs) => trs.length);
+    try {
+      const w = await openUi(browser, grownUi.url);
+      await w.page.waitForFunction(() => document.querySelectorAll('#recording-list tr[data-recording]').length === 1, undefined, { timeout: 10_000 });
+      // A list poll (every 3 s) with nothing new: still one row.
+      await new Promise((r) => setTimeout(r, 3_500));
+      expect(await rows(w.page)).toBe(1);
+      const second = await connectThroughTap(['--record', grows, '--require-recording'], [EVERYTHING, 'stdio']);
+      try {
+        await second.client.callTool({ name: 'echo', arguments: { message: 'run 2' } });
+        // The event, bounded: the second recording's row appears by the page's own polling.
+        await w.page.waitForFunction(() => document.querySelectorAll('#recording-list tr[data-recording]').length === 2, undefined, { timeout: 15_000 });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await browser.close();
+      await grownUi.stop();
+    }
+  }, 90_000);
+});
+
 /** Whether the file holds a finished exchange of this tool (what the tap's indexer has written so far). */
 function recorded(file: string, tool: string): boolean {
   if (!existsSync(file)) return false;
