@@ -258,7 +258,7 @@ export class UiApi {
         ...s,
         firstMs: msOf(s.firstUs - origin),
         lastMs: msOf(s.lastUs - origin),
-        notificationMs: r.file.store.longStreamNotificationTimes(r.recordingId, s, STREAM_MARKS_MAX).map((u) => msOf(u - origin)),
+        notificationMs: r.file.queries.longStreamNotificationTimes(r.recordingId, s, STREAM_MARKS_MAX).map((u) => msOf(u - origin)),
       })),
       ...(items.length > WATERFALL_MAX || after !== undefined ? { note: `the first ${WATERFALL_MAX} exchanges` } : {}),
     };

@@ -11,7 +11,7 @@ import * as exchangeRows from './exchange-rows.js';
 import * as rows from './rows.js';
 import { SQL } from './statements.js';
 import { summariseMethods, type MethodLatency, type MethodOutcomeCount, type PercentileField } from './summary.js';
-import type { ListedOutcome, MethodSummary, StoredAnomaly, StoredExchange } from './types.js';
+import type { ListedOutcome, MethodSummary, StoredAnomaly, StoredExchange, StoredLongStream } from './types.js';
 
 /** "N more" counts stop here: past it a page says "at least N more" (a count over a huge recording would read it whole). */
 export const MORE_COUNT_CAP = 10_000;
@@ -174,6 +174,12 @@ export class RecordingQueries {
     // A fresh statement: the cached one may be iterating already.
     const latencies = this.store.db.prepare(SQL.latenciesByMethod).iterate(recordingId) as Iterable<MethodLatency>;
     return summariseMethods(counts, latencies, EXPLORE_PERCENTILES);
+  }
+
+  /** When the first `limit` notifications of a long-lived stream came (µs, in order): its marks in a waterfall. */
+  longStreamNotificationTimes(recordingId: number, stream: Pick<StoredLongStream, 'connectionId' | 'streamId'>, limit: number): number[] {
+    const found = this.stmt(SQL.longStreamNotificationTimes).all({ r: recordingId, c: stream.connectionId, s: stream.streamId, n: limit }) as { t: number }[];
+    return found.map((f) => f.t);
   }
 
   /** The highest exchange row id of a recording so far (0: none): where a tail starts. */

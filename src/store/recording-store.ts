@@ -349,12 +349,6 @@ export class RecordingStore {
     return this.stmt(SQL.longStreams).all(recordingId) as StoredLongStream[];
   }
 
-  /** When the first `limit` notifications of a long-lived stream came (µs, in order): its marks in a waterfall. */
-  longStreamNotificationTimes(recordingId: number, stream: Pick<StoredLongStream, 'connectionId' | 'streamId'>, limit: number): number[] {
-    const found = this.stmt(SQL.longStreamNotificationTimes).all({ r: recordingId, c: stream.connectionId, s: stream.streamId, n: limit }) as { t: number }[];
-    return found.map((f) => f.t);
-  }
-
   /** Counts and per-method latency percentiles, aggregated in SQL and one sorted stream: bounded memory. */
   summary(recordingId: number): RecordingSummary {
     const count = (table: string) => (this.stmt(`SELECT count(*) n FROM ${table} WHERE recording_id = ?`).get(recordingId) as { n: number }).n;

@@ -34,6 +34,24 @@ async function session(client: Client): Promise<void> {
   await client.callTool({ name: 'search', arguments: { query: 5 } }).catch(() => undefined);
 }
 
+/** Records what `drive` does with the notes server (`flags`) through the HTTP tap; the contract findings. */
+async function httpFindings(name: string, flags: string[], drive: (client: Client) => Promise<unknown>): Promise<Finding[]> {
+  const db = join(dir, `${name}.db`);
+  const notes = await startNotesHttp(flags);
+  const tap = await startHttpTapCli(notes.url, ['--record', db, '--log-level', 'silent']);
+  try {
+    const client = new Client({ name: 'contracts-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(tap.url)));
+    await drive(client);
+    await client.close();
+  } finally {
+    tap.child.kill('SIGTERM');
+    await tap.exited;
+    await notes.stop();
+  }
+  return check(db, toolContracts);
+}
+
 function expectOnlyTheBadArguments(findings: Finding[]): void {
   expect(findings.filter((f) => f.severity === 'error')).toEqual([]);
   expect(findings.map((f) => [f.ruleId, f.severity, f.where.tool, f.pointer, f.schemaRule])).toEqual([
@@ -55,43 +73,15 @@ describe('the notes server through the tap', () => {
   }, 60_000);
 
   it('Streamable HTTP: declarations per session, no error findings', async () => {
-    const db = join(dir, 'http.db');
-    const notes = await startNotesHttp();
-    const tap = await startHttpTapCli(notes.url, ['--record', db, '--log-level', 'silent']);
-    try {
-      const client = new Client({ name: 'contracts-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(tap.url)));
-      await session(client);
-      await client.close();
-    } finally {
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-      await notes.stop();
-    }
-    const findings = check(db, toolContracts);
+    const findings = await httpFindings('http', [], session);
     expectOnlyTheBadArguments(findings);
     expect(findings[0]!.where.sessionId).toEqual(expect.any(String));
   }, 60_000);
 });
 
 describe('a stateless Streamable HTTP server (a new server and transport per POST, as the SDK README shows)', () => {
-  /** Records a session against the notes server with `flags`, through the HTTP tap; the contract findings. */
-  async function statelessFindings(name: string, flags: string[], drive: (client: Client) => Promise<unknown>): Promise<Finding[]> {
-    const db = join(dir, `${name}.db`);
-    const notes = await startNotesHttp(['--stateless', ...flags]);
-    const tap = await startHttpTapCli(notes.url, ['--record', db, '--log-level', 'silent']);
-    try {
-      const client = new Client({ name: 'contracts-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(tap.url)));
-      await drive(client);
-      await client.close();
-    } finally {
-      tap.child.kill('SIGTERM');
-      await tap.exited;
-      await notes.stop();
-    }
-    return check(db, toolContracts);
-  }
+  const statelessFindings = (name: string, flags: string[], drive: (client: Client) => Promise<unknown>) =>
+    httpFindings(name, ['--stateless', ...flags], drive);
 
   it('an honest build: no error findings, the rejected bad call a warning', async () => {
     // Several at once: the client's pool spreads them over its sockets, the list on one, calls on others.
