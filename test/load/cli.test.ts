@@ -18,6 +18,9 @@ import { exitOf, signalAndWait } from '../helpers/signal-child.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { runLoad } from '../../src/load/run/run-load.js';
 import { loadScenarioFile } from '../../src/load/scenario/scenario-loader.js';
+import { mergeResults } from '../../src/load/results/merge-results.js';
+import { readLoadResult } from '../../src/cli/load-result-file.js';
+import { parseShard, type ShardSpec } from '../../src/load/executors/iteration.js';
 
 const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/mcptap.js');
@@ -29,6 +32,19 @@ async function mcptap(args: string[], cwd: string): Promise<{ code: number; stdo
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/**
+ * What `mcptap merge-results FILE...` does with the files of `dir` before writing anything
+ * (src/cli/commands/merge-results.ts): read each, merge them; the exit code of what it throws.
+ */
+async function mergeInProcess(files: string[]): Promise<{ code: number; message: string }> {
+  try {
+    mergeResults(await Promise.all(files.map((f) => readLoadResult(path.join(dir, f), 'MCPTAP_MERGE_UNREADABLE'))));
+    return { code: 0, message: '' };
+  } catch (err) {
+    return { code: exitCodeFor(err), message: (err as Error).message };
   }
 }
 
@@ -450,44 +466,47 @@ thresholds:
       expect(d.stdout).toBe('');
     });
 
-    it('merge-results says a damaged result is unreadable (exit 4), not an internal error', async () => {
-      write('damaged.json', JSON.stringify({ format: 'mcptap-load-result/1', scenario: 'shard' }));
-      const r = await mcptap(['merge-results', 'damaged.json', 'a.json'], dir);
-      expect(r.code).toBe(4);
-      expect(r.stderr.trim()).toBe(
-        'mcptap: damaged.json: an incomplete mcptap load result (no shards, phases, thresholdSpecs, scheduleLag, overall, methods, tools, steps)',
-      );
-    });
-
+    // How the CLI refuses a set it cannot merge (exit 4, the message): end to end. Which sets are
+    // refused, and why, is the rule of readLoadResult and mergeResults: in-process below.
     it('merge-results refuses an incomplete or mixed set of shards (exit 4)', async () => {
-      const r = await mcptap(['merge-results', 'a.json'], dir);
+      const [r, mixed] = await Promise.all([mcptap(['merge-results', 'a.json'], dir), mcptap(['merge-results', 'single.json', 'a.json'], dir)]);
       expect(r.code).toBe(4);
-      expect(r.stderr).toContain('cannot merge these results: shard 2/2 is missing');
-      const mixed = await mcptap(['merge-results', 'single.json', 'a.json'], dir);
+      expect(r.stderr).toMatch(/^mcptap: cannot merge these results: shard 2\/2 is missing/);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
       expect(mixed.code).toBe(4);
       expect(mixed.stderr).toContain('cannot merge these results: they are shards of differently split runs (of 1, of 2)');
     });
 
-    it('merge-results refuses the same result twice, and a shard of an edited version of the scenario (exit 4)', async () => {
-      const twice = await mcptap(['merge-results', 'single.json', 'single.json'], dir);
-      expect(twice.code).toBe(4);
-      expect(twice.stderr).toMatch(/cannot merge these results: the same result is given twice \(started /);
-      // Same name, thresholds edited: its shard 2/2 used to be summed with shard 1/2 of the other version.
-      write('edited.yaml', scenario.replace('"tool_errors < 30%"', '"tool_errors < 31%"'));
-      const edited = await mcptap(['load', 'edited.yaml', '--shard', '2/2', '--progress', 'none', '--json', 'edited.json'], dir);
-      expect(edited.code).toBe(0);
-      const mixed = await mcptap(['merge-results', 'a.json', 'edited.json'], dir);
-      expect(mixed.code).toBe(4);
-      expect(mixed.stderr).toContain('cannot merge these results: they come from different versions of scenario "cli-shards" (thresholds differ)');
+    it('merge-results says a damaged result is unreadable (exit 4), not an internal error (in-process)', async () => {
+      write('damaged.json', JSON.stringify({ format: 'mcptap-load-result/1', scenario: 'shard' }));
+      const r = await mergeInProcess(['damaged.json', 'a.json']);
+      expect(r.code).toBe(4);
+      expect(r.message).toBe(
+        `${path.join(dir, 'damaged.json')}: an incomplete mcptap load result (no shards, phases, thresholdSpecs, scheduleLag, overall, methods, tools, steps)`,
+      );
     });
 
-    it('merge-results refuses results of different scenarios', async () => {
+    it('merge-results refuses the same result twice, and a shard of an edited version of the scenario (exit 4, in-process)', async () => {
+      const twice = await mergeInProcess(['single.json', 'single.json']);
+      expect(twice.code).toBe(4);
+      expect(twice.message).toMatch(/cannot merge these results: the same result is given twice \(started /);
+      // Same name, thresholds edited: its shard 2/2 used to be summed with shard 1/2 of the other version.
+      // Run as `mcptap load edited.yaml --shard 2/2 --json edited.json` runs it, and written as it writes it.
+      write('edited.yaml', scenario.replace('"tool_errors < 30%"', '"tool_errors < 31%"'));
+      const edited = await runLoad(await loadScenarioFile(path.join(dir, 'edited.yaml')), { shard: parseShard('2/2') as ShardSpec });
+      write('edited.json', JSON.stringify(edited, null, 1) + '\n');
+      const mixed = await mergeInProcess(['a.json', 'edited.json']);
+      expect(mixed.code).toBe(4);
+      expect(mixed.message).toContain('cannot merge these results: they come from different versions of scenario "cli-shards" (thresholds differ)');
+    });
+
+    it('merge-results refuses results of different scenarios (in-process)', async () => {
       const other = JSON.parse(readFileSync(path.join(dir, 'a.json'), 'utf8')) as LoadResult;
       other.scenario = 'something-else';
       write('other.json', JSON.stringify(other));
-      const r = await mcptap(['merge-results', 'b.json', 'other.json'], dir);
+      const r = await mergeInProcess(['b.json', 'other.json']);
       expect(r.code).toBe(4);
-      expect(r.stderr).toMatch(/cannot merge these results: they come from different scenarios/);
+      expect(r.message).toMatch(/cannot merge these results: they come from different scenarios/);
     });
   });
 });
