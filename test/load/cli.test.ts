@@ -21,6 +21,7 @@ import { loadScenarioFile } from '../../src/load/scenario/scenario-loader.js';
 import { mergeResults } from '../../src/load/results/merge-results.js';
 import { readLoadResult } from '../../src/cli/load-result-file.js';
 import { parseShard, type ShardSpec } from '../../src/load/executors/iteration.js';
+import { createLogger } from '../../src/util/logger.js';
 
 const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/mcptap.js');
@@ -45,6 +46,20 @@ async function mergeInProcess(files: string[]): Promise<{ code: number; message:
     return { code: 0, message: '' };
   } catch (err) {
     return { code: exitCodeFor(err), message: (err as Error).message };
+  }
+}
+
+/**
+ * What `mcptap load FILE` does with a file of `dir` (src/cli/commands/load.ts), in this process: the
+ * exit code of what it throws, or its result; what its logger (at the CLI's level, warn) said.
+ */
+async function loadInProcess(file: string): Promise<{ code: number; message: string; result?: LoadResult; said: string[] }> {
+  const said: string[] = [];
+  try {
+    const result = await runLoad(await loadScenarioFile(path.join(dir, file)), { logger: createLogger('warn', (l) => said.push(l)) });
+    return { code: 0, message: '', result, said };
+  } catch (err) {
+    return { code: exitCodeFor(err), message: (err as Error).message, said };
   }
 }
 
@@ -555,7 +570,9 @@ describe.concurrent('SSE streams in the summary', () => {
   });
 });
 
-describe.concurrent('pre-flight and cancel verdicts through the CLI', () => {
+// The pre-flight's refusals are runLoad's rule: in-process but for one (how the CLI says it, and
+// that nothing runs or is written), end to end.
+describe.concurrent('pre-flight and cancel verdicts', () => {
   it('a step naming a tool the server lacks exits 4 before any load, naming the nearest tool', async () => {
     write(
       'typo-tool.yaml',
@@ -568,59 +585,59 @@ describe.concurrent('pre-flight and cancel verdicts through the CLI', () => {
     // Nothing ran: no summary, no result file.
     expect(r.stdout).toBe('');
     expect(readdirSync(dir)).not.toContain('typo.json');
-
-    // preflight: false loads the unknown-tool error path on purpose: the calls run and fail as JSON-RPC errors.
-    write('typo-tool-on-purpose.yaml', readFileSync(path.join(dir, 'typo-tool.yaml'), 'utf8') + 'preflight: false\n');
-    const onPurpose = await mcptap(['load', 'typo-tool-on-purpose.yaml', '--progress', 'none', '--json', 'typo.json'], dir);
-    expect(onPurpose.code).toBe(0);
-    const result = JSON.parse(readFileSync(path.join(dir, 'typo.json'), 'utf8')) as LoadResult;
-    expect(result.overall.counters.requests).toBe(5);
-    expect(result.overall.counters.errors).toBe(5);
   });
 
-  it('a cancel probe naming no tool of the server is caught the same way', async () => {
+  it('preflight: false loads the unknown-tool error path on purpose: the calls run and fail as JSON-RPC errors (in-process)', async () => {
+    write(
+      'typo-tool-on-purpose.yaml',
+      'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 5 } } ]\nsteps: [ { tool: echoo, arguments: { text: x } }, { tool: progres } ]\npreflight: false\n',
+    );
+    const onPurpose = await loadInProcess('typo-tool-on-purpose.yaml');
+    expect(onPurpose.code).toBe(0);
+    expect(onPurpose.result!.overall.counters.requests).toBe(5);
+    expect(onPurpose.result!.overall.counters.errors).toBe(5);
+  });
+
+  it('a cancel probe naming no tool of the server is caught the same way (in-process)', async () => {
     write(
       'typo-probe.yaml',
       'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 1 } } ]\nsteps:\n  - tool: progress\n    cancel: { after: 50ms, probe: inflight }\n',
     );
-    const r = await mcptap(['load', 'typo-probe.yaml', '--progress', 'none'], dir);
+    const r = await loadInProcess('typo-probe.yaml');
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/calls tool "inflight", .* the nearest is "in-flight"/);
+    expect(r.message).toMatch(/calls tool "inflight", .* the nearest is "in-flight"/);
   });
 
-  it('a prompt or a resource the server lacks exits 4 before any load, naming the nearest (reference over HTTP and stdio)', async () => {
+  it('a prompt or a resource the server lacks exits 4 before any load, naming the nearest (reference over HTTP and stdio; in-process)', async () => {
     write(
       'typo-prompt.yaml',
       'target: { reference: { transport: http } }\nera: 2026-07-28\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { prompt: gret, arguments: { name: x } } ]\n',
     );
-    const p = await mcptap(['load', 'typo-prompt.yaml', '--progress', 'none'], dir);
+    const p = await loadInProcess('typo-prompt.yaml');
     expect(p.code).toBe(4);
-    expect(p.stderr).toMatch(/the scenario gets prompt "gret", but .* has no such prompt; the nearest is "greet"\. Its prompts: greet\./);
-    expect(p.stdout).toBe('');
+    expect(p.message).toMatch(/the scenario gets prompt "gret", but .* has no such prompt; the nearest is "greet"\. Its prompts: greet\./);
     write(
       'typo-uri.yaml',
       'target: { reference: { transport: stdio } }\nphases: [ { closed: { vus: 1, iterations: 3 } } ]\nsteps: [ { uri: "mcptap://reference/inof" } ]\n',
     );
-    const u = await mcptap(['load', 'typo-uri.yaml', '--progress', 'none'], dir);
+    const u = await loadInProcess('typo-uri.yaml');
     expect(u.code).toBe(4);
-    expect(u.stderr).toMatch(/reads resource "mcptap:\/\/reference\/inof", but .* has no such resource; the nearest is "mcptap:\/\/reference\/info"/);
+    expect(u.message).toMatch(/reads resource "mcptap:\/\/reference\/inof", but .* has no such resource; the nearest is "mcptap:\/\/reference\/info"/);
   });
 
-  it('a URI that only a resource template of server-everything matches passes; one no template matches is named', async () => {
+  it('a URI that only a resource template of server-everything matches passes; one no template matches is named (in-process)', async () => {
     const everything = await startEverything('streamableHttp');
     try {
       const scenario = (uri: string) =>
         `target: { url: ${JSON.stringify(everything.url)} }\nera: legacy\nphases: [ { closed: { vus: 1, iterations: 2 } } ]\nsteps: [ { uri: ${JSON.stringify(uri)} }, { prompt: simple-prompt } ]\n`;
       write('template-ok.yaml', scenario('demo://resource/dynamic/text/7'));
-      const ok = await mcptap(['load', 'template-ok.yaml', '--progress', 'none', '--json', 'template.json'], dir);
-      expect(ok.stderr).toBe('');
-      expect(ok.code).toBe(0);
-      const result = JSON.parse(readFileSync(path.join(dir, 'template.json'), 'utf8')) as LoadResult;
-      expect(result.overall.counters.errors).toBe(0);
       write('template-miss.yaml', scenario('demo://resource/dynamik/text/7'));
-      const miss = await mcptap(['load', 'template-miss.yaml', '--progress', 'none'], dir);
+      const [ok, miss] = await Promise.all([loadInProcess('template-ok.yaml'), loadInProcess('template-miss.yaml')]);
+      expect(ok.said).toEqual([]);
+      expect(ok.code).toBe(0);
+      expect(ok.result!.overall.counters.errors).toBe(0);
       expect(miss.code).toBe(4);
-      expect(miss.stderr).toMatch(
+      expect(miss.message).toMatch(
         /reads resource "demo:\/\/resource\/dynamik\/text\/7", but .* has no such resource and none of its 2 resource template\(s\) matches it/,
       );
     } finally {
