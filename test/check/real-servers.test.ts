@@ -8,6 +8,7 @@
  * users front such servers with a gateway: a fair stand-in, the server's own messages on the wire.
  * The other way: a broken peer driven by the same client gives the error findings, on both transports.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,6 @@ import { NOTES_SERVER } from '../helpers/notes-peer.js';
 import { BIN, MCPTAP } from '../helpers/paths.js';
 import { bridgeOverHttp } from '../helpers/stdio-http-bridge.js';
 import { everythingSession, filesystemRoot, filesystemSession, memoryFile, memorySession, rootUri, withClient } from './real-sessions.js';
-import { mcptap } from './scripted-session.js';
 import { SCRIPTED_SERVER, recordingEnded } from './tool-contracts-tap.js';
 
 const EVERYTHING = [join(BIN, 'mcp-server-everything')];
@@ -40,15 +40,20 @@ interface Report {
   findings: { ruleId: string; severity: string; message: string; pointer?: string; where: { method?: string; tool?: string } }[];
 }
 
-function check(db: string): { code: number | null; report: Report } {
+/** `mcptap check DB --json FILE` (the built CLI), without blocking: the tests run side by side. */
+async function check(db: string): Promise<{ code: number | null; report: Report }> {
   const json = join(dir, `${Math.random().toString(36).slice(2)}.json`);
-  const r = mcptap('check', db, '--json', json);
-  return { code: r.code, report: JSON.parse(readFileSync(json, 'utf8')) as Report };
+  const code = await new Promise<number | null>((resolve) =>
+    execFile(process.execPath, [MCPTAP, 'check', db, '--json', json], { timeout: 30_000 }, (err) =>
+      resolve(err ? (typeof err.code === 'number' ? err.code : null) : 0),
+    ),
+  );
+  return { code, report: JSON.parse(readFileSync(json, 'utf8')) as Report };
 }
 
 /** The recording's findings: none at the error level, every message checked against a schema (no version unknown). */
-function expectNoErrors(db: string): Report {
-  const { code, report } = check(db);
+async function expectNoErrors(db: string): Promise<Report> {
+  const { code, report } = await check(db);
   expect(
     report.findings.filter((f) => f.severity === 'error'),
     JSON.stringify(report.findings, null, 2),
@@ -173,27 +178,29 @@ async function overHttp(
 }
 
 /** No error, the warnings counted by rule, and the bad call's own warning exactly. */
-function expectWarnings(db: string, counts: Record<string, number>, bad: unknown[]): void {
-  const report = expectNoErrors(db);
+async function expectWarnings(db: string, counts: Record<string, number>, bad: unknown[]): Promise<void> {
+  const report = await expectNoErrors(db);
   expect(byRule(report)).toEqual(counts);
   expect(badArgument(report)).toEqual(bad);
 }
 
-describe('mcptap check on real servers over stdio', () => {
+// Every test records its own session, through its own tap, into a file of its own: the tests of
+// the three groups below run at once.
+describe.concurrent('mcptap check on real servers over stdio', () => {
   it('server-everything: no error', async () => {
     const db = await overStdio('everything', [...EVERYTHING, 'stdio'], everythingSession);
-    expect(summary(expectNoErrors(db))).toEqual(EVERYTHING_WARNINGS);
+    expect(summary(await expectNoErrors(db))).toEqual(EVERYTHING_WARNINGS);
   }, 60_000);
 
   it('server-filesystem over a temp dir, roots offered: no error', async () => {
     const root = filesystemRoot(dir);
     const db = await overStdio('filesystem', [...FILESYSTEM, root], (c) => filesystemSession(c, root), { roots: [rootUri(root)] });
-    expectWarnings(db, FILESYSTEM_WARNINGS, FILESYSTEM_BAD_ARGUMENT);
+    await expectWarnings(db, FILESYSTEM_WARNINGS, FILESYSTEM_BAD_ARGUMENT);
   }, 60_000);
 
   it('server-memory over a temp file: no error', async () => {
     const db = await overStdio('memory', MEMORY, memorySession, { env: { MEMORY_FILE_PATH: memoryFile(dir) } });
-    expectWarnings(db, MEMORY_WARNINGS, MEMORY_BAD_ARGUMENT);
+    await expectWarnings(db, MEMORY_WARNINGS, MEMORY_BAD_ARGUMENT);
   }, 60_000);
 
   it('the SDK notes server: no error', async () => {
@@ -203,7 +210,7 @@ describe('mcptap check on real servers over stdio', () => {
       await client.callTool({ name: 'create_note', arguments: { title: 't', body: 'b' } });
       await client.callTool({ name: 'delete_note', arguments: { id: 'nope' } });
     });
-    expectNoErrors(db);
+    await expectNoErrors(db);
   }, 60_000);
 });
 
@@ -217,40 +224,41 @@ const NO_RESUME: StreamableHTTPClientTransportOptions = {
   reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
 };
 
-describe('mcptap check on real servers over Streamable HTTP', () => {
+describe.concurrent('mcptap check on real servers over Streamable HTTP', () => {
   it('server-everything (streamableHttp), a host that does not resume streams: no error', async () => {
     const db = await overHttp('everything-http', startEverything('streamableHttp'), everythingSession, NO_RESUME);
-    expect(summary(expectNoErrors(db))).toEqual(EVERYTHING_WARNINGS);
+    expect(summary(await expectNoErrors(db))).toEqual(EVERYTHING_WARNINGS);
   }, 60_000);
 
   it('server-filesystem behind the SDK transport: no error', async () => {
     const root = filesystemRoot(mkdtempSync(join(dir, 'fs-http-')));
     const db = await overHttp('filesystem-http', bridgeOverHttp([...FILESYSTEM, root]), (c) => filesystemSession(c, root));
-    expectWarnings(db, FILESYSTEM_WARNINGS, FILESYSTEM_BAD_ARGUMENT);
+    await expectWarnings(db, FILESYSTEM_WARNINGS, FILESYSTEM_BAD_ARGUMENT);
   }, 60_000);
 
   it('server-memory behind the SDK transport: no error', async () => {
     const peer = bridgeOverHttp(MEMORY, { MEMORY_FILE_PATH: join(mkdtempSync(join(dir, 'mem-http-')), 'memory.jsonl') });
-    expectWarnings(await overHttp('memory-http', peer, memorySession), MEMORY_WARNINGS, MEMORY_BAD_ARGUMENT);
+    await expectWarnings(await overHttp('memory-http', peer, memorySession), MEMORY_WARNINGS, MEMORY_BAD_ARGUMENT);
   }, 60_000);
 });
 
-describe('the same check on a broken peer gives errors (the verdict can fail)', () => {
+describe.concurrent('the same check on a broken peer gives errors (the verdict can fail)', () => {
   it('stdio', async () => {
     const db = await overStdio('broken', [process.execPath, SCRIPTED_SERVER, brokenScript()], brokenSession);
-    const { code, report } = check(db);
+    const { code, report } = await check(db);
     expect(code).toBe(1);
     expect(summary(report).filter(([, severity]) => severity === 'error')).toEqual(BROKEN_ERRORS);
   }, 60_000);
 
   it('Streamable HTTP, behind the SDK transport', async () => {
     const db = await overHttp('broken-http', bridgeOverHttp([process.execPath, SCRIPTED_SERVER, brokenScript()]), brokenSession);
-    const { code, report } = check(db);
+    const { code, report } = await check(db);
     expect(code).toBe(1);
     expect(summary(report).filter(([, severity]) => severity === 'error')).toEqual(BROKEN_ERRORS);
   }, 60_000);
 });
 
+// Alone, after the rest: its wait for the replayed answer is bounded (15 s).
 describe('server-everything resuming another stream: its real deviations, named', () => {
   /**
    * Made deterministic: the client's resuming GET is held until a later call has been answered, so the
@@ -276,7 +284,7 @@ describe('server-everything resuming another stream: its real deviations, named'
       await bounded(stray, 15_000, 'the replayed answer never reached the client');
     };
     const db = await overHttp('everything-resume', startEverything('streamableHttp'), resuming, { fetch: gatedFetch });
-    const { code, report } = check(db);
+    const { code, report } = await check(db);
     expect(code).toBe(1);
     expect(summary(report)).toEqual([
       ['protocol/invalid-message', 'error', undefined, undefined],

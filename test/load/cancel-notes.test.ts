@@ -6,7 +6,10 @@
  *   it fails for the ignoring one;
  * - without a probe: never honoured. SDK 1.x drops a cancelled handler's progress and result, so
  *   the verdict is unknown and the threshold fails with the reason; over stdio, CPU-bound work that
- *   goes on (--cpu --ignore-cancel) is ignored on the process's CPU time.
+ *   goes on (--cpu --ignore-cancel) is ignored on the process's CPU time, unknown when it stops.
+ * `mcptap probe-cancel` runs this same engine on the same calls: its CLI tests
+ * (test/cli/commands/probe-cancel-notes) keep one case per verdict a user sees, and rest on these
+ * for the rest of the matrix.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/load/results/load-result.js';
@@ -38,8 +41,23 @@ const stdio = (flags: string[] = []) => {
   return JSON.stringify({ command, args });
 };
 
+// The CPU verdict first and alone: it reads the server's CPU time.
+describe('cancel steps on the SDK 1.x notes server over stdio, CPU-bound work', () => {
+  it('no probe: ignored on the CPU when it goes on, unknown when it stops', { timeout: 120_000 }, async () => {
+    const i = await run(stdio(['--cpu', '--ignore-cancel']), false);
+    expect(i.cancel!.summarize).toMatchObject({ verdict: 'ignored', cancelled: 2 });
+    expect(i.cancel!.summarize!.evidence[0]).toMatch(/^ignored: notifications\/cancelled: cpu: the server process used/);
+    expect(i.thresholds).toMatchObject([{ ok: false }]);
+    const h = await run(stdio(['--cpu']), false);
+    expect(h.cancel!.summarize).toMatchObject({ verdict: 'unknown', cancelled: 2, ignored: 0, honoured: 0 });
+    console.log(`stdio cpu, no probe: ignore ${i.cancel!.summarize!.evidence[0]}; honour ${h.cancel!.summarize!.evidence[0]}`);
+  });
+});
+
+// The rest at once, both transports: every run has a stdio server of its own, or over HTTP the
+// in_flight probe finds a call's work by its progress token (unique to the run).
 for (const transport of ['stdio', 'http'] as const) {
-  describe(`cancel steps on the SDK 1.x notes server over ${transport}`, () => {
+  describe.concurrent(`cancel steps on the SDK 1.x notes server over ${transport}`, () => {
     let honour: NotesHttp | undefined;
     let ignore: NotesHttp | undefined;
     beforeAll(async () => {
@@ -52,18 +70,18 @@ for (const transport of ['stdio', 'http'] as const) {
       transport === 'stdio' ? stdio(ignoring ? ['--ignore-cancel'] : []) : `{ url: "${(ignoring ? ignore : honour)!.url}" }`;
 
     it('probe: in_flight: honoured and the threshold passes; ignored and it fails', { timeout: 120_000 }, async () => {
-      const h = await run(target(false), true);
+      const [h, i] = await Promise.all([run(target(false), true), run(target(true), true)]);
       expect(h.cancel!.summarize).toMatchObject({ verdict: 'honoured', cancelled: 2, honoured: 2 });
       expect(h.thresholds).toMatchObject([{ ok: true, observedText: 'honoured (2 of 2 cancelled)' }]);
-      const i = await run(target(true), true);
       expect(i.cancel!.summarize).toMatchObject({ verdict: 'ignored', cancelled: 2, ignored: 2 });
       expect(i.thresholds).toMatchObject([{ ok: false, observedText: 'ignored (2 of 2 cancelled)' }]);
       console.log(`${transport} probe: honour ${h.cancel!.summarize!.evidence[0]}; ignore ${i.cancel!.summarize!.evidence[0]}`);
     });
 
     it('no probe: unknown for both builds, never honoured; the threshold fails with the reason', { timeout: 120_000 }, async () => {
-      for (const ignoring of [true, false]) {
-        const r = await run(target(ignoring), false);
+      // Unknown is no evidence of ignored either (the third run's threshold).
+      const [ignoring, honouring, e] = await Promise.all([run(target(true), false), run(target(false), false), run(target(true), false, 'ignored')]);
+      for (const r of [ignoring, honouring]) {
         expect(r.cancel!.summarize).toMatchObject({ verdict: 'unknown', cancelled: 2, honoured: 0, ignored: 0, unknown: 2 });
         expect(r.thresholds).toMatchObject([{ ok: false }]);
         expect(r.thresholds[0]!.observedText).toMatch(
@@ -71,20 +89,7 @@ for (const transport of ['stdio', 'http'] as const) {
         );
         expect(renderSummary(r)).toMatch(/summarize: UNKNOWN: no evidence either way: .*give --probe TOOL/);
       }
-      // Unknown is no evidence of ignored either.
-      const e = await run(target(true), false, 'ignored');
       expect(e.thresholds).toMatchObject([{ ok: false }]);
     });
-
-    if (transport === 'stdio')
-      it('no probe, CPU-bound work: ignored on the CPU when it goes on, unknown when it stops', { timeout: 120_000 }, async () => {
-        const i = await run(stdio(['--cpu', '--ignore-cancel']), false);
-        expect(i.cancel!.summarize).toMatchObject({ verdict: 'ignored', cancelled: 2 });
-        expect(i.cancel!.summarize!.evidence[0]).toMatch(/^ignored: notifications\/cancelled: cpu: the server process used/);
-        expect(i.thresholds).toMatchObject([{ ok: false }]);
-        const h = await run(stdio(['--cpu']), false);
-        expect(h.cancel!.summarize).toMatchObject({ verdict: 'unknown', ignored: 0, honoured: 0 });
-        console.log(`stdio cpu, no probe: ignore ${i.cancel!.summarize!.evidence[0]}; honour ${h.cancel!.summarize!.evidence[0]}`);
-      });
   });
 }

@@ -42,7 +42,9 @@ async function inFlightNow(url: string): Promise<number> {
   }
 }
 
-describe('cancel steps: the reference server over HTTP', () => {
+// The three groups below run at once: they share no server. Within the first, one test at a time:
+// its in-flight checks count every call on the server.
+describe.concurrent('cancel steps: the reference server over HTTP', () => {
   let honour: ReferenceHttpServer;
   let ignore: ReferenceHttpServer;
   beforeAll(async () => {
@@ -55,7 +57,7 @@ describe('cancel steps: the reference server over HTTP', () => {
   });
 
   for (const era of ['legacy', 'modern'] as const) {
-    it(`${era} era: honour mode is honoured with a stop delay; ignore mode is ignored; in-flight agrees`, async () => {
+    it.sequential(`${era} era: honour mode is honoured with a stop delay; ignore mode is ignored; in-flight agrees`, async () => {
       const phases = `\nera: ${era}\ntimeout: 10s\nphases:\n  - closed: { vus: 2, iterations: 4 }\n`;
       const h = await runLoad(
         scenario(`target: { url: "${honour.url}" }${phases}${progressStep(true)}\nthresholds: { "tool:progress": ["cancel: honoured"] }`),
@@ -90,14 +92,15 @@ describe('cancel steps: the reference server over HTTP', () => {
     });
   }
 
-  it('without a probe, closing the 2026-07-28 stream shows nothing: the verdict is unknown', async () => {
+  it.sequential('without a probe, closing the 2026-07-28 stream shows nothing: the verdict is unknown', async () => {
     const r = await runLoad(scenario(`target: { url: "${ignore.url}" }\nera: modern\nphases:\n  - closed: { vus: 1, iterations: 2 }\n${progressStep(false)}`));
     expect(r.cancel!.progress).toMatchObject({ verdict: 'unknown', cancelled: 2, unknown: 2 });
     expect(r.cancel!.progress!.nextRequest.summary.count).toBe(2);
   });
 });
 
-describe('cancel steps: the reference server over stdio', () => {
+// A server process per run.
+describe.concurrent('cancel steps: the reference server over stdio', () => {
   for (const era of ['legacy', 'modern'] as const) {
     it(`${era} era: honoured in honour mode, ignored with ignoreCancel, the in-flight probe agreeing`, async () => {
       const body = (ignoreCancel: boolean) =>
@@ -115,7 +118,8 @@ describe('cancel steps: the reference server over stdio', () => {
   }
 });
 
-describe("cancel steps: server-everything's trigger-long-running-operation", () => {
+// A server process per run over stdio; over HTTP, a session of its own.
+describe.concurrent("cancel steps: server-everything's trigger-long-running-operation", () => {
   let peer: RunningPeer;
   beforeAll(async () => {
     peer = await startEverythingHttp();

@@ -52,7 +52,9 @@ beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-checks-'));
 });
 
-describe('a check that fails on every call says which and why', () => {
+// The CLI runs of the groups below are independent (a scenario file, outputs and a notes server
+// each): they run at once.
+describe.concurrent('a check that fails on every call says which and why', () => {
   it('names the check, its pass rate, expected and got; thresholds fail; exit 3', async () => {
     writeFileSync(path.join(dir, 'fail.yaml'), notesScenario('shopping'));
     const json = path.join(dir, 'fail.json');
@@ -141,7 +143,7 @@ describe('merged results', () => {
   });
 });
 
-describe('expect: a step whose errors are the point', () => {
+describe.concurrent('expect: a step whose errors are the point', () => {
   const target = `target: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NOTES)}] }\nphases: [ { closed: { vus: 1, iterations: 6 } } ]\n`;
   /** Writes a scenario of the notes server with these steps (and whatever follows them); its path. */
   const withSteps = (name: string, steps: string): string => {
@@ -177,7 +179,7 @@ thresholds: [ "errors == 0", "tool_errors == 0", "jsonrpc_errors == 0" ]`;
   }, 60_000);
 });
 
-describe('abortOnFail: a threshold that stops the run (k6)', () => {
+describe.concurrent('abortOnFail: a threshold that stops the run (k6)', () => {
   const aborting = (title: string, extra = '') => `
 target: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NOTES)}] }
 phases: [ { open: { rate: 20, duration: 60s } } ]

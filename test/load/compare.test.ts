@@ -3,7 +3,7 @@
  * driver, as the executor tests), then the real thing: runs against the reference server, one
  * slowed with `--stall`, compared through the CLI.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,10 +134,16 @@ describe('parseTolerances', () => {
 describe('mcptap compare against the reference server', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-compare-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const mcptap = (args: string[]) => spawnSync(process.execPath, [MCPTAP, ...args], { encoding: 'utf8', timeout: 60_000 });
+  /** The built CLI, without blocking: independent runs go on side by side. */
+  const mcptap = (args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [MCPTAP, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+      ),
+    );
 
   /** Three short runs: the build, a rerun of it, and the server holding answers 900 ms of every second. */
-  function run(name: string, stall?: string): string {
+  async function run(name: string, stall?: string): Promise<string> {
     const target = stall ? `{ reference: { stall: "${stall}" } }` : '{ reference: true }';
     const file = join(dir, `${name}.yaml`);
     writeFileSync(
@@ -146,24 +152,25 @@ describe('mcptap compare against the reference server', () => {
         `  - { tool: echo, weight: 3, arguments: { text: "x {{iteration}}" } }\n  - { tool: delay, weight: 1, arguments: { ms: 2 } }\n`,
     );
     const out = join(dir, `${name}.json`);
-    const r = mcptap(['load', file, '--json', out, '--progress', 'none']);
+    const r = await mcptap(['load', file, '--json', out, '--progress', 'none']);
     expect(r.status, r.stderr).toBe(0);
     return out;
   }
   // The machine is shared and noisy: a regression must also be 100 ms worse at p50, 300 ms at p95.
   const TOLERANCE = 'p50=+50%,p50=+100ms,p95=+50%,p95=+300ms,errors=+5%';
 
-  it('flags the stalled run as a regression naming its tools (exit 1), and a rerun as none (exit 0)', () => {
-    const base = run('base');
-    const rerun = run('rerun');
-    const stalled = run('stalled', '1000:900');
+  it('flags the stalled run as a regression naming its tools (exit 1), and a rerun as none (exit 0)', async () => {
+    // The three runs side by side (a reference server each): the build and its rerun see the same machine.
+    const [base, rerun, stalled] = await Promise.all([run('base'), run('rerun'), run('stalled', '1000:900')]);
 
-    const same = mcptap(['compare', base, rerun, '--max-regression', TOLERANCE]);
+    const json = join(dir, 'cmp.json');
+    const [same, slow] = await Promise.all([
+      mcptap(['compare', base, rerun, '--max-regression', TOLERANCE]),
+      mcptap(['compare', base, stalled, '--max-regression', TOLERANCE, '--json', json]),
+    ]);
     expect(same.status, same.stdout + same.stderr).toBe(0);
     expect(same.stdout).toContain('no regression');
 
-    const json = join(dir, 'cmp.json');
-    const slow = mcptap(['compare', base, stalled, '--max-regression', TOLERANCE, '--json', json]);
     expect(slow.status, slow.stdout + slow.stderr).toBe(1);
     expect(slow.stdout).toMatch(/^ {2}tool echo: p50 .* → /m);
     expect(slow.stdout).toMatch(/^ {2}tool delay: p50 .* → /m);
@@ -171,27 +178,32 @@ describe('mcptap compare against the reference server', () => {
     expect(written.regressions).toEqual(expect.arrayContaining(['all', 'tool echo', 'tool delay']));
   });
 
-  it('a file that is not a load result exits 4, a bad tolerance 2, each with a one-line reason', () => {
+  it('a file that is not a load result exits 4, a bad tolerance 2, each with a one-line reason', async () => {
     const notResult = join(dir, 'not.json');
     writeFileSync(notResult, '{"hello": 1}');
-    const bad = mcptap(['compare', notResult, notResult]);
-    expect(bad.status).toBe(4);
-    expect(bad.stderr).toContain('not an mcptap load result (no "format" field; mcptap load --json writes one)');
     const recording = join(dir, 'rec.db');
     writeFileSync(recording, Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100)]));
-    const db = mcptap(['compare', recording, recording]);
-    expect(db.status).toBe(4);
-    expect(db.stderr).toContain(`${recording} is a recording (SQLite), not a load result`);
-    const tol = mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']);
-    expect(tol.status).toBe(2);
-    expect(tol.stderr).toContain('--max-regression: "p95=20"');
     // An output that is an input, a recording or the other output: refused before anything is read.
-    for (const [args, why] of [
+    const refusals = [
       [['--html', notResult], 'is the input'],
       [['--json', recording], 'is a recording'],
       [['--json', join(dir, 'o.json'), '--html', join(dir, 'o.json')], 'is given to --json too'],
-    ] as const) {
-      const r = mcptap(['compare', notResult, notResult, ...args]);
+    ] as const;
+    // Each only reads its inputs, or is refused before: all at once.
+    const [bad, db, tol, ...refused] = await Promise.all([
+      mcptap(['compare', notResult, notResult]),
+      mcptap(['compare', recording, recording]),
+      mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']),
+      ...refusals.map(([args]) => mcptap(['compare', notResult, notResult, ...args])),
+    ]);
+    expect(bad!.status).toBe(4);
+    expect(bad!.stderr).toContain('not an mcptap load result (no "format" field; mcptap load --json writes one)');
+    expect(db!.status).toBe(4);
+    expect(db!.stderr).toContain(`${recording} is a recording (SQLite), not a load result`);
+    expect(tol!.status).toBe(2);
+    expect(tol!.stderr).toContain('--max-regression: "p95=20"');
+    for (const [i, [args, why]] of refusals.entries()) {
+      const r = refused[i]!;
       expect([r.status, r.stderr], args.join(' ')).toEqual([2, expect.stringContaining(why)]);
     }
     expect(readFileSync(notResult, 'utf8')).toBe('{"hello": 1}');

@@ -5,12 +5,12 @@
  * screenshot has many colours, not one), the titles in the DOM, no request but the file itself, no
  * script error, and a tool named `<script>…` shown as text, never run.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPARE_CHART_TITLES } from '../../src/load/report/compare-html.js';
 import type { LoadResult } from '../../src/load/results/load-result.js';
 import { LOAD_CHART_TITLES } from '../../src/load/report/html-report.js';
@@ -30,7 +30,15 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const mcptap = (args: string[]) => spawnSync(process.execPath, [MCPTAP, ...args], { encoding: 'utf8', timeout: 90_000 });
 
-  function run(name: string, stall?: string, html?: string): string {
+  /** The exit status and stderr of the CLI, without blocking: runs go on side by side. */
+  const mcptapAsync = (args: string[]) =>
+    new Promise<{ status: number | null; stderr: string }>((resolve) =>
+      execFile(process.execPath, [MCPTAP, ...args], { timeout: 90_000 }, (err, _stdout, stderr) =>
+        resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }),
+      ),
+    );
+
+  async function run(name: string, stall?: string, html?: string): Promise<string> {
     const target = stall ? `{ reference: { stall: "${stall}" } }` : '{ reference: true }';
     const file = join(dir, `${name}.yaml`);
     writeFileSync(
@@ -46,7 +54,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
         `thresholds:\n  all: [ "p(99) < 30s" ]\n  "tool:fail": [ "errors == 0" ]\n`,
     );
     const out = join(dir, `${name}.json`);
-    const r = mcptap(['load', file, '--json', out, '--progress', 'none', ...(html ? ['--html', html] : [])]);
+    const r = await mcptapAsync(['load', file, '--json', out, '--progress', 'none', ...(html ? ['--html', html] : [])]);
     // tool:fail's threshold fails on purpose (the report shows a failed one): exit 3.
     expect(r.status, r.stderr).toBe(3);
     return out;
@@ -90,9 +98,20 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
 
   const loadHtml = join(dir, 'load.html');
   let base = '';
+  // The two runs (5 s of load each, a reference server each) side by side, from the start; each
+  // test awaits the one it reads, so a failed run fails that test.
+  let baseRun: Promise<string>;
+  let stalledRun: Promise<string>;
+  beforeAll(() => {
+    baseRun = run('base', undefined, loadHtml);
+    stalledRun = run('stalled', '1000:900');
+    // Awaited by their tests; caught here only so that a failure waiting for its test is not "unhandled".
+    baseRun.catch(() => {});
+    stalledRun.catch(() => {});
+  });
 
   it('load --html: every chart drawn, titles present, no request, the <script> tool inert', async () => {
-    base = run('base', undefined, loadHtml);
+    base = await baseRun;
     const page = await openReport(loadHtml, join(dir, 'load.png'), 'window.__pwned');
     expectRendered(page, loadHtml, Object.values(LOAD_CHART_TITLES));
     expectAxisLegible(page);
@@ -130,7 +149,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
   });
 
   it('compare --html of a run against a stalled one: charts of both, regressed rows marked', async () => {
-    const stalled = run('stalled', '1000:900');
+    const stalled = await stalledRun;
     const html = join(dir, 'compare.html');
     const r = mcptap(['compare', base, stalled, '--max-regression', 'p50=+50%,p50=+100ms,p95=+50%,p95=+300ms', '--html', html]);
     expect(r.status, r.stdout + r.stderr).toBe(1);

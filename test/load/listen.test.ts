@@ -1,6 +1,7 @@
 /**
- * `listen` steps against the reference server (a child process): 100 streams held open for the
- * phase, 2026-07-28 `subscriptions/listen` and legacy GET streams, while the `trigger` tool fires
+ * `listen` steps against the reference server (a child process): 100 streams held open until every
+ * notification has arrived (or the phase's end, for 20 streams through the tap),
+ * 2026-07-28 `subscriptions/listen` and legacy GET streams, while the `trigger` tool fires
  * tools/list_changed every 100 ms. Every notification must arrive exactly once on every stream;
  * the delivery delay (the server's firing stamp to arrival) is reported, not bounded (it is a
  * figure of the machine: see `npm run bench -- sse`).
@@ -17,7 +18,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpSession } from '../../src/client/mcp-session.js';
 import { HttpChannel } from '../../src/client/mcp-channel.js';
-import { runLoad } from '../../src/load/run/run-load.js';
+import type { LoadResult } from '../../src/load/results/load-result.js';
+import type { LoadMetrics } from '../../src/load/results/metrics.js';
+import { runLoad, type LoadRunObserver, type RunLoadOptions } from '../../src/load/run/run-load.js';
+import type { Scenario } from '../../src/load/scenario/scenario.js';
 import { startTarget, type RunningTarget } from '../../src/load/target/target-runtime.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import type { StoredLongStream } from '../../src/store/types.js';
@@ -50,25 +54,48 @@ async function fireWhenOpen(url: string, ready: () => boolean): Promise<void> {
   }
 }
 
+/**
+ * The phases of 100 streams last as long as their streams are needed, not a fixed time: `delivered()` (called
+ * once the trigger has answered, i.e. fired everything) waits until the client has counted every
+ * notification on its streams (`streams` x TRIGGERS; bounded: 20 s), holds them a moment more for a
+ * late duplicate or extra notification to show, then stops the run. Held streams end on the run's
+ * stop as on the phase's end (iteration-runner's holdListen: one abort either way), and no virtual
+ * user opens another. The phases' durations are bounds, reached only when something is missing.
+ * The 20 streams through the recording tap are held to their phase's planned end.
+ */
+function runUntilDelivered(s: Scenario, streams: number, opts: RunLoadOptions = {}): { running: Promise<LoadResult>; delivered(): Promise<void> } {
+  const stop = new AbortController();
+  let live: LoadMetrics | undefined;
+  const observer: LoadRunObserver = { attach: (run) => (live = run.metrics), finished: () => {}, sample: () => {}, check: () => {}, violation: () => {} };
+  const running = runLoad(s, { ...opts, signal: stop.signal, observer });
+  const delivered = async () => {
+    for (let i = 0; i < 400 && (live?.listen.toJSON().notifications ?? 0) < streams * TRIGGERS; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    stop.abort('every notification delivered');
+  };
+  return { running, delivered };
+}
+
 describe.each(['2026-07-28', 'legacy'])('listen step, %s era', (era) => {
-  it(`${STREAMS} streams held for the phase get every notification once`, async () => {
+  it(`${STREAMS} streams held until all is delivered get every notification once`, async () => {
     let ready = 0;
     const s = scenario(`
 target: { url: "${target.url}", connections: ${STREAMS + 10} }
 era: ${era}
-phases: [ { closed: { vus: ${STREAMS}, duration: 6s } } ]
+phases: [ { closed: { vus: ${STREAMS}, duration: 20s } } ]
 steps: [ { name: changes, listen: { toolsListChanged: true } } ]
 thresholds: [ "delivery.p(99) < 60s" ]
 `);
     // Ready: acknowledged (2026-07-28) or answered 200 (a legacy GET stream, registered by then).
     const failures: string[] = [];
-    const running = runLoad(s, {
+    const { running, delivered } = runUntilDelivered(s, STREAMS, {
       onListenReady: (n) => (ready = n),
       onRecord: (rec) => {
         if (rec.sample.outcome !== 'ok' || rec.sample.step === 'changes') failures.push(JSON.stringify(rec.sample));
       },
     });
     await fireWhenOpen(target.url, () => ready >= STREAMS);
+    await delivered();
     const r = await running;
     const l = r.listen!;
     // A stream may fail on a machine loaded past its limits (a reset, a timed-out handshake); its
@@ -98,6 +125,7 @@ describe.each(['2026-07-28', 'legacy'])('listen streams through the recording ta
       const tap = await startHttpTapCli(target.url, ['--record', file]);
       let ready = 0;
       try {
+        // Held to the phase's end (4 s), not stopped early: the streams' end as the phase plans it.
         const running = runLoad(
           scenario(`
 target: { url: "${tap.url}", connections: ${n + 5} }
@@ -172,18 +200,20 @@ describe.each([
       let after: number | undefined;
       try {
         let ready = 0;
-        const running = runLoad(
+        const { running, delivered } = runUntilDelivered(
           scenario(`
 target: { url: "${tap.url}", connections: ${STREAMS + 10} }
 era: ${era}
-phases: [ { closed: { vus: ${STREAMS}, duration: 6s } } ]
+phases: [ { closed: { vus: ${STREAMS}, duration: 20s } } ]
 steps: [ { listen: { toolsListChanged: true } } ]
 `),
+          STREAMS,
           { onListenReady: (k) => (ready = k) },
         );
         for (let i = 0; i < 400 && ready < STREAMS; i++) await new Promise((r) => setTimeout(r, 50));
         held = await awaitOpen(metricsUrl, kind, STREAMS);
         await fireWhenOpen(target.url, () => true);
+        await delivered();
         const r = await running;
         expect(r.listen!.perStream).toEqual({ min: TRIGGERS, max: TRIGGERS });
         expect(r.listen!.failed).toBe(0);

@@ -60,7 +60,8 @@ function sh(file: string, args: string[], cwd: string, timeoutMs: number): Promi
 
 const mcptap = (args: string[], timeoutMs = 60_000) => sh(bin, args, run, timeoutMs);
 
-describe('npm pack, then npm install -g of the tarball into an empty prefix', () => {
+// The installed CLI's tests run at once: each writes files of its own in the run directory.
+describe.concurrent('npm pack, then npm install -g of the tarball into an empty prefix', () => {
   let tarball: string;
   let files: string[];
 
@@ -141,14 +142,19 @@ describe('npm pack, then npm install -g of the tarball into an empty prefix', ()
 
     // The reference server's info resource says when it started: the one answer that differs by design.
     writeFileSync(join(run, 'rules.yaml'), 'version: 1\nrules:\n  - method: resources/read\n    ignore: /result/contents/0/text\n');
-    for (const server of [
+    // Both at once, a JUnit file each.
+    const servers = [
       ['reference', '--stdio'],
       ['mock', 'demo.db', '--stdio'],
-    ]) {
-      const replay = await mcptap(['replay', 'demo.db', '--rules', 'rules.yaml', '--junit', 'replay.xml', '--', bin, ...server]);
+    ];
+    const replays = await Promise.all(
+      servers.map((server) => mcptap(['replay', 'demo.db', '--rules', 'rules.yaml', '--junit', `replay-${server[0]}.xml`, '--', bin, ...server])),
+    );
+    for (const [i, server] of servers.entries()) {
+      const replay = replays[i]!;
       expect(replay.code, `${server[0]}: ${replay.stdout}${replay.stderr}`).toBe(0);
       expect(replay.stdout).toMatch(/52 exchanges replayed: 52 same/);
-      expect(readFileSync(join(run, 'replay.xml'), 'utf8')).toMatch(/<testsuites [^>]*tests="52" failures="0"/);
+      expect(readFileSync(join(run, `replay-${server[0]}.xml`), 'utf8')).toMatch(/<testsuites [^>]*tests="52" failures="0"/);
     }
   });
 

@@ -94,7 +94,9 @@ interface JsonReport {
   exchanges: { tool?: string; recordedOutcome: string; replayedOutcome: string; differences: unknown[] }[];
 }
 
-describe('replay --update keeps what the baseline means (notes server, SDK 1.x client)', () => {
+// The tests run at once (each writes files of its own, each replay has a server of its own), and
+// so do the independent replays and mocks within them.
+describe.concurrent('replay --update keeps what the baseline means (notes server, SDK 1.x client)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-baseline-'));
   const db = join(dir, 'base.db');
   const rules = join(dir, 'rules.yaml');
@@ -135,12 +137,13 @@ describe('replay --update keeps what the baseline means (notes server, SDK 1.x c
     expect((await mcptap(['export', db, '--jsonl', jsonl])).code).toBe(0);
     // Against the same server (same), and one that renamed create_note (different): each verdict alike.
     const renamed = [...NOTES, '--rename', 'create_note=add_note'];
-    for (const server of [NOTES, renamed]) {
-      const [fromDb, fromJsonl] = [await verdicts(db, server), await verdicts(jsonl, server)];
+    const servers = [NOTES, renamed];
+    const pairs = await Promise.all(servers.map((server) => Promise.all([verdicts(db, server), verdicts(jsonl, server)])));
+    for (const [i, [fromDb, fromJsonl]] of pairs.entries()) {
       expect(fromJsonl).toEqual(fromDb);
-      expect(fromDb.code).toBe(server === NOTES ? 0 : 1);
+      expect(fromDb.code).toBe(servers[i] === NOTES ? 0 : 1);
     }
-    const [mockDb, mockJsonl] = [await mockAnswers(db), await mockAnswers(jsonl)];
+    const [mockDb, mockJsonl] = await Promise.all([mockAnswers(db), mockAnswers(jsonl)]);
     expect(mockJsonl).toEqual(mockDb);
     expect(JSON.stringify(mockDb[1])).toMatch(/call mum/); // the recorded answer
     expect(mockDb[3]).toMatch(/-32088/); // a miss, in both
@@ -154,8 +157,9 @@ describe('replay --update keeps what the baseline means (notes server, SDK 1.x c
 
   it('--update next.jsonl twice against the same server: the same bytes but for what the rules normalise; replayed, it cancels again', async () => {
     const [a, b] = [join(dir, 'a.jsonl'), join(dir, 'b.jsonl')];
-    for (const next of [a, b]) {
-      const r = await mcptap(['replay', db, '--rules', rulesBeside(db), '--update', next, '--', ...NOTES]);
+    const updates = await Promise.all([a, b].map((next) => mcptap(['replay', db, '--rules', rulesBeside(db), '--update', next, '--', ...NOTES])));
+    for (const [i, next] of [a, b].entries()) {
+      const r = updates[i]!;
       expect(r.stderr).toBe(`mcptap: wrote ${next}: 0 changed answers accepted\n`);
       expect(r.code).toBe(0);
     }

@@ -24,7 +24,9 @@ const REWRITER = [process.execPath, join(FIXTURES, 'echo-rewriter.mjs'), EVERYTH
 const replay = (args: string[]) => mcptap(['replay', ...args]);
 const fast = ([file, ...rest]: string[]) => replay([file!, '--pace', 'fast', ...rest]);
 
-describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
+// The four groups below run at once: each has a folder and recordings of its own.
+// Independent replays of one recording (each writes files of its own): at once.
+describe.concurrent('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-'));
   const db = join(dir, 'everything.db');
 
@@ -137,12 +139,13 @@ describe('mcptap replay over stdio (server-everything, SDK 1.x client)', () => {
   }, 60_000);
 });
 
-describe('mcptap replay refuses bad input with a clear message and the documented exit code', () => {
+// One test at a time: each checks the folder holds no file but those of the tests before it.
+describe.concurrent('mcptap replay refuses bad input with a clear message and the documented exit code', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-bad-'));
   const outputs = ['--json', join(dir, 'r.json'), '--junit', join(dir, 'r.xml'), '--update', join(dir, 'u.db')];
   const noOutputs = (keep: string[]) => expect(strayFiles(dir, keep)).toEqual([]);
 
-  it('a file that is not a recording: exit 4', async () => {
+  it.sequential('a file that is not a recording: exit 4', async () => {
     const file = join(dir, 'notes.txt');
     writeFileSync(file, 'hello\n');
     const r = await replay([file, ...outputs, '--', EVERYTHING, 'stdio']);
@@ -151,7 +154,7 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     noOutputs(['notes.txt']);
   });
 
-  it('a recording with no exchanges: exit 4', async () => {
+  it.sequential('a recording with no exchanges: exit 4', async () => {
     const file = join(dir, 'empty.db');
     const store = RecordingStore.open(file, { create: true });
     store.beginRecording({ transport: 'stdio', target: 'x', startedUs: Date.now() * 1000, mcptapVersion: 'test' });
@@ -162,38 +165,44 @@ describe('mcptap replay refuses bad input with a clear message and the documente
     noOutputs(['notes.txt', 'empty.db']);
   });
 
-  it('a rules file with an unknown field: exit 4 with file:line', async () => {
-    const db = join(dir, 'one.db');
-    await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
-    const rules = join(dir, 'rules.yaml');
-    writeFileSync(rules, 'rules:\n  - ignore: /result/x\n    colour: blue\n');
-    const r = await replay([db, '--rules', rules, ...outputs, '--', EVERYTHING, 'stdio']);
-    expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/rules\.yaml:3/);
-    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
+  it.sequential(
+    'a rules file with an unknown field: exit 4 with file:line',
+    async () => {
+      const db = join(dir, 'one.db');
+      await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
+      const rules = join(dir, 'rules.yaml');
+      writeFileSync(rules, 'rules:\n  - ignore: /result/x\n    colour: blue\n');
+      const r = await replay([db, '--rules', rules, ...outputs, '--', EVERYTHING, 'stdio']);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(/rules\.yaml:3/);
+      noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db']);
 
-    const down = await replay([db, ...outputs, '--', join(dir, 'no-such-server')]);
-    expect(down.code).toBe(5);
-    expect(down.stderr).toMatch(/no-such-server/);
-    // One sentence of advice, and no doubled full stop.
-    expect(down.stderr.match(/Check the command after --/g)).toHaveLength(1);
-    expect(down.stderr).not.toContain('..');
-    // A target never reached: the reports are written all the same (every exchange not sent), for CI to publish; no --update.
-    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
-    const downReport = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as { counts: { exchanges: number; notSent: number } };
-    expect(downReport.counts.notSent).toBe(downReport.counts.exchanges);
+      const down = await replay([db, ...outputs, '--', join(dir, 'no-such-server')]);
+      expect(down.code).toBe(5);
+      expect(down.stderr).toMatch(/no-such-server/);
+      // One sentence of advice, and no doubled full stop.
+      expect(down.stderr.match(/Check the command after --/g)).toHaveLength(1);
+      expect(down.stderr).not.toContain('..');
+      // A target never reached: the reports are written all the same (every exchange not sent), for CI to publish; no --update.
+      noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
+      const downReport = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as { counts: { exchanges: number; notSent: number } };
+      expect(downReport.counts.notSent).toBe(downReport.counts.exchanges);
 
-    const refused = await replay([db, ...outputs, '--url', 'http://127.0.0.1:1/mcp']); // nothing listens on port 1
-    expect(refused.code).toBe(5);
-    expect(refused.stderr).toMatch(/http:\/\/127\.0\.0\.1:1\/mcp did not answer: .*connection refused/);
-    noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
-    const xml = readFileSync(join(dir, 'r.xml'), 'utf8');
-    expect(xml).toMatch(/message="[^"]*connection refused/);
-    expect(xml).toContain('type="not_sent"');
-  }, 60_000);
+      const refused = await replay([db, ...outputs, '--url', 'http://127.0.0.1:1/mcp']); // nothing listens on port 1
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toMatch(/http:\/\/127\.0\.0\.1:1\/mcp did not answer: .*connection refused/);
+      noOutputs(['one.db', 'rules.yaml', 'notes.txt', 'empty.db', 'r.json', 'r.xml']);
+      const xml = readFileSync(join(dir, 'r.xml'), 'utf8');
+      expect(xml).toMatch(/message="[^"]*connection refused/);
+      expect(xml).toContain('type="not_sent"');
+    },
+    60_000,
+  );
 });
 
-describe('mcptap replay output paths', () => {
+// The first alone (it checks the recording's bytes are unchanged); the rest, each with files of
+// its own, at once.
+describe.concurrent('mcptap replay output paths', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-out-'));
   const db = join(dir, 'everything.db');
   // A "server" that leaves a mark if it is ever started: a refused output must stop replay before that.
@@ -204,13 +213,13 @@ describe('mcptap replay output paths', () => {
     await everythingSession(stdioTransport([MCPTAP, 'stdio', '--record', db, '--', EVERYTHING, 'stdio']));
   }, 60_000);
 
-  it('an output that cannot be written is refused before anything is replayed (exit 2)', async () => {
+  it.sequential('an output that cannot be written is refused before anything is replayed (exit 2)', async () => {
     const other = join(dir, 'other.db');
     copyFileSync(db, other);
     const hardLink = join(dir, 'same-file.db'); // the recording under another name
     linkSync(db, hardLink);
     const before = readFileSync(db);
-    for (const [args, why] of [
+    const refusals = [
       [['--junit', join(dir, 'no-such-dir', 'r.xml')], /cannot write there \(ENOENT\)/],
       [['--json', dir], /cannot write there \(EISDIR\)/],
       [['--update', dir, '--force'], /cannot write there \(EISDIR\)/],
@@ -221,8 +230,11 @@ describe('mcptap replay output paths', () => {
       [['--json', `${db}-wal`], /is where SQLite keeps the input .*'s wal file/],
       [['--junit', other], /is a recording; a report would replace it/],
       [['--update', join(dir, 'u.db'), '--json', join(dir, 'u.db')], /is given to --json too; each output needs a file of its own/],
-    ] as const) {
-      const r = await replay([db, ...args, '--', ...marking]);
+    ] as const;
+    // Each is refused before anything runs or is written: all at once.
+    const runs = await Promise.all(refusals.map(([args]) => replay([db, ...args, '--', ...marking])));
+    for (const [i, [args, why]] of refusals.entries()) {
+      const r = runs[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`^mcptap: ${args[0]} .*`));
       expect(r.stderr).toMatch(why);
@@ -303,7 +315,7 @@ describe('mcptap replay output paths', () => {
   }, 60_000);
 });
 
-describe('mcptap replay answers the server’s own requests from the recording', () => {
+describe.concurrent('mcptap replay answers the server’s own requests from the recording', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-replay-sampling-'));
   const db = join(dir, 'sampling.db');
 

@@ -80,19 +80,26 @@ function undelivered(stderr: string): [number, number] {
   return [Number(m![1]), Number(m![3])];
 }
 
-describe('closing the telemetry when the OTLP endpoint hangs', () => {
-  let endpoint: Awaited<ReturnType<typeof hungEndpoint>>;
+// The two taps wait out the deadline side by side, each with a hung endpoint of its own (whose
+// connections are its exports alone).
+describe.concurrent('closing the telemetry when the OTLP endpoint hangs', () => {
+  const endpoints: Awaited<ReturnType<typeof hungEndpoint>>[] = [];
+  const ownEndpoint = async () => {
+    const e = await hungEndpoint();
+    endpoints.push(e);
+    return e;
+  };
   let server: ReferenceHttpServer;
   beforeAll(async () => {
-    endpoint = await hungEndpoint();
     server = await startReferenceHttpServer({ port: 0 });
   });
   afterAll(async () => {
     await server?.close();
-    await endpoint?.close();
+    await Promise.all(endpoints.map((e) => e.close()));
   });
 
   it('mcptap http (telemetry on its worker thread) exits 0 on SIGTERM, and says how many spans were not delivered', async () => {
+    const endpoint = await ownEndpoint();
     const tap = await startHttpTapCli(server.url, ['--otlp', endpoint.url], { ...process.env, ...EXPORTS_WAIT });
     const { child, url, stderr } = tap;
     const client = new Client({ name: 'close-deadline-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -115,6 +122,7 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
   });
 
   it("mcptap stdio --inject-trace-context (telemetry in the tap's own thread) exits with its server, not with its exports", async () => {
+    const endpoint = await ownEndpoint();
     const child = spawn(
       process.execPath,
       [MCPTAP, 'stdio', '--otlp', endpoint.url, '--inject-trace-context', '--', process.execPath, MCPTAP, 'reference', '--stdio'],
@@ -143,7 +151,8 @@ describe('closing the telemetry when the OTLP endpoint hangs', () => {
     child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     for (let i = 1; i <= CALLS; i++) await call(i, 'tools/call', { name: 'echo', arguments: { text: `n${i}` } });
     expect(answered.size).toBe(CALLS + 1);
-    await expect.poll(() => endpoint.sockets(), { timeout: 10_000 }).toBeGreaterThan(1);
+    // Its own endpoint: a connection is this tap's export (the shared one counted the test before's too).
+    await expect.poll(() => endpoint.sockets(), { timeout: 10_000 }).toBeGreaterThan(0);
 
     const exited = exitOf(child);
     // The host goes away: the server exits on EOF, and the tap with it.

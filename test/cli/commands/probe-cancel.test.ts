@@ -25,7 +25,8 @@ async function mcptap(args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-describe('mcptap probe-cancel', () => {
+// The tests run at once: each call has its own progress token, which the in-flight probe reads by.
+describe.concurrent('mcptap probe-cancel', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcptap-probe-cancel-'));
   let honour: ReferenceHttpServer;
   let ignore: ReferenceHttpServer;
@@ -85,11 +86,10 @@ describe('mcptap probe-cancel', () => {
         '--times',
         '2',
       ];
-      const h = await mcptap(args(honour.url));
+      const [h, i] = await Promise.all([mcptap(args(honour.url)), mcptap([...args(ignore.url), '--json', '-'])]);
       expect(h.stderr).toBe('');
       expect(h.stdout).toMatch(new RegExp(`\\(${era} era, http\\): honoured\\n  progress: HONOURED: stop delay p50 \\S+ p99 \\S+`));
       expect(h.code).toBe(0);
-      const i = await mcptap([...args(ignore.url), '--json', '-']);
       expect(i.code).toBe(1);
       expect(JSON.parse(i.stdout)).toMatchObject({
         verdict: 'ignored',
