@@ -560,7 +560,7 @@ export async function runOtelBench(): Promise<string> {
         (inSpans === IN_PROCESS_EXCHANGES && inBoth.spansDropped === 0 ? ' (complete)' : ` (INCOMPLETE: ${inBoth.spansDropped} dropped)`),
       `OTLP endpoint (a process of its own) received ${received.requests} exports, ${(received.bytes / 1e6).toFixed(1)} MB` +
         (received.spans.undecoded > 0 ? `, ${received.spans.undecoded} trace exports it could not decode` : ''),
-      ...[on, sampled, metricsOnly].flatMap((p) => p.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `${p.name} said: ${l}`)),
+      ...[on, sampled, metricsOnly, ...before].flatMap((p) => p.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `${p.name} said: ${l}`)),
     ].join('\n');
   } finally {
     for (const p of procs.reverse()) await stop(p);

@@ -284,12 +284,13 @@ export class OtelSpanSink implements Sink {
     const conn = this.connections.get(ex.connectionId);
     const data = exchangeSpan(ex, {
       place,
-      ...(conn ? { connAttrs: conn.attrs, facts: conn } : {}),
-      ...(conn?.sessionLink ? { sessionLink: conn.sessionLink } : {}),
-      ...(open?.headers ? { headers: open.headers } : {}),
-      ...(this.content ? { content: this.content } : {}),
-      ...(this.opts.redact ? { redact: this.opts.redact } : {}),
-      ...(unfinishedAtUs !== undefined ? { unfinishedAtUs } : {}),
+      connAttrs: conn?.attrs,
+      facts: conn,
+      sessionLink: conn?.sessionLink,
+      headers: open?.headers,
+      content: this.content,
+      redact: this.opts.redact,
+      unfinishedAtUs,
     });
     emitSpan(this.tracer, data, this.opts.idGenerator);
   }

@@ -39,27 +39,26 @@ export interface SpanData {
   startTime: HrTime;
   endTime: HrTime;
   /** The parent's context; a root span without one. */
-  parent?: SpanContext;
+  parent?: SpanContext | undefined;
   /** The span's own ids, decided up front (seeded or injected); random without them. */
-  ids?: SpanIds;
+  ids?: SpanIds | undefined;
   attributes: Attributes;
   links: readonly Link[];
   events: readonly SpanEventData[];
-  status?: SpanStatus;
+  status?: SpanStatus | undefined;
 }
 
 /** Where an exchange span sits in its trace: decided from the request alone, before anything else is built. */
 export interface ExchangePlace {
   name: string;
-  parent?: SpanContext;
-  ids?: SpanIds;
+  parent: SpanContext | undefined;
+  ids: SpanIds | undefined;
 }
 
 /** The exchange's span name, parent and own ids. An injected context is the span's own: its parent is what the caller sent. */
 export function exchangePlace(ex: Exchange, minted: MintedTraceContext | undefined, seeded: SpanIds | undefined): ExchangePlace {
   const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
-  const ids = minted?.spanContext ?? seeded;
-  return { name: spanNameOf(ex), ...(parent ? { parent } : {}), ...(ids ? { ids } : {}) };
+  return { name: spanNameOf(ex), parent, ids: minted?.spanContext ?? seeded };
 }
 
 /** The HTTP request's trace headers, as the tap saw them (redacted frames keep them). */
@@ -102,33 +101,33 @@ export function exchangeSpan(ex: Exchange, input: ExchangeSpanInput): SpanData {
   const attributes = exchangeStartAttributes(ex, input.connAttrs);
   const httpLink = httpHeaderLink(ex, input.headers);
   const links = httpLink ? (input.sessionLink ? [input.sessionLink, httpLink] : [httpLink]) : input.sessionLink ? [input.sessionLink] : NO_LINKS;
-  const head = {
+  const unfinished = input.unfinishedAtUs !== undefined;
+  let status: SpanStatus | undefined;
+  if (unfinished) {
+    attributes['mcptap.unfinished'] = true;
+  } else {
+    exchangeEndAttributes(ex, input.facts, attributes);
+    let toolText: string | undefined;
+    if (input.content) {
+      Object.assign(attributes, contentAttributes(ex, input.content));
+      if (ex.outcome === 'tool_error') toolText = contentString(ex.errorMessage, input.content);
+    }
+    const redact = input.redact;
+    const errorText = ex.outcome === 'jsonrpc_error' && ex.errorMessage !== undefined && redact ? String(redact(ex.errorMessage)) : undefined;
+    status = statusOf(ex, toolText, errorText);
+  }
+  // One literal, every field present (undefined when absent): one shape for every span.
+  return {
     name: place.name,
     kind: SpanKind.CLIENT,
     startTime: usToHrTime(ex.startUs),
-    ...(place.parent ? { parent: place.parent } : {}),
-    ...(place.ids ? { ids: place.ids } : {}),
-    links,
-  };
-  if (input.unfinishedAtUs !== undefined) {
-    attributes['mcptap.unfinished'] = true;
-    return { ...head, endTime: usToHrTime(Math.max(ex.startUs, input.unfinishedAtUs)), attributes, events: NO_EVENTS };
-  }
-  // One object: the end's attributes follow the start's.
-  Object.assign(attributes, exchangeEndAttributes(ex, input.facts));
-  let toolText: string | undefined;
-  if (input.content) {
-    Object.assign(attributes, contentAttributes(ex, input.content));
-    if (ex.outcome === 'tool_error') toolText = contentString(ex.errorMessage, input.content);
-  }
-  const redact = input.redact;
-  const errorText = ex.outcome === 'jsonrpc_error' && ex.errorMessage !== undefined && redact ? String(redact(ex.errorMessage)) : undefined;
-  return {
-    ...head,
-    endTime: usToHrTime(Math.max(ex.startUs, endUsOf(ex))),
+    endTime: usToHrTime(Math.max(ex.startUs, unfinished ? input.unfinishedAtUs! : endUsOf(ex))),
+    parent: place.parent,
+    ids: place.ids,
     attributes,
-    events: exchangeEvents(ex),
-    status: statusOf(ex, toolText, errorText),
+    links,
+    events: unfinished ? NO_EVENTS : exchangeEvents(ex),
+    status,
   };
 }
 
