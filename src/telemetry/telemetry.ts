@@ -16,7 +16,8 @@
  * ended (span-data.ts); the SDK's sampler (`config.sampler`) is asked before an exchange's data is
  * built, and a sampler that can never sample, without `--inject-trace-context`, builds no span sink
  * at all. The per-exchange histograms are aggregated by OwnHistograms (the SDK's data points,
- * without hashing the attribute set per record and reader), compared with the SDK in test/telemetry.
+ * without hashing the attribute set per record and reader; own-histograms.ts says why it stays),
+ * compared with the SDK in test/telemetry.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
