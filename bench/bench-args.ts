@@ -22,7 +22,10 @@ export const BENCHES = {
     what: "mcptap load's HTTP and stdio drivers vs autocannon, Artillery and a stdio pump",
     env: ['MCPTAP_BENCH_ARTILLERY=/path/to/artillery', 'MCPTAP_BENCH_ARTILLERY_VERSION=2.0.21'],
   },
-  otel: { what: 'HTTP tap at saturation, spans and metrics on vs off, and the deployed sampling', env: ['MCPTAP_BENCH_ROUNDS=5', 'MCPTAP_BENCH_WARMUP_S=8'] },
+  otel: {
+    what: 'HTTP tap at saturation, spans and metrics on vs off, and the deployed sampling',
+    env: ['MCPTAP_BENCH_ROUNDS=5', 'MCPTAP_BENCH_WARMUP_S=8', 'MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js'],
+  },
   recorder: { what: 'CPU per recorded exchange: Pipeline + SQLite recorder vs plain INSERTs' },
   'otel-cpu': { what: "CPU per exchange of telemetry, in process (otel's quick part)", env: ['MCPTAP_BENCH_EXCHANGES=20000', 'MCPTAP_BENCH_ROUNDS=5'] },
   startup: {

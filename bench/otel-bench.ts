@@ -40,6 +40,10 @@
  *   whenever it is half full (idle time, not CPU), so it measures every span exported too.
  * The upstream answers at once (bench/fixtures/http-echo-server.mjs), so the taps are measured.
  *
+ * MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js adds that build's three telemetry taps (spans +
+ * metrics, spans 10% + metrics, metrics only) to the same interleaved rounds, each against the
+ * same off tap: before and after in one run. Their spans go to an endpoint of their own.
+ *
  * `otel-cpu` ({@link runOtelCpuBench}) runs only the in-process part, quick to repeat: without
  * sinks, spans only, metrics only, both, and both with OTLP http/json; the OTLP endpoint is in
  * another process there, so its CPU is not counted.
@@ -67,6 +71,8 @@ const ROUNDS = Number(process.env.MCPTAP_BENCH_ROUNDS) || 5;
  * rounds charge that one-time cost to the per-exchange figures, the on tap's far more.
  */
 const WARMUP_SECONDS = Number(process.env.MCPTAP_BENCH_WARMUP_S ?? 8);
+/** Another build's bin/mcptap.js, whose telemetry taps run in the same rounds (MCPTAP_BENCH_BEFORE). */
+const BEFORE = process.env.MCPTAP_BENCH_BEFORE;
 const IN_PROCESS_EXCHANGES = 20_000;
 const TARGET_RATIO = 0.85;
 /** The deployed settings (10% of traces with metrics, metrics only) against off, median round. */
@@ -401,6 +407,7 @@ export async function runOtelBench(): Promise<string> {
   const otlp = await countingOtlpProcess();
   // The sampled tap's own endpoint: its spans are counted apart from the always-on tap's.
   const otlpSampled = await countingOtlpProcess();
+  const otlpBefore = BEFORE ? await countingOtlpProcess() : undefined;
   const procs: Proc[] = [];
   try {
     const upstream = await spawnUntil('upstream', [join(BENCH_FIXTURES, 'http-echo-server.mjs')], /"url":"([^"]+)"/, 'stdout');
@@ -427,7 +434,15 @@ export async function runOtelBench(): Promise<string> {
       OTEL_TRACES_EXPORTER: 'none',
     });
     procs.push(metricsOnly);
-    const taps = [off, decode, on, sampled, metricsOnly];
+    const before: Proc[] = [];
+    if (BEFORE && otlpBefore) {
+      const args = [BEFORE, ...tapArgs.slice(1), '--otlp', otlpBefore.url, '--metrics', '127.0.0.1:0'];
+      before.push(await spawnUntil('before: spans + metrics on', args, listening, 'stderr'));
+      before.push(await spawnUntil('before: spans 10% + metrics', args, listening, 'stderr', SAMPLED_ENV));
+      before.push(await spawnUntil('before: metrics only', args, listening, 'stderr', { OTEL_TRACES_EXPORTER: 'none' }));
+      procs.push(...before);
+    }
+    const taps = [off, decode, on, sampled, metricsOnly, ...before];
     // The warm off tap's rate over 2 s more sets every later load's size: a fixed number of requests, all answered.
     const offWarm = await warmUp(off);
     const calibration = await saturatingLoad(off, { duration: 2 });
@@ -436,7 +451,7 @@ export async function runOtelBench(): Promise<string> {
     const perRound = Math.max(CONNECTIONS * 20, Math.round((offRate * SECONDS) / CONNECTIONS) * CONNECTIONS);
     const warmAmount = Math.round((perRound * WARMUP_SECONDS) / SECONDS / CONNECTIONS) * CONNECTIONS;
     const exchanges = new Map<Proc, number>([[off, offWarm.sent + calibration.result.requests.sent]]);
-    for (const p of [decode, on, sampled, metricsOnly]) exchanges.set(p, (await warmUp(p, warmAmount)).sent);
+    for (const p of [decode, on, sampled, metricsOnly, ...before]) exchanges.set(p, (await warmUp(p, warmAmount)).sent);
     const best = new Map<Proc, Round>();
     // Each round's own rate ratio to off: the spread shows how far the machine moved.
     const ratios = new Map<Proc, number[]>(taps.map((p) => [p, []]));
@@ -444,7 +459,11 @@ export async function runOtelBench(): Promise<string> {
     for (let round = 0; round < rounds; round++) {
       const rates = new Map<Proc, number>();
       for (const p of taps) {
-        const r = await saturate(p, { upstream: upstream.child.pid, otlp: p === sampled ? otlpSampled.pid : otlp.pid }, perRound);
+        const r = await saturate(
+          p,
+          { upstream: upstream.child.pid, otlp: p === sampled ? otlpSampled.pid : before.includes(p) ? otlpBefore!.pid : otlp.pid },
+          perRound,
+        );
         rates.set(p, r.rps);
         exchanges.set(p, exchanges.get(p)! + r.sent);
         const prev = best.get(p);
@@ -524,6 +543,7 @@ export async function runOtelBench(): Promise<string> {
       roundRatios(ratios.get(on)!),
       `spans 10% + metrics vs off, each round: ${spread(sampled)[2]} (median ${spread(sampled)[0]}, target >= ${SAMPLED_TARGET_RATIO}x: ${verdict(sampled)})`,
       `metrics only vs off, each round: ${spread(metricsOnly)[2]} (median ${spread(metricsOnly)[0]}, target >= ${SAMPLED_TARGET_RATIO}x: ${verdict(metricsOnly)})`,
+      ...before.map((p) => `${p.name} vs off, each round: ${spread(p)[2]} (median ${spread(p)[0]})`),
       sampledShare(sampledSpans, exchanges.get(sampled)!) +
         (topUp > 0 ? ` (incl. ${topUp} unmeasured requests after the rounds, to reach ${SAMPLED_MIN_EXCHANGES})` : ''),
       ...metricLines.map((l) => `metric counts, ${l}`),
@@ -540,11 +560,12 @@ export async function runOtelBench(): Promise<string> {
         (inSpans === IN_PROCESS_EXCHANGES && inBoth.spansDropped === 0 ? ' (complete)' : ` (INCOMPLETE: ${inBoth.spansDropped} dropped)`),
       `OTLP endpoint (a process of its own) received ${received.requests} exports, ${(received.bytes / 1e6).toFixed(1)} MB` +
         (received.spans.undecoded > 0 ? `, ${received.spans.undecoded} trace exports it could not decode` : ''),
-      ...[on, sampled, metricsOnly].flatMap((p) => p.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `${p.name} said: ${l}`)),
+      ...[on, sampled, metricsOnly, ...before].flatMap((p) => p.lines.filter((l) => /otel|drop/i.test(l)).map((l) => `${p.name} said: ${l}`)),
     ].join('\n');
   } finally {
     for (const p of procs.reverse()) await stop(p);
     await otlp.stop();
     await otlpSampled.stop();
+    await otlpBefore?.stop();
   }
 }

@@ -149,9 +149,10 @@ export interface ConnectionFacts {
   sessionId?: string;
 }
 
-/** Attributes known once the exchange has its outcome. */
-export function exchangeEndAttributes(ex: Exchange, facts: ConnectionFacts = {}): Attributes {
-  const attrs: Attributes = { [MCPTAP_ATTR.outcome]: ex.outcome, [MCPTAP_ATTR.era]: ex.era };
+/** Attributes known once the exchange has its outcome, added to `attrs` (a span's start attributes: one object, not two). */
+export function exchangeEndAttributes(ex: Exchange, facts: ConnectionFacts = {}, attrs: Attributes = {}): Attributes {
+  attrs[MCPTAP_ATTR.outcome] = ex.outcome;
+  attrs[MCPTAP_ATTR.era] = ex.era;
   const version = ex.protocolVersion ?? facts.protocolVersion;
   if (version) attrs[ATTR_MCP_PROTOCOL_VERSION] = version;
   const session = ex.sessionId ?? facts.sessionId;

@@ -4,7 +4,7 @@ import type { Logger } from '../util/logger.js';
 export interface OtelSinkCommonOptions {
   /** Sink name in stats and logs. */
   name?: string;
-  /** Requests tracked at once (open spans, in-flight gauge entries). Default 10,000; beyond it they are not tracked. */
+  /** Requests tracked at once (exchanges awaiting their span, in-flight gauge entries). Default 10,000; beyond it they are not tracked. */
   maxInFlight?: number;
   /** Pushes what was recorded to the exporter (the provider's forceFlush). */
   forceFlush?: () => Promise<void>;

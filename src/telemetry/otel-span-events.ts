@@ -6,7 +6,7 @@
  * The MCP semantic conventions define no span events, so these names are mcptap's own and live
  * under `mcptap.*`: semconv asks applications not to add names to a namespace it owns (`mcp.*`).
  */
-import type { Attributes, Span } from '@opentelemetry/api';
+import type { Attributes, HrTime } from '@opentelemetry/api';
 import type { Exchange } from '../model/exchange.js';
 import { usToHrTime } from './otel-attributes.js';
 
@@ -32,21 +32,30 @@ export const MCPTAP_EVENT = {
 /** SSE events recorded per span; the total is always in `mcptap.sse.events`. */
 export const MAX_SSE_SPAN_EVENTS = 256;
 
-export function addExchangeEvents(span: Span, ex: Exchange): void {
+/** One span event: its name, attributes and time. */
+export interface SpanEventData {
+  name: string;
+  attributes: Attributes;
+  time: HrTime;
+}
+
+/** The exchange's span events, in the order they are added to its span. */
+export function exchangeEvents(ex: Exchange): SpanEventData[] {
+  const events: SpanEventData[] = [];
+  const add = (name: string, attributes: Attributes, us: number) => events.push({ name, attributes, time: usToHrTime(us) });
   for (const p of ex.progress) {
     const attrs: Attributes = { [MCPTAP_EVENT.progressValue]: p.progress };
     if (p.total !== undefined) attrs[MCPTAP_EVENT.progressTotal] = p.total;
     if (p.message !== undefined) attrs[MCPTAP_EVENT.progressMessage] = p.message;
-    span.addEvent(MCPTAP_EVENT.progress, attrs, usToHrTime(p.timeUs));
+    add(MCPTAP_EVENT.progress, attrs, p.timeUs);
   }
   const sse = ex.transport?.eventTimesUs;
   const n = sse ? Math.min(sse.length, MAX_SSE_SPAN_EVENTS) : 0;
-  for (let i = 0; i < n; i++) span.addEvent(MCPTAP_EVENT.sseEvent, { [MCPTAP_EVENT.sseEventIndex]: i }, usToHrTime(sse![i]!));
+  for (let i = 0; i < n; i++) add(MCPTAP_EVENT.sseEvent, { [MCPTAP_EVENT.sseEventIndex]: i }, sse![i]!);
   // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response (the
   // HTTP tap notes it on every body), which the span's end time already says.
   const t = ex.transport;
-  if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined))
-    span.addEvent(MCPTAP_EVENT.sseStreamEnd, {}, usToHrTime(t.streamEndUs));
+  if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined)) add(MCPTAP_EVENT.sseStreamEnd, {}, t.streamEndUs);
   if (ex.cancel) {
     const attrs: Attributes = { [MCPTAP_EVENT.cancelBy]: ex.cancel.by };
     if (ex.cancel.reason !== undefined) attrs[MCPTAP_EVENT.cancelReason] = ex.cancel.reason;
@@ -57,9 +66,10 @@ export function addExchangeEvents(span: Span, ex: Exchange): void {
       attrs[MCPTAP_EVENT.cancelWorkAfter] = a.workAfterUs / 1000;
       if (a.streamEndAfterUs !== undefined) attrs[MCPTAP_EVENT.cancelStreamEndAfter] = a.streamEndAfterUs / 1000;
     }
-    span.addEvent(MCPTAP_EVENT.cancelled, attrs, usToHrTime(ex.cancel.timeUs));
+    add(MCPTAP_EVENT.cancelled, attrs, ex.cancel.timeUs);
   }
   if (ex.responseAfterCancel) {
-    span.addEvent(MCPTAP_EVENT.responseAfterCancel, {}, usToHrTime(ex.endUs ?? ex.cancel?.timeUs ?? ex.startUs));
+    add(MCPTAP_EVENT.responseAfterCancel, {}, ex.endUs ?? ex.cancel?.timeUs ?? ex.startUs);
   }
+  return events;
 }

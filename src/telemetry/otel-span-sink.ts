@@ -1,34 +1,34 @@
 /**
  * OpenTelemetry spans: exactly one CLIENT span per request exchange (either direction), following
  * the MCP semantic conventions, plus one `mcp.session` span per connection (stdio process or HTTP
- * session).
+ * session) and one `mcptap.stream` span per standalone GET stream.
  *
- * Exchange spans are started at ExchangeStarted with `startTime = startUs` (so their ids exist
- * while the request is in flight: {@link OtelSpanSink.spanContextForExchange}) and ended at
- * ExchangeCompleted with `endTime = endUs`. An exchange that completes without a start event (or
- * whose start found the in-flight table full) gets its span created at completion instead.
- *
- * Trace context (SEP-414): the parent is the request's `params._meta.traceparent`; otherwise the
- * span is a new root. With `--inject-trace-context` the tap minted the span's own ids up front
- * ({@link TraceContextMinter}) and the parent is what the caller had sent. An HTTP `traceparent`
- * header becomes a link, and so does the connection's session span: exchanges belong to the
- * caller's trace, never to the session span.
+ * Every span is built once, when what it covers has ended, as plain data (span-data.ts) and handed
+ * to the SDK's tracer by {@link emitSpan}: nothing here keeps a live span. In flight the sink
+ * remembers only what completion needs, per exchange (bounded by `maxInFlight`): the start, the
+ * injected context and the HTTP trace headers; per connection its session span's ids and attributes.
+ * What is still open at close() ends then, marked `mcptap.unfinished`.
  *
  * Span ids: with `spanIds` every span's ids are derived from the run's seed and the exchange key
- * (or connection id and open time), so replaying a recording (`mcptap export`) reproduces the live
- * ids exactly. With `recordedInjection` (replaying a recording whose tap injected trace context)
- * a host->server request's `_meta.traceparent` is the span's own context, as it was live; the
- * caller's original parent was overwritten on the wire and is not known then.
+ * (or connection id and open time), so replaying a recording (`mcptap export`, which feeds the
+ * recorded events to this same sink) reproduces the live ids exactly. With `recordedInjection`
+ * (replaying a recording whose tap injected trace context) a host->server request's
+ * `_meta.traceparent` is the span's own context, as it was live; the caller's original parent was
+ * overwritten on the wire and is not known then.
  *
- * The tracer comes in through the constructor; nothing here touches the global OTel API.
+ * Sampling: the provider's sampler is asked before a span's data is built (span-data.ts, `decide`),
+ * so a sampled-out exchange costs its ids and the sampler's call; the SDK's tracer asks it again
+ * for the spans it makes. The tracer comes in through the constructor; nothing here touches the
+ * global OTel API.
  */
-import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
-import type { ConnectionClosed, ConnectionInfo, ConnectionOpened, FrameSeen, StreamClosed, TapEvent } from '../model/events.js';
+import { SpanKind, type Attributes, type Link, type Tracer } from '@opentelemetry/api';
+import { RandomIdGenerator, type Sampler } from '@opentelemetry/sdk-trace-base';
+import type { ConnectionClosed, ConnectionOpened, FrameSeen, StreamClosed, TapEvent } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
-import { DirectTracer } from './direct-tracer.js';
 import type { PresetIdGenerator } from './preset-id-generator.js';
+import { samplerFor } from './samplers.js';
 import type { SeededSpanIds, SpanIds } from './seeded-span-ids.js';
 import type { MintedTraceContext, TraceContextMinter } from './trace-context-minter.js';
 import { metaTraceCarrier, parseTraceContext } from './trace-context.js';
@@ -36,14 +36,17 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { SayOnce } from '../util/say-once.js';
 import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
-import { connectionAttributes, exchangeEndAttributes, exchangeStartAttributes, MCPTAP_ATTR, spanNameOf, statusOf, usToHrTime } from './otel-attributes.js';
-import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
-import { addExchangeEvents } from './otel-span-events.js';
+import { connectionAttributes, MCPTAP_ATTR, usToHrTime } from './otel-attributes.js';
+import { contentString, type ContentOptions, type Redact } from './otel-content.js';
+import { decide, emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type SpanData, type TraceHeaders } from './span-data.js';
 import { emptyStats, type Sink, type SinkStats } from '../sinks/sink.js';
 
 /** `name` defaults to `otel-spans`. */
 export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
+  /** The provider's tracer: every span goes through it. */
   tracer: Tracer;
+  /** The provider's sampler, asked before a span's data is built. Default: parent-based always-on, the SDK's default. */
+  sampler?: Sampler;
   /** Export resource URIs, arguments, params and results (redacted, truncated). Default false. */
   captureContent?: boolean;
   /** Applied to every captured value before export. */
@@ -64,23 +67,30 @@ export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
   clock?: Clock;
 }
 
+/** What an exchange's span needs from before its completion. */
+interface OpenExchange {
+  ex: Exchange;
+  minted?: MintedTraceContext;
+  headers?: TraceHeaders;
+}
+
 interface ConnectionState {
-  info: ConnectionInfo;
   /** connectionAttributes(info), computed once: every exchange span carries them. */
   attrs: Attributes;
-  span?: Span;
-  /** The link to `span` every exchange span gets, made once (spans copy what they are given). */
-  sessionLinks?: Link[];
+  /** The `mcp.session` span, built at open and emitted when the connection closes. */
+  session: SpanData;
+  /** Whether the sampler records the session span. */
+  sessionRecorded: boolean;
+  /** The link to the session span every exchange span gets, made once. */
+  sessionLink?: Link;
   protocolVersion?: string;
   sessionId?: string;
 }
 
-const SESSION_LINK_ATTRS: Attributes = Object.freeze({ 'mcptap.link': 'session' });
-const NO_LINKS = Object.freeze([]) as unknown as Link[];
-
 export class OtelSpanSink implements Sink {
   readonly name: string;
   private readonly tracer: Tracer;
+  private readonly sampler: Sampler;
   private readonly opts: OtelSpanSinkOptions;
   private readonly logger: Logger;
   /** Errors of this sink: the first is said, the rest counted. */
@@ -89,7 +99,9 @@ export class OtelSpanSink implements Sink {
   private readonly content: ContentOptions | undefined;
   private readonly maxInFlight: number;
   private readonly connections = new Map<string, ConnectionState>();
-  private readonly inFlight = new Map<string, Span>();
+  private readonly inFlight = new Map<string, OpenExchange>();
+  /** Ids for session spans without seeded ones: a session's id must be known at open, for the links. */
+  private readonly randomIds = new RandomIdGenerator();
   private readonly counts = emptyStats();
   private closed = false;
   private warnedInjection = false;
@@ -97,6 +109,7 @@ export class OtelSpanSink implements Sink {
   constructor(opts: OtelSpanSinkOptions) {
     this.opts = opts;
     this.tracer = opts.tracer;
+    this.sampler = opts.sampler ?? samplerFor(undefined);
     this.name = opts.name ?? 'otel-spans';
     this.logger = opts.logger ?? silentLogger;
     this.errorsSaid = new SayOnce((m) => this.logger.warn(m));
@@ -117,14 +130,11 @@ export class OtelSpanSink implements Sink {
         case 'connection-closed':
           return this.closeConnection(event);
         case 'exchange-started':
-          // Past the bound (or on a repeated start) the span is made at completion instead.
-          if (this.inFlight.size < this.maxInFlight && !this.inFlight.has(event.exchange.key))
-            this.inFlight.set(event.exchange.key, this.startExchange(event.exchange));
-          return;
+          return this.startExchange(event.exchange);
         case 'exchange-completed':
           return this.completeExchange(event.exchange);
         case 'frame':
-          return this.linkHttpParent(event);
+          return this.noteTraceHeaders(event);
         case 'stream-closed':
           // A listen stream is an exchange, with its span; a standalone GET stream answers none.
           return event.kind === 'get' ? this.getStreamSpan(event) : undefined;
@@ -137,16 +147,6 @@ export class OtelSpanSink implements Sink {
     }
   }
 
-  /** The span context of an exchange in flight (its span exists from ExchangeStarted on). */
-  spanContextForExchange(exchangeKey: string): SpanContext | undefined {
-    return this.inFlight.get(exchangeKey)?.spanContext();
-  }
-
-  /** The `mcp.session` span context of an open connection. */
-  spanContextForConnection(connectionId: string): SpanContext | undefined {
-    return this.connections.get(connectionId)?.span?.spanContext();
-  }
-
   async flush(): Promise<void> {
     await this.opts.forceFlush?.().catch((e) => this.error(e));
   }
@@ -155,15 +155,18 @@ export class OtelSpanSink implements Sink {
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
-      const end = usToHrTime(this.clock.nowUs());
-      for (const span of this.inFlight.values()) {
-        span.setAttribute('mcptap.unfinished', true);
-        span.end(end);
+      const nowUs = this.clock.nowUs();
+      for (const open of this.inFlight.values()) {
+        try {
+          this.emitExchange(open.ex, open, nowUs);
+        } catch (err) {
+          this.error(err);
+        }
       }
       this.inFlight.clear();
       for (const conn of this.connections.values()) {
-        conn.span?.setAttribute('mcptap.unfinished', true);
-        conn.span?.end(end);
+        conn.session.attributes['mcptap.unfinished'] = true;
+        this.emitSession(conn, nowUs);
       }
       this.connections.clear();
     }
@@ -177,23 +180,37 @@ export class OtelSpanSink implements Sink {
   private openConnection(e: ConnectionOpened): void {
     const info = e.connection;
     const connAttrs = connectionAttributes(info);
-    const attrs: Attributes = { ...connAttrs, [MCPTAP_ATTR.connectionId]: info.connectionId };
-    if (info.sessionId) attrs[ATTR_MCP_SESSION_ID] = info.sessionId;
-    if (info.pid !== undefined) attrs[ATTR_PROCESS_PID] = info.pid;
-    if (this.content) {
-      const target = contentString(info.target, this.content);
-      if (target !== undefined) attrs['mcptap.connection.target'] = target;
+    // A connection id opened again: the earlier session ends where the new one starts.
+    const earlier = this.connections.get(info.connectionId);
+    if (earlier) this.emitSession(earlier, e.timeUs);
+    const ids = this.presetIds(this.opts.spanIds?.session(info.connectionId, e.timeUs)) ?? this.sessionIds();
+    const decision = decide(this.sampler, 'mcp.session', undefined, ids);
+    const recorded = decision?.recorded ?? true;
+    const attrs: Attributes = recorded ? { ...connAttrs, [MCPTAP_ATTR.connectionId]: info.connectionId } : {};
+    if (recorded) {
+      if (info.sessionId) attrs[ATTR_MCP_SESSION_ID] = info.sessionId;
+      if (info.pid !== undefined) attrs[ATTR_PROCESS_PID] = info.pid;
+      if (this.content) {
+        const target = contentString(info.target, this.content);
+        if (target !== undefined) attrs['mcptap.connection.target'] = target;
+      }
     }
-    const start = () => this.tracer.startSpan('mcp.session', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.timeUs), attributes: attrs }, ROOT_CONTEXT);
-    const span = this.withIds(this.opts.spanIds?.session(info.connectionId, e.timeUs), start);
-    this.connections.get(info.connectionId)?.span?.end(usToHrTime(e.timeUs));
-    // Frozen: a tracer that copies links (the SDK's) copies it, DirectTracer may keep it as it is.
-    const sessionLinks = this.opts.linkToSession !== false ? [Object.freeze({ context: span.spanContext(), attributes: SESSION_LINK_ATTRS })] : undefined;
+    const session: SpanData = {
+      name: 'mcp.session',
+      kind: SpanKind.CLIENT,
+      startTime: usToHrTime(e.timeUs),
+      endTime: usToHrTime(e.timeUs),
+      ...(ids ? { ids } : {}),
+      attributes: attrs,
+      links: [],
+      events: [],
+    };
+    const link = this.opts.linkToSession !== false && decision ? sessionLinkTo(decision.context) : undefined;
     this.connections.set(info.connectionId, {
-      info,
       attrs: connAttrs,
-      span,
-      ...(sessionLinks ? { sessionLinks } : {}),
+      session,
+      sessionRecorded: recorded,
+      ...(link ? { sessionLink: link } : {}),
       ...(info.sessionId ? { sessionId: info.sessionId } : {}),
     });
   }
@@ -201,12 +218,17 @@ export class OtelSpanSink implements Sink {
   private closeConnection(e: ConnectionClosed): void {
     const conn = this.connections.get(e.connectionId);
     this.connections.delete(e.connectionId);
-    const span = conn?.span;
-    if (!span) return;
-    span.setAttribute('mcptap.close.reason', e.reason);
-    if (typeof e.exitCode === 'number') span.setAttribute(ATTR_PROCESS_EXIT_CODE, e.exitCode);
-    if (e.signal) span.setAttribute('mcptap.close.signal', e.signal);
-    span.end(usToHrTime(e.timeUs));
+    if (!conn) return;
+    const attrs = conn.session.attributes;
+    attrs['mcptap.close.reason'] = e.reason;
+    if (typeof e.exitCode === 'number') attrs[ATTR_PROCESS_EXIT_CODE] = e.exitCode;
+    if (e.signal) attrs['mcptap.close.signal'] = e.signal;
+    this.emitSession(conn, e.timeUs);
+  }
+
+  private emitSession(conn: ConnectionState, endUs: number): void {
+    if (!conn.sessionRecorded) return;
+    emitSpan(this.tracer, { ...conn.session, endTime: usToHrTime(endUs) }, this.opts.idGenerator);
   }
 
   /** One `mcptap.stream` span per standalone GET stream, made when it ended: how long it was open, what it carried. */
@@ -219,37 +241,71 @@ export class OtelSpanSink implements Sink {
       [MCPTAP_ATTR.streamNotifications]: e.notifications,
     };
     if (conn?.sessionId) attrs[ATTR_MCP_SESSION_ID] = conn.sessionId;
-    const links = conn?.sessionLinks ?? NO_LINKS;
-    const span = this.tracer.startSpan('mcptap.stream', { kind: SpanKind.CLIENT, startTime: usToHrTime(e.openedUs), attributes: attrs, links }, ROOT_CONTEXT);
-    span.end(usToHrTime(e.timeUs));
+    emitSpan(this.tracer, {
+      name: 'mcptap.stream',
+      kind: SpanKind.CLIENT,
+      startTime: usToHrTime(e.openedUs),
+      endTime: usToHrTime(e.timeUs),
+      attributes: attrs,
+      links: conn?.sessionLink ? [conn.sessionLink] : [],
+      events: [],
+    });
   }
 
-  private startExchange(ex: Exchange): Span {
+  /** Remembers what the exchange's span will need (past the bound, or on a repeated start, nothing). */
+  private startExchange(ex: Exchange): void {
+    if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
+    const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
+    this.inFlight.set(ex.key, { ex, ...(minted ? { minted } : {}) });
+  }
+
+  /** An HTTP `traceparent` header on the request is the HTTP span: a link, not the parent. */
+  private noteTraceHeaders(e: FrameSeen): void {
+    if (!e.exchangeKey || e.frame.kind !== 'message' || e.frame.messageKind !== 'request') return;
+    const headers = e.frame.context?.headers;
+    if (!headers?.traceparent) return;
+    const open = this.inFlight.get(e.exchangeKey);
+    if (open) open.headers = { traceparent: headers.traceparent, ...(headers.tracestate ? { tracestate: headers.tracestate } : {}) };
+  }
+
+  private completeExchange(ex: Exchange): void {
+    const open = this.inFlight.get(ex.key);
+    this.inFlight.delete(ex.key);
     const conn = this.connections.get(ex.connectionId);
-    const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id) ?? this.recordedContext(ex);
-    // An injected traceparent is the tap's own span, not its parent: the parent is what the caller sent.
-    const parent = minted ? minted.parent : parseTraceContext(metaTraceCarrier(ex.request));
-    const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
-    const links = conn?.sessionLinks ?? NO_LINKS;
-    const name = spanNameOf(ex);
-    const options = () => ({ kind: SpanKind.CLIENT, startTime: usToHrTime(ex.startUs), attributes: exchangeStartAttributes(ex, conn?.attrs), links });
-    // DirectTracer asks the sampler first and builds the options only for a span it records (it
-    // then keeps the new attributes object instead of copying it).
-    const tracer = this.tracer;
-    const start =
-      tracer instanceof DirectTracer ? () => tracer.startSpanDeferred(name, SpanKind.CLIENT, ctx, options) : () => tracer.startSpan(name, options(), ctx);
-    return this.withIds(minted?.spanContext ?? this.opts.spanIds?.exchange(ex.key), start);
+    if (conn) this.learn(conn, ex);
+    this.emitExchange(ex, open, undefined);
   }
 
-  /** Start one span with preset ids (when there are any and the provider's generator is ours). */
-  private withIds(ids: SpanIds | undefined, start: () => Span): Span {
-    if (!ids) return start();
-    if (!this.opts.idGenerator) {
-      if (!this.warnedInjection) this.logger.warn('otel: span ids were decided up front but the span sink has no PresetIdGenerator; spans get random ids');
-      this.warnedInjection = true;
-      return start();
-    }
-    return this.opts.idGenerator.withIds(ids, start);
+  /** Builds and emits an exchange's span, unless the sampler drops it (then nothing of it is built). */
+  private emitExchange(ex: Exchange, open: OpenExchange | undefined, unfinishedAtUs: number | undefined): void {
+    const minted = open ? open.minted : this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
+    const place = exchangePlace(ex, minted ?? this.recordedContext(ex), this.presetIds(this.opts.spanIds?.exchange(ex.key)));
+    if (decide(this.sampler, place.name, place.parent, place.ids)?.recorded === false) return;
+    const conn = this.connections.get(ex.connectionId);
+    const data = exchangeSpan(ex, {
+      place,
+      connAttrs: conn?.attrs,
+      facts: conn,
+      sessionLink: conn?.sessionLink,
+      headers: open?.headers,
+      content: this.content,
+      redact: this.opts.redact,
+      unfinishedAtUs,
+    });
+    emitSpan(this.tracer, data, this.opts.idGenerator);
+  }
+
+  /** Ids decided up front, when the provider's generator can give them to the span (otherwise random, said once). */
+  private presetIds(ids: SpanIds | undefined): SpanIds | undefined {
+    if (!ids || this.opts.idGenerator) return ids;
+    if (!this.warnedInjection) this.logger.warn('otel: span ids were decided up front but the span sink has no PresetIdGenerator; spans get random ids');
+    this.warnedInjection = true;
+    return undefined;
+  }
+
+  /** Random ids for a session span, known at open; none when they cannot be given to the span. */
+  private sessionIds(): SpanIds | undefined {
+    return this.opts.idGenerator ? { traceId: this.randomIds.generateTraceId(), spanId: this.randomIds.generateSpanId() } : undefined;
   }
 
   /** `recordedInjection`: the tap wrote this span's own context into the recorded host->server request. */
@@ -259,60 +315,21 @@ export class OtelSpanSink implements Sink {
     return own ? { spanContext: own, carrier: {} } : undefined;
   }
 
-  private completeExchange(ex: Exchange): void {
-    const span = this.inFlight.get(ex.key) ?? this.startExchange(ex);
-    this.inFlight.delete(ex.key);
-    const conn = this.connections.get(ex.connectionId);
-    if (conn) this.learn(conn, ex);
-    // Sampled out: nothing of the exchange is built for a span that keeps nothing.
-    if (!span.isRecording()) return;
-    span.setAttributes(exchangeEndAttributes(ex, conn ?? {}));
-    let toolText: string | undefined;
-    if (this.content) {
-      span.setAttributes(contentAttributes(ex, this.content));
-      if (ex.outcome === 'tool_error') toolText = contentString(ex.errorMessage, this.content);
-    }
-    addExchangeEvents(span, ex);
-    // An error's message is free text a server may fill with anything (a connection string, a key).
-    const redact = this.opts.redact;
-    const errorText = ex.outcome === 'jsonrpc_error' && ex.errorMessage !== undefined && redact ? String(redact(ex.errorMessage)) : undefined;
-    span.setStatus(statusOf(ex, toolText, errorText));
-    span.end(usToHrTime(Math.max(ex.startUs, endUsOf(ex))));
-  }
-
   /** Remember the protocol version and session id the connection revealed, for later exchanges and the session span. */
   private learn(conn: ConnectionState, ex: Exchange): void {
     const result = (ex.response as JsonRpcResponse | undefined)?.result;
     const version = ex.method === 'initialize' && isRecord(result) && typeof result.protocolVersion === 'string' ? result.protocolVersion : ex.protocolVersion;
     if (version && version !== conn.protocolVersion) {
       conn.protocolVersion = version;
-      conn.span?.setAttribute(ATTR_MCP_PROTOCOL_VERSION, version);
+      conn.session.attributes[ATTR_MCP_PROTOCOL_VERSION] = version;
     }
     if (ex.sessionId && !conn.sessionId) {
       conn.sessionId = ex.sessionId;
-      conn.span?.setAttribute(ATTR_MCP_SESSION_ID, ex.sessionId);
+      conn.session.attributes[ATTR_MCP_SESSION_ID] = ex.sessionId;
     }
-  }
-
-  /** An HTTP `traceparent` header on the request is the HTTP span: a link, not the parent. */
-  private linkHttpParent(e: FrameSeen): void {
-    if (!e.exchangeKey || e.frame.kind !== 'message' || e.frame.messageKind !== 'request') return;
-    const header = e.frame.context?.headers?.traceparent;
-    if (!header) return;
-    const span = this.inFlight.get(e.exchangeKey);
-    if (!span?.isRecording()) return;
-    const sc = parseTraceContext({ traceparent: header, ...(e.frame.context?.headers?.tracestate ? { tracestate: e.frame.context.headers.tracestate } : {}) });
-    if (!sc) return;
-    // When the header and `_meta` name the same span, it already is the parent; a link would repeat it.
-    if (sc.spanId === parseTraceContext(metaTraceCarrier(e.frame.message))?.spanId) return;
-    span.addLink({ context: sc, attributes: { 'mcptap.link': 'http' } });
   }
 
   private error(err: unknown): void {
     this.counts.errors = this.errorsSaid.count('error', () => `otel span sink error (further errors counted, not logged): ${String(err)}`);
   }
-}
-
-function endUsOf(ex: Exchange): number {
-  return ex.endUs ?? ex.transport?.streamEndUs ?? ex.cancel?.timeUs ?? ex.startUs;
 }

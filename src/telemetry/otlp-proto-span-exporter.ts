@@ -1,22 +1,18 @@
 /**
- * The OTLP/HTTP protobuf span exporter: the SDK's own exporter parts (configuration merged with
- * OTEL_EXPORTER_OTLP_* exactly as `@opentelemetry/exporter-trace-otlp-proto` does, its HTTP
- * transport, retries, compression and response handling) with {@link OtlpSpanSerializer} in
- * place of the SDK serializer, which cost most of a span's export CPU.
+ * The OTLP/HTTP protobuf span exporter: the SDK's own, assembled from exactly the parts
+ * `@opentelemetry/exporter-trace-otlp-proto`'s OTLPTraceExporter is (its HTTP export delegate with
+ * OTEL_EXPORTER_OTLP_* merged, transport, retries, compression; the SDK's ProtobufTraceSerializer),
+ * plus one thing that class cannot be asked for: the collector's answer.
  *
- * It reads the collector's answer: an OTLP partial success (`rejected_spans`) is a 200 that the
- * SDK only logs through its diag channel; here it reaches `onRejected`, so spans a collector
- * refused count as not delivered (and `mcptap export` fails) instead of passing for delivered.
- * (http/json uses the SDK's own exporter-trace-otlp-http, which keeps that to its diag channel.)
- *
- * The two packages imported here are the ones exporter-trace-otlp-proto is built from (same
- * release line, 0.223).
+ * An OTLP partial success (`rejected_spans`) is a 200 that the SDK only logs through its diag
+ * channel; here it reaches `onRejected`, so spans a collector refused count as not delivered (and
+ * `mcptap export` fails) instead of passing for delivered. test/telemetry/otlp-proto-span-exporter
+ * checks the requests against OTLPTraceExporter's, byte for byte.
  */
 import { OTLPExporterBase, type OTLPExporterNodeConfigBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper, type ISerializer, type IExportTraceServiceResponse } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { OtlpSpanSerializer } from './otlp-span-serializer.js';
 
 /** The component type the SDK's protobuf span exporter reports itself as (self-observability). */
 const COMPONENT_TYPE = 'otlp_http_span_exporter';
@@ -24,10 +20,10 @@ const COMPONENT_TYPE = 'otlp_http_span_exporter';
 /** Told how many spans of an export the collector refused (OTLP partial success), and why. */
 export type OnRejected = (spans: number, message: string) => void;
 
-/** Our request serializer; the response is the SDK's, read here for a partial success (the SDK reads it just before it reports the export's result). */
-function spanSerializer(serializer: OtlpSpanSerializer, onRejected: OnRejected | undefined): ISerializer<ReadableSpan[], IExportTraceServiceResponse> {
+/** The SDK's serializer, its response read for a partial success (the SDK reads it just before it reports the export's result). */
+function spanSerializer(onRejected: OnRejected | undefined): ISerializer<ReadableSpan[], IExportTraceServiceResponse> {
   return {
-    serializeRequest: (spans) => serializer.serialize(spans),
+    serializeRequest: (spans) => ProtobufTraceSerializer.serializeRequest(spans),
     deserializeResponse: (data) => {
       const response = ProtobufTraceSerializer.deserializeResponse(data);
       const rejected = Number(response.partialSuccess?.rejectedSpans ?? 0);
@@ -39,7 +35,5 @@ function spanSerializer(serializer: OtlpSpanSerializer, onRejected: OnRejected |
 
 export function createOtlpProtoSpanExporter(config: OTLPExporterNodeConfigBase, onRejected?: OnRejected): SpanExporter {
   const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
-  return new OTLPExporterBase(
-    createOtlpHttpExportDelegate(options, spanSerializer(new OtlpSpanSerializer(), onRejected), COMPONENT_TYPE, TraceExporterMetricsHelper, undefined),
-  );
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, spanSerializer(onRejected), COMPONENT_TYPE, TraceExporterMetricsHelper, undefined));
 }

@@ -3,7 +3,7 @@
  * telemetry-config.ts): the same classes the SDK's own environment reader builds, so the ratio rule
  * is the SDK's (TraceIdRatioBasedSampler on the trace id). All six are deterministic for a given
  * parent and trace id and read neither the span's name, attributes nor links: the tap may decide
- * before it builds a span (DirectTracer.startSpanDeferred) and the minter of injected contexts
+ * before it builds a span (span-data.ts, `decide`) and the minter of injected contexts
  * decides the same as the tracer later does.
  */
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';

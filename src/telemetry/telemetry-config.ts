@@ -38,8 +38,6 @@ export interface TelemetryConfig {
   spanQueue: { maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number; exportTimeoutMillis: number };
   /** Which spans are recorded and exported (OTEL_TRACES_SAMPLER); absent: `parentbased_always_on`. */
   sampler?: SamplerConfig;
-  /** The environment asks the SDK for span limits: its tracer makes the spans (direct-tracer.ts). */
-  sdkTracer?: boolean;
 }
 
 /** The OTel spec's sampler names, as OTEL_TRACES_SAMPLER spells them. */
@@ -102,7 +100,6 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
     injectTraceContext: flags.injectTraceContext ?? false,
     maxContentLength: 8192,
     ...samplerOf(e),
-    sdkTracer: sdkTracerRequired(e),
     spanQueue: {
       maxQueueSize: positiveInt(e.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
       maxExportBatchSize: positiveInt(e.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512,
@@ -254,25 +251,4 @@ function samplerOf(e: Env): { sampler?: SamplerConfig } {
   const ratio = Number(arg);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw configError(`OTEL_TRACES_SAMPLER_ARG=${arg}: expected a ratio from 0 to 1 for ${name}`);
   return { sampler: { name, ratio } };
-}
-
-/** OTEL_* variables the SDK's tracer provider reads for span limits. */
-const SDK_TRACER_ENV = [
-  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_LINK_COUNT_LIMIT',
-  'OTEL_SPAN_EVENT_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_PER_EVENT_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_PER_LINK_COUNT_LIMIT',
-];
-
-/**
- * True when the environment asks the SDK for span limits of its own (the SDK reads these from the
- * process environment itself): then the SDK's tracer makes the spans, so they are honoured exactly.
- * The sampler is not among them: both tracers take it from {@link TelemetryConfig.sampler}.
- */
-export function sdkTracerRequired(env: Readonly<Record<string, string | undefined>>): boolean {
-  return SDK_TRACER_ENV.some((name) => Boolean(env[name]?.trim()));
 }

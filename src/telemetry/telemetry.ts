@@ -12,12 +12,12 @@
  * - `shutdown()` is idempotent and bounded in time (close-deadline.ts): callers invoke it on exit and
  *   on SIGINT; an OTLP endpoint never reached is not waited for (endpoint-reachability.ts).
  *
- * CPU per exchange (the sinks run once per JSON-RPC exchange): spans are made by DirectTracer (the
- * SDK tracer's spans, less work; the SDK tracer when a span limit variable is set), sampled by the
- * SDK's Sampler from `config.sampler` before any attribute is built (a sampler that can never
- * sample, without `--inject-trace-context`, builds no span sink at all), OTLP/protobuf requests are written by OtlpSpanSerializer (the SDK serializer's bytes),
- * and the per-exchange histograms are aggregated by OwnHistograms (the SDK's data points, without
- * hashing the attribute set per record and reader). Each is compared with the SDK in test/telemetry.
+ * Spans: the provider's own tracer makes every span, from data built once when what it covers has
+ * ended (span-data.ts); the SDK's sampler (`config.sampler`) is asked before an exchange's data is
+ * built, and a sampler that can never sample, without `--inject-trace-context`, builds no span sink
+ * at all. The per-exchange histograms are aggregated by OwnHistograms (the SDK's data points,
+ * without hashing the attribute set per record and reader; own-histograms.ts says why it stays),
+ * compared with the SDK in test/telemetry.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,7 +41,6 @@ import { McptapError } from '../errors.js';
 import { CloseDeadline } from './close-deadline.js';
 import { CountingMetricExporter } from './counting-metric-exporter.js';
 import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
-import { DirectTracer, sdkSpanLimits } from './direct-tracer.js';
 import { OtlpReachability } from './endpoint-reachability.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
@@ -83,7 +82,7 @@ export interface Telemetry {
   readonly sinks: readonly Sink[];
   readonly spanSink?: OtelSpanSink;
   readonly metricsSink?: OtelMetricsSink;
-  /** The span sink's tracer: {@link DirectTracer} unless an OTEL_* span limit asks for the SDK's. */
+  /** The trace provider's tracer, the one the span sink makes its spans with. */
   readonly tracer?: Tracer;
   /** Present when `injectTraceContext` is on and traces are exported: the tap's injector. */
   readonly minter?: TraceContextMinter;
@@ -161,6 +160,7 @@ function buildSinks(
   const spanSink = traces
     ? new OtelSpanSink({
         tracer: traces.tracer,
+        sampler: traces.sampler,
         captureContent: config.captureContent,
         maxContentLength: config.maxContentLength,
         idGenerator: traces.idGenerator,
@@ -202,7 +202,7 @@ function buildResource(config: TelemetryConfig): Resource {
 
 interface TraceParts {
   provider: BasicTracerProvider;
-  /** The provider's own tracer, or the {@link DirectTracer} making the same spans for less CPU. */
+  /** The provider's own tracer. */
   tracer: Tracer;
   processors: CountingSpanProcessor[];
   /** The processor of the OTLP exporter, when there is one. */
@@ -237,17 +237,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   // An explicit sampler: the SDK would otherwise read OTEL_TRACES_SAMPLER from process.env itself.
   const sampler = samplerFor(config.sampler);
   const provider = new BasicTracerProvider({ resource, idGenerator, sampler, spanProcessors: processors, spanLimits });
-  // The provider stays in charge of flush and shutdown (it calls the same processors).
-  const tracer = config.sdkTracer
-    ? provider.getTracer(SCOPE, VERSION)
-    : new DirectTracer({
-        resource,
-        scope: { name: SCOPE, version: VERSION, schemaUrl: undefined },
-        idGenerator,
-        processors,
-        limits: sdkSpanLimits(spanLimits),
-        sampler,
-      });
+  const tracer = provider.getTracer(SCOPE, VERSION);
   return {
     provider,
     tracer,

@@ -1,7 +1,8 @@
 /**
- * createOtlpProtoSpanExporter against the SDK's own protobuf span exporter: the same spans sent to
- * a collector stand-in (node:http on 127.0.0.1) arrive as the same request, path, content type,
- * configured headers and body bytes; a refused export is reported as failed by both.
+ * createOtlpProtoSpanExporter (the SDK exporter's own parts, its answer read for partial successes)
+ * against the SDK's OTLPTraceExporter: the same spans sent to a collector stand-in (node:http on
+ * 127.0.0.1) arrive as the same request, path, content type, configured headers and body bytes; a
+ * refused export is reported as failed by both.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';

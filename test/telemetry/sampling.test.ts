@@ -1,5 +1,5 @@
 /**
- * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG on the fast tracer, checked against the OTLP
+ * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG on the span sink (asked before a span is built) and the SDK's tracer, checked against the OTLP
  * receiver in this process: spans and metrics both exported over OTLP/JSON. The ratio is checked
  * within a bound a correct sampler leaves with negligible probability; metrics are counted
  * exactly, whatever the spans.
@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig, SAMPLER_NAMES, type Env } from '../../src/telemetry/telemetry-config.js';
-import { DirectTracer } from '../../src/telemetry/direct-tracer.js';
 import type { SpanExportCounts } from '../../src/telemetry/counting-span-processor.js';
 import { McptapError } from '../../src/errors.js';
 import { TrafficScript } from '../sinks/traffic-script.js';
@@ -20,8 +19,6 @@ interface Exported {
   /** `mcptap.exchanges`, summed over outcomes. */
   exchangesCounted: number;
   spanSink: boolean;
-  /** The span sink's tracer is the fast one (DirectTracer), not the SDK's. */
-  directTracer: boolean;
   /** Trace export requests the receiver got (any span, session spans included). */
   traceExports: number;
   spanCounts: SpanExportCounts | undefined;
@@ -65,10 +62,8 @@ async function exportCalls(n: number, env: Env, parent: (i: number) => string | 
     s.close(n * 10 + 100);
     for (const e of s.events) for (const sink of t.sinks) sink.onEvent(e);
     const spanSink = t.spanSink !== undefined;
-    const directTracer = t.tracer instanceof DirectTracer;
     await t.shutdown();
     return {
-      directTracer,
       traceExports: receiver.requests.filter((r) => r.path === '/v1/traces').length,
       spanCounts: t.spanCounts(),
       exchangeSpans: receiver.spans.filter((x) => x.name !== 'mcp.session'),
@@ -102,7 +97,7 @@ describe('OTEL_TRACES_SAMPLER on the fast tracer', () => {
     // span's attributes before the sampler's decision. Resolved from the environment as the CLI does.
     for (const name of SAMPLER_NAMES.filter((n) => n !== 'always_off')) {
       const out = await exportCalls(5, { OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: '0.1' });
-      expect({ name, spanSink: out.spanSink, directTracer: out.directTracer }).toEqual({ name, spanSink: true, directTracer: true });
+      expect({ name, spanSink: out.spanSink }).toEqual({ name, spanSink: true });
     }
     // A ratio that samples (almost) nothing but still builds the span sink: 2,000 exchanges and the
     // session, each a 4-in-2^32 chance, so a correct sampler records one about once in 10^6 runs.
@@ -162,8 +157,6 @@ describe('OTEL_TRACES_SAMPLER in the config', () => {
     expect(resolve({ OTEL_TRACES_SAMPLER: 'traceidratio' }).sampler).toEqual({ name: 'traceidratio', ratio: 1 });
     expect(resolve({ OTEL_TRACES_SAMPLER: 'always_off', OTEL_TRACES_SAMPLER_ARG: 'ignored' }).sampler).toEqual({ name: 'always_off' });
     expect(resolve({ OTEL_TRACES_SAMPLER: 'always_off', OTEL_SDK_DISABLED: 'true' }).sampler).toBeUndefined();
-    // Span limits still go to the SDK's tracer; a sampler alone does not.
-    expect(resolve({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }).sdkTracer).toBe(false);
   });
 
   it('refuses an unknown sampler or a ratio outside 0..1 with a usage error', () => {

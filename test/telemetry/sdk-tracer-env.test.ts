@@ -1,8 +1,8 @@
 /**
- * The OTEL_* variables the SDK's tracer provider reads from `process.env` (span limits) still
- * apply: with one of them set, createTelemetry makes spans with the SDK's tracer instead of
- * DirectTracer. The sampler is resolved from the same environment and given to either tracer
- * (sampling.test.ts). Checked against the OTLP receiver in this process.
+ * The OTEL_* variables the SDK's tracer provider reads from `process.env` (span limits) apply to
+ * every span: the SDK's tracer makes them all. The sampler is resolved from the same environment
+ * and given to the provider and the span sink (sampling.test.ts). Checked against the OTLP
+ * receiver in this process.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTelemetry } from '../../src/telemetry/telemetry.js';
