@@ -248,6 +248,15 @@ interface Watched {
   errors: string[];
 }
 
+let shared: Promise<Browser> | undefined;
+/** One Chromium for the file: each page openUi opens is a context of its own (no cookie, storage or cache shared). */
+const sharedBrowser = () => (shared ??= chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'], timeout: 60_000 }));
+afterAll(async () => {
+  if (shared) await (await shared).close();
+});
+/** Closes the pages (their contexts) a test opened; the browser stays up for the next. */
+const closePages = (browser: Browser) => Promise.all(browser.contexts().map((c) => c.close()));
+
 async function openUi(browser: Browser, url: string): Promise<Watched> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const requests: string[] = [];
@@ -284,11 +293,11 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
   let browser: Browser;
   let w: Watched;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    browser = await sharedBrowser();
     w = await openUi(browser, ui.url);
   }, 90_000);
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closePages(browser);
   });
 
   it('lands on the bare URL and lists the recording and its exchanges', async () => {
@@ -430,7 +439,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
     const live = join(dir, 'live.db');
     const tapped = await connectThroughTap(['--record', live, '--require-recording'], [EVERYTHING, 'stdio']);
     let liveUi: UiCli | undefined;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    const browser = await sharedBrowser();
     try {
       await tapped.client.callTool({ name: 'echo', arguments: { message: 'before the page' } });
       // Bounded wait until the tap's indexer has the echo in the file (the page then has a row to show).
@@ -474,7 +483,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
       expect([...new Set(outcomes)]).toEqual(['pending', 'ok']);
       expect(w.requests.filter((r) => !r.startsWith(liveUi!.origin))).toEqual([]);
     } finally {
-      await browser.close();
+      await closePages(browser);
       await liveUi?.stop();
       await tapped.close();
     }
@@ -489,7 +498,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: a recording begun in the file after the p
     await first.close();
     for (let i = 0; i < 200 && !recorded(grows, 'echo'); i++) await new Promise((r) => setTimeout(r, 50));
     const grownUi = await startUi([grows]);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    const browser = await sharedBrowser();
     const rows = (page: Page) => page.$$eval('#recording-list tr[data-recording]', (trs) => trs.length);
     try {
       const w = await openUi(browser, grownUi.url);
@@ -506,7 +515,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: a recording begun in the file after the p
         await second.close();
       }
     } finally {
-      await browser.close();
+      await closePages(browser);
       await grownUi.stop();
     }
   }, 90_000);
@@ -541,7 +550,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
     const same = report.exchanges.find((x) => x.differences.length === 0)!;
     expect(echo.differences.map((d) => d.path)).toContain('/result/content/0/text');
     const replayUi = await startUi([db], ['--replay', result, '--jaeger', JAEGER]);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    const browser = await sharedBrowser();
     try {
       const w = await openUi(browser, replayUi.url);
       await w.page.click(`#table .row[data-row="${echo.exchange}"]`);
@@ -568,7 +577,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
       expect(w.requests.filter((r) => !r.startsWith(replayUi.origin))).toEqual([]);
       expect(w.errors).toEqual([]);
     } finally {
-      await browser.close();
+      await closePages(browser);
       await replayUi.stop();
     }
   }, 90_000);
@@ -593,7 +602,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: virtual scrolling of a long recording', (
     const long = join(dir, 'long.db');
     await longRecording(long, 3000);
     const longUi = await startUi([long]);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    const browser = await sharedBrowser();
     try {
       const w = await openUi(browser, longUi.url);
       const state = () =>
@@ -616,7 +625,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: virtual scrolling of a long recording', (
       expect(scrolled.rows).not.toContain(1);
       expect(w.errors).toEqual([]);
     } finally {
-      await browser.close();
+      await closePages(browser);
       await longUi.stop();
     }
   }, 90_000);
