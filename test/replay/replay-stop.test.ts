@@ -16,17 +16,21 @@ import { exitOf, signalAndWait } from '../helpers/signal-child.js';
 const CALLS = 20;
 
 /** The reference server over HTTP in a process of its own, so that a test can kill or stop it. */
-async function referenceOverHttp(): Promise<{ server: ChildProcess; url: string }> {
-  const server = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** The reference server over HTTP; `sessionOpened` resolves when a client's legacy session is open (its debug log). */
+async function referenceOverHttp(): Promise<{ server: ChildProcess; url: string; sessionOpened: Promise<void> }> {
+  const server = spawn(process.execPath, [MCPTAP, 'reference', '--http', '127.0.0.1:0', '--log-level', 'debug'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  let opened!: () => void;
+  const sessionOpened = new Promise<void>((resolve) => (opened = resolve));
   const url = await new Promise<string>((resolve) => {
-    let err = '';
     server.stderr!.on('data', (b: Buffer) => {
       err += b.toString();
       const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
       if (m) resolve(m[1]!);
+      if (/legacy session \S+ opened/.test(err)) opened();
     });
   });
-  return { server, url };
+  return { server, url, sessionOpened };
 }
 
 describe('mcptap replay stopped by a signal', () => {
@@ -134,10 +138,13 @@ describe('mcptap replay stopped by a signal', () => {
   }, 60_000);
 
   it('an HTTP target that dies mid-replay: the rest is not sent, the reason said once (exit 1)', async () => {
-    const { server, url } = await referenceOverHttp();
+    const { server, url, sessionOpened } = await referenceOverHttp();
     const json = join(dir, 'died.json');
     const replaying = mcptap(['replay', db, '--json', json, '--url', url], 60_000);
-    await new Promise((r) => setTimeout(r, 3000));
+    // Mid-replay: once the session is open (on a loaded machine a fixed 3 s could end the server
+    // before the replay reached it: exit 5, never reached), and a call or two later.
+    await sessionOpened;
+    await new Promise((r) => setTimeout(r, 1500));
     server.kill('SIGKILL');
     const r = await replaying;
     expect(r.code).toBe(1);
@@ -171,11 +178,12 @@ describe('mcptap replay stopped by a signal', () => {
   }, 60_000);
 
   it('an HTTP target that hangs: after 3 requests in a row time out, the rest is not sent', async () => {
-    const { server, url } = await referenceOverHttp();
+    const { server, url, sessionOpened } = await referenceOverHttp();
     try {
       const json = join(dir, 'hung.json');
       const replaying = mcptap(['replay', db, '--timeout', '1s', '--json', json, '--url', url], 60_000);
-      await new Promise((r) => setTimeout(r, 2500));
+      await sessionOpened; // mid-replay, as in the test above
+      await new Promise((r) => setTimeout(r, 1500));
       server.kill('SIGSTOP'); // still accepting connections (the kernel does), never answering
       const r = await replaying;
       expect(r.code).toBe(1);
