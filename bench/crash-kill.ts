@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
-import { frameMessage } from '../src/store/exchange-rows.js';
+import { responseOf } from '../src/store/exchange-rows.js';
+import type { Row } from '../src/store/row-helpers.js';
 import { RecordingStore } from '../src/store/recording-store.js';
 import { SQL } from '../src/store/statements.js';
 import { listeningUrl } from './bench-util.js';
@@ -149,9 +150,9 @@ function lsComplete(mcptap: string, db: string): Promise<boolean | undefined> {
 
 /**
  * JSON-RPC ids (numbers) of the exchanges the recording holds with their response: the store's own
- * row query (SQL.exchangeSelect), the response read as `exchanges()` reads it (its JSON, else the
- * message its frame's bytes parse to). Only the id and the response: building whole exchanges
- * (request, progress, every field) took 20 times as long, over the 100,000s a saturated tap records.
+ * row query and response reader (`responseOf`, as `exchanges()` reads it), without building whole
+ * exchanges (request, progress, every field), which took 20 times as long over the 100,000s a
+ * saturated tap records.
  */
 function recordedIds(db: string): Set<number> | undefined {
   if (!existsSync(db)) return undefined;
@@ -166,11 +167,7 @@ function recordedIds(db: string): Set<number> | undefined {
   try {
     const ids = new Set<number>();
     const rows = d.prepare(`${SQL.exchangeSelect} WHERE e.recording_id = ?`);
-    for (const id of recordings)
-      for (const r of rows.iterate(id) as Iterable<Record<string, unknown>>) {
-        const response = r.response_json !== null ? (JSON.parse(r.response_json as string) as unknown) : frameMessage(r.response_raw, r.response_batch_index);
-        if (response !== undefined) ids.add(Number(r.id_text));
-      }
+    for (const id of recordings) for (const r of rows.iterate(id) as Iterable<Row>) if (responseOf(r) !== undefined) ids.add(Number(r.id_text));
     return ids;
   } finally {
     d.close();

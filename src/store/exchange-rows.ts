@@ -186,7 +186,8 @@ function requestOf(r: Row, frames?: FrameMessages): JsonRpcMessage {
   return { jsonrpc: '2.0', id, method: r.method } as JsonRpcMessage;
 }
 
-function responseOf(r: Row, frames?: FrameMessages): JsonRpcMessage | undefined {
+/** A row's response: its JSON, else the message its frame's bytes parse to; undefined when unanswered. */
+export function responseOf(r: Row, frames?: FrameMessages): JsonRpcMessage | undefined {
   if (r.response_json !== null) return JSON.parse(r.response_json as string) as JsonRpcMessage;
   return frames ? frames(r.response_frame_id as number | null, 'response') : frameMessage(r.response_raw, r.response_batch_index);
 }

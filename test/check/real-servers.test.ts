@@ -8,7 +8,6 @@
  * users front such servers with a gateway: a fair stand-in, the server's own messages on the wire.
  * The other way: a broken peer driven by the same client gives the error findings, on both transports.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +20,7 @@ import { startHttpTapCli } from '../helpers/http-tap-cli.js';
 import { startEverything } from '../helpers/http-peers.js';
 import { NOTES_SERVER } from '../helpers/notes-peer.js';
 import { BIN, MCPTAP } from '../helpers/paths.js';
+import { runCli } from '../helpers/run-cli.js';
 import { bridgeOverHttp } from '../helpers/stdio-http-bridge.js';
 import { everythingSession, filesystemRoot, filesystemSession, memoryFile, memorySession, rootUri, withClient } from './real-sessions.js';
 import { SCRIPTED_SERVER, recordingEnded } from './tool-contracts-tap.js';
@@ -41,13 +41,9 @@ interface Report {
 }
 
 /** `mcptap check DB --json FILE` (the built CLI), without blocking: the tests run side by side. */
-async function check(db: string): Promise<{ code: number | null; report: Report }> {
+async function check(db: string): Promise<{ code: number; report: Report }> {
   const json = join(dir, `${Math.random().toString(36).slice(2)}.json`);
-  const code = await new Promise<number | null>((resolve) =>
-    execFile(process.execPath, [MCPTAP, 'check', db, '--json', json], { timeout: 30_000 }, (err) =>
-      resolve(err ? (typeof err.code === 'number' ? err.code : null) : 0),
-    ),
-  );
+  const { code } = await runCli(['check', db, '--json', json], 30_000);
   return { code, report: JSON.parse(readFileSync(json, 'utf8')) as Report };
 }
 

@@ -3,7 +3,6 @@
  * driver, as the executor tests), then the real thing: runs against the reference server, one
  * slowed with `--stall`, compared through the CLI.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import type { LoadResult } from '../../src/load/results/load-result.js';
 import { renderComparison } from '../../src/load/report/compare-report.js';
 import { runLoad } from '../../src/load/run/run-load.js';
 import { McptapError } from '../../src/errors.js';
-import { MCPTAP } from '../helpers/paths.js';
+import { runCli } from '../helpers/run-cli.js';
 import { scenario } from './scenario-fixtures.js';
 import { simulatedDriver, type SimServer } from './simulated-driver.js';
 
@@ -134,13 +133,7 @@ describe('parseTolerances', () => {
 describe('mcptap compare against the reference server', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-compare-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  /** The built CLI, without blocking: independent runs go on side by side. */
-  const mcptap = (args: string[]) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, [MCPTAP, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
-      ),
-    );
+  const mcptap = (args: string[]) => runCli(args);
 
   /** Three short runs: the build, a rerun of it, and the server holding answers 900 ms of every second. */
   async function run(name: string, stall?: string): Promise<string> {
@@ -153,7 +146,7 @@ describe('mcptap compare against the reference server', () => {
     );
     const out = join(dir, `${name}.json`);
     const r = await mcptap(['load', file, '--json', out, '--progress', 'none']);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     return out;
   }
   // The machine is shared and noisy: a regression must also be 100 ms worse at p50, 300 ms at p95.
@@ -171,10 +164,10 @@ describe('mcptap compare against the reference server', () => {
       mcptap(['compare', base, rerun, '--max-regression', TOLERANCE]),
       mcptap(['compare', base, stalled, '--max-regression', TOLERANCE, '--json', json]),
     ]);
-    expect(same.status, same.stdout + same.stderr).toBe(0);
+    expect(same.code, same.stdout + same.stderr).toBe(0);
     expect(same.stdout).toContain('no regression');
 
-    expect(slow.status, slow.stdout + slow.stderr).toBe(1);
+    expect(slow.code, slow.stdout + slow.stderr).toBe(1);
     expect(slow.stdout).toMatch(/^ {2}tool echo: p50 .* → /m);
     expect(slow.stdout).toMatch(/^ {2}tool delay: p50 .* → /m);
     const written = JSON.parse(readFileSync(json, 'utf8')) as { regressions: string[] };
@@ -199,15 +192,15 @@ describe('mcptap compare against the reference server', () => {
       mcptap(['compare', notResult, notResult, '--max-regression', 'p95=20']),
       ...refusals.map(([args]) => mcptap(['compare', notResult, notResult, ...args])),
     ]);
-    expect(bad!.status).toBe(4);
+    expect(bad!.code).toBe(4);
     expect(bad!.stderr).toContain('not an mcptap load result (no "format" field; mcptap load --json writes one)');
-    expect(db!.status).toBe(4);
+    expect(db!.code).toBe(4);
     expect(db!.stderr).toContain(`${recording} is a recording (SQLite), not a load result`);
-    expect(tol!.status).toBe(2);
+    expect(tol!.code).toBe(2);
     expect(tol!.stderr).toContain('--max-regression: "p95=20"');
     for (const [i, [args, why]] of refusals.entries()) {
       const r = refused[i]!;
-      expect([r.status, r.stderr], args.join(' ')).toEqual([2, expect.stringContaining(why)]);
+      expect([r.code, r.stderr], args.join(' ')).toEqual([2, expect.stringContaining(why)]);
     }
     expect(readFileSync(notResult, 'utf8')).toBe('{"hello": 1}');
   });

@@ -5,7 +5,7 @@
  * screenshot has many colours, not one), the titles in the DOM, no request but the file itself, no
  * script error, and a tool named `<script>…` shown as text, never run.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import type { LoadResult } from '../../src/load/results/load-result.js';
 import { LOAD_CHART_TITLES } from '../../src/load/report/html-report.js';
 import { CHROMIUM, openReport, xTickLabels, type DrawnText, type OpenedReport } from '../helpers/browser.js';
 import { MCPTAP } from '../helpers/paths.js';
+import { runCli } from '../helpers/run-cli.js';
 import { ON_CI } from '../helpers/prometheus.js';
 
 const EVIL = '<script>window.__pwned=1</script>';
@@ -30,13 +31,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const mcptap = (args: string[]) => spawnSync(process.execPath, [MCPTAP, ...args], { encoding: 'utf8', timeout: 90_000 });
 
-  /** The exit status and stderr of the CLI, without blocking: runs go on side by side. */
-  const mcptapAsync = (args: string[]) =>
-    new Promise<{ status: number | null; stderr: string }>((resolve) =>
-      execFile(process.execPath, [MCPTAP, ...args], { timeout: 90_000 }, (err, _stdout, stderr) =>
-        resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }),
-      ),
-    );
+  const mcptapAsync = (args: string[]) => runCli(args, 90_000);
 
   async function run(name: string, stall?: string, html?: string): Promise<string> {
     const target = stall ? `{ reference: { stall: "${stall}" } }` : '{ reference: true }';
@@ -56,7 +51,7 @@ describe.skipIf(!CHROMIUM)('HTML reports of real runs in headless Chromium', () 
     const out = join(dir, `${name}.json`);
     const r = await mcptapAsync(['load', file, '--json', out, '--progress', 'none', ...(html ? ['--html', html] : [])]);
     // tool:fail's threshold fails on purpose (the report shows a failed one): exit 3.
-    expect(r.status, r.stderr).toBe(3);
+    expect(r.code, r.stderr).toBe(3);
     return out;
   }
 

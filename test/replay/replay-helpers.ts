@@ -2,9 +2,7 @@
  * What the replay tests share: the recorded server-everything session (SDK 1.x client) on any
  * transport, and running the built CLI.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -57,18 +55,4 @@ export async function samplingSession(db: string): Promise<void> {
   }
 }
 
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-export async function mcptap(args: string[], timeoutMs = 60_000): Promise<CliRun> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [MCPTAP, ...args], { timeout: timeoutMs, env: { ...process.env, NO_COLOR: '1' } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+export { runCli as mcptap, type CliRun } from '../helpers/run-cli.js';
