@@ -1,16 +1,10 @@
 /**
- * The recording indexer, as seen from the pipeline worker: a child process at the lowest
- * scheduling priority that reads the spool (spool.ts, its descriptor handed down as fd 4) and
- * builds the recording from it through a {@link Pipeline} and the SQLite recorder, the same code a
- * live recording runs. Under CPU contention it yields to forwarding, to the host and to the
- * server; it catches up when the machine has time, and at the latest when the tap closes. It does
- * not drop: what it has not indexed waits in the spool (bounded by the caller, see
- * pipeline-thread-entry.ts).
- *
- * A process, not a thread: niceness is per thread, and a worker thread's garbage is collected by
- * the V8 helper threads the whole process shares, at the forwarding thread's priority, so a niced
- * thread still takes un-niced GC time from the traffic (docs/performance.md, "The stdio tap with
- * `--record`"). The child lowers every one of its own threads.
+ * The recording indexer, as the tap's thread (its parent, recording.ts) sees it: a child process at
+ * the lowest priority that reads the spool (fd 4) and builds the recording from it through a
+ * Pipeline and the SQLite recorder. It yields to the traffic under contention and catches up in
+ * lulls, at the latest when the tap closes; what it has not indexed waits in the spool.
+ * A process, not a thread: a niced thread still shares the process's un-niced GC threads
+ * (docs/performance.md, "The stdio tap with `--record`").
  *
  * Invariants: `ready` or `failed` comes exactly once, before anything else (a recording that
  * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
@@ -30,11 +24,9 @@ import { lowerChildPriority, restoreChildPriority } from '../util/thread-priorit
 import { unreapedExit } from '../util/proc-exit.js';
 import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
-import { SPOOLED_EVERY_MS } from './spooled-notices.js';
-import { IndexerState } from './indexer-state.js';
+import { SPOOLED_EVERY_MS, SpooledNotices } from './spooled-notices.js';
 
 export { SPOOLED_EVERY_MS };
-export { IndexerState, type IndexerHandle } from './indexer-state.js';
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
@@ -86,8 +78,6 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   nice?: number;
   onIndexed?: (position: number) => void;
   onFatal?: (err: Error) => void;
-  /** The child has gone (closed, failed or died); said before `onIndexed` tells waiters. */
-  onGone?: (why: string) => void;
 }
 
 /**
@@ -100,14 +90,26 @@ const MAX_RESPAWNS = 3;
 /** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
 const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-export class RecordingIndexer extends IndexerState {
+/**
+ * `ready` settles once; the indexed position only grows; `close` resolves once, with the lines said.
+ */
+export class RecordingIndexer {
+  /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
+  readonly ready: Promise<void>;
+  private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
+  private isOpen = false;
+  /** How far the spool is in the recording (bytes of spool). */
+  private position = 0;
+  private dead: string | undefined;
+  private closing: Promise<string[]> | undefined;
+  private closedWith: ((lines: string[]) => void) | undefined;
+  private readonly notices = new SpooledNotices((end, waitingForRoom) => this.spooledNow(end, waitingForRoom));
   /** The spool's end when the tap closed the recording. */
   private closeEnd: number | undefined;
   private stoppedYielding = false;
   private child!: ChildProcess;
   private respawns = 0;
   private unrefd = false;
-  private released = false;
   /** What a replacement child must hear again: its start, the last spool end said, the close. */
   private readonly replay: { start: IndexerStart; spooled?: ToIndexer; close?: ToIndexer };
   /** Events the recorder dropped (said with its close): the recording lacks them. */
@@ -121,7 +123,7 @@ export class RecordingIndexer extends IndexerState {
    * indexer, which opens the recording and indexes it all the same.
    */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
-    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, onGone: _onGone, nice, fd: _fd, key, ...rest } = opts;
+    const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd: _fd, key, ...rest } = opts;
     const journal = tapJournalPath(opts.sinks.record, process.pid);
     return new RecordingIndexer(opts, { type: 'start', key: key.toString('hex'), nice: nice ?? 19, journal, ...rest });
   }
@@ -130,7 +132,8 @@ export class RecordingIndexer extends IndexerState {
     private readonly opts: RecordingIndexerOptions,
     start: IndexerStart,
   ) {
-    super();
+    this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
+    this.ready.catch(() => {});
     this.replay = { start };
     this.journal = JournalSlot.open(start.journal!, 'tap', true);
     this.journaled(0);
@@ -170,11 +173,6 @@ export class RecordingIndexer extends IndexerState {
     if (this.stoppedYielding) this.post({ type: 'stop-yielding' });
     if (spooled) this.post(spooled);
     if (close) this.post(close);
-    // The tap's side had gone already: this one completes the recording from the spool too.
-    if (this.released) {
-      child.stdin!.end();
-      if (child.connected) child.disconnect();
-    }
   }
 
   /** A child killed by a stop signal before it had done anything is replaced; any other exit is the indexer's end. */
@@ -192,6 +190,29 @@ export class RecordingIndexer extends IndexerState {
     return this.child.pid;
   }
 
+  /** The child has opened the recording (or failed to). */
+  get opened(): boolean {
+    return this.isOpen;
+  }
+
+  /** False once the child has gone (closed, or died): nothing more will be indexed. */
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  /** How far the spool is in the recording (bytes of spool). */
+  get indexed(): number {
+    return this.position;
+  }
+
+  /**
+   * The spool is readable up to `end`; `waitingForRoom`: batches wait for room in it. Said at most
+   * once per SPOOLED_EVERY_MS: each message wakes the indexer, which only notes it while traffic flows.
+   */
+  spooled(end: number, waitingForRoom = false): void {
+    if (!this.dead && !this.closing) this.notices.note(end, waitingForRoom);
+  }
+
   /**
    * Hears the child's death now if it died unheard (its 'exit' event waits for the event loop): a
    * tap about to exit on a signal replaces a child the same group signal killed while it loaded,
@@ -204,7 +225,7 @@ export class RecordingIndexer extends IndexerState {
     if (gone) this.exited(child, gone.code, gone.signal);
   }
 
-  /** {@link spooled}, said at once (the caller spaces its calls: a worker's notices relayed by the tap's thread). */
+  /** {@link spooled}, said at once. */
   spooledNow(end: number, waitingForRoom = false): void {
     if (this.dead || this.closing) return;
     this.replay.spooled = { type: 'spooled', end, ...(waitingForRoom ? { waitingForRoom: true } : {}) };
@@ -217,13 +238,19 @@ export class RecordingIndexer extends IndexerState {
     this.journal?.write(`${selfFields('tap')} started ${this.replay.start.clockOrigin.epochUs} spooled ${end}`);
   }
 
-  protected askClose(end: number, endedUs: number, incomplete: string | undefined): void {
-    this.closeEnd = end;
-    this.journaled(end);
-    if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
-    this.stopYielding();
-    this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
-    this.post(this.replay.close);
+  /** Indexes the rest of the spool (up to `end`), ends the recording at `endedUs` (marked `incomplete` if given), stops the child. */
+  close(end: number, endedUs: number, incomplete?: string): Promise<string[]> {
+    this.closing ??= new Promise<string[]>((resolve) => {
+      this.closedWith = resolve;
+      this.notices.cancel();
+      this.closeEnd = end;
+      this.journaled(end);
+      if (this.dead) return this.closedAs([this.incompleteLine(this.dead)]);
+      this.stopYielding();
+      this.replay.close = { type: 'close', end, endedUs, ...(incomplete ? { incomplete } : {}) };
+      this.post(this.replay.close);
+    });
+    return this.closing;
   }
 
   /**
@@ -251,21 +278,6 @@ export class RecordingIndexer extends IndexerState {
     this.unrefd = true;
     this.child.unref();
     (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
-  }
-
-  /**
-   * The tap's side is gone without closing (the pipeline worker died): the child completes the
-   * recording with every whole record of the spool, as when the tap is killed.
-   */
-  release(): void {
-    if (this.dead || this.closing) return;
-    this.released = true;
-    this.child.stdin!.destroy();
-    if (this.child.connected) this.child.disconnect();
-  }
-
-  protected onIndexed(position: number): void {
-    this.opts.onIndexed?.(position);
   }
 
   /** One message on the child's stdin: [u32 length][v8-serialized]. */
@@ -296,17 +308,42 @@ export class RecordingIndexer extends IndexerState {
     }
   }
 
+  /** News: the recording is open (no `err`), or cannot be. Once; false if said before. */
+  private openedAs(err?: McptapError): boolean {
+    if (this.isOpen) return false;
+    this.isOpen = true;
+    if (err) this.settleReady.reject(err);
+    else this.settleReady.resolve();
+    return true;
+  }
+
+  /** News: the recording holds the spool up to `position`. */
+  private indexedTo(position: number): void {
+    this.position = position;
+    this.opts.onIndexed?.(position);
+  }
+
+  /** News: the recording is closed (or given up on, `why`), with what the close said. */
+  private closedAs(lines: string[], why = 'closed'): void {
+    this.dead ??= why;
+    const done = this.closedWith;
+    this.closedWith = undefined;
+    done?.(lines);
+  }
+
+  /** The child has gone: said once; whoever waits for room in the spool hears that no more will come. */
   private die(why: string, say = true): void {
-    const gone = this.goneAs(why, () => {
-      this.opts.onGone?.(why);
-      // It never opened the recording: that is the start's failure, said by whoever waits for `ready`.
-      if (this.openedAs(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`))) say = false;
-      if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
-      if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
-    });
+    if (this.dead) return;
+    this.dead = why;
+    this.notices.cancel();
+    // It never opened the recording: that is the start's failure, said by whoever waits for `ready`.
+    if (this.openedAs(new McptapError('MCPTAP_INDEXER', `cannot start the recording indexer: ${why}`))) say = false;
+    if (say) this.opts.logger.error(`${why}; the recording stops here (traffic goes on unrecorded, counted)`);
+    if (say && this.opts.sinks.requireRecording) this.opts.onFatal?.(new Error(why));
+    this.opts.onIndexed?.(this.position);
     // This process says what the recording lacks (and exits 1): the journal need not.
     this.journal?.close(true);
-    if (gone) this.closedAs([this.incompleteLine(why)], why);
+    this.closedAs([this.incompleteLine(why)], why);
   }
 
   /** Bytes of spool a dead indexer left out: everything spooled past what it had indexed. */

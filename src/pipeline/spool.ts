@@ -105,15 +105,6 @@ export function spoolPlace(recordingPath: string, capacity: number, chosenDir?: 
   return place(dirname(recordingPath), false);
 }
 
-/** A spool's writing end as one thread hands it to another of the same process (the descriptor is the process's). */
-export interface SpoolHandover {
-  fd: number;
-  key: Uint8Array;
-  capacity: number;
-  at: number;
-  extent: number;
-}
-
 export class SpoolWriter {
   /** The descriptor the indexer reads (handed down to its process). */
   readonly fd: number;
@@ -123,13 +114,6 @@ export class SpoolWriter {
   private closed = false;
   /** How far into the file anything was written since it was last emptied. */
   private extent = 0;
-
-  /** Writes on where another thread of this process stopped ({@link handOver}); this one closes the descriptor. */
-  static takeOver(h: SpoolHandover): SpoolWriter {
-    const w = Object.create(SpoolWriter.prototype) as SpoolWriter;
-    Object.assign(w, { fd: h.fd, key: Buffer.from(h.key), capacity: h.capacity, at: h.at, extent: h.extent, closed: false });
-    return w;
-  }
 
   /** Creates the spool for the recording at `recordingPath` where `place` says (default: beside it), unlinked at once. */
   constructor(
@@ -146,13 +130,6 @@ export class SpoolWriter {
       closeSync(this.fd);
       throw err;
     }
-  }
-
-  /** Stops writing here: another thread of this process writes on ({@link takeOver}) and closes the descriptor. */
-  handOver(): SpoolHandover {
-    if (this.closed) throw new Error('the spool was closed');
-    this.closed = true;
-    return { fd: this.fd, key: this.key, capacity: this.capacity, at: this.at, extent: this.extent };
   }
 
   /** The most ops and bytes one record can hold (its header aside): a larger batch must be spooled in parts. */

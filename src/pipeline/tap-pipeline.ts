@@ -1,14 +1,14 @@
 /**
- * The pipeline a tap feeds, with the sinks it asked for. One path records: the tap's ops go to the
- * pipeline thread (pipeline-thread.ts), which spools them for the recording indexer (a process of
- * its own that writes SQLite). Live telemetry runs in that thread too, or in this one when the tap
- * needs the span ids while forwarding (`--inject-trace-context`) or when `thread: 'main'` asks (for
- * profiling); then the tap's input goes to both. With nothing downstream, nothing is decoded.
+ * The pipeline a tap feeds, with the sinks it asked for. The tap's ops go to its side path
+ * (side-path.ts), which spools them, on this thread, for the recording indexer (a process of
+ * its own that writes SQLite) and posts them to the pipeline worker for live telemetry. Telemetry
+ * runs on this thread instead when the tap needs the span ids while forwarding
+ * (`--inject-trace-context`) or `thread: 'main'` asks (profiling); then the input goes to both.
+ * With nothing downstream, nothing is decoded.
  *
- * No wait at start-up: the pipeline thread's sinks boot beside the traffic (what flows meanwhile
- * waits in its bounded queue), so a host gets its server's first answer as soon as without mcptap.
- * What a tap can check in a millisecond (the recording's directory and header, the spool's
- * directory) fails here, before any traffic; `required` recordings and sinks on this thread wait.
+ * No wait at start-up: the worker boots beside the traffic (what flows meanwhile waits in the
+ * bounded queue). What a tap can check in a millisecond (the recording's directory and header, the
+ * spool's directory) fails here, before any traffic; `required` recordings and sinks on this thread wait.
  */
 import { randomBytes } from 'node:crypto';
 import { McptapError } from '../errors.js';
@@ -23,7 +23,7 @@ import type { Pipeline } from './pipeline.js';
 import { discardingInput, teeInput, type PipelineInput } from './pipeline-input.js';
 import type { RecordingOptions } from './recording-options.js';
 import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
-import type { PipelineThread } from './pipeline-thread.js';
+import type { SidePath } from './side-path.js';
 import type { CheckRulesSource } from '../check/live-check.js';
 import type { PrintSinkOptions } from '../sinks/print-sink.js';
 import { accessSync, constants } from 'node:fs';
@@ -116,33 +116,33 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
   const common: Common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed: SeededSpanIds.randomSeed(), ...redactLists(opts) };
   const here = decodeHere ? await openHere(opts, common, telemetryOn && injects) : undefined;
-  const worker =
+  const side =
     opts.recording || (telemetryOn && !here)
-      ? await openThread(opts, common, here, telemetryOn).catch(async (err: unknown) => {
+      ? await openSidePath(opts, common, here, telemetryOn).catch(async (err: unknown) => {
           await here?.sinks.close();
           throw err;
         })
       : undefined;
-  const ready = (worker?.ready ?? Promise.resolve()).then(() => {
-    const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? worker?.metricsUrl;
+  const ready = (side?.ready ?? Promise.resolve()).then(() => {
+    const metricsUrl = here?.sinks.telemetry?.metricsUrl ?? side?.metricsUrl;
     return metricsUrl ? { metricsUrl } : {};
   });
   // Sinks that cannot start while traffic already flows: said once; the traffic goes on unobserved.
   ready.catch((err: Error) => opts.logger.error(`${err.message}; traffic is forwarded, but not observed`));
-  const input = here && worker ? teeInput(worker, here.pipeline) : (worker ?? here!.pipeline);
+  const input = here && side ? teeInput(side, here.pipeline) : (side ?? here!.pipeline);
   let closing: Promise<string[]> | undefined;
   const close = (incomplete?: string) => {
-    closing ??= Promise.all([worker?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
+    closing ??= Promise.all([side?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
     return closing;
   };
-  const handedOver = worker?.handedOver ?? Promise.resolve();
-  const recordingLoss = () => worker?.recordingLoss ?? { bytes: 0, events: 0 };
-  const checkIndexer = () => worker?.checkIndexer();
+  const handedOver = side?.handedOver ?? Promise.resolve();
+  const recordingLoss = () => side?.recordingLoss ?? { bytes: 0, events: 0 };
+  const checkIndexer = () => side?.checkIndexer();
   return { input, redactor, minter: here?.sinks.telemetry?.minter, ready, close, handedOver, recordingLoss, checkIndexer };
 }
 
 /** What the sinks of both places are built from. */
-type Common = Pick<TapSinkOptions, 'transport' | 'target' | 'redactKey' | 'spanIdSeed' | 'redactFields' | 'redactHeaders' | 'redactRules'>;
+type Common = Pick<TapSinkOptions, 'transport' | 'target' | 'redactKey' | 'redactFields' | 'redactHeaders' | 'redactRules'> & { spanIdSeed: string };
 
 interface Here {
   pipeline: Pipeline;
@@ -164,12 +164,12 @@ async function openHere(opts: TapPipelineOptions, common: Common, injects: boole
   return { pipeline, sinks };
 }
 
-/** The pipeline thread: the recording, and live telemetry unless it runs `here`. */
-async function openThread(opts: TapPipelineOptions, common: Common, here: Here | undefined, telemetryOn: boolean): Promise<PipelineThread> {
-  const { PipelineThread } = await import('./pipeline-thread.js');
+/** The side path: the recording, and live telemetry in the worker unless it runs `here`. */
+async function openSidePath(opts: TapPipelineOptions, common: Common, here: Here | undefined, telemetryOn: boolean): Promise<SidePath> {
+  const { SidePath } = await import('./side-path.js');
   if (opts.recording) checkRecordingPlace(opts.recording);
   const minted = here?.sinks.telemetry?.minter !== undefined && opts.telemetry?.injectTraceContext === true && opts.injectsTraceContext === true;
-  const worker = PipelineThread.open({
+  const side = SidePath.open({
     sinks: {
       ...common,
       ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
@@ -181,35 +181,29 @@ async function openThread(opts: TapPipelineOptions, common: Common, here: Here |
     ...(opts.recording ? { recording: opts.recording } : {}),
     logger: opts.logger,
     logLevel: opts.logLevel,
-    nice: opts.workerNice ?? (opts.recording?.required || !telemetryOn || here ? 0 : DEFAULT_TELEMETRY_NICE),
+    nice: opts.workerNice ?? DEFAULT_TELEMETRY_NICE,
     ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
-    // A required recording must be known to work before any traffic: it boots at once, and is waited for.
+    // A required recording must be known to work before any traffic: it is waited for, and so is the worker beside it.
     ...(opts.recording?.required ? {} : { bootDeadlineMs: BOOT_DEADLINE_MS }),
   });
-  if (opts.recording?.required) await worker.ready;
-  return worker;
+  if (opts.recording?.required) await side.ready;
+  return side;
 }
 
-/**
- * Live telemetry (decoding, spans, metrics) is background work that yields to forwarding (and to
- * the host and the server on the same machine) under CPU contention. A worker that only spools a
- * recording must keep up (the indexer that does the heavy part runs niced anyway), as must one
- * under `required`: those compete on equal terms.
- */
+/** Live telemetry (decoding, spans, metrics) is background work that yields to forwarding, the host and the server under contention. */
 const DEFAULT_TELEMETRY_NICE = 5;
 
 /**
- * The pipeline thread boots when the server first answers, or after this long: a host starting a
- * server waits for its first answer, and the sinks' start-up (a thread, the OpenTelemetry SDK) would
- * compete with the server's for the CPU (docs/performance.md, start-up). A recording's spool and
- * its indexer process (niced) start at once: the tap's thread spools until the thread is up.
+ * The worker boots when the server first answers, or after this long: its start-up (a thread, the
+ * OpenTelemetry SDK) would compete with the server's for the CPU (docs/performance.md, start-up).
+ * A recording's spool and indexer process (niced) start at once.
  */
 const BOOT_DEADLINE_MS = 2000;
 
 /**
  * The checks of this thread's pipeline: they count findings when it exports telemetry, and say them
- * when no recording does (the recorder's pipeline speaks, see PipelineThread).
+ * when no recording does (the recorder's pipeline speaks, see SidePath).
  */
 function liveCheck(opts: TapPipelineOptions, telemetryOn: boolean): Pick<TapSinkOptions, 'check'> {
   if (!opts.check || (opts.recording && !telemetryOn)) return {};

@@ -1,5 +1,6 @@
 /**
- * What crosses between a {@link PipelineThread} (the tap's thread) and its pipeline worker.
+ * What crosses between a {@link SidePath} (the tap's thread) and its pipeline worker (live
+ * telemetry).
  *
  * A batch is ONE transferred buffer holding every op's bytes back to back, in op order, then the
  * op list encoded by wire-codec.ts: per tick, one postMessage and one copy of the bytes, whatever
@@ -14,8 +15,6 @@ import type { FrameOrigin } from '../model/frame.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { LogLevel } from '../util/logger.js';
 import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
-import type { RecordingOptions } from './recording-options.js';
-import type { SpoolHandover } from './spool.js';
 import type { TapSinkOptions } from './sink-setup.js';
 
 export const enum Op {
@@ -49,7 +48,6 @@ export type WireOp =
   | [Op.LongStream, string, string, LongStreamEdge];
 
 /** The serialisable part of the sink settings (callbacks and loggers stay in their own thread). */
-/** The sinks' options as they cross to the worker; the recording comes as {@link RecordingOptions}. */
 export type WorkerSinkOptions = Omit<TapSinkOptions, 'logger' | 'onFatal' | 'extraDropCounts' | 'record' | 'requireRecording'>;
 
 export interface PipelineWorkerData {
@@ -59,22 +57,9 @@ export interface PipelineWorkerData {
   maxLineBytes?: number;
   /** Scheduling niceness of the worker thread (Linux). */
   nice: number;
-  recording?: RecordingOptions;
+  /** A recording goes on beside: telemetry that cannot start is said here, and the tap goes on. */
+  besideRecording: boolean;
 }
-
-/** What the pipeline worker asks of the recording indexer, whose process the tap's thread owns (indexer-relay.ts). */
-export type IndexerCall =
-  | { kind: 'spooled'; end: number; waitingForRoom: boolean }
-  | { kind: 'close'; end: number; endedUs: number; incomplete?: string }
-  | { kind: 'abandon'; why: string };
-
-/** What the recording indexer said, relayed to the pipeline worker. */
-export type IndexerEvent =
-  | { kind: 'ready' }
-  | ({ kind: 'failed' } & WireError)
-  | { kind: 'indexed'; position: number }
-  | { kind: 'gone'; why: string }
-  | { kind: 'closed'; lines: string[] };
 
 export type ToWorker =
   | {
@@ -88,30 +73,15 @@ export type ToWorker =
       length: number;
       opsLength: number;
       droppedTotal: number;
-      /** Already in the spool (the tap's thread spooled it before this worker was up): for live telemetry only. */
-      spooled?: true;
     }
-  | { type: 'close'; incomplete?: string }
-  /**
-   * With a recording: its spool, which the tap's thread created at its start and wrote until now
-   * (indexer-relay.ts), how far its indexer had got and its process id. Batches after this one are not spooled yet.
-   */
-  | { type: 'spool'; handover: SpoolHandover; indexed: number; pid?: number }
-  | { type: 'indexer'; event: IndexerEvent };
+  | { type: 'close' };
 
 export type FromWorker =
   | { type: 'ready'; metricsUrl?: string }
   | ({ type: 'failed' } & WireError)
-  /** `buffer`: the batch's byte buffer, handed back for reuse once nothing refers to it any more. */
-  | { type: 'ack'; seq: number; buffer?: ArrayBuffer }
-  | { type: 'fatal'; message: string }
-  /** `lostBytes`: traffic the recording lacks because it could not be spooled. */
-  | { type: 'closed'; lines: string[]; lostBytes: number }
-  /** Closing: every batch is in the spool and the indexer was told to end the recording; it finishes it even if this process dies now. */
-  | { type: 'handed-over' }
-  | { type: 'indexer'; call: IndexerCall }
-  /** The worker is up and spools from now on: the tap's thread hands the spool over (`spool`). */
-  | { type: 'take-spool' }
+  /** The batch is applied (its buffer stays: live decoding keeps views of it). */
+  | { type: 'ack'; seq: number }
+  | { type: 'closed'; lines: string[] }
   /**
    * A log line, for the tap's thread to write. On this port, in order with `closed`: the worker's
    * own stderr reaches the tap's on a channel of its own, and lines still on their way there were

@@ -1,6 +1,6 @@
 /**
- * The pipeline on its own thread: what the tap hands over arrives whole and in order, a full side
- * path drops (and says so in the recording) without ever touching forwarding, and a recording that
+ * The tap's side path: what the tap hands over is recorded whole and in order, a full side path
+ * drops (and says so in the recording) without ever touching forwarding, and a recording that
  * cannot be opened fails before any traffic.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,7 +11,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
-import { PipelineThread } from '../../src/pipeline/pipeline-thread.js';
+import { SidePath } from '../../src/pipeline/side-path.js';
+import { SeededSpanIds } from '../../src/telemetry/seeded-span-ids.js';
 import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -34,8 +35,8 @@ const answer = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result"
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 async function start(path: string, maxQueueBytes?: number) {
-  return PipelineThread.start({
-    sinks: { transport: 'stdio', target: 'test-server' },
+  return SidePath.start({
+    sinks: { transport: 'stdio', target: 'test-server', spanIdSeed: SeededSpanIds.randomSeed() },
     recording: recordingOptions(path),
     logger: silentLogger,
     logLevel: 'silent',
@@ -53,8 +54,8 @@ function read(path: string) {
   }
 }
 
-describe('PipelineThread', () => {
-  it('records what the tap saw, split anywhere, in order, once the worker is closed', async () => {
+describe('SidePath', () => {
+  it('records what the tap saw, split anywhere, in order, once closed', async () => {
     const path = tempDb();
     const wp = await start(path);
     const c = (direction: 'c2s' | 's2c', bytes: Buffer) =>
@@ -77,7 +78,7 @@ describe('PipelineThread', () => {
 
   it('drops past its queue bound, says so in the recording, and resumes at a line boundary', async () => {
     const path = tempDb();
-    // Room for about two 400-byte lines: within one tick nothing is acknowledged, so the rest drops.
+    // Room for about two 400-byte lines: within one tick nothing is spooled, so the rest drops.
     const wp = await start(path, 850);
     const c = (bytes: Buffer) => wp.pushChunk({ connectionId: 'stdio', direction: 'c2s', channel: 'stdio', bytes, timeUs: wp.clock.nowUs() });
     wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
@@ -87,7 +88,7 @@ describe('PipelineThread', () => {
     c(third.subarray(0, 100)); // dropped: the line is cut, so decoding must skip its rest
     c(third.subarray(100, 200));
     expect(wp.droppedCounts).toEqual({ chunks: 2, messages: 0, bytes: 200 });
-    await new Promise((r) => setTimeout(r, 200)); // the worker acknowledges; room again
+    await new Promise((r) => setTimeout(r, 200)); // spooled: room again
     c(third.subarray(200)); // the tail of the cut line: not a message of its own
     c(line(4, 10));
     wp.closeConnection('stdio', { reason: 'exited with code 0', exitCode: 0 });
@@ -101,15 +102,15 @@ describe('PipelineThread', () => {
     ]);
   });
 
-  it("with requireRecording, a write the worker cannot make reaches onFatal on the tap's thread", async () => {
+  it("with requireRecording, a write the recorder cannot make reaches onFatal on the tap's thread", async () => {
     const path = tempDb();
     let fatal: Error | undefined;
     let closed: Promise<unknown> = Promise.resolve();
     let startFailed: (err: Error) => void = () => {};
     const failedToStart = new Promise<never>((_, reject) => (startFailed = reject));
     const gotFatal = new Promise<void>((resolve) => {
-      void PipelineThread.start({
-        sinks: { transport: 'stdio', target: 'test-server' },
+      void SidePath.start({
+        sinks: { transport: 'stdio', target: 'test-server', spanIdSeed: SeededSpanIds.randomSeed() },
         // A short wait for the lock: the failure, not the patience, is under test.
         recording: recordingOptions(path, { required: true, lockWaitMs: 200 }),
         logger: silentLogger,
@@ -119,7 +120,7 @@ describe('PipelineThread', () => {
           resolve();
         },
       }).then((wp) => {
-        // Another process holds the write lock: every write of the worker's recorder fails (busy).
+        // Another process holds the write lock: every write of the recorder fails (busy).
         const other = new BetterSqlite3(path);
         other.exec('BEGIN EXCLUSIVE');
         wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
@@ -143,8 +144,13 @@ describe('PipelineThread', () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const path = tempDb();
     try {
-      const wp = await PipelineThread.start({
-        sinks: { transport: 'stdio', target: 'test-server', telemetry: resolveTelemetryConfig({ metrics: `127.0.0.1:${port}` }, {}) },
+      const wp = await SidePath.start({
+        sinks: {
+          transport: 'stdio',
+          target: 'test-server',
+          spanIdSeed: SeededSpanIds.randomSeed(),
+          telemetry: resolveTelemetryConfig({ metrics: `127.0.0.1:${port}` }, {}),
+        },
         recording: recordingOptions(path),
         logger: silentLogger,
         logLevel: 'error',
@@ -178,10 +184,10 @@ describe('PipelineThread', () => {
     // hands it 300 exchanges, closes, and exits the moment `handedOver` resolves: what a tap does on
     // SIGTERM while closing. The built code, as the CLI runs it.
     const script = `
-      import { PipelineThread } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/pipeline-thread.js'))};
+      import { SidePath } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/side-path.js'))};
       import { recordingOptions } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/recording-options.js'))};
       import { silentLogger } from ${JSON.stringify(join(ROOT, 'dist/src/util/logger.js'))};
-      const wp = PipelineThread.open({ sinks: { transport: 'stdio', target: 'test-server' }, recording: recordingOptions(${JSON.stringify(path)}), logger: silentLogger, logLevel: 'silent' });
+      const wp = SidePath.open({ sinks: { transport: 'stdio', target: 'test-server', spanIdSeed: '0123456789abcdef0123456789abcdef' }, recording: recordingOptions(${JSON.stringify(path)}), logger: silentLogger, logLevel: 'silent' });
       const c = (direction, text) => wp.pushChunk({ connectionId: 'stdio', direction, channel: 'stdio', bytes: Buffer.from(text), timeUs: wp.clock.nowUs() });
       wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
       for (let id = 1; id <= 300; id++) {

@@ -1,0 +1,421 @@
+/**
+ * The tap's side path, on the tap's thread: what the tap saw is batched (one copy of the bytes into
+ * the batch buffer, the ops encoded by wire-codec.ts) and handed on every few ms, in order, to the
+ * recording's spool (recording.ts, on this thread) and then to the pipeline worker, where live
+ * telemetry decodes it (pipeline-thread-entry.ts).
+ *
+ * Invariants:
+ * - Nothing here blocks or throws into the tap.
+ * - Bounded: bytes of batches not yet spooled or acknowledged, plus the batch being filled, never
+ *   pass `maxQueueBytes`. Past it, chunks and message bodies are dropped and counted (connection
+ *   and stream events never are: they keep the correlator's picture whole); when a stream is
+ *   accepted again, its gap is said first (a `dropped` anomaly, and a stdio decoder that resumes at
+ *   the next line boundary).
+ * - A worker that dies is said once; the recording goes on. Without a recording, everything is
+ *   dropped and counted from then on, and forwarding goes on untouched.
+ */
+import type { Worker } from 'node:worker_threads';
+import type { LongStreamEdge, StreamEnd } from '../model/events.js';
+import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk } from '../model/frame.js';
+import type { FrameOrigin } from '../model/frame.js';
+import { fromWireError, McptapError } from '../errors.js';
+import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
+import { telemetryEnabled } from '../telemetry/telemetry-config.js';
+import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
+import { BatchBuffers } from './batch-buffers.js';
+import { WireOpWriter } from './wire-codec.js';
+import { SidePathDrops } from './side-path-drops.js';
+import { SpooledRecording } from './recording.js';
+import { Op, type FromWorker, type ToWorker, type WireOp } from './worker-wire.js';
+import { spawnPipelineWorker, type SidePathOptions } from './pipeline-worker-spawn.js';
+
+export type { SidePathOptions };
+
+/** Queued bytes past this are flushed at once rather than after the flush delay. */
+const FLUSH_BYTES = 4 * 1024 * 1024;
+/** What an op costs the queue besides its bytes (a rough figure for the bound). */
+const OP_OVERHEAD = 64;
+
+type Batch = Extract<ToWorker, { type: 'batch' }>;
+
+export class SidePath implements PipelineInput {
+  readonly clock: Clock = systemClock;
+  /** The recording's spool and indexer, made at once: a kill from the first moment loses at most a flush delay of traffic. */
+  private readonly recording: SpooledRecording | undefined;
+  /** Live telemetry runs in the worker. */
+  private readonly live: boolean;
+  /** The worker thread, once booted. */
+  private worker: Worker | undefined;
+  private bootTimer: NodeJS.Timeout | undefined;
+  private bootImmediate = false;
+  /** Batches for the worker before it is booted, in order. */
+  private readonly held: Batch[] = [];
+  /** The Prometheus scrape URL, once the worker serves one (see `ready`). */
+  metricsUrl: string | undefined;
+  /** Resolves once the sinks are open; rejects (MCPTAP_*) when they cannot be. */
+  readonly ready: Promise<void>;
+  private settleWorker: { resolve: () => void; reject: (err: McptapError) => void } | undefined;
+  /** The worker answered `ready` or `failed` (or died first). */
+  private started = false;
+  /** Why the worker is gone; live telemetry stopped then. */
+  private workerDead: string | undefined;
+  private closedWith: ((lines: string[]) => void) | undefined;
+  private gotClosed = false;
+  private closing: Promise<string[]> | undefined;
+  /** The queued ops, encoded as they come (wire-codec.ts). */
+  private readonly ops: WireOpWriter;
+  private opCount = 0;
+  /** The batch being filled: the queued ops' bytes, in a buffer reused once the spool has it. */
+  private readonly batch = new BatchBuffers();
+  private scheduled: NodeJS.Timeout | undefined;
+  private readonly flushDelayMs: number;
+  private lastFlushAt = -Infinity;
+  private seq = 0;
+  /** The last batch posted to the worker: those up to it are in its hands. */
+  private postedSeq = 0;
+  /** What each batch not yet spooled or acknowledged costs the bound, by its seq. */
+  private readonly inFlight = new Map<number, number>();
+  private inFlightBytes = 0;
+  private readonly maxQueueBytes: number;
+  private readonly loss = new SidePathDrops();
+  private fatalSent = false;
+
+  /** Starts and waits until the sinks are open: a recording that cannot be opened fails here. */
+  static async start(opts: SidePathOptions): Promise<SidePath> {
+    const thread = SidePath.open(opts);
+    await thread.ready;
+    return thread;
+  }
+
+  /**
+   * Opens the recording (throws when its spool or indexer cannot be made) and returns at once: what
+   * the tap hands over meanwhile waits in the bounded queue until the sinks are up. Sinks that fail
+   * to open make `ready` reject with the reason.
+   */
+  static open(opts: SidePathOptions): SidePath {
+    const thread = new SidePath(opts);
+    if (!thread.live) return thread;
+    if (opts.bootDeadlineMs === undefined) thread.boot();
+    else {
+      thread.bootTimer = setTimeout(() => thread.boot(), opts.bootDeadlineMs);
+      thread.bootTimer.unref();
+    }
+    return thread;
+  }
+
+  private constructor(private readonly opts: SidePathOptions) {
+    this.live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
+    // Without a recording only telemetry reads request headers, and only trace context.
+    this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
+    this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
+    this.flushDelayMs = opts.flushDelayMs ?? 5;
+    this.recording = opts.recording ? this.openRecording(opts) : undefined;
+    const worker = this.live ? new Promise<void>((resolve, reject) => (this.settleWorker = { resolve, reject })) : undefined;
+    this.ready = Promise.all([this.recording?.ready, worker]).then(() => {});
+    // Nobody may wait for it (a tap that does not): a failure is said all the same.
+    this.ready.catch(() => {});
+  }
+
+  private openRecording(opts: SidePathOptions): SpooledRecording {
+    const { telemetry: _telemetry, check, ...recordOnly } = opts.sinks;
+    return SpooledRecording.open({
+      recording: opts.recording!,
+      // The recorder's pipeline says the findings.
+      sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) },
+      logLevel: opts.logLevel,
+      clockOrigin: systemClockOrigin,
+      ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+      logger: opts.logger,
+      onFatal: (err) => opts.onFatal?.(err),
+    });
+  }
+
+  /** Resolves once closing has handed everything recorded to the indexer process, or there is nothing to hand over. */
+  get handedOver(): Promise<void> {
+    return this.recording?.handedOver ?? Promise.resolve();
+  }
+
+  /** The server answered: boot once the answer is on its way (not inside the tap's forwarding turn). */
+  private bootSoon(): void {
+    if (this.bootImmediate || !this.live) return;
+    this.bootImmediate = true;
+    setImmediate(() => this.boot());
+  }
+
+  /** Starts the worker (once): at once, at the server's first answer, or at the boot deadline. */
+  private boot(): void {
+    if (this.worker || this.workerDead || !this.live) return;
+    clearTimeout(this.bootTimer);
+    const worker = spawnPipelineWorker(this.opts);
+    this.worker = worker;
+    worker.on('message', (m: FromWorker) => this.onMessage(m));
+    worker.on('error', (err) => {
+      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`));
+      else this.die(`pipeline thread failed: ${err.message}`);
+    });
+    worker.on('exit', (code) => {
+      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `the pipeline thread exited (code ${code}) before its sinks were open`));
+      else if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
+    });
+    // Referenced until the sinks are up (a caller may be waiting for `ready`); then only while batches are in flight.
+    for (const m of this.held.splice(0)) this.post(m);
+    this.flush();
+  }
+
+  // ---- PipelineInput -------------------------------------------------------------------------
+
+  openConnection(info: ConnectionInfo, timeUs = this.clock.nowUs()): void {
+    this.queue([Op.Open, info, timeUs], undefined);
+  }
+
+  pushChunk(c: Chunk): void {
+    const answer = c.direction === 's2c' && c.channel !== 'stderr';
+    if (answer && !this.worker) this.bootSoon();
+    if (!this.room(c.bytes.length)) {
+      this.loss.droppedChunk(c);
+      this.lostWhileRequired();
+      return;
+    }
+    const gap = this.loss.chunkGap(c);
+    if (gap) this.queue(gap, undefined);
+    this.queue([Op.Chunk, c.connectionId, c.direction, c.channel, c.timeUs, c.bytes.length], c.bytes);
+    if (answer) this.flushIfDue();
+  }
+
+  pushMessage(origin: FrameOrigin, raw: Buffer): void {
+    if (origin.direction === 's2c' && !this.worker) this.bootSoon();
+    if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
+    if (origin.direction === 's2c') this.flushIfDue();
+  }
+
+  pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
+    if (this.admitMessage(origin, raw)) this.queue([Op.Request, origin, raw.length, checkedHeaders(headers)], raw);
+  }
+
+  endStream(connectionId: string, streamId: string, end: StreamEnd): void {
+    this.queue([Op.EndStream, connectionId, streamId, end], undefined);
+  }
+
+  longStream(connectionId: string, streamId: string, edge: LongStreamEdge): void {
+    this.queue([Op.LongStream, connectionId, streamId, edge], undefined);
+  }
+
+  anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
+    this.queue([Op.Anomaly, kind, connectionId, detail, { ...extra, timeUs: extra.timeUs ?? this.clock.nowUs() }], undefined);
+  }
+
+  closeConnection(connectionId: string, close: ConnectionClose): void {
+    this.queue([Op.Close, connectionId, { ...close, timeUs: close.timeUs ?? this.clock.nowUs() }], undefined);
+  }
+
+  /** Forwarded traffic the recording lacks: bytes dropped on the side path, not spooled, or never indexed; events the recorder dropped. */
+  get recordingLoss(): { bytes: number; events: number } {
+    if (!this.recording) return { bytes: 0, events: 0 };
+    const { bytes, events } = this.recording.lost();
+    return { bytes: this.loss.dropped.bytes + bytes, events };
+  }
+
+  /** Before an exit that does not wait for the recording: an indexer that died unheard is replaced now. */
+  readonly checkIndexer = (): void => this.recording?.checkIndexer();
+
+  /** What was dropped so far (side path full, or nothing left to take it). */
+  get droppedCounts(): { chunks: number; messages: number; bytes: number } {
+    return { ...this.loss.dropped };
+  }
+
+  /**
+   * Spools what is queued and has the recording completed; lets the worker finish every batch,
+   * close its sinks and exit. Resolves with the lines worth telling the user. Idempotent.
+   */
+  close(incomplete?: string): Promise<string[]> {
+    this.closing ??= this.closeNow(incomplete);
+    return this.closing;
+  }
+
+  private async closeNow(incomplete: string | undefined): Promise<string[]> {
+    this.flush();
+    const recorded = this.recording?.close(incomplete) ?? Promise.resolve([]);
+    // Behind the last batch, which reaches the worker once it is in the spool.
+    const live = this.live ? (this.recording?.drained() ?? Promise.resolve()).then(() => this.closeWorker()) : Promise.resolve([]);
+    const [a, b] = await Promise.all([recorded, live]);
+    return [...a, ...b, ...this.loss.lines(this.recording ? undefined : this.workerDead)];
+  }
+
+  private closeWorker(): Promise<string[]> {
+    return new Promise<string[]>((resolve) => {
+      this.closedWith = resolve;
+      this.boot();
+      if (this.workerDead) return resolve([]);
+      this.worker!.ref();
+      this.post({ type: 'close' });
+    });
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  /** Nothing left to take more (closing, or the worker gone without a recording): drop. */
+  private get shut(): boolean {
+    return this.closing !== undefined || (!this.recording && this.workerDead !== undefined);
+  }
+
+  private room(bytes: number): boolean {
+    if (this.shut) return false;
+    return this.inFlightBytes + this.batch.length + bytes + OP_OVERHEAD <= this.maxQueueBytes;
+  }
+
+  /** --require-recording: the first input the recording will miss stops the tap. */
+  private lostWhileRequired(): void {
+    if (!this.opts.recording?.required || this.fatalSent) return;
+    this.fatalSent = true;
+    this.opts.onFatal?.(new Error("the tap's side path is full: traffic would pass unrecorded"));
+  }
+
+  /** Message bodies are dropped whole; the next one accepted on the connection first reports the loss. */
+  private admitMessage(origin: FrameOrigin, raw: Buffer): boolean {
+    if (!this.room(raw.length)) {
+      this.loss.droppedMessage(origin, raw);
+      this.lostWhileRequired();
+      return false;
+    }
+    const gap = this.loss.messageGap(origin);
+    if (gap) this.queue(gap, undefined);
+    return true;
+  }
+
+  private queue(op: WireOp, bytes: Buffer | undefined): void {
+    if (this.shut) {
+      if (bytes) this.loss.droppedBytes(bytes.length);
+      return;
+    }
+    this.ops.write(op);
+    this.opCount++;
+    if (bytes && bytes.length > 0) this.batch.append(bytes);
+    if (this.batch.length >= FLUSH_BYTES) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
+      // Owed only to a caller that will close() (which flushes): never keep the process up for it.
+      this.scheduled.unref();
+    }
+  }
+
+  private readonly flushTick = (): void => {
+    this.scheduled = undefined;
+    this.flush();
+  };
+
+  /**
+   * An answer is spooled in the turn it was forwarded in when the flush delay has passed since the
+   * last flush: on a starved machine a timer can fire hundreds of ms late, and a kill meanwhile
+   * would lose the answer.
+   */
+  private flushIfDue(): void {
+    if (this.recording && performance.now() - this.lastFlushAt >= this.flushDelayMs) this.flush();
+  }
+
+  private flush(): void {
+    if (this.scheduled) {
+      clearTimeout(this.scheduled);
+      this.scheduled = undefined;
+    }
+    if (this.opCount === 0 || (!this.recording && this.workerDead)) return;
+    this.lastFlushAt = performance.now();
+    // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
+    // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
+    const at = this.batch.length;
+    const buf = this.batch.finish(this.ops.length);
+    const opsLength = this.ops.take(buf, at);
+    const seq = ++this.seq;
+    const cost = at + this.opCount * OP_OVERHEAD;
+    const droppedTotal = this.loss.dropped.chunks + this.loss.dropped.messages;
+    const msg: Batch = { type: 'batch', seq, bytes: buf.buffer as ArrayBuffer, length: at, opsLength, droppedTotal };
+    this.opCount = 0;
+    this.inFlight.set(seq, cost);
+    this.inFlightBytes += cost;
+    if (this.recording) this.recording.add(buf.subarray(at, at + opsLength), buf.subarray(0, at), () => this.spooled(msg));
+    else this.toWorker(msg);
+  }
+
+  /** A batch is in the spool: on to live telemetry, or its buffer back for reuse. */
+  private spooled(msg: Batch): void {
+    if (this.live && !this.workerDead) return this.toWorker(msg);
+    this.batch.handedBack(msg.bytes);
+    this.settle(msg.seq);
+  }
+
+  private toWorker(msg: Batch): void {
+    if (this.workerDead) return this.settle(msg.seq);
+    if (this.worker) this.post(msg);
+    else this.held.push(msg);
+  }
+
+  /** A batch is out of this side's hands: its cost leaves the bound. */
+  private settle(seq: number): void {
+    this.inFlightBytes -= this.inFlight.get(seq) ?? 0;
+    this.inFlight.delete(seq);
+    if (this.inFlight.size === 0 && !this.closedWith && this.started) this.worker?.unref();
+  }
+
+  /** Posts, keeping the worker referenced while anything is in its hands (unref'd on the last ack). */
+  private post(msg: ToWorker): void {
+    try {
+      this.worker!.ref();
+      if (msg.type === 'batch') this.postedSeq = msg.seq;
+      this.worker!.postMessage(msg, msg.type === 'batch' ? [msg.bytes] : []);
+    } catch (err) {
+      this.die(`cannot reach the pipeline thread: ${(err as Error).message}`);
+    }
+  }
+
+  private onMessage(m: FromWorker): void {
+    if (m.type === 'ready') {
+      this.started = true;
+      this.metricsUrl = m.metricsUrl;
+      if (this.inFlight.size === 0 && !this.closedWith) this.worker!.unref();
+      this.settleWorker!.resolve();
+    } else if (m.type === 'failed') {
+      this.failStart(fromWireError(m, 'MCPTAP_PIPELINE_WORKER'), true);
+    } else if (m.type === 'log') {
+      process.stderr.write(m.line);
+    } else if (m.type === 'ack') {
+      this.settle(m.seq);
+    } else if (m.type === 'closed') {
+      this.gotClosed = true;
+      this.closedWith?.(m.lines);
+      // All that matters is done: telemetry was flushed or its close deadline passed. Exports the
+      // deadline abandoned (an OTLP endpoint that is down retries for seconds) must not keep the process alive.
+      void this.worker?.terminate();
+    }
+  }
+
+  /**
+   * The sinks could not be opened. Beside a recording the worker said why and the recording goes
+   * on; otherwise `ready` rejects, and whoever waits for it says why.
+   */
+  private failStart(err: McptapError, saidByWorker = false): void {
+    if (this.workerDead) return;
+    this.started = true;
+    this.die(err.message, this.recording !== undefined && !saidByWorker);
+    if (this.recording) this.settleWorker!.resolve();
+    else this.settleWorker!.reject(err);
+    void this.worker?.terminate();
+  }
+
+  private die(why: string, say = true): void {
+    if (this.workerDead) return;
+    this.workerDead = why;
+    if (say) {
+      const still = this.recording ? 'the recording goes on' : 'traffic is still forwarded, but no longer observed (drops counted)';
+      this.opts.logger.error(`${why}; ${still}`);
+    }
+    // What waited for the worker or was in its hands leaves the bound (what waits for the spool, once spooled).
+    for (const m of this.held.splice(0)) this.settle(m.seq);
+    for (const seq of [...this.inFlight.keys()]) if (seq <= this.postedSeq) this.settle(seq);
+    if (!this.recording) {
+      this.ops.reset();
+      this.opCount = 0;
+      this.batch.drop();
+    }
+    this.closedWith?.([]);
+  }
+}
