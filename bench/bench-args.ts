@@ -15,9 +15,17 @@ export interface BenchInfo {
 export const BENCHES = {
   stdio: {
     what: 'stdio tap --record vs a bare byte-forwarding shim: rate and added RTT, 200 B and 10 KB',
-    env: ["MCPTAP_SPOOL_BYTES=2147483648 (the tap's spool)"],
+    env: [
+      "MCPTAP_SPOOL_BYTES=2147483648 (the tap's spool)",
+      'MCPTAP_BENCH_ROUNDS=3',
+      'MCPTAP_BENCH_SECONDS=3',
+      'MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js',
+    ],
   },
-  http: { what: 'HTTP tap --record vs a bare undici proxy and nginx: req/s, added latency, SSE timing' },
+  http: {
+    what: 'HTTP tap --record vs a bare undici proxy and nginx: req/s, added latency, SSE timing',
+    env: ['MCPTAP_BENCH_ROUNDS=3', 'MCPTAP_BENCH_SECONDS=4', 'MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js'],
+  },
   load: {
     what: "mcptap load's HTTP and stdio drivers vs autocannon, Artillery and a stdio pump",
     env: ['MCPTAP_BENCH_ARTILLERY=/path/to/artillery', 'MCPTAP_BENCH_ARTILLERY_VERSION=2.0.21'],
@@ -45,7 +53,7 @@ export const BENCHES = {
   soak: {
     what: 'HTTP tap --record --otlp at a steady rate: RSS, fds, spool and loss over time',
     namedOnly: true,
-    env: ['MCPTAP_SOAK_MINUTES=10', 'MCPTAP_SOAK_RATE=200'],
+    env: ['MCPTAP_SOAK_MINUTES=10', 'MCPTAP_SOAK_RATE=200', 'MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js'],
   },
   bigrec: {
     what: 'peak RSS of ls, show, export, check, replay, mock, mcp and ui on a 1,000,000-exchange recording; check messages/s; ui page times',
@@ -57,7 +65,11 @@ export const BENCHES = {
       'MCPTAP_BIGREC_FLOOR_ROUNDS=3',
     ],
   },
-  crash: { what: 'the recording tap SIGKILLed under traffic: file intact, marked incomplete, loss', namedOnly: true },
+  crash: {
+    what: 'the recording tap SIGKILLed under traffic: file intact, marked incomplete, loss',
+    namedOnly: true,
+    env: ['MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js (--kills N each, alternating)'],
+  },
   churn: { what: 'start/stop cycles of mcptap stdio --record: nothing left behind', namedOnly: true },
 } satisfies Record<string, BenchInfo>;
 
@@ -79,7 +91,7 @@ const positiveNumber = (v: string) => (Number(v) > 0 ? undefined : 'a positive n
 const BIGREC_COMMANDS = ['ls', 'show', 'export', 'check', 'replay', 'mock', 'mcp', 'ui'];
 
 export const OPTIONS: Record<string, OptionInfo> = {
-  '--kills': { for: ['crash'], value: 'N', help: 'kills per transport (default 20)', check: positiveInt },
+  '--kills': { for: ['crash'], value: 'N', help: 'kills per transport, and per build with MCPTAP_BENCH_BEFORE (default 20)', check: positiveInt },
   '--indexer-wait': { for: ['crash'], value: 'S', help: 'seconds to wait for the indexer after a kill (default 120)', check: positiveNumber },
   '--after-file': { for: ['crash'], help: 'count kill moments from when the recording file exists' },
   '--after-first-answer': { for: ['crash'], help: "count kill moments from the host's first answer" },

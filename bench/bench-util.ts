@@ -131,3 +131,31 @@ export function hwmKiB(pid: number): number {
     return 0;
   }
 }
+
+/** Another build's bin/mcptap.js (MCPTAP_BENCH_BEFORE): benches that read it run that build's tap in the same run. */
+export const BEFORE = process.env.MCPTAP_BENCH_BEFORE || undefined;
+
+/** Median, spread (min-max) and each round's value, for a line of a build's figures. */
+function roundFigures(values: number[], digits: number): string {
+  const f = (x: number) => x.toFixed(digits);
+  return `${values.map(f).join(', ')} (median ${f(median(values))}, spread ${f(Math.min(...values))}..${f(Math.max(...values))})`;
+}
+
+/**
+ * Lines comparing this build with the MCPTAP_BENCH_BEFORE build on one figure taken each round
+ * (a ratio to the round's baseline, or an added latency): each build's rounds, median and spread,
+ * then its median against the other's spread. `higher`: whether a higher value is better.
+ */
+export function beforeAfterLines(what: string, after: number[], before: number[], opts: { higher: boolean; digits?: number; unit?: string }): string[] {
+  const digits = opts.digits ?? 2;
+  const unit = opts.unit ?? 'x';
+  const [a, b] = [median(after), median(before)];
+  const edge = opts.higher ? Math.min(...before) : Math.max(...before);
+  const ok = opts.higher ? a >= edge : a <= edge;
+  return [
+    `  ${what}, this build, each round: ${roundFigures(after, digits)}`,
+    `  ${what}, before,     each round: ${roundFigures(before, digits)}`,
+    `  ${what}, medians: this build ${a.toFixed(digits)}${unit} vs before ${b.toFixed(digits)}${unit} (${a - b >= 0 ? '+' : ''}${(a - b).toFixed(digits)}); ` +
+      `within the before's spread or better: ${ok ? 'yes' : 'NO'}`,
+  ];
+}

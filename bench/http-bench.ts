@@ -17,6 +17,11 @@
  * the tap runs in this process on a CLOCK_MONOTONIC clock; test/fixtures/sse-ticker.mjs (upstream
  * and client in one child, same clock) sends an event every 50 ms. Reported: |recorded event time -
  * client receive time| p50/p99 (target p99 < 2 ms), and client abort -> upstream sees the close.
+ *
+ * MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js adds that build's `mcptap http --record` as one
+ * more target of every round: each build's per-round ratio to the bare passthrough and added
+ * latency, their medians and spreads, compared. The SSE part runs this build's tap in process only.
+ * MCPTAP_BENCH_ROUNDS (3) and MCPTAP_BENCH_SECONDS (saturation, 4) shorten a check.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +30,20 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { BENCH_FIXTURES, MCPTAP, ROOT, median, percentile, roundRatios, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import {
+  BEFORE,
+  BENCH_FIXTURES,
+  MCPTAP,
+  ROOT,
+  beforeAfterLines,
+  median,
+  percentile,
+  roundRatios,
+  stopChild,
+  table,
+  ECHO_CALL_BODY,
+  ECHO_CALL_HEADERS,
+} from './bench-util.js';
 import { Pipeline } from '../src/pipeline/pipeline.js';
 import { startHttpTap } from '../src/tap/http-tap.js';
 import type { Clock } from '../src/util/clock.js';
@@ -36,9 +54,11 @@ import { RecordingStore } from '../src/store/recording-store.js';
 const LATENCY_WARMUP = 500;
 const LATENCY_REQUESTS = 3000;
 const SATURATION_CONNECTIONS = 32;
-const SATURATION_SECONDS = 4;
-/** Odd, so that the median round is a round. */
-const ROUNDS = 3;
+const SATURATION_SECONDS = Number(process.env.MCPTAP_BENCH_SECONDS) || 4;
+/** Odd, so that the median round is a round (MCPTAP_BENCH_ROUNDS). */
+const ROUNDS = Number(process.env.MCPTAP_BENCH_ROUNDS) || 3;
+/** The other build's tap, a target of its own (MCPTAP_BENCH_BEFORE). */
+const BEFORE_TAP = 'before: mcptap http --record';
 
 const BODY = ECHO_CALL_BODY;
 const HEADERS = ECHO_CALL_HEADERS;
@@ -72,8 +92,9 @@ async function nodeFixture(name: string, file: string, env: Record<string, strin
   return { name, url: (JSON.parse(line) as { url: string }).url, stop: () => stopChild(child, 'SIGTERM') };
 }
 
-async function mcptap(upstream: string, dir: string): Promise<Target> {
-  const child = spawn(process.execPath, [MCPTAP, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', join(dir, 'bench-http.db')], {
+/** `mcptap http --record` of this build, or of another (`bin`), recording to `db` in `dir`. */
+async function mcptap(upstream: string, dir: string, bin = MCPTAP, name = 'mcptap http --record', db = 'bench-http.db'): Promise<Target> {
+  const child = spawn(process.execPath, [bin, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', join(dir, db)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -85,7 +106,7 @@ async function mcptap(upstream: string, dir: string): Promise<Target> {
     });
     child.once('exit', (code) => reject(new Error(`mcptap http exited ${code}: ${err}`)));
   });
-  return { name: 'mcptap http --record', url, stop: () => stopChild(child, 'SIGTERM') };
+  return { name, url, stop: () => stopChild(child, 'SIGTERM') };
 }
 
 /** nginx as a reverse proxy with upstream keep-alive and buffering off; undefined when not installed. */
@@ -184,7 +205,8 @@ async function measureAll(targets: Target[]): Promise<{ measured: Measured[]; ro
   const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
   const totals = new Map<string, { errors: number; sent: number }>(targets.map((t) => [t.name, { errors: 0, sent: 0 }]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const t of targets) {
+    // With another build in the rounds, every other round runs backwards: neither build always follows the other.
+    for (const t of BEFORE && round % 2 ? [...targets].reverse() : targets) {
       const one = await oneConnection(t);
       const sat = await saturation(t);
       rounds.get(t.name)!.push({ rps1: one.rps, p50: one.p50, p99: one.p99, rpsSat: sat.rps });
@@ -212,18 +234,16 @@ export async function runHttpBench(): Promise<string> {
     const nx = await nginx(upstream.url, dir);
     if (nx) started.push(nx);
     else notes.push('nginx: skipped (binary not found; apt-get install -y nginx)');
-    started.push(await mcptap(upstream.url, dir));
+    const taps = [await mcptap(upstream.url, dir)];
+    if (BEFORE) taps.push(await mcptap(upstream.url, dir, BEFORE, BEFORE_TAP, 'bench-http-before.db'));
+    started.push(...taps);
     const { measured, rounds } = await measureAll(started);
-    // What the recording kept: a rate bought by dropping most of the recording would be no win.
-    const tap = started.pop()!;
-    await tap.stop();
-    const sent = measured.find((m) => m.name === tap.name)!.sent;
-    const store = RecordingStore.open(join(dir, 'bench-http.db'));
-    try {
-      const r = store.listRecordings()[0]!;
-      notes.push(`mcptap --record: the recording kept ${r.exchanges} of ${sent} exchanges (${r.droppedQueue + r.droppedWrite} events dropped by the recorder)`);
-    } finally {
-      store.close();
+    // What the recordings kept: a rate bought by dropping most of the recording would be no win.
+    for (const [i, tap] of taps.entries()) {
+      started.splice(started.indexOf(tap), 1);
+      await tap.stop();
+      const sent = measured.find((m) => m.name === tap.name)!.sent;
+      notes.push(keptNote(i ? 'before: mcptap --record' : 'mcptap --record', join(dir, i ? 'bench-http-before.db' : 'bench-http.db'), sent));
     }
     return [render(measured, rounds, notes), await sseTiming()].join('\n\n');
   } finally {
@@ -232,10 +252,22 @@ export async function runHttpBench(): Promise<string> {
   }
 }
 
+/** What a stopped tap's recording kept of `sent` requests. */
+function keptNote(what: string, db: string, sent: number): string {
+  const store = RecordingStore.open(db);
+  try {
+    const r = store.listRecordings()[0]!;
+    return `${what}: the recording kept ${r.exchanges} of ${sent} exchanges (${r.droppedQueue + r.droppedWrite} events dropped by the recorder)`;
+  } finally {
+    store.close();
+  }
+}
+
 function render(results: Measured[], rounds: Map<string, Round[]>, notes: string[]): string {
   const direct = results.find((r) => r.name === 'direct')!;
   const bare = results.find((r) => r.name.startsWith('bare'));
   const tap = results.find((r) => r.name.startsWith('mcptap'));
+  const before = results.find((r) => r.name === BEFORE_TAP);
   const rows = results.map((r) => [
     r.name,
     r.rps1.toFixed(0),
@@ -253,7 +285,8 @@ function render(results: Measured[], rounds: Map<string, Round[]>, notes: string
   ];
   if (tap && bare) {
     // Judged round by round: each round's tap against the same round's baseline, then the median round.
-    const pair = (base: Measured, f: (t: Round, b: Round) => number) => rounds.get(tap.name)!.map((t, i) => f(t, rounds.get(base.name)![i]!));
+    const pair = (base: Measured, f: (t: Round, b: Round) => number, of: Measured = tap) =>
+      rounds.get(of.name)!.map((t, i) => f(t, rounds.get(base.name)![i]!));
     const ratios = pair(bare, (t, b) => t.rpsSat / b.rpsSat);
     const addedMs = pair(direct, (t, d) => t.p50 - d.p50);
     const ratio = median(ratios);
@@ -263,6 +296,19 @@ function render(results: Measured[], rounds: Map<string, Round[]>, notes: string
     out.push(`mcptap --record added median latency at 1 connection, median round: ${added.toFixed(3)} ms (target <= 0.3 ms) ${added <= 0.3 ? 'PASS' : 'FAIL'}`);
     out.push(`  each round's added median latency: ${addedMs.map((x) => x.toFixed(3)).join(', ')} ms`);
     out.push(`(bare passthrough itself adds ${(bare.p50 - direct.p50).toFixed(3)} ms)`);
+    if (before) {
+      out.push(`against the MCPTAP_BENCH_BEFORE build (${BEFORE}), in the same rounds:`);
+      out.push(
+        ...beforeAfterLines(
+          '--record throughput vs bare passthrough',
+          ratios,
+          pair(bare, (t, b) => t.rpsSat / b.rpsSat, before),
+          { higher: true },
+        ),
+      );
+      const beforeAdded = pair(direct, (t, d) => t.p50 - d.p50, before);
+      out.push(...beforeAfterLines('--record added median latency @1', addedMs, beforeAdded, { higher: false, digits: 3, unit: ' ms' }));
+    }
   }
   return [...out, ...notes].join('\n');
 }

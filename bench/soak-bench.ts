@@ -9,16 +9,20 @@
  * Reported: the samples, growth over the second half (last sample vs the one at half time, and a
  * least-squares fit), and completeness: exchanges in the recording once the tap has exited, and
  * exchange spans the bench's OTLP endpoint received, each vs requests sent.
+ *
+ * MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js runs that build's tap beside this one's, both at
+ * once for the whole run, in front of the same reference server, each at the full rate with its own
+ * OTLP endpoint: the report of each, then their figures side by side.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, existsSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
-import { BENCH_FIXTURES, MCPTAP, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
+import { BEFORE, BENCH_FIXTURES, MCPTAP, stopChild, table, ECHO_CALL_BODY, ECHO_CALL_HEADERS } from './bench-util.js';
 import { startReferenceChild } from './hostile-clients.js';
-import { countingOtlpProcess } from './otlp-span-count.js';
+import { countingOtlpProcess, type CountingOtlpProcess } from './otlp-span-count.js';
 
 const SAMPLE_MS = 10_000;
 const CONNECTIONS = 8;
@@ -115,82 +119,210 @@ function fitGrowth(x: number[], y: number[]): number {
 
 const pct = (g: number) => `${g >= 0 ? '+' : ''}${(g * 100).toFixed(1)}%`;
 
+/** One tap of the soak: its process, its load, its samples. */
+interface SoakTap {
+  /** `this build` or `before`. */
+  build: string;
+  tap: ChildProcess;
+  otlp: CountingOtlpProcess;
+  file: string;
+  probeFile: string;
+  err: string;
+  /** The tap's MCP path, and a pool of CONNECTIONS to it. */
+  path: string;
+  pool?: Pool;
+  load: { sent: number; ok: number; failed: number; inFlight: number; maxInFlight: number };
+  samples: Sample[];
+}
+
+/** `mcptap http --record --otlp` of build `bin` with the probe preloaded, up and listening, and its load's pool. */
+async function startSoakTap(build: string, bin: string, upstream: string, dir: string): Promise<SoakTap> {
+  const name = build === 'before' ? 'soak-before' : 'soak';
+  const file = join(dir, `${name}.db`);
+  const probeFile = join(dir, `${name}-probe.jsonl`);
+  const otlp = await countingOtlpProcess();
+  const tap = spawn(
+    process.execPath,
+    ['--import', join(BENCH_FIXTURES, 'soak-probe.mjs'), bin, 'http', '--upstream', upstream, '--listen', '127.0.0.1:0', '--record', file, '--otlp', otlp.url],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MCPTAP_SOAK_PROBE_FILE: probeFile, MCPTAP_SOAK_PROBE_MS: String(SAMPLE_MS) } },
+  );
+  const t: SoakTap = { build, tap, otlp, file, probeFile, err: '', path: '/', load: { sent: 0, ok: 0, failed: 0, inFlight: 0, maxInFlight: 0 }, samples: [] };
+  const url = await new Promise<string>((resolve, reject) => {
+    tap.stderr!.on('data', (b: Buffer) => {
+      t.err += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(t.err);
+      if (m) resolve(m[1]!);
+    });
+    tap.once('exit', (code) => reject(new Error(`mcptap http (${build}) exited ${code}: ${t.err}`)));
+  }).catch(async (err: unknown) => {
+    await otlp.stop();
+    throw err;
+  });
+  const u = new URL(url);
+  t.path = u.pathname;
+  t.pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+  return t;
+}
+
+/** One request to a tap, counted in its load. */
+function send(t: SoakTap): void {
+  const load = t.load;
+  load.sent++;
+  load.inFlight++;
+  load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
+  t.pool!.request({ path: t.path, method: 'POST', headers: ECHO_CALL_HEADERS, body: ECHO_CALL_BODY })
+    .then(async (r) => {
+      await r.body.arrayBuffer();
+      r.statusCode === 200 ? load.ok++ : load.failed++;
+    })
+    .catch(() => load.failed++)
+    .finally(() => load.inFlight--);
+}
+
+/** A sample of the tap's process, its indexer, its fds and spool. */
+function sample(t: SoakTap, s: number): void {
+  const pid = t.tap.pid!;
+  const { fds, spoolBytes } = fdsAndSpool(pid);
+  const kids = childPids(pid);
+  t.samples.push({
+    s,
+    sent: t.load.sent,
+    rssMiB: statusKiB(pid, 'VmRSS') / 1024,
+    indexerRssMiB: kids.reduce((a, k) => a + statusKiB(k, 'VmRSS'), 0) / 1024,
+    fds,
+    spoolMiB: spoolBytes / 2 ** 20,
+  });
+}
+
+/** What a stopped tap's recording and OTLP endpoint got: the completeness figures. */
+async function completeness(t: SoakTap) {
+  const tally = await t.otlp.tally();
+  const db = new Database(t.file, { readonly: true });
+  const recorded = (db.prepare('SELECT count(*) AS n FROM exchanges').get() as { n: number }).n;
+  const completed = (db.prepare("SELECT count(*) AS n FROM exchanges WHERE state = 'completed'").get() as { n: number }).n;
+  db.close();
+  return { tally, recorded, completed, lost: t.load.sent - recorded, spansLost: t.load.sent - tally.spans.exchange };
+}
+
+type Completeness = Awaited<ReturnType<typeof completeness>>;
+
+/** The main thread's probe lines of the tap. */
+function probesOf(t: SoakTap): Probe[] {
+  return existsSync(t.probeFile)
+    ? readFileSync(t.probeFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Probe)
+        .filter((p) => p.pid === t.tap.pid)
+    : [];
+}
+
+/** The samples at or after half time (the growth figures' span). */
+const secondHalf = (t: SoakTap, durationMs: number) => t.samples.filter((s) => s.s >= durationMs / 2000 - 1);
+
+/** Relative change from the half-time sample to the last, NaN with fewer than two. */
+function halfGrowth(half: Sample[], pick: (s: Sample) => number): number {
+  return half.length >= 2 ? pick(half[half.length - 1]!) / pick(half[0]!) - 1 : NaN;
+}
+
+/** One tap's report: its samples, growth over the second half, load and completeness. */
+function report(t: SoakTap, c: Completeness, durationMs: number, stopMs: number): string[] {
+  const { samples, load } = t;
+  const probes = probesOf(t);
+  const half = secondHalf(t, durationMs);
+  const rows = samples.map((s, i) => {
+    const p = probes[i];
+    return [
+      s.s.toFixed(0),
+      String(s.sent),
+      s.rssMiB.toFixed(1),
+      s.indexerRssMiB.toFixed(1),
+      p ? (p.heapUsed / 2 ** 20).toFixed(1) : '-',
+      p ? (p.external / 2 ** 20).toFixed(1) : '-',
+      String(s.fds),
+      s.spoolMiB.toFixed(1),
+      p ? `${p.eldP50Ms.toFixed(1)}/${p.eldP99Ms.toFixed(1)}/${p.eldMaxMs.toFixed(0)}` : '-',
+    ];
+  });
+  const growth = (pick: (s: Sample) => number) =>
+    half.length >= 2
+      ? `${pct(halfGrowth(half, pick))} (fit ${pct(
+          fitGrowth(
+            half.map((s) => s.s),
+            half.map(pick),
+          ),
+        )})`
+      : 'n/a';
+  const halfProbes = probes.slice(Math.max(0, samples.length - half.length));
+  const heapGrowth =
+    halfProbes.length >= 2
+      ? `${pct(halfProbes[halfProbes.length - 1]!.heapUsed / halfProbes[0]!.heapUsed - 1)} (fit ${pct(
+          fitGrowth(
+            halfProbes.map((p) => p.t),
+            halfProbes.map((p) => p.heapUsed),
+          ),
+        )})`
+      : 'n/a';
+  const rssG = halfGrowth(half, (s) => s.rssMiB);
+  const { tally, recorded, completed, lost, spansLost } = c;
+  return [
+    table(['s', 'sent', 'tap RSS MiB', 'indexer RSS MiB', 'heap used MiB', 'external MiB', 'fds', 'spool MiB', 'loop delay ms'], rows),
+    `growth over the second half (last sample vs the one at half time; least-squares fit): tap RSS ${growth((s) => s.rssMiB)} (target < ${TARGET_RSS_GROWTH * 100}%) ${rssG < TARGET_RSS_GROWTH ? 'PASS' : 'FAIL'}; ` +
+      `indexer RSS ${growth((s) => s.indexerRssMiB)}; heap used ${heapGrowth}; fds ${growth((s) => s.fds)}`,
+    `load: ${load.sent} sent, ${load.ok} answered 200, ${load.failed} failed, at most ${load.maxInFlight} in flight`,
+    `recorded: ${recorded} exchanges (${completed} completed) of ${load.sent} sent: ${lost === 0 ? '0 lost PASS' : `${lost} lost FAIL`}`,
+    `spans: ${tally.spans.exchange} exchange spans (+${tally.spans.session} session, ${tally.spans.undecoded} undecodable exports) of ${load.sent}: ${spansLost === 0 ? '0 lost PASS' : `${spansLost} missing FAIL`}`,
+    `tap stopped (SIGTERM) in ${(stopMs / 1000).toFixed(1)} s; its stderr: ${t.err.trim().split('\n').slice(1).join(' | ') || '(nothing past the listening line)'}`,
+  ];
+}
+
+/** Both builds' figures, a row each. */
+function sideBySide(taps: SoakTap[], done: Completeness[], durationMs: number): string {
+  const rows = taps.map((t, i) => {
+    const c = done[i]!;
+    const rss = t.samples.map((s) => s.rssMiB);
+    const half = secondHalf(t, durationMs);
+    return [
+      t.build,
+      String(t.load.sent),
+      String(c.recorded),
+      String(c.tally.spans.exchange),
+      String(c.lost),
+      String(c.spansLost),
+      rss.length ? rss[0]!.toFixed(1) : '-',
+      rss.length ? rss[rss.length - 1]!.toFixed(1) : '-',
+      rss.length ? Math.max(...rss).toFixed(1) : '-',
+      pct(halfGrowth(half, (s) => s.rssMiB)),
+      t.samples.length ? Math.max(...t.samples.map((s) => s.indexerRssMiB)).toFixed(1) : '-',
+    ];
+  });
+  return table(
+    ['build', 'sent', 'recorded', 'exported spans', 'lost', 'spans lost', 'RSS first', 'RSS last', 'RSS max', 'RSS 2nd half', 'indexer RSS max'],
+    rows,
+  );
+}
+
 export async function runSoakBench(argv: string[] = []): Promise<string> {
   const { minutes, rate } = soakOptions(argv);
   const durationMs = minutes * 60_000;
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-soak-'));
-  const file = join(dir, 'soak.db');
-  const probeFile = join(dir, 'probe.jsonl');
   const ref = await startReferenceChild(MCPTAP);
-  const otlp = await countingOtlpProcess();
-  const tap = spawn(
-    process.execPath,
-    [
-      '--import',
-      join(BENCH_FIXTURES, 'soak-probe.mjs'),
-      MCPTAP,
-      'http',
-      '--upstream',
-      ref.url,
-      '--listen',
-      '127.0.0.1:0',
-      '--record',
-      file,
-      '--otlp',
-      otlp.url,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MCPTAP_SOAK_PROBE_FILE: probeFile, MCPTAP_SOAK_PROBE_MS: String(SAMPLE_MS) } },
-  );
-  let tapErr = '';
-  let pool: Pool | undefined;
+  // Both builds at once for the whole run rather than alternating halves: a soak's figures are growth over
+  // time, and at this fixed rate (far from saturation) both see the same minutes of a noisy 2-core machine.
+  const builds: [string, string][] = [['this build', MCPTAP], ...(BEFORE ? [['before', BEFORE] as [string, string]] : [])];
+  const taps: SoakTap[] = [];
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      tap.stderr!.on('data', (b: Buffer) => {
-        tapErr += b.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(tapErr);
-        if (m) resolve(m[1]!);
-      });
-      tap.once('exit', (code) => reject(new Error(`mcptap http exited ${code}: ${tapErr}`)));
-    });
-    const u = new URL(url);
-    pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
-    const load = { sent: 0, ok: 0, failed: 0, inFlight: 0, maxInFlight: 0 };
-    const send = () => {
-      load.sent++;
-      load.inFlight++;
-      load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
-      pool!
-        .request({ path: u.pathname, method: 'POST', headers: ECHO_CALL_HEADERS, body: ECHO_CALL_BODY })
-        .then(async (r) => {
-          await r.body.arrayBuffer();
-          r.statusCode === 200 ? load.ok++ : load.failed++;
-        })
-        .catch(() => load.failed++)
-        .finally(() => load.inFlight--);
-    };
-    const samples: Sample[] = [];
+    for (const [build, bin] of builds) taps.push(await startSoakTap(build, bin, ref.url, dir));
     const t0 = performance.now();
-    const sample = () => {
-      const { fds, spoolBytes } = fdsAndSpool(tap.pid!);
-      const kids = childPids(tap.pid!);
-      samples.push({
-        s: (performance.now() - t0) / 1000,
-        sent: load.sent,
-        rssMiB: statusKiB(tap.pid!, 'VmRSS') / 1024,
-        indexerRssMiB: kids.reduce((a, k) => a + statusKiB(k, 'VmRSS'), 0) / 1024,
-        fds,
-        spoolMiB: spoolBytes / 2 ** 20,
-      });
-    };
     // Steady rate: each 10 ms tick sends what the schedule owes so far (catching up after a stall).
     await new Promise<void>((resolve) => {
       let nextSample = SAMPLE_MS;
       const tick = setInterval(() => {
         const elapsed = performance.now() - t0;
         const due = Math.floor((Math.min(elapsed, durationMs) / 1000) * rate);
-        while (load.sent < due) send();
+        for (const t of taps) while (t.load.sent < due) send(t);
         if (elapsed >= nextSample) {
-          sample();
+          for (const t of taps) sample(t, (performance.now() - t0) / 1000);
           nextSample += SAMPLE_MS;
         }
         if (elapsed >= durationMs) {
@@ -199,79 +331,34 @@ export async function runSoakBench(argv: string[] = []): Promise<string> {
         }
       }, 10);
     });
-    while (load.inFlight > 0) await new Promise((r) => setTimeout(r, 50));
+    while (taps.some((t) => t.load.inFlight > 0)) await new Promise((r) => setTimeout(r, 50));
     const endLoad = loadavg();
-    await pool.close();
-    pool = undefined;
-    const stopT = performance.now();
-    await stopChild(tap, 'SIGTERM');
-    const stopMs = performance.now() - stopT;
-    const tally = await otlp.tally();
-    const db = new Database(file, { readonly: true });
-    const recorded = (db.prepare('SELECT count(*) AS n FROM exchanges').get() as { n: number }).n;
-    const completed = (db.prepare("SELECT count(*) AS n FROM exchanges WHERE state = 'completed'").get() as { n: number }).n;
-    db.close();
-
-    const probes = existsSync(probeFile)
-      ? readFileSync(probeFile, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Probe)
-          .filter((p) => p.pid === tap.pid)
-      : [];
-    const half = samples.filter((s) => s.s >= durationMs / 2000 - 1);
-    const rows = samples.map((s, i) => {
-      const p = probes[i];
-      return [
-        s.s.toFixed(0),
-        String(s.sent),
-        s.rssMiB.toFixed(1),
-        s.indexerRssMiB.toFixed(1),
-        p ? (p.heapUsed / 2 ** 20).toFixed(1) : '-',
-        p ? (p.external / 2 ** 20).toFixed(1) : '-',
-        String(s.fds),
-        s.spoolMiB.toFixed(1),
-        p ? `${p.eldP50Ms.toFixed(1)}/${p.eldP99Ms.toFixed(1)}/${p.eldMaxMs.toFixed(0)}` : '-',
-      ];
-    });
-    const growth = (pick: (s: Sample) => number) =>
-      half.length >= 2
-        ? `${pct(pick(half[half.length - 1]!) / pick(half[0]!) - 1)} (fit ${pct(
-            fitGrowth(
-              half.map((s) => s.s),
-              half.map(pick),
-            ),
-          )})`
-        : 'n/a';
-    const halfProbes = probes.slice(Math.max(0, samples.length - half.length));
-    const heapGrowth =
-      halfProbes.length >= 2
-        ? `${pct(halfProbes[halfProbes.length - 1]!.heapUsed / halfProbes[0]!.heapUsed - 1)} (fit ${pct(
-            fitGrowth(
-              halfProbes.map((p) => p.t),
-              halfProbes.map((p) => p.heapUsed),
-            ),
-          )})`
-        : 'n/a';
-    const rssG = half.length >= 2 ? half[half.length - 1]!.rssMiB / half[0]!.rssMiB - 1 : NaN;
-    const lost = load.sent - recorded;
-    const spansLost = load.sent - tally.spans.exchange;
-    return [
+    const done: Completeness[] = [];
+    const stopMs: number[] = [];
+    for (const t of taps) {
+      await t.pool!.close();
+      t.pool = undefined;
+      const stopT = performance.now();
+      await stopChild(t.tap, 'SIGTERM');
+      stopMs.push(performance.now() - stopT);
+      done.push(await completeness(t));
+    }
+    const out = [
       `mcptap http --record --otlp (bench endpoint, counting spans) in front of mcptap reference --http; ${rate} tools/call echo per second over ${CONNECTIONS} keep-alive connections for ${minutes} min; ` +
         `samples every ${SAMPLE_MS / 1000} s; ${cpus().length} CPUs, load average at the end ${endLoad.map((l) => l.toFixed(2)).join(' ')}`,
       `heap and event-loop delay (p50/p99/max ms over each 10 s) of the tap's main thread, from a preload (bench/fixtures/soak-probe.mjs); RSS is the tap's process (all its threads), the indexer's separately`,
-      table(['s', 'sent', 'tap RSS MiB', 'indexer RSS MiB', 'heap used MiB', 'external MiB', 'fds', 'spool MiB', 'loop delay ms'], rows),
-      `growth over the second half (last sample vs the one at half time; least-squares fit): tap RSS ${growth((s) => s.rssMiB)} (target < ${TARGET_RSS_GROWTH * 100}%) ${rssG < TARGET_RSS_GROWTH ? 'PASS' : 'FAIL'}; ` +
-        `indexer RSS ${growth((s) => s.indexerRssMiB)}; heap used ${heapGrowth}; fds ${growth((s) => s.fds)}`,
-      `load: ${load.sent} sent, ${load.ok} answered 200, ${load.failed} failed, at most ${load.maxInFlight} in flight`,
-      `recorded: ${recorded} exchanges (${completed} completed) of ${load.sent} sent: ${lost === 0 ? '0 lost PASS' : `${lost} lost FAIL`}`,
-      `spans: ${tally.spans.exchange} exchange spans (+${tally.spans.session} session, ${tally.spans.undecoded} undecodable exports) of ${load.sent}: ${spansLost === 0 ? '0 lost PASS' : `${spansLost} missing FAIL`}`,
-      `tap stopped (SIGTERM) in ${(stopMs / 1000).toFixed(1)} s; its stderr: ${tapErr.trim().split('\n').slice(1).join(' | ') || '(nothing past the listening line)'}`,
-    ].join('\n');
+    ];
+    if (!BEFORE) return [...out, ...report(taps[0]!, done[0]!, durationMs, stopMs[0]!)].join('\n');
+    out.push(`with the MCPTAP_BENCH_BEFORE build (${BEFORE}) at once, each tap at ${rate}/s with its own OTLP endpoint, in front of the same reference server`);
+    for (const [i, t] of taps.entries()) out.push(`${t.build}:`, ...report(t, done[i]!, durationMs, stopMs[i]!));
+    out.push('side by side (RSS MiB of the tap process; the 2nd half: last sample vs the one at half time):', sideBySide(taps, done, durationMs));
+    return out.join('\n');
   } finally {
-    await pool?.close();
-    await stopChild(tap, 'SIGTERM');
-    await otlp.stop();
+    for (const t of taps) {
+      await t.pool?.close();
+      await stopChild(t.tap, 'SIGTERM');
+      await t.otlp.stop();
+    }
     await ref.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -19,6 +19,11 @@
  * exchange far less, so their ratio (bare over --record) is the steadier figure of what recording
  * costs. The indexing a recording leaves for after the traffic is not in it (it is shown as the
  * time the recording took to complete).
+ *
+ * MCPTAP_BENCH_BEFORE=/other/build/bin/mcptap.js adds that build's `mcptap stdio --record` as one
+ * more mode of every round (the judged mode; the tap without --record is reference only): each
+ * build's per-round ratio to the bare shim, its median and spread, and the two medians compared.
+ * MCPTAP_BENCH_ROUNDS (3) and MCPTAP_BENCH_SECONDS (3) shorten a check.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -26,14 +31,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecordingStore } from '../src/store/recording-store.js';
-import { BENCH_FIXTURES, MCPTAP, median, percentile, roundRatios, table, treeCpuUs } from './bench-util.js';
+import { BEFORE, BENCH_FIXTURES, MCPTAP, beforeAfterLines, median, percentile, roundRatios, table, treeCpuUs } from './bench-util.js';
 
-const ROUNDS = 3;
+/** Interleaved rounds (MCPTAP_BENCH_ROUNDS); odd, so that the median round is a round. */
+const ROUNDS = Number(process.env.MCPTAP_BENCH_ROUNDS) || 3;
 /** Room for a whole round's traffic in the tap's spool (see the header); in RAM up to an eighth of memory. */
 const BENCH_SPOOL_BYTES = 2 * 1024 ** 3;
 
-type Mode = 'direct' | 'bare shim' | 'tee shim' | 'mcptap' | 'mcptap --record';
-const MODES: Mode[] = ['direct', 'bare shim', 'tee shim', 'mcptap', 'mcptap --record'];
+type Mode = 'direct' | 'bare shim' | 'tee shim' | 'mcptap' | 'mcptap --record' | 'before: mcptap --record';
+const MODES: Mode[] = ['direct', 'bare shim', 'tee shim', 'mcptap', 'mcptap --record', ...(BEFORE ? (['before: mcptap --record'] as const) : [])];
+
+/** A mode that records, and its file in `dir`. */
+const records = (mode: Mode) => mode.endsWith('--record');
+const dbOf = (mode: Mode, payload: number, dir: string) => join(dir, `bench-${payload}${mode.startsWith('before') ? '-before' : ''}.db`);
 
 interface Peer {
   child: ChildProcessByStdio<import('node:stream').Writable, import('node:stream').Readable, import('node:stream').Readable>;
@@ -52,8 +62,8 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
           ? [process.execPath, join(BENCH_FIXTURES, 'tee-shim.mjs'), ...server]
           : mode === 'mcptap'
             ? [process.execPath, MCPTAP, 'stdio', '--', ...server]
-            : [process.execPath, MCPTAP, 'stdio', '--record', join(dir, `bench-${payload}.db`), '--', ...server];
-  const spool = mode === 'mcptap --record' && !process.env.MCPTAP_SPOOL_BYTES ? { MCPTAP_SPOOL_BYTES: String(BENCH_SPOOL_BYTES) } : {};
+            : [process.execPath, mode === 'mcptap --record' ? MCPTAP : BEFORE!, 'stdio', '--record', dbOf(mode, payload, dir), '--', ...server];
+  const spool = records(mode) && !process.env.MCPTAP_SPOOL_BYTES ? { MCPTAP_SPOOL_BYTES: String(BENCH_SPOOL_BYTES) } : {};
   const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, PAYLOAD: String(payload), ...spool }, stdio: ['pipe', 'pipe', 'pipe'] });
   // The tap's stderr passes through, but for its once-a-second progress while the recording is
   // indexed after each round (the bench reports what the recording kept).
@@ -93,13 +103,13 @@ function startPeer(mode: Mode, payload: number, dir: string): Peer {
 
 async function measure(mode: Mode, payload: number, dir: string, seconds: number, window: number) {
   // Each round records afresh: what a recording kept is judged against that round's traffic.
-  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `bench-${payload}.db${suffix}`), { force: true });
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbOf(mode, payload, dir)}${suffix}`, { force: true });
   const peer = startPeer(mode, payload, dir);
   let id = 0;
   for (let i = 0; i < 200; i++) await peer.request(++id); // warm-up
   // The tap's sinks boot after its server's first answer: measure the steady state, as before that
   // change (start-up has a bench of its own). The recording's row appears once its indexer is up.
-  if (mode === 'mcptap --record') await recordingUp(join(dir, `bench-${payload}.db`));
+  if (records(mode)) await recordingUp(dbOf(mode, payload, dir));
   const rtts: number[] = [];
   for (let i = 0; i < 1500; i++) {
     const t0 = process.hrtime.bigint();
@@ -134,7 +144,7 @@ async function measure(mode: Mode, payload: number, dir: string, seconds: number
     p99: percentile(rtts, 99),
     sent: id,
     closeMs,
-    kept: mode === 'mcptap --record' ? recorded(join(dir, `bench-${payload}.db`)) : undefined,
+    kept: records(mode) ? recorded(dbOf(mode, payload, dir)) : undefined,
   };
 }
 
@@ -160,7 +170,7 @@ function medianOf(rounds: Measured[]): Measured {
 }
 
 export async function runStdioBench(opts: { seconds?: number } = {}): Promise<string> {
-  const seconds = opts.seconds ?? 3;
+  const seconds = opts.seconds ?? (Number(process.env.MCPTAP_BENCH_SECONDS) || 3);
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-bench-'));
   const rows: string[][] = [];
   const verdicts: string[] = [];
@@ -169,7 +179,9 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       // Rounds interleave the modes, so that load from elsewhere on the machine hits every mode alike;
       // each figure is the median of its rounds, and the targets are judged on each round's own pair.
       const runs = new Map<Mode, Measured[]>(MODES.map((m) => [m, []]));
-      for (let round = 0; round < ROUNDS; round++) for (const mode of MODES) runs.get(mode)!.push(await measure(mode, payload, dir, seconds, 32));
+      // With another build in the rounds, every other round runs backwards: neither build always follows the other.
+      for (let round = 0; round < ROUNDS; round++)
+        for (const mode of BEFORE && round % 2 ? [...MODES].reverse() : MODES) runs.get(mode)!.push(await measure(mode, payload, dir, seconds, 32));
       const r = new Map([...runs].map(([mode, ms]) => [mode, medianOf(ms)]));
       const bare = r.get('bare shim')!;
       const tee = r.get('tee shim')!;
@@ -187,8 +199,8 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
           m.cpuUs.toFixed(1),
         ]);
       }
-      const perRound = (f: (tap: Measured, base: Measured) => number, base: Mode = 'bare shim') =>
-        runs.get('mcptap --record')!.map((t, i) => f(t, runs.get(base)![i]!));
+      const perRound = (f: (tap: Measured, base: Measured) => number, base: Mode = 'bare shim', tapMode: Mode = 'mcptap --record') =>
+        runs.get(tapMode)!.map((t, i) => f(t, runs.get(base)![i]!));
       const ratios = perRound((t, b) => t.rate / b.rate);
       const addedUs = perRound((t, b) => t.p50 - b.p50);
       const ratio = median(ratios);
@@ -205,11 +217,23 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
       verdicts.push(
         `  the floor, a shim that only keeps a copy of the bytes in RAM: tee shim ${(tee.rate / bare.rate).toFixed(2)}x the bare shim's rate, CPU ${tee.cpuUs.toFixed(1)} us (+${(tee.cpuUs - bare.cpuUs).toFixed(1)}); --record ${median(teeRatios).toFixed(2)}x the tee shim's rate in the median round`,
       );
-      if (tap.kept) {
-        const gaps = tap.kept.notObserved > 0 ? `, ${tap.kept.notObserved} dropped gaps: NOT ALL RECORDED, the tap's side path was full` : '';
+      if (tap.kept) verdicts.push(keptLine('', tap));
+      if (BEFORE) {
+        const mode: Mode = 'before: mcptap --record';
+        verdicts.push(`  against the MCPTAP_BENCH_BEFORE build (${BEFORE}), in the same rounds:`);
         verdicts.push(
-          `  recording kept ${tap.kept.exchanges} of ${tap.sent} exchanges (${tap.kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`,
+          ...beforeAfterLines(
+            '--record rate vs bare shim',
+            ratios,
+            perRound((t, b) => t.rate / b.rate, 'bare shim', mode),
+            { higher: true },
+          ),
         );
+        const beforeAdded = perRound((t, b) => t.p50 - b.p50, 'bare shim', mode);
+        verdicts.push(...beforeAfterLines('--record added median RTT', addedUs, beforeAdded, { higher: false, digits: 0, unit: ' us' }));
+        const b = r.get(mode)!;
+        verdicts.push(`  CPU per exchange, every process: --record ${tap.cpuUs.toFixed(1)} us, before: --record ${b.cpuUs.toFixed(1)} us`);
+        if (b.kept) verdicts.push(keptLine('before: ', b));
       }
     }
   } finally {
@@ -220,6 +244,13 @@ export async function runStdioBench(opts: { seconds?: number } = {}): Promise<st
     table(['msg', 'mode', 'msgs/s', 'vs bare', 'p50 RTT us', 'added us', 'p99 RTT us', 'CPU us/exch'], rows),
     ...verdicts,
   ].join('\n');
+}
+
+/** What a recording kept, and how long it took to complete, in its last round. */
+function keptLine(build: string, tap: Measured): string {
+  const kept = tap.kept!;
+  const gaps = kept.notObserved > 0 ? `, ${kept.notObserved} dropped gaps: NOT ALL RECORDED, the tap's side path was full` : '';
+  return `  ${build}recording kept ${kept.exchanges} of ${tap.sent} exchanges (${kept.dropped} events dropped${gaps}); complete ${(tap.closeMs / 1000).toFixed(1)} s after the traffic stopped (last round)`;
 }
 
 /** Waits (up to 10 s) until the recording has its row: the tap's pipeline thread and indexer are up. */
