@@ -1,12 +1,7 @@
 /**
- * One time limit for closing the telemetry, counted from the first close of any of its parts: the
- * pipeline closes the sinks (each waits for a final flush), then shutdown() stops the providers.
- * An OTLP endpoint that is down makes each export retry for seconds, so a limit per step let a
- * stopped tap linger (docs/performance.md, "Figures moved from source comments"); a tap asked to stop must stop. Exports still pending at the deadline are abandoned.
- *
- * It ends early when waiting cannot help: every OTLP endpoint refused its connections and none was
- * ever reached (see endpoint-reachability.ts), so nothing pending can be delivered. An endpoint
- * that was reached once (a hung or restarting collector) keeps the whole deadline.
+ * One time limit for closing the telemetry (the sinks' final flushes, then the providers), counted from the first close of any part: with an OTLP
+ * endpoint down each export retries for seconds, and a tap asked to stop must stop (docs/performance.md, "Figures moved from source comments").
+ * Pending exports are abandoned then. It ends early when no OTLP endpoint was ever reached (endpoint-reachability.ts); one reached once keeps it all.
  */
 
 /** How a wait under the deadline ended: the work finished, the deadline came, or it gave up early. */
@@ -33,7 +28,6 @@ export class CloseDeadline {
     private readonly startTimer: StartTimer = unrefTimer,
   ) {}
 
-  /** Why the close gave up before the deadline, once it has. */
   get gaveUpBecause(): string | undefined {
     return this.why;
   }

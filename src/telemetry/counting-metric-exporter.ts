@@ -1,7 +1,4 @@
-/**
- * Wraps a push metric exporter to count failed exports (each is one collection's worth of data
- * lost) and report the first failure once on the injected logger. Never throws.
- */
+/** Wraps a push metric exporter: counts failed exports (a collection's data lost each), reports the first once on the logger; never throws. */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import {
   AggregationTemporality,
@@ -21,7 +18,6 @@ export class CountingMetricExporter implements PushMetricExporter {
     private readonly logger: Logger = silentLogger,
   ) {}
 
-  /** Exports that failed. */
   get failed(): number {
     return this.failedCount;
   }

@@ -1,12 +1,7 @@
 /**
- * A BatchSpanProcessor with a bounded queue whose drops are counted, not just logged through the
- * OTel diag channel: spans refused because the queue is full, and spans in batches the exporter
- * failed to deliver. The first drop of each kind is reported once on the injected logger (stderr).
- *
- * How the count stays exact: this wrapper refuses a span itself when its own tally of queued spans
- * reaches `maxQueueSize`, so the inner processor (same capacity) never drops silently. The tally
- * rises on `onEnd` and falls when the inner processor hands a batch to the exporter, which is the
- * same moment the inner queue shrinks.
+ * A BatchSpanProcessor whose drops are counted, not just logged on the OTel diag channel: spans refused with the queue full, and spans in batches the
+ * exporter failed to deliver; the first of each kind is reported once on the logger. The count is exact: this wrapper refuses a span itself when its
+ * tally reaches `maxQueueSize` (the inner processor's capacity, so that one never drops silently), and the tally falls when a batch goes to the exporter.
  */
 import type { Context } from '@opentelemetry/api';
 import { TraceFlags } from '@opentelemetry/api';
@@ -24,9 +19,7 @@ export interface CountingSpanProcessorOptions {
 
 export interface SpanExportCounts {
   exported: number;
-  /** Refused because the queue was full. */
   droppedQueueFull: number;
-  /** In batches the exporter failed to deliver. */
   droppedExportFailed: number;
   queued: number;
   /** Handed to the exporter, its result not in yet (an endpoint that is down: retrying). */

@@ -1,11 +1,7 @@
 /**
- * Whether the OTLP endpoints were ever reached, seen on the exporters' own sockets: the SDK's
- * exporters retry a refused connection for seconds and only report the batch's final result, so
- * this is the one place that knows early that an endpoint is down. Closing the telemetry uses it
- * (see close-deadline.ts) to stop waiting for exports that cannot be delivered.
- *
- * An endpoint counts as unreachable when a connection to it failed and none ever succeeded; one
- * that was reached once (then went down, or answers with errors) never does.
+ * Whether the OTLP endpoints were ever reached, seen on the exporters' own sockets: the SDK's exporters retry a refused connection for seconds and
+ * report only the batch's result, so only here is it known early that an endpoint is down (close-deadline.ts stops waiting then). Unreachable: a
+ * connection failed and none ever succeeded; an endpoint reached once never is.
  */
 import type { Agent } from 'node:http';
 import type { Duplex } from 'node:stream';

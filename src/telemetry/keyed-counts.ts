@@ -1,12 +1,7 @@
 /**
- * Counts per attribute set, kept by the sink and reported through an observable instrument at
- * collection time. An SDK `add()` hashes its attributes on every call (sort + JSON.stringify);
- * here the caller names the set with a cheap key it already has, so the per-event cost is one Map
- * lookup. Entries are never removed while the sink lives (a series, once seen, keeps reporting,
- * as an SDK counter's would).
- *
- * Bounded like the SDK's own storage: past `maxEntries` attribute sets (method names come off the
- * wire), new sets are counted in one `otel.metric.overflow` entry.
+ * Counts per attribute set, reported by an observable instrument at collection: the caller names the set with a key it has, so an event costs one
+ * Map lookup, not an SDK `add()`'s attribute hashing. Entries live as long as the sink (a series once seen keeps reporting, as an SDK counter's);
+ * past `maxEntries` sets, new ones count in one `otel.metric.overflow` entry (method names come off the wire).
  */
 import type { Attributes, ObservableResult } from '@opentelemetry/api';
 

@@ -1,10 +1,6 @@
 /**
- * Pure mapping from mcptap's model to OpenTelemetry MCP semantic conventions (semconv 1.45,
- * `docs/gen-ai/mcp.md`): span names, attributes, `error.type`, status. Shared by the span and
- * metrics sinks so both label an exchange the same way.
- *
- * Constants come from `@opentelemetry/semantic-conventions` (stable) and its `/incubating` entry
- * point where they exist; the few names semconv does not define are mcptap's own (`mcptap.*`).
+ * Pure mapping from mcptap's model to the OpenTelemetry MCP semantic conventions (semconv 1.45, `docs/gen-ai/mcp.md`), shared by the span and metrics
+ * sinks so both label an exchange alike. Names semconv lacks are mcptap's own (`mcptap.*`).
  */
 import { SpanStatusCode, type Attributes, type HrTime, type SpanStatus } from '@opentelemetry/api';
 import {
@@ -35,7 +31,6 @@ import type { Exchange } from '../model/exchange.js';
 import { idText } from '../model/jsonrpc.js';
 import { exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
 
-/** mcptap's own attribute names (semconv has no equivalent). */
 export const MCPTAP_ATTR = {
   direction: 'mcptap.direction',
   outcome: 'mcptap.outcome',
@@ -105,10 +100,7 @@ function serverOf(conn: ConnectionInfo): { address?: string; port?: number } {
   }
 }
 
-/**
- * Attributes known when the request is seen. `connAttrs` is {@link connectionAttributes} of the
- * exchange's connection, computed once per connection by the caller (it parses the target URL).
- */
+/** Attributes known when the request is seen; `connAttrs` is {@link connectionAttributes}, computed once per connection by the caller. */
 export function exchangeStartAttributes(ex: Exchange, connAttrs: Attributes = {}): Attributes {
   const attrs: Attributes = {
     [ATTR_MCP_METHOD_NAME]: ex.method,
@@ -119,8 +111,7 @@ export function exchangeStartAttributes(ex: Exchange, connAttrs: Attributes = {}
   };
   // A loop, not a spread in the literal: this runs once per exchange.
   for (const k in connAttrs) attrs[k] = connAttrs[k];
-  // semconv: recommended when it is not 2.0 (MCP requires 2.0; a peer that says otherwise shows
-  // here). JSON-RPC 1.0 messages have no `jsonrpc` member.
+  // semconv: only when not 2.0 (MCP requires 2.0; a peer that says otherwise shows here). JSON-RPC 1.0 messages have no `jsonrpc` member.
   const jsonrpc = (ex.request as { jsonrpc?: unknown }).jsonrpc;
   if (jsonrpc !== '2.0') attrs[ATTR_JSONRPC_PROTOCOL_VERSION] = jsonrpc === undefined ? '1.0' : String(jsonrpc);
   putTargetAttributes(ex, attrs);
@@ -184,10 +175,7 @@ function putStreamFigures(ex: Exchange, attrs: Attributes): void {
   if (f.tail) attrs[MCPTAP_ATTR.sseTail] = s(f.tail[0]!);
 }
 
-/**
- * `error.type`: the JSON-RPC code as a string, `tool_error` for `isError`, the transport failure
- * class, `cancelled`; undefined when the exchange succeeded. Low cardinality by construction.
- */
+/** `error.type`: the JSON-RPC code, `tool_error`, the transport failure class, `cancelled`...; undefined on success. Low cardinality by construction. */
 export function errorTypeOf(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transport'>): string | undefined {
   switch (ex.outcome) {
     case 'ok':
@@ -209,13 +197,9 @@ export function errorTypeOf(ex: Pick<Exchange, 'outcome' | 'errorCode' | 'transp
   }
 }
 
-/**
- * Span status: ERROR whenever `error.type` is set. The message never carries tool output unless
- * content capture is on (`toolText` is then the already-redacted text).
- */
 const UNSET_STATUS: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 
-/** `toolText`: a failed tool's text (content capture on); `errorText`: the JSON-RPC error's message, redacted. */
+/** ERROR whenever `error.type` is set; `toolText` (a failed tool's text) only with content capture on; `errorText`: the JSON-RPC message, redacted. */
 export function statusOf(ex: Exchange, toolText?: string, errorText?: string): SpanStatus {
   if (ex.outcome === 'ok') return UNSET_STATUS;
   return { code: SpanStatusCode.ERROR, message: statusMessage(ex, toolText, errorText) };

@@ -1,18 +1,11 @@
-/**
- * Opt-in content attributes (`--capture-content`): resource URIs, tool arguments and results,
- * other requests' params and results. Every value goes through the injected redactor first and is
- * truncated after; a value the redactor fails on is left out, never exported unredacted.
- */
+/** Opt-in content attributes (`--capture-content`): redacted, then truncated; a value the redactor fails on is left out, never exported unredacted. */
 import type { Attributes } from '@opentelemetry/api';
 import { ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_MCP_RESOURCE_URI } from '@opentelemetry/semantic-conventions/incubating';
 import type { Exchange } from '../model/exchange.js';
 import type { JsonRpcResponse } from '../model/jsonrpc.js';
 import { paramsOf } from '../protocol/mcp.js';
 
-/**
- * Returns a redacted copy of a value (the Redactor in src/redact/ fits this shape); `at` is where
- * the value sits in its JSON-RPC message (`['params', 'arguments']`), for rules written as paths.
- */
+/** A redacted copy (src/redact/'s Redactor fits); `at` is the value's path in its JSON-RPC message (`['params', 'arguments']`), for path rules. */
 export type Redact = (value: unknown, at?: readonly string[]) => unknown;
 
 export interface ContentOptions {

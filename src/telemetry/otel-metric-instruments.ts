@@ -1,7 +1,4 @@
-/**
- * The instruments of the OTel metrics sink: their names, buckets and descriptions, created in one
- * place (the MCP semantic-convention histograms and mcptap's own).
- */
+/** The OTel metrics sink's instruments (the MCP semconv histograms and mcptap's own): names, buckets, descriptions, created in one place. */
 import type { Counter, Histogram, Meter, MetricOptions, ObservableCounter, ObservableUpDownCounter, UpDownCounter } from '@opentelemetry/api';
 import { METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION } from '@opentelemetry/semantic-conventions/incubating';
 import { FIRED_AT_META } from '../protocol/mcptap-meta.js';

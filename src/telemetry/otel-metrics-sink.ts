@@ -1,10 +1,6 @@
 /**
- * OpenTelemetry metrics: the MCP semantic-convention histograms (`mcp.client.operation.duration`,
- * `mcp.client.session.duration`, seconds, the semconv buckets) and mcptap's own instruments
- * (exchanges by outcome, SSE timings, requests in flight, protocol violations, sink drops).
- *
- * The meter comes in through the constructor; nothing here touches the global OTel API. Recording
- * into OTel instruments is synchronous and allocation-light; export happens in the SDK's reader.
+ * OpenTelemetry metrics: the MCP semconv histograms (`mcp.client.operation.duration`, `mcp.client.session.duration`) and mcptap's own instruments
+ * (otel-metric-instruments.ts). The meter comes in through the constructor; nothing here touches the global OTel API.
  */
 import type { Attributes, Meter, ObservableCallback } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic-conventions';
@@ -48,10 +44,7 @@ const MAX_CACHED_SETS = 4096;
 /** `name` defaults to `otel-metrics`. */
 export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
   meter: Meter;
-  /**
-   * Where the histograms recorded per exchange (operation duration, SSE timings) come from;
-   * default the meter. They are recorded with frozen attribute objects reused per attribute set.
-   */
+  /** Makes the per-exchange histograms (operation duration, SSE timings), recorded with reused frozen attribute objects. Default: the meter. */
   histograms?: HistogramSource;
   /** Feeds `mcptap.sink.dropped`; read at each collection, so sinks added later are included. */
   dropCounts?: DropCounts;
@@ -72,15 +65,10 @@ export class OtelMetricsSink implements Sink {
   private readonly inst: Instruments;
   private readonly opts: OtelMetricsSinkOptions;
   private readonly logger: Logger;
-  /** Errors of this sink: the first is said, the rest counted. */
   private readonly errorsSaid: SayOnce;
   private readonly maxInFlight: number;
   private readonly connections = new Map<string, ConnectionState>();
-  /**
-   * Exchanges by outcome and requests in flight are counted here and observed at collection time
-   * (see KeyedCounts): three SDK records, and their attribute hashing, saved per exchange. Each
-   * in-flight request keeps its entry, so the decrement matches the increment.
-   */
+  /** Observed at collection (KeyedCounts), saving SDK records per exchange; an in-flight request keeps its entry, so -1 matches its +1. */
   private readonly inFlight = new Map<string, KeyedCount>();
   private readonly inFlightCounts = new KeyedCounts();
   private readonly exchangeCounts = new KeyedCounts();
@@ -250,17 +238,12 @@ export class OtelMetricsSink implements Sink {
     this.recordSse(ex);
   }
 
-  /**
-   * Attributes of `mcp.client.operation.duration` for this exchange, as one frozen object per
-   * attribute set (so the histogram finds its series without hashing the set). Beyond
-   * MAX_CACHED_SETS sets a fresh object is built each time.
-   */
+  /** One frozen object per attribute set, so the histogram finds its series without hashing; past MAX_CACHED_SETS, a new object each time. */
   private operationAttrs(ex: Exchange, conn: ConnectionState | undefined): Attributes {
     const target = lowCardinalityTarget(ex);
     const version = ex.protocolVersion ?? conn?.protocolVersion;
     const errorType = errorTypeOf(ex);
-    // A JSON-RPC error's type is its code, and a transport error's may be an HTTP status: the
-    // key keeps a code 500 apart from an HTTP 500 (only the first has rpc.response.status_code).
+    // A JSON-RPC code 500 and an HTTP 500 are both `500`: the key keeps them apart (only the first has rpc.response.status_code).
     const errorKey = ex.outcome === 'transport_error' ? `~${errorType}` : errorType;
     const connKey = conn?.attrsKey;
     const cached = this.operationSets.get(connKey, ex.method, target, version, errorKey);

@@ -8,10 +8,7 @@ export interface OtelSinkCommonOptions {
   maxInFlight?: number;
   /** Pushes what was recorded to the exporter (the provider's forceFlush). */
   forceFlush?: () => Promise<void>;
-  /**
-   * How long close() waits for its final flush: the telemetry's one close deadline (telemetry.ts),
-   * so that an OTLP endpoint that is down cannot hold up a tap asked to stop. Default: until done.
-   */
+  /** Bounds close()'s final flush: the telemetry's one close deadline (close-deadline.ts). Default: until done. */
   closeWithin?: (flush: Promise<void>) => Promise<unknown>;
   /** Items dropped downstream (queue full, failed exports), added to `stats().dropped`. */
   exportDropped?: () => number;

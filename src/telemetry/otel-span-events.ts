@@ -1,16 +1,11 @@
 /**
- * Span events of an exchange, all at their observed times: each progress notification, each SSE
- * event on the request's stream, the end of that stream, the cancellation and a response that
- * still arrived after it.
- *
- * The MCP semantic conventions define no span events, so these names are mcptap's own and live
- * under `mcptap.*`: semconv asks applications not to add names to a namespace it owns (`mcp.*`).
+ * Span events of an exchange at their observed times: progress notifications, SSE events and the stream's end, the cancellation and a response after
+ * it. Named `mcptap.*`: semconv defines no MCP span events and asks applications not to add names under `mcp.*`.
  */
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import type { Exchange } from '../model/exchange.js';
 import { usToHrTime } from './otel-attributes.js';
 
-/** Span event names and their attribute names. */
 export const MCPTAP_EVENT = {
   progress: 'mcptap.progress',
   progressValue: 'mcptap.progress.progress',
@@ -32,7 +27,6 @@ export const MCPTAP_EVENT = {
 /** SSE events recorded per span; the total is always in `mcptap.sse.events`. */
 export const MAX_SSE_SPAN_EVENTS = 256;
 
-/** One span event: its name, attributes and time. */
 export interface SpanEventData {
   name: string;
   attributes: Attributes;
@@ -52,8 +46,7 @@ export function exchangeEvents(ex: Exchange): SpanEventData[] {
   const sse = ex.transport?.eventTimesUs;
   const n = sse ? Math.min(sse.length, MAX_SSE_SPAN_EVENTS) : 0;
   for (let i = 0; i < n; i++) add(MCPTAP_EVENT.sseEvent, { [MCPTAP_EVENT.sseEventIndex]: i }, sse![i]!);
-  // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response (the
-  // HTTP tap notes it on every body), which the span's end time already says.
+  // An SSE stream's end, or a stream that ended unanswered; a JSON body's end is its response, which the span's end time says.
   const t = ex.transport;
   if (t?.streamEndUs !== undefined && (t.eventTimesUs !== undefined || ex.response === undefined)) add(MCPTAP_EVENT.sseStreamEnd, {}, t.streamEndUs);
   if (ex.cancel) {

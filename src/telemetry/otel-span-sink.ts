@@ -1,25 +1,10 @@
 /**
- * OpenTelemetry spans: exactly one CLIENT span per request exchange (either direction), following
- * the MCP semantic conventions, plus one `mcp.session` span per connection (stdio process or HTTP
- * session) and one `mcptap.stream` span per standalone GET stream.
- *
- * Every span is built once, when what it covers has ended, as plain data (span-data.ts) and handed
- * to the SDK's tracer by {@link emitSpan}: nothing here keeps a live span. In flight the sink
- * remembers only what completion needs, per exchange (bounded by `maxInFlight`): the start, the
- * injected context and the HTTP trace headers; per connection its session span's ids and attributes.
- * What is still open at close() ends then, marked `mcptap.unfinished`.
- *
- * Span ids: with `spanIds` every span's ids are derived from the run's seed and the exchange key
- * (or connection id and open time), so replaying a recording (`mcptap export`, which feeds the
- * recorded events to this same sink) reproduces the live ids exactly. With `recordedInjection`
- * (replaying a recording whose tap injected trace context) a host->server request's
- * `_meta.traceparent` is the span's own context, as it was live; the caller's original parent was
- * overwritten on the wire and is not known then.
- *
- * Sampling: the provider's sampler is asked before a span's data is built (span-data.ts, `decide`),
- * so a sampled-out exchange costs its ids and the sampler's call; the SDK's tracer asks it again
- * for the spans it makes. The tracer comes in through the constructor; nothing here touches the
- * global OTel API.
+ * OpenTelemetry spans: one CLIENT span per request exchange (either direction, MCP semconv), one `mcp.session` span per connection and one
+ * `mcptap.stream` span per standalone GET stream. Each is built once, when what it covers has ended, as data handed to the SDK's tracer by
+ * {@link emitSpan}; in flight the sink keeps only what completion needs (bounded by `maxInFlight`); what is open at close() ends then, `mcptap.unfinished`.
+ * With `spanIds`, ids derive from the run's seed, so `mcptap export` (this sink on recorded events) reproduces the live ids; with `recordedInjection`,
+ * a host->server request's `_meta.traceparent` is the span's own context (the caller's parent was overwritten on the wire). The sampler is asked
+ * before a span's data is built. Nothing here touches the global OTel API.
  */
 import { SpanKind, type Attributes, type Link, type Tracer } from '@opentelemetry/api';
 import { RandomIdGenerator, type Sampler } from '@opentelemetry/sdk-trace-base';
@@ -79,7 +64,6 @@ interface ConnectionState {
   attrs: Attributes;
   /** The `mcp.session` span, built at open and emitted when the connection closes. */
   session: SpanData;
-  /** Whether the sampler records the session span. */
   sessionRecorded: boolean;
   /** The link to the session span every exchange span gets, made once. */
   sessionLink?: Link;
@@ -93,7 +77,6 @@ export class OtelSpanSink implements Sink {
   private readonly sampler: Sampler;
   private readonly opts: OtelSpanSinkOptions;
   private readonly logger: Logger;
-  /** Errors of this sink: the first is said, the rest counted. */
   private readonly errorsSaid: SayOnce;
   private readonly clock: Clock;
   private readonly content: ContentOptions | undefined;

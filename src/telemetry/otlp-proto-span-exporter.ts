@@ -1,13 +1,7 @@
 /**
- * The OTLP/HTTP protobuf span exporter: the SDK's own, assembled from exactly the parts
- * `@opentelemetry/exporter-trace-otlp-proto`'s OTLPTraceExporter is (its HTTP export delegate with
- * OTEL_EXPORTER_OTLP_* merged, transport, retries, compression; the SDK's ProtobufTraceSerializer),
- * plus one thing that class cannot be asked for: the collector's answer.
- *
- * An OTLP partial success (`rejected_spans`) is a 200 that the SDK only logs through its diag
- * channel; here it reaches `onRejected`, so spans a collector refused count as not delivered (and
- * `mcptap export` fails) instead of passing for delivered. test/telemetry/otlp-proto-span-exporter
- * checks the requests against OTLPTraceExporter's, byte for byte.
+ * The OTLP/HTTP protobuf span exporter: the parts the SDK's OTLPTraceExporter is made of (export delegate with OTEL_EXPORTER_OTLP_*, retries,
+ * compression, ProtobufTraceSerializer), plus the collector's answer: a partial success (`rejected_spans`), which the SDK only logs, reaches
+ * `onRejected`, so refused spans count as not delivered. test/telemetry checks its requests against OTLPTraceExporter's, byte for byte.
  */
 import { OTLPExporterBase, type OTLPExporterNodeConfigBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';

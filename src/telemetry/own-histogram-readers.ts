@@ -1,9 +1,6 @@
 /**
- * The metric readers telemetry.ts builds, extended so that each collection also reports the
- * reader's {@link OwnHistograms} (mcptap's own aggregation of the per-exchange histograms) in the
- * meter's scope, where the SDK would have put them. Nothing else about the readers changes.
- *
- * `own` is read at collection time: the histograms are made after the readers (they need the list).
+ * The metric readers telemetry.ts builds, extended so each collection also reports the reader's {@link OwnHistograms} in the meter's scope, where the
+ * SDK would have put them. `own` is read at collection time: the histograms are made after the readers (they need the list).
  */
 import { PrometheusExporter, type ExporterConfig } from '@opentelemetry/exporter-prometheus';
 import { PeriodicExportingMetricReader, type CollectionResult, type MetricReader, type PeriodicExportingMetricReaderOptions } from '@opentelemetry/sdk-metrics';

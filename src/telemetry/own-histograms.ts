@@ -1,25 +1,9 @@
 /**
- * Explicit-bucket histograms aggregated by mcptap instead of the metrics SDK, for the histograms
- * recorded once per exchange. Why: an SDK `Histogram.record()` hashes its attribute set (sort the
- * keys, JSON.stringify) once per metric reader on every call; here a frozen attributes object the
- * caller reuses is looked up by identity. It is the one stand-in for SDK code left in telemetry:
- * the deployed settings' target (spans at 10% + metrics >= 0.9x of off) needs it, measured against
- * the SDK's instruments in docs/performance.md, "Spans as data".
- *
- * What comes out is what the SDK would have produced for the same records, reader by reader:
- * the same MetricData (descriptor, temporality, data points with attributes, start and end times,
- * count, sum, min, max, bucket counts), in the same place (the meter's ScopeMetrics, instruments in
- * creation order). It follows the SDK's per-reader storage: a delta accumulation per attribute set
- * (started at its first record, at most `selectCardinalityLimit()` - 1 sets, the rest in one
- * `otel.metric.overflow` set), merged into the reader's history at each collection (cumulative: the
- * first start time stays; delta: start times move to the previous collection). One deliberate
- * difference: over the histogram's life it keeps at most the largest reader limit of distinct sets
- * (less the overflow set); later new sets all go to the overflow set, so a client sending endless
- * new tool names cannot grow the tap's memory or its scrape.
- *
- * Used only when every reader asks for the default aggregation of histograms (explicit buckets
- * from the instrument's advice): see {@link ownHistogramsSupported}. test/telemetry/
- * own-histograms.test.ts compares the exports with the SDK's.
+ * Explicit-bucket histograms for those recorded per exchange, aggregated here instead of by the metrics SDK, whose `record()` hashes the attribute set
+ * per reader on every call; here a reused frozen attributes object is found by identity. The one stand-in for SDK code left: the deployed settings'
+ * throughput target needs it (docs/performance.md, "Spans as data"). Exports equal the SDK's for the same records, reader by reader (the tests compare
+ * them), with one deliberate difference: over its life a histogram keeps at most the largest reader cardinality limit of attribute sets, later ones
+ * going to `otel.metric.overflow`, so endless new tool names cannot grow the tap's memory. Only when every reader uses the default aggregation.
  */
 import type { Attributes, Histogram, HrTime, MetricAdvice, MetricOptions } from '@opentelemetry/api';
 import { ValueType } from '@opentelemetry/api';
@@ -121,7 +105,7 @@ export class OwnHistogram implements Histogram {
     }
   }
 
-  /** This reader's MetricData for a collection at `time`, or undefined when there is nothing to report. */
+  /** This reader's MetricData at `time` (cumulative: the first start time stays; delta: it moves to the last collection); undefined when empty. */
   collect(reader: IMetricReader, time: HrTime): MetricData | undefined {
     const state = this.readers.get(reader);
     if (!state) return undefined;
@@ -174,9 +158,7 @@ export class OwnHistogram implements Histogram {
     const key = attributesKey(attributes);
     series = this.byKey.get(key);
     if (!series) {
-      // Past the limit every new set is the overflow set, for good: the SDK caps only the sets
-      // recorded between two collections, so a cumulative reader's history (and this map) grew
-      // with every tool or method name a client ever sent.
+      // Past the limit, new sets go to overflow for good: the SDK caps sets only per collection, so cumulative history grew with every name sent.
       if (this.byKey.size >= this.maxSeries) return this.overflow;
       this.byKey.set(key, (series = { attrs: attributes, key }));
     }
@@ -190,10 +172,7 @@ export class OwnHistogram implements Histogram {
   }
 }
 
-/**
- * The histograms of one meter (created in the order given) and the readers they report to. A
- * reader's collect() passes its SDK result through {@link OwnHistograms.addTo}.
- */
+/** One meter's histograms (in creation order) and their readers; a reader's collect() passes its SDK result through {@link OwnHistograms.addTo}. */
 export class OwnHistograms {
   private readonly list: OwnHistogram[] = [];
 

@@ -1,10 +1,6 @@
 /**
- * An IdGenerator that hands out ids decided elsewhere (by {@link TraceContextMinter}) for exactly
- * one span, and random ids otherwise. It belongs to one TracerProvider (built by telemetry.ts);
- * it is not global.
- *
- * Invariant: a preset is consumed by the very next `startSpan` on the same provider, because
- * `withIds` sets it, starts the span synchronously and clears it in `finally`.
+ * An IdGenerator of one TracerProvider (not global): ids decided up front for exactly one span, random otherwise. Invariant: a preset is consumed by
+ * the very next `startSpan`, because `withIds` sets it, starts the span synchronously and clears it in `finally`.
  */
 import { RandomIdGenerator, type IdGenerator } from '@opentelemetry/sdk-trace-base';
 

@@ -1,12 +1,7 @@
 /**
- * Prometheus naming on the scrape endpoint: a metric's name ends with its unit (`_seconds`,
- * `_bytes`, `_per_second`), as Prometheus' naming conventions ask and as Prometheus' own OTLP
- * receiver names the same metrics (its default translation adds unit suffixes). The OTel JS
- * Prometheus exporter does not, so the collected descriptors are renamed before serializing:
- * a dashboard then finds the same names whether metrics were scraped or pushed over OTLP.
- *
- * The unit words follow Prometheus' OTLP translator (UCUM `s` -> `seconds`, `{...}` annotations
- * -> nothing, `X/Y` -> `X_per_Y`); `_total` for counters is the exporter's own addition.
+ * Scrape-endpoint names end with their unit (`_seconds`, `_per_second`), as Prometheus' conventions ask and its OTLP receiver does; the OTel JS
+ * exporter does not, so descriptors are renamed before serializing and dashboards find the same names scraped or pushed. Unit words follow
+ * Prometheus' OTLP translator (`s` -> `seconds`, `{...}` -> nothing, `X/Y` -> `X_per_Y`); `_total` for counters is the exporter's own.
  */
 import type { CollectionResult, MetricData } from '@opentelemetry/sdk-metrics';
 

@@ -1,10 +1,6 @@
 /**
- * What a tap stores in its recording's `meta` so `mcptap export` can rebuild the spans the live
- * tap exported with the same ids: the span-id seed and whether the tap rewrote host->server
- * requests with its own trace context (`--inject-trace-context`).
- *
- * Stored under `meta.otel`; recordings made before this existed have none and export derives a
- * seed from the recording itself (stable across exports, but not the live ids).
+ * What a tap stores under its recording's `meta.otel` so `mcptap export` rebuilds the spans with the live ids: the span-id seed and whether it injected
+ * trace context. Older recordings have none; export then derives a seed from the recording (stable across exports, but not the live ids).
  */
 import { isRecord } from '../model/jsonrpc.js';
 

@@ -1,10 +1,6 @@
 /**
- * The SDK's Sampler for a {@link SamplerConfig} (OTEL_TRACES_SAMPLER, resolved in
- * telemetry-config.ts): the same classes the SDK's own environment reader builds, so the ratio rule
- * is the SDK's (TraceIdRatioBasedSampler on the trace id). All six are deterministic for a given
- * parent and trace id and read neither the span's name, attributes nor links: the tap may decide
- * before it builds a span (span-data.ts, `decide`) and the minter of injected contexts
- * decides the same as the tracer later does.
+ * The SDK's Sampler for a {@link SamplerConfig}, the classes the SDK's own environment reader builds. All six decide from the parent and trace id alone,
+ * never the span's name, attributes or links: the tap may decide before it builds a span (span-data.ts), and the minter decides as the tracer will.
  */
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
 import type { SamplerConfig } from './telemetry-config.js';

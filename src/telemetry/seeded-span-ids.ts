@@ -1,13 +1,7 @@
 /**
- * Span and trace ids derived from a per-run seed and what a recording keeps anyway (exchange keys,
- * connection ids and open times), so `mcptap export` reproduces exactly the ids the live tap
- * exported: a live run stores its seed in the recording's meta, export reads it back.
- *
- * Why a seed: exchange keys (`stdio/c2s/12`) repeat in every run. Without a random per-run seed two
- * runs would mint the same trace ids and a backend would merge unrelated traces.
- *
- * Invariants: ids are lower-case hex of the W3C lengths (32 / 16) and never all zeros; the same
- * (seed, name) always gives the same ids; different names give unrelated ids (SHA-256).
+ * Span and trace ids derived from a per-run seed (stored in the recording's meta) and what a recording keeps (exchange keys, connection ids, open
+ * times), so `mcptap export` reproduces the live ids. The seed is random because exchange keys (`stdio/c2s/12`) repeat in every run: a backend would
+ * merge unrelated traces. Invariants: lower-case hex of the W3C lengths, never all zeros; same (seed, name), same ids; other names, unrelated ids (SHA-256).
  */
 import * as nodeCrypto from 'node:crypto';
 
@@ -48,10 +42,7 @@ function idsOf(digest: string): SpanIds {
   return { traceId: nonZero(digest.slice(0, 32)), spanId: nonZero(digest.slice(32, 48)) };
 }
 
-/**
- * One span per exchange makes this a hot path: the one-shot `crypto.hash` (Node >= 20.12) costs
- * about half of a createHash object. A namespace import, because older Node 20 lacks the export.
- */
+/** One-shot `crypto.hash` (Node >= 20.12), cheaper than createHash per span (performance.md, "Figures moved from source comments"); old Node 20 lacks it. */
 const sha256Hex: (text: string) => string =
   typeof nodeCrypto.hash === 'function'
     ? (text) => nodeCrypto.hash('sha256', text, 'hex')

@@ -1,13 +1,8 @@
 /**
- * Spans as data: an exchange's span is built once, when the exchange has completed (or at close,
- * unfinished), as plain data by the pure {@link exchangeSpan}; {@link emitSpan} is the one function
- * that hands such data to the SDK's tracer, so the SDK's sampler, span limits, processors and
- * exporters see an ordinary span. Live taps and `mcptap export` both reach it through OtelSpanSink.
- *
- * Trace context (SEP-414): the parent is the request's `params._meta.traceparent`; otherwise the
- * span is a new root. With `--inject-trace-context` the tap minted the span's own ids up front
- * ({@link MintedTraceContext}) and the parent is what the caller had sent. An HTTP `traceparent`
- * header becomes a link, and so does the connection's session span.
+ * Spans as data: an exchange's span is built once, when it completed (or unfinished, at close), by the pure {@link exchangeSpan}; {@link emitSpan}
+ * alone hands such data to the SDK's tracer, so its sampler, limits, processors and exporters see an ordinary span. Trace context (SEP-414): the parent
+ * is `params._meta.traceparent`, else none; with `--inject-trace-context` the span's ids were minted up front and the parent is what the caller sent.
+ * An HTTP `traceparent` header is a link, as is the connection's session span.
  */
 import {
   ROOT_CONTEXT,
@@ -73,7 +68,6 @@ export interface ExchangeSpanInput {
   connAttrs?: Attributes;
   /** What the connection revealed earlier (protocol version, session id). */
   facts?: ConnectionFacts;
-  /** The link to the connection's `mcp.session` span. */
   sessionLink?: Link;
   /** The HTTP request's `traceparent` header: the HTTP span, a link. */
   headers?: TraceHeaders;
@@ -149,11 +143,7 @@ export interface Decision {
   recorded: boolean;
 }
 
-/**
- * What the SDK's tracer will decide for a CLIENT span of these ids under this parent: the spec's
- * samplers decide from the parent and trace id alone (samplers.ts), so a span sampled out is never
- * built. Undefined when the ids are not known up front (the SDK's tracer then decides).
- */
+/** The SDK tracer's decision for a CLIENT span of these ids (samplers use parent and trace id alone), so a sampled-out span is never built. */
 export function decide(sampler: Sampler, name: string, parent: SpanContext | undefined, ids: SpanIds | undefined): Decision | undefined {
   if (ids === undefined) return undefined;
   const validParent = parent && trace.isSpanContextValid(parent) ? parent : undefined;
@@ -172,10 +162,7 @@ export function decide(sampler: Sampler, name: string, parent: SpanContext | und
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
-/**
- * Hands a finished span to the SDK: startSpan with its start time, attributes and links (its
- * preset ids through the provider's id generator), its events, status, end. Nothing else makes spans.
- */
+/** Hands a finished span to the SDK (preset ids through the provider's id generator): start, events, status, end. Nothing else makes spans. */
 export function emitSpan(tracer: Tracer, data: SpanData, idGenerator?: PresetIdGenerator): void {
   const ctx = data.parent ? trace.setSpanContext(ROOT_CONTEXT, data.parent) : ROOT_CONTEXT;
   const options = { kind: data.kind, startTime: data.startTime, attributes: data.attributes, links: data.links as Link[] };

@@ -1,7 +1,6 @@
 /**
- * `OTEL_TRACES_EXPORTER=console` / `OTEL_METRICS_EXPORTER=console`, but on stderr: the SDK's
- * console exporters write to stdout, which belongs to the protocol when mcptap wraps a stdio
- * server. One JSON line per span / per collection, written through an injected function.
+ * `OTEL_{TRACES,METRICS}_EXPORTER=console` on stderr: the SDK's console exporters write to stdout, the protocol's when mcptap wraps a stdio server.
+ * One JSON line per span / per collection.
  */
 import { ExportResultCode, hrTimeToMicroseconds, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';

@@ -1,16 +1,8 @@
 /**
- * Telemetry configuration: the standard OTEL_* environment variables plus mcptap's flags, resolved
- * into one typed, validated {@link TelemetryConfig}. Pure: the environment is a parameter.
- *
- * Rules (flags win over the environment; nothing is exported unless something asks for it):
- * - Traces go to OTLP when `--otlp` or an OTLP endpoint variable is set, or `OTEL_TRACES_EXPORTER`
- *   names `otlp` (then the spec default endpoint http://localhost:4318 applies); `console` writes
- *   JSON lines to stderr; `none` turns traces off even when an endpoint is set.
- * - Metrics likewise with `OTEL_METRICS_EXPORTER` (`otlp`, `console`, `prometheus`, `none`), plus
- *   `--metrics HOST:PORT`, which serves a Prometheus scrape endpoint at /metrics.
- * - `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` choose the span sampler (the spec's six; default
- *   `parentbased_always_on`); metrics are never sampled.
- * - `OTEL_SDK_DISABLED=true` ignores the environment (flags still apply).
+ * The OTEL_* variables plus mcptap's flags, resolved into one validated {@link TelemetryConfig}; pure (env is a parameter). Flags win; nothing is
+ * exported unless asked. Traces go to OTLP with `--otlp`, an OTLP endpoint variable or `OTEL_TRACES_EXPORTER=otlp` (default http://localhost:4318);
+ * `console` is JSON lines on stderr; `none` wins over an endpoint. Metrics likewise (also `prometheus`, or `--metrics HOST:PORT`). OTEL_TRACES_SAMPLER
+ * picks the span sampler (default `parentbased_always_on`); metrics are never sampled. `OTEL_SDK_DISABLED=true` ignores the environment, not flags.
  */
 import { McptapError } from '../errors.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
@@ -109,11 +101,7 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
   };
 }
 
-/**
- * The variables that have a value. The OTel spec: an empty value MUST be read as unset (templates
- * such as `${VAR}` in compose files and Kubernetes manifests leave them empty), so an empty
- * OTEL_EXPORTER_PROMETHEUS_HOST keeps the loopback default instead of binding every interface.
- */
+/** Set variables: the OTel spec reads empty as unset (`${VAR}` templates leave it empty), so an empty PROMETHEUS_HOST keeps loopback. */
 function setVariables(env: Env): Env {
   const out: Record<string, string> = {};
   for (const key in env) {
@@ -234,11 +222,7 @@ function configError(message: string): McptapError {
   return new McptapError('MCPTAP_TELEMETRY_CONFIG', message);
 }
 
-/**
- * OTEL_TRACES_SAMPLER and its argument. Unlike the SDK (which logs and falls back to the default),
- * an unknown name or a ratio outside 0..1 is a usage error: a typo must not silently trace 100%.
- * Absent or `parentbased_always_on` (the default): nothing, so the config stays as before.
- */
+/** OTEL_TRACES_SAMPLER[_ARG]; unlike the SDK, a bad name or ratio is a usage error (a typo must not trace 100%). Default: no `sampler`. */
 function samplerOf(e: Env): { sampler?: SamplerConfig } {
   const text = e.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
   if (text === undefined || text === 'parentbased_always_on') return {};

@@ -1,23 +1,8 @@
 /**
- * Builds mcptap's OpenTelemetry plumbing from a {@link TelemetryConfig}: a TracerProvider and a
- * MeterProvider with their exporters, and the span and metrics sinks that feed them.
- *
- * Invariants:
- * - Nothing is registered globally: no `provider.register()`, no global tracer/meter provider,
- *   propagator, context manager or diag logger. The tracer and meter go into the sinks'
- *   constructors. (Library users may run their own OTel SDK in the same process.)
- * - Nothing is created when nothing is configured: `sinks` is empty and `shutdown()` is a no-op.
- * - Exporter failures are counted and reported once on the injected logger (stderr); they never
- *   throw into the caller and nothing here writes to stdout.
- * - `shutdown()` is idempotent and bounded in time (close-deadline.ts): callers invoke it on exit and
- *   on SIGINT; an OTLP endpoint never reached is not waited for (endpoint-reachability.ts).
- *
- * Spans: the provider's own tracer makes every span, from data built once when what it covers has
- * ended (span-data.ts); the SDK's sampler (`config.sampler`) is asked before an exchange's data is
- * built, and a sampler that can never sample, without `--inject-trace-context`, builds no span sink
- * at all. The per-exchange histograms are aggregated by OwnHistograms (the SDK's data points,
- * without hashing the attribute set per record and reader; own-histograms.ts says why it stays),
- * compared with the SDK in test/telemetry.
+ * Builds mcptap's OpenTelemetry plumbing from a {@link TelemetryConfig}: providers, exporters, and the span and metrics sinks that feed them.
+ * Invariants: nothing is registered globally (provider, propagator, context manager, diag logger: library users may run their own SDK); nothing is
+ * created when nothing is configured; exporter failures are counted and reported once on the logger, never thrown, and nothing goes to stdout;
+ * `shutdown()` is idempotent and bounded in time (close-deadline.ts), and does not wait for an OTLP endpoint never reached.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,17 +48,11 @@ export interface TelemetryDeps {
   writeLine?: WriteLine;
   /** Upper bound on `shutdown()`; shorter when every OTLP endpoint refused and none was ever reached. Default 5000 ms. */
   shutdownTimeoutMillis?: number;
-  /**
-   * Seed of the derived span ids ({@link SeededSpanIds}); a tap stores it in its recording so
-   * `mcptap export` reproduces the live ids. Default: a random seed per call.
-   */
+  /** Seed of the derived span ids; a tap stores it in its recording so `mcptap export` reproduces the live ids. Default: random per call. */
   spanIdSeed?: string;
   /** Replaying a recording made with `--inject-trace-context` (see OtelSpanSink). */
   recordedInjection?: boolean;
-  /**
-   * Build the tap's span and metrics sinks (default true). `mcptap load` says false: it records its
-   * own instruments on {@link Telemetry.meter}.
-   */
+  /** Build the tap's span and metrics sinks (default true); `mcptap load` says false and records its own on {@link Telemetry.meter}. */
   tapSinks?: boolean;
 }
 
@@ -95,11 +74,7 @@ export interface Telemetry {
   /** Span export counts summed over span exporters; undefined without traces. */
   spanCounts(): SpanExportCounts | undefined;
   forceFlush(): Promise<void>;
-  /**
-   * Resolves true when the scrape endpoint has answered a scrape that started after this call,
-   * false after `timeoutMillis` or at once without one: a short-lived process lingers for it so
-   * that Prometheus holds its final values.
-   */
+  /** True once a scrape started after this call is answered, false after `timeoutMillis`: a short-lived process waits so Prometheus has its last values. */
   nextScrape(timeoutMillis: number): Promise<boolean>;
   /** Closes the sinks (ending open spans), flushes and stops providers and the scrape server. */
   shutdown(): Promise<void>;
@@ -202,10 +177,8 @@ function buildResource(config: TelemetryConfig): Resource {
 
 interface TraceParts {
   provider: BasicTracerProvider;
-  /** The provider's own tracer. */
   tracer: Tracer;
   processors: CountingSpanProcessor[];
-  /** The processor of the OTLP exporter, when there is one. */
   otlp?: CountingSpanProcessor;
   idGenerator: PresetIdGenerator;
   /** The provider's and the tracer's sampler (OTEL_TRACES_SAMPLER), also the minter's. */
@@ -302,10 +275,7 @@ async function buildMetrics(
   }
 }
 
-/**
- * Our own server, not the exporter's: it can bind port 0, report the real port, and surface
- * listen errors to the caller instead of the OTel diag channel.
- */
+/** Our own server, not the exporter's: it can bind port 0, report the real port, and give listen errors to the caller, not the OTel diag channel. */
 async function servePrometheus(exporter: PrometheusExporter, host: string, port: number): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

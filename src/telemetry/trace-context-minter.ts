@@ -1,16 +1,8 @@
 /**
- * `--inject-trace-context`: the tap decides the span id of an exchange at request time, writes it
- * into the request's `params._meta.traceparent` before forwarding, and the span sink later reports
- * its exchange span with exactly those ids. The server's span then becomes a child of the tap's span,
- * and the tap's span a child of whatever context the caller had put there.
- *
- * The tap calls {@link TraceContextMinter.inject} (or `mint`); the span sink calls `take` when the
- * exchange starts. Entries are keyed like the correlator's pending table (connection, direction, id
- * verbatim) and bounded: the oldest are evicted first, so a sink that never takes cannot grow it.
- *
- * Sampling is decided here, by the tracer's own sampler, so the injected flags say what the tap
- * will do with its span (a sampled-out exchange tells the server 00); the spec's samplers are
- * deterministic for a parent and trace id, so the tracer decides the same when the span starts.
+ * `--inject-trace-context`: the tap mints an exchange span's ids at request time and writes them into `params._meta.traceparent` before forwarding;
+ * the span sink `take`s them for its span, so the server's span is its child, and it a child of the caller's context. Entries are keyed like the
+ * correlator's pending table and bounded (oldest evicted first). Sampling is decided here with the tracer's sampler, so the injected flags say what
+ * the tap will do; the spec's samplers are deterministic, so the tracer later agrees.
  */
 import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';

@@ -1,9 +1,6 @@
 /**
- * W3C trace context (SEP-414) as mcptap handles it: parse it from a request's `params._meta` or an
- * HTTP header, format it back, and write it into a request for `--inject-trace-context`.
- *
- * Parsing goes through the W3C propagator of @opentelemetry/core on a plain carrier with an
- * explicit root context: nothing here reads or writes the global OTel context or propagator.
+ * W3C trace context (SEP-414): parse it from `params._meta` or an HTTP header, format it, write it into a request. Through @opentelemetry/core's W3C
+ * propagator on a plain carrier and an explicit root context: nothing here touches the global OTel context or propagator.
  */
 import { ROOT_CONTEXT, trace, type SpanContext, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -56,11 +53,7 @@ export function metaTraceCarrier(msg: JsonRpcMessage): TraceCarrier {
   return out;
 }
 
-/**
- * A copy of `request` whose `params._meta` carries `carrier` (replacing any trace context it had).
- * Other `_meta` keys and params are kept. Requests with positional (array) params are returned
- * unchanged: `_meta` cannot be added to them.
- */
+/** A copy of `request` whose `params._meta` carries `carrier` (replacing its trace context, keeping the rest); positional params: unchanged. */
 export function withTraceContext(request: JsonRpcRequest, carrier: TraceCarrier): JsonRpcRequest {
   if (Array.isArray(request.params)) return request;
   const params = request.params ?? {};

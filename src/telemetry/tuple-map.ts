@@ -1,10 +1,6 @@
 /**
- * A map keyed by a fixed-length tuple of strings (or undefined), as nested Maps: a lookup hashes
- * each part and allocates nothing, where a joined string key would be built (and hashed) per call.
- * The metrics sink keeps its per-exchange attribute sets here.
- *
- * Bounded: past `maxEntries` values, `set` stores nothing (callers then build what they need
- * each time; method and tool names come off the wire).
+ * A map keyed by a fixed-length tuple of strings (or undefined), as nested Maps: a lookup allocates nothing, where a joined string key is built and
+ * hashed per call. Bounded: past `maxEntries`, `set` stores nothing (callers build what they need each time; names come off the wire).
  */
 type Part = string | undefined;
 type Level = Map<Part, unknown>;
