@@ -1,7 +1,6 @@
 /**
- * Applies a batch of the worker wire's ops to a pipeline, in order: what the tap saw, replayed
- * where decoding runs (the pipeline worker live, the recording indexer from the spool). A batch's
- * bytes are viewed, never copied (frames keep views of the buffer).
+ * Applies a batch of worker-wire ops to a pipeline in order, where decoding runs (the live worker, or the indexer from the
+ * spool). A batch's bytes are viewed, never copied: frames keep views of the buffer.
  */
 import type { Pipeline } from './pipeline.js';
 import { Op, type WireOp } from './worker-wire.js';
@@ -67,11 +66,7 @@ function opBytes(op: WireOp): number {
   }
 }
 
-/**
- * Cuts a batch into batches whose bytes stay under `maxBytes` each (the spool holds no record
- * larger than itself), in order. A stream chunk is cut where it must be (decoding takes any
- * chunking); a whole message is never cut, so one larger than `maxBytes` travels alone.
- */
+/** Cuts a batch, in order, into ones of at most `maxBytes` bytes (the spool's limit): chunks are cut, messages never (a bigger one goes alone). */
 export function splitWireBatch(ops: WireOp[], bytes: Buffer, maxBytes: number): { ops: WireOp[]; bytes: Buffer }[] {
   const out: { ops: WireOp[]; bytes: Buffer }[] = [];
   let cur: WireOp[] = [];

@@ -1,16 +1,9 @@
 /**
- * The buffers a {@link PipelineThread} fills and posts to its worker, one per batch: the queued
- * ops' bytes are copied in as they come, while they are still in the CPU's cache (copied at flush
- * time, a few ms and a megabyte later at 10 KB stdio messages, the copy was a tenth of the tap
- * thread's time), then the ops are written after them and the buffer is transferred.
- *
- * Reuse matters: fresh memory for every batch is page-faulted in page by page (stdio tap at 10 KB
- * messages: 426 of 636 batches were fresh allocations before buffers were sized with room to spare,
- * 8-17 after). A buffer the worker hands back is kept for a later batch: at most {@link MAX_SPARE}
- * of them, {@link MAX_SPARE_BYTES} together; the smallest gives way to a bigger one.
- *
- * Invariant: a buffer is either the one being filled, a spare, or posted (the worker's until it
- * hands it back); never two of these at once.
+ * The buffers a {@link PipelineThread} fills and posts to its worker, one per batch: ops' bytes are copied in as they
+ * come (still in cache), the ops written after them, and the buffer transferred. Handed-back buffers are reused, since
+ * fresh memory is page-faulted in: at most {@link MAX_SPARE}, {@link MAX_SPARE_BYTES} together, the smallest giving way
+ * (figures: docs/performance.md, "The stdio tap with `--record`").
+ * Invariant: a buffer is the one being filled, a spare, or posted (the worker's until handed back); never two at once.
  */
 
 /** Buffers are at least this big once the worker hands them back, with half again the need to spare above that. */
@@ -32,16 +25,12 @@ export class BatchBuffers {
     return this.filled;
   }
 
-  /** Copies `data` to the end of the batch being filled. */
   append(data: Buffer): void {
     if (!this.batch || this.filled + data.length > this.batch.length) this.grow(data.length);
     this.filled += data.copy(this.batch!, this.filled);
   }
 
-  /**
-   * Ends the batch being filled and returns its buffer (whole: it is transferred), with room for
-   * `tail` bytes after the {@link length} appended ones. The next batch starts empty.
-   */
+  /** Ends the batch and returns its whole buffer (it is transferred), with room for `tail` bytes after the appended ones. */
   finish(tail: number): Buffer {
     if (!this.batch || this.filled + tail > this.batch.length) this.grow(tail);
     const buf = this.batch!;
@@ -62,11 +51,7 @@ export class BatchBuffers {
     this.keep(buffer);
   }
 
-  /**
-   * Makes room for `more` bytes: a buffer with room for the batch so far and `more` (to begin with,
-   * the last batch's size and a quarter; doubling when the batch outgrows it), the bytes so far
-   * copied over.
-   */
+  /** Makes room for `more` bytes (at first the last batch's size and a quarter; then doubling), copying the bytes so far. */
   private grow(more: number): void {
     const old = this.batch;
     const need = Math.max(this.filled + more, old ? 2 * old.length : Math.ceil(this.lastSize * 1.25));

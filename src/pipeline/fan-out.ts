@@ -1,7 +1,4 @@
-/**
- * Delivers each event to every sink, isolating them from each other and from the pipeline: a
- * sink that throws is counted and reported once, and the others still get the event.
- */
+/** Delivers each event to every sink, isolated: a sink that throws is counted and reported once; the others still get it. */
 import type { TapEvent } from '../model/events.js';
 import type { Sink } from '../sinks/sink.js';
 import type { Logger } from '../util/logger.js';

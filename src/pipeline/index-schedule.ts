@@ -1,12 +1,8 @@
 /**
- * When the recording indexer works, as a pure object: time comes in as arguments (ms, any
- * monotonic origin), so the policy is tested on virtual time, as the correlator is.
- *
- * Indexing waits while traffic flows: until nothing was spooled for `quietMs`, or what waits is
- * `maxLagMs` old, or the spool is full (`waitingForRoom`: what waits for room would otherwise be dropped),
- * or the recording is closing. A niced process alone does not keep out of the way: on a busy
- * machine every wake-up of the forwarding threads would have to preempt it (docs/performance.md).
- * Once it works, it works in slices of `sliceMs`, looking at its messages in between.
+ * When the recording indexer works; pure, time passed in (ms, any monotonic origin), so tested on virtual time.
+ * It waits while traffic flows (niceness alone does not keep it out of the way: docs/performance.md): until nothing was
+ * spooled for `quietMs`, what waits is `maxLagMs` old, the spool is full (`waitingForRoom`: else batches are dropped),
+ * or the recording closes. Then it works in slices of `sliceMs`, reading its messages in between.
  */
 export interface IndexScheduleOptions {
   quietMs: number;

@@ -1,12 +1,6 @@
 /**
- * Entry of the recording indexer process (see recording-indexer.ts): reads the spool in order and
- * applies each batch to a Pipeline that feeds the SQLite recorder, in slices, yielding between
- * them so that `spooled` and `close` messages are heard. Each slice is committed before its
- * position is reported.
- *
- * Time: the pipeline's clock is the tap's time as far as the spool has been read (a correlator
- * grace period must not expire because indexing ran late), the wall clock once caught up, and
- * the tap's close time once closing.
+ * The recording indexer process (recording-indexer.ts): applies the spool's batches in order to a Pipeline feeding the
+ * SQLite recorder, in slices that yield to the tap's messages. Each slice is committed before its position is reported.
  */
 import { deserialize } from 'node:v8';
 import { toWireError } from '../errors.js';
@@ -33,11 +27,8 @@ const SPOOL_FD = 4;
 if (!process.send) throw new Error('indexer-process.ts runs as a child process with an IPC channel only');
 // The tap ends the recording (it closes, or it dies and the channel closes): never a signal meant for it.
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {});
-// The tap is gone before it said where the spool is: nothing to keep. Once it has, the spool is
-// indexed whenever the tap goes (tapGone), even before the recording is open. Gone is this
-// process's stdin (a pipe only the tap holds) ending, or the IPC channel closing. Until `start` is
-// read only stdin's end counts: a tap killed a moment after spawning this process leaves `start`
-// (and what it spooled) in the pipe, while the channel's close may be heard first.
+// A tap gone before `start` leaves nothing to keep; after, the spool is indexed (tapGone). Gone: stdin (a pipe only the tap
+// holds) ends, or the IPC channel closes; until `start` is read only stdin counts (a tap killed at once leaves `start` in it).
 let onDisconnect: () => void = () => process.exit(1);
 let startRead = false;
 process.on('disconnect', () => startRead && onDisconnect());
@@ -54,7 +45,10 @@ const maxLagMs = data.maxLagMs ?? 10_000;
 /** This process's slot of the tap's journal: how far the recording holds the spool (tap-journal.ts). */
 const journal = data.journal ? JournalSlot.open(data.journal, 'indexer', false) : undefined;
 
-/** The tap's time as far as the spool has been read (see the header): a correlator grace period never expires because indexing ran late. */
+/**
+ * The tap's time as far as the spool is read (a correlator grace period never expires because indexing ran late), the wall
+ * clock once caught up, and the tap's close time once closing.
+ */
 class SpoolClock implements Clock {
   private readonly wall: Clock;
   latest = 0;
@@ -98,9 +92,7 @@ async function openSinks(): Promise<AttachedSinks | undefined> {
   }
 }
 
-// The recording starts with the tap (its clock's origin), not when this process got to open it:
-// traffic the tap stamped before then is in the spool, and a recording the tap never closes ends
-// with its last traffic.
+// The recording starts with the tap (its clock's origin), not when this process opened it: earlier traffic is spooled.
 clock.frozenAt = data.clockOrigin.epochUs;
 const sinks = await openSinks();
 clock.frozenAt = undefined;
@@ -131,9 +123,8 @@ if (!sinks) {
 }
 
 /**
- * The tap's messages come on stdin, each [u32 length][v8-serialized], `start` first: a pipe keeps
- * what the tap wrote after it is killed, where IPC messages this process had not read yet are lost
- * with the tap. Resolves with `start`; the others go to `onMessage`. The pipe's end: the tap is gone.
+ * The tap's messages on stdin, [u32 length][v8-serialized], `start` first: a pipe keeps what a killed tap wrote, where
+ * unread IPC is lost. Resolves with `start`; the others go to `onMessage`. The pipe's end: the tap is gone.
  */
 function readStart(): Promise<IndexerStart> {
   return new Promise((resolve) => {
@@ -168,10 +159,8 @@ function readStart(): Promise<IndexerStart> {
 }
 
 /**
- * The tap is gone (killed, crashed, or it stopped without waiting for the last of the indexing).
- * The spool outlives it here (this process holds its descriptor): index what it said was spooled
- * and end the recording, rather than lose up to the whole backlog. Unless the tap had closed the
- * recording first, the traffic it had not yet handed over is missing, and the recording says so.
+ * The tap is gone: the spool outlives it here (this process holds the descriptor), so index it and end the recording,
+ * marked incomplete unless the tap had closed it first.
  */
 function tapGone(): void {
   if (finished) return;

@@ -1,9 +1,7 @@
 /**
- * When a closing tap gives up on its indexer. It waits as long as the indexer is alive and moving:
- * before the recording is open (a whole Node process loading, then SQLite opening it, at the lowest
- * priority on a busy machine: seconds to minutes) moving is using CPU; once it is open, moving is
- * indexing further into the spool. Opening is progress too: the clock restarts there. Bounded:
- * {@link IndexerStallWatch.stallMs} without moving, and {@link OPEN_LIMIT_MS} for the opening.
+ * When a closing tap gives up on its indexer: not while it moves (using CPU until the recording is open, which may take
+ * minutes at low priority; indexing after; opening restarts the clock). Bounded by {@link IndexerStallWatch.stallMs}
+ * without moving, and {@link OPEN_LIMIT_MS} for the opening.
  */
 
 import { readFileSync } from 'node:fs';

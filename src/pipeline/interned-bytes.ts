@@ -1,8 +1,6 @@
 /**
- * The byte level of the worker wire's codec (wire-codec.ts): little-endian numbers, and strings
- * written once per batch. A string is a varint: the index + 1 of a string written earlier in the
- * same batch, or 0 followed by a u32 length and its UTF-8 bytes. The writer grows its buffer as
- * needed and is reused batch after batch; the reader checks every length against its buffer.
+ * The byte level of wire-codec.ts: little-endian numbers; a string is a varint, the index + 1 of one written earlier in the
+ * batch, or 0 then a u32 length and its UTF-8 bytes. The reader checks every length against its buffer.
  */
 
 /** Writes numbers and interned strings into a growing buffer; `take` hands a batch over and starts the next. */
@@ -58,7 +56,6 @@ export class InterningByteWriter {
     this.at += 8;
   }
 
-  /** A string: a reference to one written earlier in the batch (index + 1), or 0 then its UTF-8 bytes. */
   protected str(s: string): void {
     const ref = this.strings.get(s);
     if (ref !== undefined) {

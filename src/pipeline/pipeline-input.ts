@@ -1,9 +1,6 @@
 /**
- * The door from a tap into the pipeline: what taps call, and nothing else. Both the in-process
- * {@link Pipeline} and the {@link PipelineThread} (which runs the pipeline and its sinks on another
- * thread) implement it, so a tap never knows, or waits for, what happens downstream.
- *
- * Every method returns at once and never throws; times are the tap's (µs since the epoch).
+ * What taps call, and nothing else: {@link Pipeline} and {@link PipelineThread} both implement it, so a tap never knows, or
+ * waits for, what happens downstream. Every method returns at once and never throws; times are the tap's (µs since epoch).
  */
 import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
@@ -34,7 +31,7 @@ export interface PipelineInput {
   openConnection(info: ConnectionInfo, timeUs?: number): void;
   /** Bytes of a newline-delimited stream (stdio stdout/stdin, stderr). */
   pushChunk(chunk: Chunk): void;
-  /** One complete message body (an HTTP response body or one SSE event's data): a message or a batch. */
+  /** One complete message body (an HTTP body or one SSE event's data): a message or a batch. */
   pushMessage(origin: FrameOrigin, raw: Buffer): void;
   /** An HTTP request body, with the request's headers checked against each message in it (2026-07-28). */
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void;
@@ -58,10 +55,7 @@ export function checkedHeaders(headers: RequestHeaders): Record<string, string |
   return out;
 }
 
-/**
- * The input of a tap with nothing downstream (no recording, no telemetry): what nobody would see
- * is not decoded at all, so such a tap costs what a bare byte-forwarding shim costs.
- */
+/** The input of a tap with nothing downstream: nothing is decoded, so the tap costs what a bare forwarding shim costs. */
 export function discardingInput(clock: Clock): PipelineInput {
   const none = (): void => {};
   return {

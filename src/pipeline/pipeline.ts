@@ -1,10 +1,7 @@
 /**
- * The one place where the parts are wired: taps push chunks (stdio) or whole message bodies
- * (HTTP, SSE) in; decoders make frames; the correlator makes exchanges; the fan-out hands every
- * event to every sink.
- *
- * Invariant: nothing here can stall or break forwarding. Taps forward bytes first and call the
- * pipeline second; every pipeline entry point catches its own failures, counts them, and returns.
+ * Where the parts are wired: taps push chunks or message bodies in, decoders make frames, the correlator makes exchanges,
+ * the fan-out hands every event to every sink. Invariant: nothing here can stall or break forwarding (taps forward first;
+ * every entry point catches its own failures, counts them, and returns).
  */
 import type { ConnectionInfo, TapEvent, AnomalyKind } from '../model/events.js';
 import { checkRequestHeaders } from '../protocol/headers.js';
@@ -93,7 +90,6 @@ export class Pipeline implements PipelineInput {
     this.guard(() => this.emitAll(this.correlator.tick(nowUs)));
   }
 
-  /** Bytes of a newline-delimited stream (stdio stdout/stdin, stderr). */
   pushChunk(chunk: Chunk): void {
     this.guard(() => {
       const frames = this.decoder(chunk.connectionId, chunk.direction, chunk.channel).push(chunk.bytes, chunk.timeUs);
@@ -101,22 +97,17 @@ export class Pipeline implements PipelineInput {
     });
   }
 
-  /** One complete message body (an HTTP body or one SSE event's data): a message or a batch. */
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
     this.guard(() => {
       for (const f of parseMessageBytes(raw, origin, this.seq)) this.emitAll(this.correlator.push(f));
     });
   }
 
-  /**
-   * An HTTP request body; then its standard MCP headers are checked against each message parsed
-   * from it (a disagreement is a `header_mismatch` anomaly linked to the exchange, never a block).
-   */
+  /** An HTTP request body; its MCP headers are checked against each message in it (a mismatch is a linked `header_mismatch` anomaly, never a block). */
   pushRequest(origin: FrameOrigin, raw: Buffer, headers: RequestHeaders): void {
     this.guard(() => {
       const frames = parseMessageBytes(raw, origin, this.seq);
-      // One message per body, almost always: its events are checked right after they are emitted.
-      // A batch's are checked once all of its frames' events are out, as for a single message.
+      // Headers are checked once the message's events are out; for a batch, once all its frames' events are.
       if (frames.length === 1) {
         const events = this.correlator.push(frames[0]!);
         this.emitAll(events);
@@ -150,10 +141,7 @@ export class Pipeline implements PipelineInput {
     }
   }
 
-  /**
-   * The tap could not observe some of a stream's bytes (forwarded, not seen): decoding resumes at
-   * a line boundary, and the gap is an anomaly, so the recording says what it lacks.
-   */
+  /** Stream bytes forwarded but not observed: decoding resumes at a line boundary, and the gap is a `dropped` anomaly. */
   gap(connectionId: string, direction: Direction, channel: Channel, lost: { bytes: number; chunks: number; endedAtNewline: boolean; timeUs: number }): void {
     this.guard(() => {
       this.decoders.get(`${connectionId}|${direction}|${channel}`)?.gap(lost.endedAtNewline);
@@ -166,7 +154,6 @@ export class Pipeline implements PipelineInput {
     });
   }
 
-  /** An HTTP response stream ended; its unanswered requests end as given. */
   endStream(connectionId: string, streamId: string, end: StreamEnd): void {
     this.guard(() => this.emitAll(this.correlator.endStream(connectionId, streamId, end)));
   }
@@ -184,6 +171,7 @@ export class Pipeline implements PipelineInput {
     return this.longStreams.size;
   }
 
+  /** Emits an `anomaly` event (a protocol violation or a loss), at `extra.timeUs` or now. */
   anomaly(kind: AnomalyKind, connectionId: string, detail: string, extra: AnomalyExtra = {}): void {
     this.guard(() =>
       this.emit({
@@ -198,7 +186,6 @@ export class Pipeline implements PipelineInput {
     );
   }
 
-  /** End of a connection: flush partial lines, end what is pending, say it closed. */
   closeConnection(connectionId: string, close: ConnectionClose): void {
     this.guard(() => {
       const timeUs = close.timeUs ?? this.clock.nowUs();

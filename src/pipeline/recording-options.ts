@@ -1,7 +1,4 @@
-/**
- * How a tap records: every setting of the recording path (tap -> spool -> indexer -> SQLite),
- * resolved once at the edge (the CLI: flags and MCPTAP_* variables) and passed down as it is.
- */
+/** Every setting of the recording path (tap -> spool -> indexer -> SQLite), resolved once by the CLI and passed down. */
 export interface RecordingOptions {
   /** The recording file (`--record`). */
   path: string;

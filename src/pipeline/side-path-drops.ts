@@ -1,7 +1,6 @@
 /**
- * What the tap's side path (pipeline-thread.ts) could not hand over, counted per stream and per
- * connection until that stream or connection is accepted again; then the gap is reported first, as
- * an op of its own, so the recording says how much is missing where (a `dropped` anomaly).
+ * What the tap's side path (pipeline-thread.ts) could not hand over, counted per stream and per connection until it is
+ * accepted again; the gap is then reported first, as an op of its own (a `dropped` anomaly).
  */
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';

@@ -1,33 +1,17 @@
 /**
- * The recording's spool: each batch of what the tap saw (the worker wire's ops and bytes) is
- * appended here as it arrives, and the indexer (recording-indexer.ts) reads it back and builds the
- * recording from it when the CPU allows. Appending costs one write per batch (and a cipher pass
- * when the spool is on a disk), so recording keeps up with any traffic rate; the decoding,
- * correlation and SQL wait, in the spool rather than in the tap's memory, until the machine has
- * time for them.
- *
- * A ring of fixed capacity: positions are logical (they only grow) and a record lives at
- * `position % capacity`, wrapping at the end of the file. The writer never overwrites what the
- * reader has not read: `append` refuses a record that does not fit in front of the reader's
- * position, and the caller keeps it until there is room. So the file never grows past its capacity,
- * however long the tap runs.
- *
- * Where it lives ({@link spoolPlace}): in RAM (a tmpfs, `/dev/shm`) when the machine has room for
- * the whole ring there, else on the recording's disk (docs/performance.md has the figures).
+ * The recording's spool: each batch the tap saw is appended as it arrives (one write), and the indexer
+ * (recording-indexer.ts) builds the recording from it when the CPU allows, so recording keeps up with any traffic rate.
+ * In RAM or beside the recording ({@link spoolPlace}).
  *
  * Invariants:
- * - Private and transient: the file is created with a random name and unlinked at once, so only
- *   this process reaches it (its indexer inherits the descriptor) and nothing is left behind,
- *   however the process ends.
- * - Never in clear: every record is AES-256-CTR encrypted under a random key held in memory only,
- *   with a random IV per record. Traffic is spooled before redaction; whatever reaches a disk
- *   (the spool's own, or swap, turned on at any time in the tap's life) is ciphertext, and the key
- *   is gone with the process.
- * - Records are appended in order and read back in order: [u32 opsLen][u32 bytesLen][16-byte IV]
- *   [u64 position], then opsLen + bytesLen bytes (the ops as wire-codec.ts encodes them, then the
- *   raw bytes). The body is written before its header: a header that names its own position is a
- *   whole record, which lets a reader whose writer was killed read on past what it was last told
- *   (see {@link SpoolReader.recover}) without mistaking a torn or stale record for one.
+ * - A ring of fixed capacity: positions only grow, a record lives at `position % capacity`, and `append` refuses what
+ *   does not fit in front of the reader (the caller keeps it): the file never grows past its capacity.
+ * - Private and transient: random name, unlinked at once; only this process and its indexer (inheriting the descriptor)
+ *   reach it, and nothing is left behind.
+ * - Never in clear: AES-256-CTR under a random key held in memory only, a random IV per record. Traffic is spooled before
+ *   redaction; whatever reaches a disk (or swap) is ciphertext.
+ * - Records, in order: [u32 opsLen][u32 bytesLen][16-byte IV][u64 position], then the ops (wire-codec.ts) and raw bytes.
+ *   The body is written before its header, so a header naming its own position is a whole record ({@link SpoolReader.recover}).
  */
 import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
@@ -40,11 +24,8 @@ const HEADER = 32;
 const POSITION_AT = 24;
 const CIPHER = 'aes-256-ctr';
 /**
- * The cipher runs over a batch this much at a time. One pass over a whole batch (a megabyte or more
- * at 10 KB messages) is half as fast: its output is fresh memory the size of the batch (mapped and
- * page-faulted in on every call) and the pass runs out of cache (docs/performance.md, "The stdio
- * tap with `--record`").
- * CTR is a stream: pieces of one cipher give the same bytes as one call.
+ * The cipher runs over a batch this much at a time: one pass is slower (fresh output memory, out of cache; docs/performance.md,
+ * "The stdio tap with `--record`"). CTR is a stream: pieces of one cipher give the same bytes as one call.
  */
 const CIPHER_PIECE = 64 * 1024;
 
@@ -54,7 +35,6 @@ export interface SpoolRecord {
   bytes: Buffer;
 }
 
-/** Where a spool goes ({@link spoolPlace}). */
 export interface SpoolPlace {
   dir: string;
   /** In RAM (a tmpfs or ramfs). */
@@ -90,10 +70,8 @@ export const systemProbe: SpoolProbe = {
 };
 
 /**
- * Where the spool of a recording at `recordingPath` goes: `chosenDir` when given; else RAM
- * ({@link SHM_DIR}) when it is a tmpfs with room for twice the ring and the ring is at most an
- * eighth of the memory this process may use (a burst may fill it); else beside the recording (the
- * same disk as the recording the user chose).
+ * Where the spool goes: `chosenDir` when given; else {@link SHM_DIR} when a tmpfs with room for twice the ring, the ring
+ * at most an eighth of this process's memory (a burst may fill it); else beside the recording.
  */
 export function spoolPlace(recordingPath: string, capacity: number, chosenDir?: string, probe: SpoolProbe = systemProbe): SpoolPlace {
   const inRam = (fs: { type: number } | undefined) => fs !== undefined && (fs.type === TMPFS_MAGIC || fs.type === RAMFS_MAGIC);
@@ -143,9 +121,8 @@ export class SpoolWriter {
   }
 
   /**
-   * Appends one batch unless it does not fit in front of `readerAt` (then returns false and writes
-   * nothing). Throws on a failed write (disk full) or a batch larger than the whole spool: the
-   * caller counts the loss.
+   * Appends one batch unless it does not fit in front of `readerAt` (then returns false, writing nothing). Throws on a
+   * failed write (disk full) or a batch larger than the spool: the caller counts the loss.
    */
   append(opsBuf: Buffer, bytes: Buffer, readerAt: number): boolean {
     const total = HEADER + opsBuf.length + bytes.length;
@@ -178,9 +155,8 @@ export class SpoolWriter {
   }
 
   /**
-   * Gives the file's disk space back once the reader has read everything (a burst's spool is not
-   * kept for the rest of a long run), when more than `minBytes` of it is in use. Safe only then:
-   * nothing unread is lost, and later records are written wherever their position falls.
+   * Empties the file once the reader has read everything and over `minBytes` is in use (a burst's spool is not kept).
+   * Safe only then: nothing unread is lost, and later records are written wherever their position falls.
    */
   trim(readerAt: number, minBytes: number): void {
     if (readerAt !== this.at || this.extent <= minBytes || this.closed) return;
@@ -227,10 +203,8 @@ export class SpoolReader {
   }
 
   /**
-   * The next whole record past what the writer last said, or undefined: for a reader whose writer
-   * is gone (killed), to keep what it appended but never announced. A record is whole once its
-   * header is written (after its body) and names its own position; a torn record, one left from the
-   * ring's previous lap, or the zeros of a fresh or emptied file never do.
+   * The next whole record past what a killed writer last said, or undefined. Whole: its header (written after the body)
+   * names its own position, which a torn record, one from the ring's previous lap, or a fresh file's zeros never do.
    */
   recover(): SpoolRecord | undefined {
     try {

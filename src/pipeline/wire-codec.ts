@@ -1,18 +1,11 @@
 /**
- * The worker wire's op codec: a batch's ops as compact binary rather than JSON.
- *
- * Why: at saturation the HTTP tap hands its pipeline thread three ops per exchange, and JSON on
- * both ends cost more than a span's whole serialization
- * (docs/performance.md, "Figures moved from source comments"). This codec knows the op shapes, so it writes numbers as numbers and each distinct string once per batch (connection ids,
- * header names and values repeat from exchange to exchange); the rare ops (connection open and
- * close, anomalies, gaps) stay JSON inside it.
+ * The worker wire's op codec: binary, numbers as numbers and each string once per batch; rare ops stay JSON inside it.
+ * JSON on both ends cost more than a span's serialization (docs/performance.md, "Figures moved from source comments").
  *
  * Invariants:
- * - `decodeWireOps(encode(ops))` deep-equals `ops` as JSON would carry them (undefined fields
- *   absent), except request headers when the writer keeps only trace context (`headers: 'trace'`,
- *   for a pipeline that records nothing: telemetry reads `traceparent` and `tracestate` alone).
- * - Every FrameContext field is carried: {@link CONTEXT_BITS} must name each of them (a field added
- *   to FrameContext and not here fails to compile).
+ * - `decodeWireOps(encode(ops))` deep-equals `ops` as JSON would carry them, except headers under `headers: 'trace'`
+ *   (a pipeline that records nothing keeps `traceparent` and `tracestate` alone, for telemetry).
+ * - {@link CONTEXT_BITS} names every FrameContext field (a field missing here fails to compile).
  * - A batch's string table starts empty: batches decode on their own (the spool stores them so).
  */
 import type { StreamEnd } from '../model/events.js';
