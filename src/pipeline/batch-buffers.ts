@@ -1,19 +1,20 @@
 /**
- * The buffers a {@link PipelineThread} fills and posts to its worker, one per batch: ops' bytes are copied in as they
- * come (still in cache), the ops written after them, and the buffer transferred. Handed-back buffers are reused, since
- * fresh memory is page-faulted in: at most {@link MAX_SPARE}, {@link MAX_SPARE_BYTES} together, the smallest giving way
- * (figures: docs/performance.md, "The stdio tap with `--record`").
- * Invariant: a buffer is the one being filled, a spare, or posted (the worker's until handed back); never two at once.
+ * The buffers a {@link SidePath} fills, one per batch: ops' bytes are copied in as they come (still in cache), the ops
+ * written after them; the batch is spooled, then transferred to the worker if live telemetry runs there. Buffers handed
+ * back (spooled, with no worker to keep views of them) are reused, since fresh memory is page-faulted in: at most
+ * {@link MAX_SPARE}, {@link MAX_SPARE_BYTES} together, the smallest giving way (figures: docs/performance.md, "The stdio
+ * tap with `--record`").
+ * Invariant: a buffer is the one being filled, a spare, or out (waiting for the spool, or the worker's); never two at once.
  */
 
-/** Buffers are at least this big once the worker hands them back, with half again the need to spare above that. */
+/** Buffers are at least this big once they come back, with half again the need to spare above that. */
 const MIN_BATCH_BUFFER = 256 * 1024;
 const MAX_SPARE = 4;
 const MAX_SPARE_BYTES = 16 * 1024 * 1024;
 
 export class BatchBuffers {
   private readonly spare: ArrayBuffer[] = [];
-  /** The worker hands buffers back (it does not while it keeps views of them: live decoding). */
+  /** Buffers come back (not when the worker keeps views of them: live decoding). */
   private recycles = false;
   private batch: Buffer | undefined;
   private filled = 0;
@@ -39,13 +40,13 @@ export class BatchBuffers {
     return buf;
   }
 
-  /** Forgets the batch being filled (the worker is gone). */
+  /** Forgets the batch being filled (nothing will take it). */
   drop(): void {
     this.batch = undefined;
     this.filled = 0;
   }
 
-  /** A posted buffer the worker is done with: kept for reuse, unless the spares are full of ones at least as big. */
+  /** A buffer nothing refers to any more: kept for reuse, unless the spares are full of ones at least as big. */
   handedBack(buffer: ArrayBuffer): void {
     this.recycles = true;
     this.keep(buffer);
@@ -58,7 +59,7 @@ export class BatchBuffers {
     const next = this.take(need);
     if (old) {
       old.copy(next, 0, 0, this.filled);
-      // Never posted: it can be reused like one the worker handed back.
+      // Never handed on: it can be reused like one that came back.
       if (this.recycles) this.keep(old.buffer as ArrayBuffer);
     }
     this.batch = next;

@@ -1,5 +1,5 @@
 /**
- * What taps call, and nothing else: {@link Pipeline} and {@link PipelineThread} both implement it, so a tap never knows, or
+ * What taps call, and nothing else: {@link Pipeline} and {@link SidePath} both implement it, so a tap never knows, or
  * waits for, what happens downstream. Every method returns at once and never throws; times are the tap's (µs since epoch).
  */
 import type { LongStreamEdge, StreamEnd } from '../model/events.js';

@@ -1,5 +1,5 @@
 /**
- * What the tap's side path (pipeline-thread.ts) could not hand over, counted per stream and per connection until it is
+ * What the tap's side path (side-path.ts) could not hand over, counted per stream and per connection until it is
  * accepted again; the gap is then reported first, as an op of its own (a `dropped` anomaly).
  */
 import type { Chunk } from '../model/frame.js';

@@ -50,7 +50,7 @@ export interface TapPipelineOptions {
   injectsTraceContext?: boolean;
   /** Where decoding and live telemetry run: a worker thread (default) or this one (profiling, debugging). */
   thread?: 'worker' | 'main';
-  /** Niceness of the worker thread (Linux); default: 0 when recording, 5 for telemetry alone. */
+  /** Niceness of the worker thread (live telemetry; Linux); default 5. */
   workerNice?: number;
   /** Recording failed under `required`: the tap should stop. */
   onFatal?: (err: Error) => void;

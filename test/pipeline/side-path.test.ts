@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
 import { SidePath } from '../../src/pipeline/side-path.js';
 import { SeededSpanIds } from '../../src/telemetry/seeded-span-ids.js';
+import { readRecordingOtelMeta } from '../../src/telemetry/recording-otel-meta.js';
 import { recordingOptions } from '../../src/pipeline/recording-options.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -171,6 +172,42 @@ describe('SidePath', () => {
       await new Promise<void>((r) => blocker.close(() => r()));
     }
     expect(read(path).exchanges.map((e) => [e.id, e.outcome])).toEqual(Array.from({ length: 5 }, (_, i) => [i + 1, 'ok']));
+  });
+
+  it('a recording and live spans beside it get every exchange, under one span-id seed', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const path = tempDb();
+    const spanIdSeed = SeededSpanIds.randomSeed();
+    try {
+      const wp = await SidePath.start({
+        sinks: { transport: 'stdio', target: 'test-server', spanIdSeed, telemetry: resolveTelemetryConfig({}, { OTEL_TRACES_EXPORTER: 'console' }) },
+        recording: recordingOptions(path),
+        logger: silentLogger,
+        logLevel: 'silent',
+      });
+      wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
+      for (let id = 1; id <= 20; id++) {
+        wp.pushChunk({ connectionId: 'stdio', direction: 'c2s', channel: 'stdio', bytes: line(id), timeUs: wp.clock.nowUs() });
+        wp.pushChunk({ connectionId: 'stdio', direction: 's2c', channel: 'stdio', bytes: answer(id), timeUs: wp.clock.nowUs() });
+        if (id % 5 === 0) await tick();
+      }
+      wp.closeConnection('stdio', { reason: 'exited with code 0', exitCode: 0 });
+      expect(await wp.close()).toEqual([]);
+      const spans = stderr.mock.calls
+        .map((c) => String(c[0]))
+        .filter((l) => l.startsWith('{"otel":"span"'))
+        .map((l) => JSON.parse(l) as { name: string; spanId: string });
+      expect(spans.filter((s) => s.name.startsWith('tools/call'))).toHaveLength(20);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(read(path).exchanges.map((e) => [e.id, e.outcome])).toEqual(Array.from({ length: 20 }, (_, i) => [i + 1, 'ok']));
+    const store = RecordingStore.open(path);
+    try {
+      expect(readRecordingOtelMeta(store.listRecordings()[0]!.meta)?.spanIdSeed).toBe(spanIdSeed);
+    } finally {
+      store.close();
+    }
   });
 
   it('fails before any traffic when the recording cannot be opened', async () => {
