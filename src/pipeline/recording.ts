@@ -92,8 +92,10 @@ export class SpooledRecording {
       onIndexed: () => this.spoolWaiting(),
       onFatal: o.onFatal,
     });
-    // It does not keep the tap running: whoever needs the recording waits for close().
-    this.indexer.unref();
+    // Referenced until the recording is open (a `required` tap waits for that before anything else
+    // holds its event loop); then it does not keep the tap running: close() waits for it.
+    const unref = () => this.indexer.unref();
+    this.indexer.ready.then(unref, unref);
     // The process may exit once this resolves: an indexer that died unheard is replaced first.
     this.handedOver = new Promise<void>((resolve) => (this.handOver = () => (this.checkIndexer(), resolve())));
   }
