@@ -83,9 +83,9 @@ export class SidePath implements PipelineInput {
 
   /** Starts and waits until the sinks are open: a recording that cannot be opened fails here. */
   static async start(opts: SidePathOptions): Promise<SidePath> {
-    const thread = SidePath.open(opts);
-    await thread.ready;
-    return thread;
+    const side = SidePath.open(opts);
+    await side.ready;
+    return side;
   }
 
   /**
@@ -94,14 +94,14 @@ export class SidePath implements PipelineInput {
    * to open make `ready` reject with the reason.
    */
   static open(opts: SidePathOptions): SidePath {
-    const thread = new SidePath(opts);
-    if (!thread.live) return thread;
-    if (opts.bootDeadlineMs === undefined) thread.boot();
+    const side = new SidePath(opts);
+    if (!side.live) return side;
+    if (opts.bootDeadlineMs === undefined) side.boot();
     else {
-      thread.bootTimer = setTimeout(() => thread.boot(), opts.bootDeadlineMs);
-      thread.bootTimer.unref();
+      side.bootTimer = setTimeout(() => side.boot(), opts.bootDeadlineMs);
+      side.bootTimer.unref();
     }
-    return thread;
+    return side;
   }
 
   private constructor(private readonly opts: SidePathOptions) {
