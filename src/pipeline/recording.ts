@@ -149,7 +149,8 @@ export class SpooledRecording {
     if (this.failed.batches > 1) return;
     const why = `cannot spool traffic for the recording: ${err.message}`;
     this.o.logger.error(`${why} (further failures counted, not logged)`);
-    if (this.o.recording.required) this.o.onFatal(new Error(why));
+    // An indexer that has gone told `required` so itself.
+    if (this.o.recording.required && this.indexer.alive) this.o.onFatal(new Error(why));
   }
 
   /** Spools what waits, has the indexer index it all and end the recording; the lines worth telling the user. Idempotent. */
