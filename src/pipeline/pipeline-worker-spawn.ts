@@ -20,17 +20,9 @@ export interface SidePathOptions {
   recording?: RecordingOptions;
   /** Recording failed with --require-recording: the tap should stop. */
   onFatal?: (err: Error) => void;
-  /**
-   * Boot the worker (live telemetry) when the server first answers or after this many ms, whichever
-   * comes first, instead of at once: a host starting its servers gets the first answer without the
-   * sinks' start-up competing for the CPU. What flows meanwhile waits in the bounded queue.
-   */
+  /** Boot the worker when the server first answers or after this many ms, not at once: its start-up would compete with the server's. */
   bootDeadlineMs?: number;
-  /**
-   * How long ops wait to be spooled and posted (ms; default 5): once per request at low rates would
-   * cost a write and a context switch each time, for nothing the user can see (every op carries the
-   * time the tap stamped when it saw the bytes).
-   */
+  /** How long ops wait to be spooled and posted (ms; default 5); each op carries the time the tap saw its bytes, so nothing is lost by waiting. */
   flushDelayMs?: number;
 }
 

@@ -1,17 +1,13 @@
 /**
- * The recording indexer, as the tap's thread (its parent, recording.ts) sees it: a child process at
- * the lowest priority that reads the spool (fd 4) and builds the recording from it through a
- * Pipeline and the SQLite recorder. It yields to the traffic under contention and catches up in
- * lulls, at the latest when the tap closes; what it has not indexed waits in the spool.
+ * The recording indexer, as its parent (the tap's thread, recording.ts) sees it: a child process at
+ * the lowest priority that reads the spool (fd 4) and builds the recording through a Pipeline and
+ * the SQLite recorder, yielding to the traffic and catching up in lulls, at the latest at the close.
  * A process, not a thread: a niced thread still shares the process's un-niced GC threads
  * (docs/performance.md, "The stdio tap with `--record`").
- *
- * Invariants: `ready` or `failed` comes exactly once, before anything else (a recording that
- * cannot be opened fails the tap's start); `indexed` positions only grow; `close` resolves once
- * everything spooled before it is in the recording and the recording is ended. The child leaves
- * when its parent does (the IPC channel closes) and ignores the terminal's signals (the tap
- * decides when recording ends). One that such a signal kills while it is still loading (a group
- * signal: Ctrl-C, `timeout`, systemd) is replaced, and nothing spooled is lost (issue 36).
+ * Invariants: `ready` or `failed` comes once, before anything else; `indexed` only grows; `close`
+ * resolves once everything spooled before it is recorded and the recording ended. The child leaves
+ * with its parent and ignores the terminal's signals once loaded; one that a group signal (Ctrl-C,
+ * `timeout`, systemd) kills while it loads is replaced, nothing spooled lost (issue 36).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -80,19 +76,12 @@ export interface RecordingIndexerOptions extends Omit<IndexerStart, 'type' | 'ni
   onFatal?: (err: Error) => void;
 }
 
-/**
- * How often a child killed by a stop signal before its handlers were up is replaced. A group
- * signal (Ctrl-C, `timeout`, systemd) reaches it during its start-up, which takes seconds at nice
- * 19 on a busy machine; each replacement is out of the group's reach (detached), so one is enough
- * but for a signal from outside the group.
- */
+/** How often a child a group signal killed while it loaded is replaced (a replacement is detached, out of the group's reach). */
 const MAX_RESPAWNS = 3;
 /** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
 const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/**
- * `ready` settles once; the indexed position only grows; `close` resolves once, with the lines said.
- */
+/** `ready` settles once; the indexed position only grows; `close` resolves once, with the lines said. */
 export class RecordingIndexer {
   /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
   readonly ready: Promise<void>;

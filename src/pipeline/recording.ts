@@ -1,13 +1,10 @@
 /**
- * A tap's recording: its spool and its indexer process, owned by the tap's thread for the whole
- * run. Created at start-up, before any traffic; written by this thread alone, in order; closed by
- * it. A tap killed at any moment leaves its spool to the indexer, which completes the recording
- * (docs/reliability.md, crashes).
- *
- * Invariants: the spool is a ring of fixed size; a batch that does not fit in front of the indexer
- * waits here with every batch after it (the caller counts them against its queue bound) and is
- * retried as the indexer reports progress. Each batch's `done` is called once, in order, when it is
- * in the spool or dropped (the indexer gone, a failed write: counted, said once).
+ * A tap's recording: its spool and indexer process, owned by the tap's thread for the whole run:
+ * made before any traffic, written by this thread alone, closed by it. A tap killed at any moment
+ * leaves its spool to the indexer, which completes the recording (docs/reliability.md, crashes).
+ * Invariants: a batch that does not fit in the ring in front of the indexer waits, with every batch
+ * after it, and is retried as the indexer reports progress; each batch's `done` is called once, in
+ * order, when it is in the spool or dropped (the indexer gone, a failed write: counted, said once).
  */
 import { dirname } from 'node:path';
 import { McptapError } from '../errors.js';

@@ -1,18 +1,11 @@
 /**
- * The tap's side path, on the tap's thread: what the tap saw is batched (one copy of the bytes into
- * the batch buffer, the ops encoded by wire-codec.ts) and handed on every few ms, in order, to the
- * recording's spool (recording.ts, on this thread) and then to the pipeline worker, where live
- * telemetry decodes it (pipeline-thread-entry.ts).
- *
- * Invariants:
- * - Nothing here blocks or throws into the tap.
- * - Bounded: bytes of batches not yet spooled or acknowledged, plus the batch being filled, never
- *   pass `maxQueueBytes`. Past it, chunks and message bodies are dropped and counted (connection
- *   and stream events never are: they keep the correlator's picture whole); when a stream is
- *   accepted again, its gap is said first (a `dropped` anomaly, and a stdio decoder that resumes at
- *   the next line boundary).
- * - A worker that dies is said once; the recording goes on. Without a recording, everything is
- *   dropped and counted from then on, and forwarding goes on untouched.
+ * The tap's side path, on the tap's thread: what the tap saw is batched (bytes copied once, ops
+ * encoded by wire-codec.ts) and handed on every few ms, in order, to the recording's spool
+ * (recording.ts) and then to the worker, where live telemetry decodes it (pipeline-thread-entry.ts).
+ * Invariants: nothing here blocks or throws into the tap. Bytes not yet spooled or acknowledged never
+ * pass `maxQueueBytes`: past it chunks and bodies are dropped and counted (never connection and
+ * stream events), and a stream's gap is said before it resumes. A worker that dies is said once; the
+ * recording goes on (without one, everything is dropped and counted from then on).
  */
 import type { Worker } from 'node:worker_threads';
 import type { LongStreamEdge, StreamEnd } from '../model/events.js';

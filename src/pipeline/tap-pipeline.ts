@@ -201,10 +201,7 @@ const DEFAULT_TELEMETRY_NICE = 5;
  */
 const BOOT_DEADLINE_MS = 2000;
 
-/**
- * The checks of this thread's pipeline: they count findings when it exports telemetry, and say them
- * when no recording does (the recorder's pipeline speaks, see SidePath).
- */
+/** The checks of this thread's pipeline: they count findings with telemetry, and say them without a recording (else the recorder does). */
 function liveCheck(opts: TapPipelineOptions, telemetryOn: boolean): Pick<TapSinkOptions, 'check'> {
   if (!opts.check || (opts.recording && !telemetryOn)) return {};
   return { check: { ...opts.check, speak: !opts.recording } };
@@ -218,10 +215,7 @@ function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFiel
   };
 }
 
-/**
- * A `--metrics` port that cannot be bound fails now (usage, exit 2), before any traffic: the sinks
- * start later, with traffic flowing, and a port taken meanwhile leaves the tap without telemetry.
- */
+/** A `--metrics` port that cannot be bound fails now (exit 2), before any traffic: the sinks start later, with traffic flowing. */
 async function checkMetricsPort(telemetry: TelemetryConfig | undefined): Promise<void> {
   const where = telemetry?.metrics.prometheus;
   if (!where || where.port === 0) return;
