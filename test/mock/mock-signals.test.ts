@@ -3,7 +3,7 @@
  * moment) ends in the shell's exit code (143, 130) and leaves its `--record` file complete: the mock
  * catches stop signals from the first line of its command on. Real peers, loopback only: a recording
  * of the SDK 1.x notes server, mocked with `--on-miss passthrough --record` to that server over HTTP,
- * signalled at moments from spawn on (bounded: at most 30 runs and 150 s, each within 20 s).
+ * signalled at moments from spawn on (bounded: at most 80 runs and 150 s, each within 20 s).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -77,13 +77,14 @@ async function complete(file: string): Promise<boolean[]> {
 describe('mock stopped by a signal during start-up', () => {
   it('exits 143/130 and leaves its --record file complete, at every moment tried', async () => {
     // The mock's own start-up window moves with the machine's load: each moment follows the last
-    // outcome (too early: Node still loading, later; served: earlier), at most 30 runs and 150 s: on a
-    // loaded machine the window jitters by more than its width, so one search may take many tries.
+    // outcome (too early: Node still loading, later; served: earlier), at most 80 runs and 150 s: on a
+    // loaded machine the window jitters by more than its width, so one search may take many tries
+    // (30 quick runs once missed it, in 16 s).
     let ms = 600;
     let step = 400;
     let caught = 0;
     const until = Date.now() + 150_000;
-    for (let i = 0; i < 30 && caught < 2 && Date.now() < until; i++) {
+    for (let i = 0; i < 80 && caught < 2 && Date.now() < until; i++) {
       const sig = i % 2 === 0 ? 'SIGTERM' : 'SIGINT';
       const r = await signalled(sig, ms, i);
       const why = `${sig} at ${ms} ms: ${r.stderr}`;
