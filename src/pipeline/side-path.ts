@@ -1,18 +1,16 @@
 /**
  * The tap's side path, on the tap's thread: what the tap saw is batched (bytes copied once, ops
  * encoded by wire-codec.ts) and handed on every few ms, in order, to the recording's spool
- * (recording.ts) and then to the worker, where live telemetry decodes it (pipeline-thread-entry.ts).
+ * (recording.ts) and then to the worker, where live telemetry decodes it (live-worker.ts).
  * Invariants: nothing here blocks or throws into the tap. Bytes not yet spooled or acknowledged never
  * pass `maxQueueBytes`: past it chunks and bodies are dropped and counted (never connection and
  * stream events), and a stream's gap is said before it resumes. A worker that dies is said once; the
  * recording goes on (without one, everything is dropped and counted from then on).
  */
-import type { Worker } from 'node:worker_threads';
 import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
 import type { Chunk } from '../model/frame.js';
 import type { FrameOrigin } from '../model/frame.js';
-import { fromWireError, McptapError } from '../errors.js';
 import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
@@ -20,8 +18,9 @@ import { BatchBuffers } from './batch-buffers.js';
 import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
 import { SpooledRecording } from './recording.js';
-import { Op, type FromWorker, type ToWorker, type WireOp } from './worker-wire.js';
-import { spawnPipelineWorker, type SidePathOptions } from './pipeline-worker-spawn.js';
+import { Op, type WireOp } from './worker-wire.js';
+import { LiveWorker, type Batch } from './live-worker.js';
+import type { SidePathOptions } from './pipeline-worker-spawn.js';
 
 export type { SidePathOptions };
 
@@ -30,31 +29,14 @@ const FLUSH_BYTES = 4 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
 const OP_OVERHEAD = 64;
 
-type Batch = Extract<ToWorker, { type: 'batch' }>;
-
 export class SidePath implements PipelineInput {
   readonly clock: Clock = systemClock;
   /** The recording's spool and indexer, made at once: a kill from the first moment loses at most a flush delay of traffic. */
   private readonly recording: SpooledRecording | undefined;
-  /** Live telemetry runs in the worker. */
-  private readonly live: boolean;
-  /** The worker thread, once booted. */
-  private worker: Worker | undefined;
-  private bootTimer: NodeJS.Timeout | undefined;
-  private bootImmediate = false;
-  /** Batches for the worker before it is booted, in order. */
-  private readonly held: Batch[] = [];
-  /** The Prometheus scrape URL, once the worker serves one (see `ready`). */
-  metricsUrl: string | undefined;
+  /** Live telemetry's thread, when telemetry runs there. */
+  private readonly worker: LiveWorker | undefined;
   /** Resolves once the sinks are open; rejects (MCPTAP_*) when they cannot be. */
   readonly ready: Promise<void>;
-  private settleWorker: { resolve: () => void; reject: (err: McptapError) => void } | undefined;
-  /** The worker answered `ready` or `failed` (or died first). */
-  private started = false;
-  /** Why the worker is gone; live telemetry stopped then. */
-  private workerDead: string | undefined;
-  private closedWith: ((lines: string[]) => void) | undefined;
-  private gotClosed = false;
   private closing: Promise<string[]> | undefined;
   /** The queued ops, encoded as they come (wire-codec.ts). */
   private readonly ops: WireOpWriter;
@@ -65,8 +47,6 @@ export class SidePath implements PipelineInput {
   private readonly flushDelayMs: number;
   private lastFlushAt = -Infinity;
   private seq = 0;
-  /** The last batch posted to the worker: those up to it are in its hands. */
-  private postedSeq = 0;
   /** What each batch not yet spooled or acknowledged costs the bound, by its seq. */
   private readonly inFlight = new Map<number, number>();
   private inFlightBytes = 0;
@@ -87,25 +67,18 @@ export class SidePath implements PipelineInput {
    * to open make `ready` reject with the reason.
    */
   static open(opts: SidePathOptions): SidePath {
-    const side = new SidePath(opts);
-    if (!side.live) return side;
-    if (opts.bootDeadlineMs === undefined) side.boot();
-    else {
-      side.bootTimer = setTimeout(() => side.boot(), opts.bootDeadlineMs);
-      side.bootTimer.unref();
-    }
-    return side;
+    return new SidePath(opts);
   }
 
   private constructor(private readonly opts: SidePathOptions) {
-    this.live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
     this.recording = opts.recording ? this.openRecording(opts) : undefined;
-    const worker = this.live ? new Promise<void>((resolve, reject) => (this.settleWorker = { resolve, reject })) : undefined;
-    this.ready = Promise.all([this.recording?.ready, worker]).then(() => {});
+    const live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
+    this.worker = live ? new LiveWorker(opts, { settled: (seq) => this.settle(seq), died: () => this.workerDied() }) : undefined;
+    this.ready = Promise.all([this.recording?.ready, this.worker?.ready]).then(() => {});
     // Nobody may wait for it (a tap that does not): a failure is said all the same.
     this.ready.catch(() => {});
   }
@@ -129,31 +102,9 @@ export class SidePath implements PipelineInput {
     return this.recording?.handedOver ?? Promise.resolve();
   }
 
-  /** The server answered: boot once the answer is on its way (not inside the tap's forwarding turn). */
-  private bootSoon(): void {
-    if (this.bootImmediate || !this.live) return;
-    this.bootImmediate = true;
-    setImmediate(() => this.boot());
-  }
-
-  /** Starts the worker (once): at once, at the server's first answer, or at the boot deadline. */
-  private boot(): void {
-    if (this.worker || this.workerDead || !this.live) return;
-    clearTimeout(this.bootTimer);
-    const worker = spawnPipelineWorker(this.opts);
-    this.worker = worker;
-    worker.on('message', (m: FromWorker) => this.onMessage(m));
-    worker.on('error', (err) => {
-      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `cannot start the pipeline thread: ${err.message}`));
-      else this.die(`pipeline thread failed: ${err.message}`);
-    });
-    worker.on('exit', (code) => {
-      if (!this.started) this.failStart(new McptapError('MCPTAP_PIPELINE_WORKER', `the pipeline thread exited (code ${code}) before its sinks were open`));
-      else if (!this.gotClosed) this.die(`pipeline thread exited (code ${code})`);
-    });
-    // Referenced until the sinks are up (a caller may be waiting for `ready`); then only while batches are in flight.
-    for (const m of this.held.splice(0)) this.post(m);
-    this.flush();
+  /** The Prometheus scrape URL, once the worker serves one (see `ready`). */
+  get metricsUrl(): string | undefined {
+    return this.worker?.metricsUrl;
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------
@@ -164,7 +115,7 @@ export class SidePath implements PipelineInput {
 
   pushChunk(c: Chunk): void {
     const answer = c.direction === 's2c' && c.channel !== 'stderr';
-    if (answer && !this.worker) this.bootSoon();
+    if (answer) this.worker?.bootSoon();
     if (!this.room(c.bytes.length)) {
       this.loss.droppedChunk(c);
       this.lostWhileRequired();
@@ -177,7 +128,7 @@ export class SidePath implements PipelineInput {
   }
 
   pushMessage(origin: FrameOrigin, raw: Buffer): void {
-    if (origin.direction === 's2c' && !this.worker) this.bootSoon();
+    if (origin.direction === 's2c') this.worker?.bootSoon();
     if (this.admitMessage(origin, raw)) this.queue([Op.Message, origin, raw.length], raw);
     if (origin.direction === 's2c') this.flushIfDue();
   }
@@ -230,26 +181,17 @@ export class SidePath implements PipelineInput {
     this.flush();
     const recorded = this.recording?.close(incomplete) ?? Promise.resolve([]);
     // Behind the last batch, which reaches the worker once it is in the spool.
-    const live = this.live ? (this.recording?.drained() ?? Promise.resolve()).then(() => this.closeWorker()) : Promise.resolve([]);
+    const worker = this.worker;
+    const live = worker ? (this.recording?.drained() ?? Promise.resolve()).then(() => worker.close()) : Promise.resolve([]);
     const [a, b] = await Promise.all([recorded, live]);
-    return [...a, ...b, ...this.loss.lines(this.recording ? undefined : this.workerDead)];
-  }
-
-  private closeWorker(): Promise<string[]> {
-    return new Promise<string[]>((resolve) => {
-      this.closedWith = resolve;
-      this.boot();
-      if (this.workerDead) return resolve([]);
-      this.worker!.ref();
-      this.post({ type: 'close' });
-    });
+    return [...a, ...b, ...this.loss.lines(this.recording ? undefined : this.worker?.dead)];
   }
 
   // ---- internals -----------------------------------------------------------------------------
 
   /** Nothing left to take more (closing, or the worker gone without a recording): drop. */
   private get shut(): boolean {
-    return this.closing !== undefined || (!this.recording && this.workerDead !== undefined);
+    return this.closing !== undefined || (!this.recording && this.worker?.dead !== undefined);
   }
 
   private room(bytes: number): boolean {
@@ -311,7 +253,7 @@ export class SidePath implements PipelineInput {
       clearTimeout(this.scheduled);
       this.scheduled = undefined;
     }
-    if (this.opCount === 0 || (!this.recording && this.workerDead)) return;
+    if (this.opCount === 0 || (!this.recording && this.worker?.dead)) return;
     this.lastFlushAt = performance.now();
     // One buffer: the ops' bytes, then the ops themselves (binary, wire-codec.ts; not a structured
     // clone of op objects, which walks and rebuilds a graph of small objects, nor JSON).
@@ -326,89 +268,27 @@ export class SidePath implements PipelineInput {
     this.inFlight.set(seq, cost);
     this.inFlightBytes += cost;
     if (this.recording) this.recording.add(buf.subarray(at, at + opsLength), buf.subarray(0, at), () => this.spooled(msg));
-    else this.toWorker(msg);
+    else this.worker!.send(msg);
   }
 
   /** A batch is in the spool: on to live telemetry, or its buffer back for reuse. */
   private spooled(msg: Batch): void {
-    if (this.live && !this.workerDead) return this.toWorker(msg);
+    if (this.worker && !this.worker.dead) return this.worker.send(msg);
     this.batch.handedBack(msg.bytes);
     this.settle(msg.seq);
-  }
-
-  private toWorker(msg: Batch): void {
-    if (this.workerDead) return this.settle(msg.seq);
-    if (this.worker) this.post(msg);
-    else this.held.push(msg);
   }
 
   /** A batch is out of this side's hands: its cost leaves the bound. */
   private settle(seq: number): void {
     this.inFlightBytes -= this.inFlight.get(seq) ?? 0;
     this.inFlight.delete(seq);
-    if (this.inFlight.size === 0 && !this.closedWith && this.started) this.worker?.unref();
   }
 
-  /** Posts, keeping the worker referenced while anything is in its hands (unref'd on the last ack). */
-  private post(msg: ToWorker): void {
-    try {
-      this.worker!.ref();
-      if (msg.type === 'batch') this.postedSeq = msg.seq;
-      this.worker!.postMessage(msg, msg.type === 'batch' ? [msg.bytes] : []);
-    } catch (err) {
-      this.die(`cannot reach the pipeline thread: ${(err as Error).message}`);
-    }
-  }
-
-  private onMessage(m: FromWorker): void {
-    if (m.type === 'ready') {
-      this.started = true;
-      this.metricsUrl = m.metricsUrl;
-      if (this.inFlight.size === 0 && !this.closedWith) this.worker!.unref();
-      this.settleWorker!.resolve();
-    } else if (m.type === 'failed') {
-      this.failStart(fromWireError(m, 'MCPTAP_PIPELINE_WORKER'), true);
-    } else if (m.type === 'log') {
-      process.stderr.write(m.line);
-    } else if (m.type === 'ack') {
-      this.settle(m.seq);
-    } else if (m.type === 'closed') {
-      this.gotClosed = true;
-      this.closedWith?.(m.lines);
-      // All that matters is done: telemetry was flushed or its close deadline passed. Exports the
-      // deadline abandoned (an OTLP endpoint that is down retries for seconds) must not keep the process alive.
-      void this.worker?.terminate();
-    }
-  }
-
-  /**
-   * The sinks could not be opened. Beside a recording the worker said why and the recording goes
-   * on; otherwise `ready` rejects, and whoever waits for it says why.
-   */
-  private failStart(err: McptapError, saidByWorker = false): void {
-    if (this.workerDead) return;
-    this.started = true;
-    this.die(err.message, this.recording !== undefined && !saidByWorker);
-    if (this.recording) this.settleWorker!.resolve();
-    else this.settleWorker!.reject(err);
-    void this.worker?.terminate();
-  }
-
-  private die(why: string, say = true): void {
-    if (this.workerDead) return;
-    this.workerDead = why;
-    if (say) {
-      const still = this.recording ? 'the recording goes on' : 'traffic is still forwarded, but no longer observed (drops counted)';
-      this.opts.logger.error(`${why}; ${still}`);
-    }
-    // What waited for the worker or was in its hands leaves the bound (what waits for the spool, once spooled).
-    for (const m of this.held.splice(0)) this.settle(m.seq);
-    for (const seq of [...this.inFlight.keys()]) if (seq <= this.postedSeq) this.settle(seq);
-    if (!this.recording) {
-      this.ops.reset();
-      this.opCount = 0;
-      this.batch.drop();
-    }
-    this.closedWith?.([]);
+  /** Without a recording nothing takes the side path's traffic any more: what is queued goes. */
+  private workerDied(): void {
+    if (this.recording) return;
+    this.ops.reset();
+    this.opCount = 0;
+    this.batch.drop();
   }
 }
