@@ -85,13 +85,6 @@ const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 export class RecordingIndexer {
   /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
   readonly ready: Promise<void>;
-  /**
-   * Resolves once a signal to the tap's process group can no longer cost the recording: the child
-   * has opened it (it ignores such signals once loaded), a replacement out of the group's reach
-   * runs, or the child is gone for good.
-   */
-  readonly pastStartUp: Promise<void>;
-  private markPastStartUp!: () => void;
   private settleReady!: { resolve: () => void; reject: (err: McptapError) => void };
   private isOpen = false;
   /** How far the spool is in the recording (bytes of spool). */
@@ -130,7 +123,6 @@ export class RecordingIndexer {
   ) {
     this.ready = new Promise<void>((resolve, reject) => (this.settleReady = { resolve, reject }));
     this.ready.catch(() => {});
-    this.pastStartUp = new Promise<void>((resolve) => (this.markPastStartUp = resolve));
     this.replay = { start };
     this.journal = JournalSlot.open(start.journal!, 'tap', true);
     this.journaled(0);
@@ -181,7 +173,6 @@ export class RecordingIndexer {
     this.respawns++;
     this.opts.logger.debug(`${why} while starting up; starting another on the same spool`);
     this.startChild(true);
-    this.markPastStartUp();
   }
 
   get pid(): number | undefined {
@@ -308,7 +299,6 @@ export class RecordingIndexer {
 
   /** News: the recording is open (no `err`), or cannot be. Once; false if said before. */
   private openedAs(err?: McptapError): boolean {
-    this.markPastStartUp();
     if (this.isOpen) return false;
     this.isOpen = true;
     if (err) this.settleReady.reject(err);
@@ -332,7 +322,6 @@ export class RecordingIndexer {
 
   /** The child has gone: said once; whoever waits for room in the spool hears that no more will come. */
   private die(why: string, say = true): void {
-    this.markPastStartUp();
     if (this.dead) return;
     this.dead = why;
     this.notices.cancel();

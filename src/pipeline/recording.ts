@@ -173,9 +173,7 @@ export class SpooledRecording {
     try {
       await this.drained();
       const indexed = indexer.close(this.spool.end, endedUs, incomplete);
-      // Not while the indexer still loads: the group signal that stops the tap may be on its way to
-      // it too, and a child killed unheard after this process exits is replaced by nobody.
-      void indexer.pastStartUp.then(this.handOver);
+      this.handOver();
       lines.push(...(await indexed));
     } finally {
       clearInterval(progress);
