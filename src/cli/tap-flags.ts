@@ -119,7 +119,10 @@ export async function closeObeyingSignals(
     if (signals > 1) return;
     const recording = opts.record ? `; the recording indexer completes ${opts.record} in the background` : '';
     opts.logger.warn(`${sig} while closing: stopping now${recording}`);
-    void pipeline.handedOver.then(() => process.exit(opts.exitCode));
+    void pipeline.handedOver.then(() => {
+      pipeline.checkIndexer();
+      process.exit(opts.exitCode);
+    });
   };
   for (const s of STOP_SIGNALS) process.on(s, stopNow);
   try {

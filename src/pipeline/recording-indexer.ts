@@ -17,7 +17,7 @@ import type { ClockOrigin } from '../util/clock.js';
 import type { Logger, LogLevel } from '../util/logger.js';
 import { threadEntry } from '../util/thread-entry.js';
 import { lowerChildPriority, restoreChildPriority } from '../util/thread-priority.js';
-import { unreapedExit } from '../util/proc-exit.js';
+import { catchesSignal, unreapedExit } from '../util/proc-exit.js';
 import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 import { SPOOLED_EVERY_MS, SpooledNotices } from './spooled-notices.js';
@@ -164,11 +164,11 @@ export class RecordingIndexer {
     if (close) this.post(close);
   }
 
-  /** A child killed by a stop signal before it had done anything is replaced; any other exit is the indexer's end. */
-  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+  /** A child killed by a stop signal (or, still loading, by beforeExit) before it had done anything is replaced; any other exit is the indexer's end. */
+  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, killedLoading?: string): void {
     if (child !== this.child) return;
-    const why = `recording indexer exited (${signal ?? `code ${code}`})`;
-    const untouched = signal !== null && START_UP_SIGNALS.includes(signal) && !this.opened && this.position === 0;
+    const why = `recording indexer exited (${killedLoading ?? signal ?? `code ${code}`})`;
+    const untouched = (killedLoading !== undefined || (signal !== null && START_UP_SIGNALS.includes(signal))) && !this.opened && this.position === 0;
     if (!untouched || this.dead || this.respawns >= MAX_RESPAWNS) return this.die(why);
     this.respawns++;
     this.opts.logger.debug(`${why} while starting up; starting another on the same spool`);
@@ -203,15 +203,19 @@ export class RecordingIndexer {
   }
 
   /**
-   * Hears the child's death now if it died unheard (its 'exit' event waits for the event loop): a
-   * tap about to exit on a signal replaces a child the same group signal killed while it loaded,
-   * rather than leave its spool to nobody.
+   * Before this process exits on a signal (its 'exit' events wait for the event loop): a child that
+   * died unheard, or that still loads (no handler for SIGHUP yet: Node itself catches SIGINT and
+   * SIGTERM from its first instruction, only to die of them), is replaced now: the group signal that
+   * stops the tap is killing it too, perhaps not visibly yet. One still loading has done nothing.
    */
-  noticeExit(): void {
+  beforeExit(): void {
     const child = this.child;
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const gone = unreapedExit(child.pid);
-    if (gone) this.exited(child, gone.code, gone.signal);
+    if (gone) return this.exited(child, gone.code, gone.signal);
+    if (this.opened || this.position > 0 || catchesSignal(child.pid, 'SIGHUP') !== false) return;
+    child.kill('SIGKILL');
+    this.exited(child, null, 'SIGKILL', 'still loading as the tap exits');
   }
 
   /** {@link spooled}, said at once. */

@@ -45,7 +45,7 @@ export class SpooledRecording {
   private readonly drainedWaiters: (() => void)[] = [];
   private readonly failed = { batches: 0, bytes: 0 };
   private closing: Promise<string[]> | undefined;
-  /** Resolves once closing has handed everything to the indexer (which completes the recording if this process exits now). */
+  /** Resolves once closing has handed everything to the indexer (which completes the recording if this process exits now, after checkIndexer). */
   readonly handedOver: Promise<void>;
   private handOver!: () => void;
 
@@ -93,8 +93,7 @@ export class SpooledRecording {
     // holds its event loop); then it does not keep the tap running: close() waits for it.
     const unref = () => this.indexer.unref();
     this.indexer.ready.then(unref, unref);
-    // The process may exit once this resolves: an indexer that died unheard is replaced first.
-    this.handedOver = new Promise<void>((resolve) => (this.handOver = () => (this.checkIndexer(), resolve())));
+    this.handedOver = new Promise<void>((resolve) => (this.handOver = resolve));
   }
 
   /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
@@ -205,8 +204,8 @@ export class SpooledRecording {
     return { bytes: this.failed.bytes + this.indexer.lostBytes(), events: this.indexer.recorderDropped };
   }
 
-  /** Before an exit: an indexer that died unheard (a group signal while it loaded) is replaced now, on the same spool. */
+  /** Right before an exit on a signal: an indexer that died unheard or still loads is replaced now, on the same spool. */
   checkIndexer(): void {
-    this.indexer.noticeExit();
+    this.indexer.beforeExit();
   }
 }

@@ -160,7 +160,7 @@ export class SidePath implements PipelineInput {
     return { bytes: this.loss.dropped.bytes + bytes, events };
   }
 
-  /** Before an exit that does not wait for the recording: an indexer that died unheard is replaced now. */
+  /** Right before an exit on a signal: a recording indexer that died unheard or still loads is replaced now. */
   readonly checkIndexer = (): void => this.recording?.checkIndexer();
 
   /** What was dropped so far (side path full, or nothing left to take it). */

@@ -86,7 +86,7 @@ export interface TapPipeline {
    * bytes (dropped, or spooled and never indexed) and events its recorder dropped (a full disk).
    */
   recordingLoss(): { bytes: number; events: number };
-  /** Before an exit that does not wait for {@link handedOver}: a recording indexer that died unheard is replaced now. */
+  /** Right before an exit on a signal: a recording indexer that died unheard, or still loads (the same group signal kills it), is replaced now. */
   checkIndexer(): void;
 }
 

@@ -42,3 +42,15 @@ export function processStartTicks(pid: number): number | undefined {
   if (!fields) return undefined;
   return isZombie(fields) ? -1 : Number(fields[22 - 3]);
 }
+
+/** Whether process `pid` has a handler for `signal` (/proc/PID/status, SigCgt); undefined without /proc or such a process. */
+export function catchesSignal(pid: number, signal: NodeJS.Signals): boolean | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+  return mask === undefined ? undefined : ((BigInt(`0x${mask}`) >> BigInt(constants.signals[signal] - 1)) & 1n) === 1n;
+}

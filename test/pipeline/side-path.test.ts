@@ -219,7 +219,7 @@ describe('SidePath', () => {
     const path = tempDb();
     // A process of its own that opens the pipeline (sinks booting beside the traffic, as a tap does),
     // hands it 300 exchanges, closes, and exits the moment `handedOver` resolves: what a tap does on
-    // SIGTERM while closing. The built code, as the CLI runs it.
+    // SIGTERM while closing (an indexer still loading is replaced first, see indexer-unheard-death.test.ts). The built code, as the CLI runs it.
     const script = `
       import { SidePath } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/side-path.js'))};
       import { recordingOptions } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/recording-options.js'))};
@@ -234,6 +234,7 @@ describe('SidePath', () => {
       wp.closeConnection('stdio', { reason: 'exited with code 0', exitCode: 0 });
       void wp.close();
       await wp.handedOver;
+      wp.checkIndexer();
       process.exit(0);
     `;
     const file = join(dirname(path), 'exit-when-handed-over.mjs');
