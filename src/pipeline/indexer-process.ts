@@ -50,13 +50,10 @@ const journal = data.journal ? JournalSlot.open(data.journal, 'indexer', false) 
  * clock once caught up, and the tap's close time once closing.
  */
 class SpoolClock implements Clock {
-  private readonly wall: Clock;
   latest = 0;
   caughtUp = true;
   frozenAt: number | undefined;
-  constructor(wall: Clock) {
-    this.wall = wall;
-  }
+  constructor(private readonly wall: Clock) {}
   nowUs(): number {
     if (this.frozenAt !== undefined) return this.frozenAt;
     return this.caughtUp ? Math.max(this.wall.nowUs(), this.latest) : this.latest;
@@ -70,7 +67,7 @@ const send = (m: FromIndexer) => {
 const logger = createLogger(data.logLevel);
 const wall = clockFromOrigin(data.clockOrigin);
 const clock = new SpoolClock(wall);
-const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
+const pipeline = new Pipeline({ clock, logger, maxLineBytes: data.maxLineBytes });
 const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;
 let draining = false;

@@ -7,11 +7,9 @@
  * stream events), and a stream's gap is said before it resumes. A worker that dies is said once; the
  * recording goes on (without one, everything is dropped and counted from then on).
  */
-import type { LongStreamEdge, StreamEnd } from '../model/events.js';
-import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
-import type { Chunk } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
-import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
+import type { LongStreamEdge, StreamEnd, AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk, FrameOrigin } from '../model/frame.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
 import { BatchBuffers } from './batch-buffers.js';
@@ -19,10 +17,7 @@ import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
 import { SpooledRecording } from './recording.js';
 import { Op, type WireOp } from './worker-wire.js';
-import { LiveWorker, type Batch } from './live-worker.js';
-import type { SidePathOptions } from './pipeline-worker-spawn.js';
-
-export type { SidePathOptions };
+import { LiveWorker, type Batch, type SidePathOptions } from './live-worker.js';
 
 /** Queued bytes past this are flushed at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
@@ -56,7 +51,7 @@ export class SidePath implements PipelineInput {
 
   /** Starts and waits until the sinks are open: a recording that cannot be opened fails here. */
   static async start(opts: SidePathOptions): Promise<SidePath> {
-    const side = SidePath.open(opts);
+    const side = new SidePath(opts);
     await side.ready;
     return side;
   }
@@ -66,35 +61,17 @@ export class SidePath implements PipelineInput {
    * the tap hands over meanwhile waits in the bounded queue until the sinks are up. Sinks that fail
    * to open make `ready` reject with the reason.
    */
-  static open(opts: SidePathOptions): SidePath {
-    return new SidePath(opts);
-  }
-
-  private constructor(private readonly opts: SidePathOptions) {
+  constructor(private readonly opts: SidePathOptions) {
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
     this.flushDelayMs = opts.flushDelayMs ?? 5;
-    this.recording = opts.recording ? this.openRecording(opts) : undefined;
+    this.recording = opts.recording ? SpooledRecording.open({ ...opts, recording: opts.recording }) : undefined;
     const live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
     this.worker = live ? new LiveWorker(opts, { settled: (seq) => this.settle(seq), died: () => this.workerDied() }) : undefined;
     this.ready = Promise.all([this.recording?.ready, this.worker?.ready]).then(() => {});
     // Nobody may wait for it (a tap that does not): a failure is said all the same.
     this.ready.catch(() => {});
-  }
-
-  private openRecording(opts: SidePathOptions): SpooledRecording {
-    const { telemetry: _telemetry, check, ...recordOnly } = opts.sinks;
-    return SpooledRecording.open({
-      recording: opts.recording!,
-      // The recorder's pipeline says the findings.
-      sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) },
-      logLevel: opts.logLevel,
-      clockOrigin: systemClockOrigin,
-      ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-      logger: opts.logger,
-      onFatal: (err) => opts.onFatal?.(err),
-    });
   }
 
   /** Resolves once closing has handed everything recorded to the indexer process, or there is nothing to hand over. */

@@ -23,10 +23,7 @@ const HEADER = 32;
 /** Where the record's own logical position is in its header. */
 const POSITION_AT = 24;
 const CIPHER = 'aes-256-ctr';
-/**
- * The cipher runs over a batch this much at a time: one pass is slower (fresh output memory, out of cache; docs/performance.md,
- * "The stdio tap with `--record`"). CTR is a stream: pieces of one cipher give the same bytes as one call.
- */
+/** The cipher runs over a batch this much at a time (one pass is slower: docs/performance.md); CTR gives the same bytes. */
 const CIPHER_PIECE = 64 * 1024;
 
 export interface SpoolRecord {
@@ -86,7 +83,7 @@ export function spoolPlace(recordingPath: string, capacity: number, chosenDir?: 
 export class SpoolWriter {
   /** The descriptor the indexer reads (handed down to its process). */
   readonly fd: number;
-  /** The cipher key, in memory only (the indexer gets it over its IPC channel). */
+  /** The cipher key, in memory only (the indexer gets it on its stdin). */
   readonly key: Buffer;
   private at = 0;
   private closed = false;
@@ -154,10 +151,7 @@ export class SpoolWriter {
     writeAllAt(this.fd, [whole.subarray(this.capacity - offset)], 0);
   }
 
-  /**
-   * Empties the file once the reader has read everything and over `minBytes` is in use (a burst's spool is not kept).
-   * Safe only then: nothing unread is lost, and later records are written wherever their position falls.
-   */
+  /** Empties the file once the reader has read it all and over `minBytes` is in use: nothing unread is lost; later records go where their position falls. */
   trim(readerAt: number, minBytes: number): void {
     if (readerAt !== this.at || this.extent <= minBytes || this.closed) return;
     ftruncateSync(this.fd, 0);
