@@ -29,8 +29,6 @@ export interface SidePathOptions {
   onFatal?: (err: Error) => void;
   /** Boot the worker when the server first answers or after this many ms, not at once: its start-up would compete with the server's. */
   bootDeadlineMs?: number;
-  /** How long ops wait to be spooled and posted (ms; default 5); each op carries the time the tap saw its bytes, so nothing is lost by waiting. */
-  flushDelayMs?: number;
 }
 
 export type Batch = Extract<ToWorker, { type: 'batch' }>;

@@ -21,10 +21,7 @@ import { catchesSignal, unreapedExit } from '../util/proc-exit.js';
 import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
 
-/**
- * How often the indexer hears that more was spooled, at most (ms). Well below the indexer's quiet time (QUIET_MS in
- * indexer-process.ts): traffic that flows has to look like it.
- */
+/** How often the indexer hears that more was spooled, at most (ms): well below its quiet time (QUIET_MS, indexer-process.ts). */
 export const SPOOLED_EVERY_MS = 40;
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
@@ -331,7 +328,6 @@ export class RecordingIndexer {
     return this.dead === undefined || this.dead === 'closed' ? 0 : Math.max(0, (this.closeEnd ?? this.notices.last) - this.position);
   }
 
-  /** What a dead indexer left out: everything spooled past what it had indexed. */
   private incompleteLine(why: string): string {
     const dropped = this.lostBytes();
     return `recording incomplete: ${why}${dropped > 0 ? `; ${dropped} bytes of traffic spooled before then were dropped (never indexed)` : ''}`;

@@ -19,6 +19,8 @@ import { SpooledRecording } from './recording.js';
 import { Op, type WireOp } from './worker-wire.js';
 import { LiveWorker, type Batch, type SidePathOptions } from './live-worker.js';
 
+/** How long ops wait to be spooled and posted (ms); each op carries the time the tap saw its bytes, so nothing is lost by waiting. */
+const FLUSH_DELAY_MS = 5;
 /** Queued bytes past this are flushed at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
@@ -39,7 +41,6 @@ export class SidePath implements PipelineInput {
   /** The batch being filled: the queued ops' bytes, in a buffer reused once the spool has it. */
   private readonly batch = new BatchBuffers();
   private scheduled: NodeJS.Timeout | undefined;
-  private readonly flushDelayMs: number;
   private lastFlushAt = -Infinity;
   private seq = 0;
   /** What each batch not yet spooled or acknowledged costs the bound, by its seq. */
@@ -65,7 +66,6 @@ export class SidePath implements PipelineInput {
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
-    this.flushDelayMs = opts.flushDelayMs ?? 5;
     this.recording = opts.recording ? SpooledRecording.open({ ...opts, recording: opts.recording }) : undefined;
     const live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
     this.worker = live ? new LiveWorker(opts, { settled: (seq) => this.settle(seq), died: () => this.workerDied() }) : undefined;
@@ -83,8 +83,6 @@ export class SidePath implements PipelineInput {
   get metricsUrl(): string | undefined {
     return this.worker?.metricsUrl;
   }
-
-  // ---- PipelineInput -------------------------------------------------------------------------
 
   openConnection(info: ConnectionInfo, timeUs = this.clock.nowUs()): void {
     this.queue([Op.Open, info, timeUs], undefined);
@@ -164,8 +162,6 @@ export class SidePath implements PipelineInput {
     return [...a, ...b, ...this.loss.lines(this.recording ? undefined : this.worker?.dead)];
   }
 
-  // ---- internals -----------------------------------------------------------------------------
-
   /** Nothing left to take more (closing, or the worker gone without a recording): drop. */
   private get shut(): boolean {
     return this.closing !== undefined || (!this.recording && this.worker?.dead !== undefined);
@@ -205,7 +201,7 @@ export class SidePath implements PipelineInput {
     if (bytes && bytes.length > 0) this.batch.append(bytes);
     if (this.batch.length >= FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
-      this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
+      this.scheduled = setTimeout(this.flushTick, FLUSH_DELAY_MS);
       // Owed only to a caller that will close() (which flushes): never keep the process up for it.
       this.scheduled.unref();
     }
@@ -222,7 +218,7 @@ export class SidePath implements PipelineInput {
    * would lose the answer.
    */
   private flushIfDue(): void {
-    if (this.recording && performance.now() - this.lastFlushAt >= this.flushDelayMs) this.flush();
+    if (this.recording && performance.now() - this.lastFlushAt >= FLUSH_DELAY_MS) this.flush();
   }
 
   private flush(): void {

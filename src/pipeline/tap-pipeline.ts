@@ -21,7 +21,6 @@ import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { SidePath } from './side-path.js';
 import type { CheckRulesSource } from '../check/live-check.js';
 import type { PrintSinkOptions } from '../sinks/print-sink.js';
-import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
 
@@ -143,7 +142,8 @@ async function openHere(opts: TapPipelineOptions, common: Common, telemetryOn: b
 /** The side path: the recording, and live telemetry in the worker unless it runs `here`. */
 async function openSidePath(opts: TapPipelineOptions, common: Common, here: Here | undefined, telemetryOn: boolean): Promise<SidePath> {
   const { SidePath } = await import('./side-path.js');
-  if (opts.recording) checkRecordingPlace(opts.recording);
+  // The recording's directory and header fail here, before any traffic; the spool's place in SpooledRecording.open.
+  if (opts.recording) precheckRecordingFile(opts.recording.path);
   const minted = here?.sinks.telemetry?.minter !== undefined && opts.telemetry?.injectTraceContext === true && opts.injectsTraceContext === true;
   const side = new SidePath({
     sinks: {
@@ -194,18 +194,4 @@ async function checkMetricsPort(telemetry: TelemetryConfig | undefined): Promise
     throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${where.host}:${where.port}: cannot listen (${code})${hint}`);
   }
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-}
-
-/** What fails before any traffic: the recording's directory and header, the spool's directory. */
-function checkRecordingPlace(recording: RecordingOptions): void {
-  precheckRecordingFile(recording.path);
-  if (recording.spoolDir === undefined) return;
-  try {
-    accessSync(recording.spoolDir, constants.W_OK | constants.X_OK);
-  } catch (err) {
-    throw new McptapError(
-      'MCPTAP_RECORD_OPEN',
-      `cannot record to ${recording.path} (its spool goes to ${recording.spoolDir}; MCPTAP_SPOOL_DIR picks another place): ${(err as Error).message}`,
-    );
-  }
 }
