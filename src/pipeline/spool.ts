@@ -23,7 +23,7 @@ const HEADER = 32;
 /** Where the record's own logical position is in its header. */
 const POSITION_AT = 24;
 const CIPHER = 'aes-256-ctr';
-/** The cipher runs over a batch this much at a time (one pass is slower: docs/performance.md); CTR gives the same bytes. */
+/** The cipher runs over a batch this much at a time (one pass is slower: docs/performance.md); CTR is a stream: pieces give the same bytes. */
 const CIPHER_PIECE = 64 * 1024;
 
 export interface SpoolRecord {

@@ -2,8 +2,8 @@
  * The pipeline a tap feeds, with the sinks it asked for: its side path (side-path.ts: the recording, live telemetry in a
  * worker), or a pipeline on this thread when the tap needs the span ids while forwarding (`--inject-trace-context`) or
  * `thread: 'main'` asks (profiling), or both (the input goes to each). With nothing downstream, nothing is decoded.
- * No wait at start-up but for what a tap can check in a millisecond (the recording's directory and header, the spool's
- * directory, the metrics port), `required` recordings and sinks on this thread.
+ * No wait at start-up (the worker boots beside the traffic) but for `required` recordings and sinks on this thread; what a
+ * tap can check in a millisecond (the recording's directory and header, the spool's place, the metrics port) fails here.
  */
 import { randomBytes } from 'node:crypto';
 import { McptapError } from '../errors.js';
