@@ -53,19 +53,6 @@ export function applyWireOps(pipeline: Pipeline, ops: WireOp[], bytes: Buffer): 
   return latest;
 }
 
-/** How many of the batch's bytes an op consumes. */
-function opBytes(op: WireOp): number {
-  switch (op[0]) {
-    case Op.Chunk:
-      return op[5];
-    case Op.Message:
-    case Op.Request:
-      return op[2];
-    default:
-      return 0;
-  }
-}
-
 /** Cuts a batch, in order, into ones of at most `maxBytes` bytes (the spool's limit): chunks are cut, messages never (a bigger one goes alone). */
 export function splitWireBatch(ops: WireOp[], bytes: Buffer, maxBytes: number): { ops: WireOp[]; bytes: Buffer }[] {
   const out: { ops: WireOp[]; bytes: Buffer }[] = [];
@@ -78,8 +65,8 @@ export function splitWireBatch(ops: WireOp[], bytes: Buffer, maxBytes: number): 
     from = at;
   };
   for (const op of ops) {
-    let len = opBytes(op);
     if (op[0] === Op.Chunk) {
+      let len = op[5];
       while (at - from + len > maxBytes) {
         const part = Math.max(0, maxBytes - (at - from));
         if (part > 0) cur.push([Op.Chunk, op[1], op[2], op[3], op[4], part]);
@@ -91,6 +78,7 @@ export function splitWireBatch(ops: WireOp[], bytes: Buffer, maxBytes: number): 
       at += len;
       continue;
     }
+    const len = op[0] === Op.Message || op[0] === Op.Request ? op[2] : 0;
     if (len > 0 && at - from + len > maxBytes) cut();
     cur.push(op);
     at += len;

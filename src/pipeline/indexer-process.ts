@@ -12,7 +12,7 @@ import { decodeWireOps } from './wire-codec.js';
 import { IndexSchedule } from './index-schedule.js';
 import { Pipeline } from './pipeline.js';
 import { SPOOLED_EVERY_MS, type FromIndexer, type IndexerStart, type ToIndexer } from './recording-indexer.js';
-import { attachSinks, type AttachedSinks } from './sink-setup.js';
+import { attachSinks } from './sink-setup.js';
 import { SpoolReader } from './spool.js';
 import { JournalSlot, selfFields } from '../store/tap-journal.js';
 
@@ -50,13 +50,10 @@ const journal = data.journal ? JournalSlot.open(data.journal, 'indexer', false) 
  * clock once caught up, and the tap's close time once closing.
  */
 class SpoolClock implements Clock {
-  private readonly wall: Clock;
   latest = 0;
   caughtUp = true;
   frozenAt: number | undefined;
-  constructor(wall: Clock) {
-    this.wall = wall;
-  }
+  constructor(private readonly wall: Clock) {}
   nowUs(): number {
     if (this.frozenAt !== undefined) return this.frozenAt;
     return this.caughtUp ? Math.max(this.wall.nowUs(), this.latest) : this.latest;
@@ -70,7 +67,7 @@ const send = (m: FromIndexer) => {
 const logger = createLogger(data.logLevel);
 const wall = clockFromOrigin(data.clockOrigin);
 const clock = new SpoolClock(wall);
-const pipeline = new Pipeline({ clock, logger, ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}) });
+const pipeline = new Pipeline({ clock, logger, maxLineBytes: data.maxLineBytes });
 const reader = new SpoolReader(SPOOL_FD, Buffer.from(data.key, 'hex'), data.capacity);
 let end = 0;
 let draining = false;
@@ -83,18 +80,12 @@ let broken = false;
 /** The tap went away without closing: the spool is read as far as whole records go, past what it said (SpoolReader.recover). */
 let recovering = false;
 
-async function openSinks(): Promise<AttachedSinks | undefined> {
-  try {
-    return await attachSinks(pipeline, { ...data.sinks, logger, onFatal: (err) => send({ type: 'fatal', message: err.message }) });
-  } catch (err) {
-    send({ type: 'failed', ...toWireError(err, 'MCPTAP_INDEXER') });
-    return undefined;
-  }
-}
-
 // The recording starts with the tap (its clock's origin), not when this process opened it: earlier traffic is spooled.
 clock.frozenAt = data.clockOrigin.epochUs;
-const sinks = await openSinks();
+const sinks = await attachSinks(pipeline, { ...data.sinks, logger, onFatal: (err) => send({ type: 'fatal', message: err.message }) }).catch((err: unknown) => {
+  send({ type: 'failed', ...toWireError(err, 'MCPTAP_INDEXER') });
+  return undefined;
+});
 clock.frozenAt = undefined;
 if (!sinks) {
   journal?.close(false);

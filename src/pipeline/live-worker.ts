@@ -4,10 +4,32 @@
  * Invariants: each batch handed over is settled once (acknowledged, or dropped with the worker); the
  * thread keeps the process up only while starting, closing, or holding batches; its death is said once.
  */
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { fromWireError, McptapError } from '../errors.js';
-import { spawnPipelineWorker, type SidePathOptions } from './pipeline-worker-spawn.js';
-import type { FromWorker, ToWorker } from './worker-wire.js';
+import { systemClockOrigin } from '../util/clock.js';
+import type { Logger, LogLevel } from '../util/logger.js';
+import { threadEntry } from '../util/thread-entry.js';
+import type { RecordingOptions } from './recording-options.js';
+import type { FromWorker, PipelineWorkerData, ToWorker, WorkerSinkOptions } from './worker-wire.js';
+
+/** The options of a side path (side-path.ts), and of its worker. */
+export interface SidePathOptions {
+  /** The sinks' settings; one span-id seed for the live spans and the recording, so `mcptap export` reproduces the live ids. */
+  sinks: WorkerSinkOptions & { spanIdSeed: string };
+  logger: Logger;
+  logLevel: LogLevel;
+  maxLineBytes?: number;
+  /** Bytes queued, waiting for the spool or in the worker's hands before input is dropped (default 64 MiB). */
+  maxQueueBytes?: number;
+  /** Worker thread niceness (Linux; default 0). */
+  nice?: number;
+  /** Record: spool on this thread, indexed into SQLite by the indexer process (recording.ts). */
+  recording?: RecordingOptions;
+  /** Recording failed with --require-recording: the tap should stop. */
+  onFatal?: (err: Error) => void;
+  /** Boot the worker when the server first answers or after this many ms, not at once: its start-up would compete with the server's. */
+  bootDeadlineMs?: number;
+}
 
 export type Batch = Extract<ToWorker, { type: 'batch' }>;
 
@@ -79,7 +101,17 @@ export class LiveWorker {
   private boot(): void {
     if (this.worker || this.dead) return;
     clearTimeout(this.bootTimer);
-    const worker = spawnPipelineWorker(this.opts);
+    const o = this.opts;
+    const workerData: PipelineWorkerData = {
+      sinks: o.sinks,
+      logLevel: o.logLevel,
+      clockOrigin: systemClockOrigin,
+      nice: o.nice ?? 0,
+      besideRecording: o.recording !== undefined,
+      maxLineBytes: o.maxLineBytes,
+    };
+    const entry = threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js');
+    const worker = new Worker(entry, { workerData, stdout: false, stderr: false });
     this.worker = worker;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (err) => {

@@ -2,10 +2,8 @@
  * What taps call, and nothing else: {@link Pipeline} and {@link SidePath} both implement it, so a tap never knows, or
  * waits for, what happens downstream. Every method returns at once and never throws; times are the tap's (µs since epoch).
  */
-import type { LongStreamEdge, StreamEnd } from '../model/events.js';
-import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
-import type { Chunk, Direction } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
+import type { LongStreamEdge, StreamEnd, AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk, Direction, FrameOrigin } from '../model/frame.js';
 import { H_METHOD, H_NAME, H_PROTOCOL_VERSION } from '../protocol/headers.js';
 import type { Clock } from '../util/clock.js';
 

@@ -23,11 +23,7 @@ lowerThreadPriority(data.nice);
 
 const send = (m: FromWorker) => port.postMessage(m);
 const logger = createLogger(data.logLevel, (line) => send({ type: 'log', line }));
-const pipeline = new Pipeline({
-  clock: clockFromOrigin(data.clockOrigin),
-  logger,
-  ...(data.maxLineBytes !== undefined ? { maxLineBytes: data.maxLineBytes } : {}),
-});
+const pipeline = new Pipeline({ clock: clockFromOrigin(data.clockOrigin), logger, maxLineBytes: data.maxLineBytes });
 /** What the tap's side dropped so far (reported with each batch), for the drop metrics. */
 let droppedByTap = 0;
 

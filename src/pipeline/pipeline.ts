@@ -1,22 +1,21 @@
 /**
  * Where the parts are wired: taps push chunks or message bodies in, decoders make frames, the correlator makes exchanges,
- * the fan-out hands every event to every sink. Invariant: nothing here can stall or break forwarding (taps forward first;
- * every entry point catches its own failures, counts them, and returns).
+ * and every event goes to every sink. Invariants: nothing here can stall or break forwarding (taps forward first; every
+ * entry point catches its own failures, counts them, and returns); a sink that throws is counted and said once, the
+ * others still get the event.
  */
-import type { ConnectionInfo, TapEvent, AnomalyKind } from '../model/events.js';
+import type { ConnectionInfo, TapEvent, AnomalyKind, LongStreamEdge, StreamEnd } from '../model/events.js';
 import { checkRequestHeaders } from '../protocol/headers.js';
 import type { AnomalyExtra, ConnectionClose, PipelineInput, RequestHeaders } from './pipeline-input.js';
-import type { Channel, Chunk, Direction, FrameContext } from '../model/frame.js';
+import type { Channel, Chunk, Direction, FrameContext, FrameOrigin } from '../model/frame.js';
 import { Correlator, type CorrelatorOptions } from '../correlate/correlator.js';
-import type { LongStreamEdge, StreamEnd } from '../model/events.js';
 import { LongStreams } from '../correlate/long-streams.js';
 import { NdjsonDecoder } from '../parse/ndjson-decoder.js';
 import { counter, parseMessageBytes } from '../parse/frame-parser.js';
-import type { FrameOrigin } from '../model/frame.js';
-import { FanOut } from './fan-out.js';
 import type { Sink } from '../sinks/sink.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import { SayOnce } from '../util/say-once.js';
 
 export interface PipelineOptions {
   clock?: Clock;
@@ -31,7 +30,8 @@ export interface PipelineOptions {
 export class Pipeline implements PipelineInput {
   readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly fanOut: FanOut;
+  private readonly sinkList: Sink[] = [];
+  private readonly sinkThrew: SayOnce;
   private readonly correlator: Correlator;
   private readonly longStreams = new LongStreams();
   private readonly seq = counter();
@@ -44,7 +44,7 @@ export class Pipeline implements PipelineInput {
   constructor(opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger ?? silentLogger;
-    this.fanOut = new FanOut(this.logger);
+    this.sinkThrew = new SayOnce((m) => this.logger.warn(m));
     this.correlator = new Correlator(opts.correlator);
     this.maxLineBytes = opts.maxLineBytes;
     const tickMs = opts.tickMs ?? 250;
@@ -55,21 +55,21 @@ export class Pipeline implements PipelineInput {
   }
 
   addSink(sink: Sink): () => void {
-    return this.fanOut.add(sink);
+    this.sinkList.push(sink);
+    return () => {
+      const i = this.sinkList.indexOf(sink);
+      if (i >= 0) this.sinkList.splice(i, 1);
+    };
   }
 
   sinks(): readonly Sink[] {
-    return this.fanOut.list();
+    return this.sinkList;
   }
 
   /** Listen to every event (for live displays and tests); returns the unsubscribe function. */
   subscribe(fn: (e: TapEvent) => void): () => void {
     this.subscribers.add(fn);
     return () => this.subscribers.delete(fn);
-  }
-
-  get inFlight(): number {
-    return this.correlator.inFlight;
   }
 
   /** Failures inside the pipeline itself (should stay 0; counted instead of thrown). */
@@ -208,18 +208,13 @@ export class Pipeline implements PipelineInput {
   }
 
   async flush(): Promise<void> {
-    await this.fanOut.flush();
+    await Promise.all(this.sinkList.map((s) => s.flush().catch((e) => this.logger.warn(`sink ${s.name} flush failed: ${String(e)}`))));
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.fanOut.close();
-  }
-
-  /** Exceptions the fan-out caught, per sink. */
-  sinkErrors(): ReadonlyMap<string, number> {
-    return this.fanOut.thrownCounts();
+    await Promise.all(this.sinkList.map((s) => s.close().catch((e) => this.logger.warn(`sink ${s.name} close failed: ${String(e)}`))));
   }
 
   private decoder(connectionId: string, direction: Direction, channel: Channel): NdjsonDecoder {
@@ -238,7 +233,13 @@ export class Pipeline implements PipelineInput {
 
   private emit(e: TapEvent): void {
     if (e.type === 'frame') this.longStreams.frame(e.frame);
-    this.fanOut.emit(e);
+    for (const sink of this.sinkList) {
+      try {
+        sink.onEvent(e);
+      } catch (err) {
+        this.sinkThrew.count(sink.name, () => `sink ${sink.name} threw (further errors counted, not logged): ${String(err)}`);
+      }
+    }
     for (const fn of this.subscribers) {
       try {
         fn(e);

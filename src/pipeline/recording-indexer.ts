@@ -20,9 +20,9 @@ import { lowerChildPriority, restoreChildPriority } from '../util/thread-priorit
 import { catchesSignal, unreapedExit } from '../util/proc-exit.js';
 import { JournalSlot, selfFields, tapJournalPath } from '../store/tap-journal.js';
 import type { WorkerSinkOptions } from './worker-wire.js';
-import { SPOOLED_EVERY_MS, SpooledNotices } from './spooled-notices.js';
 
-export { SPOOLED_EVERY_MS };
+/** How often the indexer hears that more was spooled, at most (ms): well below its quiet time (QUIET_MS, indexer-process.ts). */
+export const SPOOLED_EVERY_MS = 40;
 
 /** What the indexer's recorder is built from (sink-setup.ts). */
 export type IndexerSinkOptions = Omit<WorkerSinkOptions, 'telemetry'> & { record: string; requireRecording: boolean };
@@ -46,10 +46,7 @@ export interface IndexerStart {
   journal?: string;
 }
 
-/**
- * `spooled.waitingForRoom`: batches wait in the tap for room in the spool. Waiting for a lull then only
- * loses traffic (the tap's own queue fills next, then it drops): the indexer works without pause.
- */
+/** `spooled.waitingForRoom`: batches wait in the tap for room in the spool; waiting for a lull would only lose traffic. */
 export type ToIndexer =
   | IndexerStart
   | { type: 'spooled'; end: number; waitingForRoom?: boolean }
@@ -81,7 +78,6 @@ const MAX_RESPAWNS = 3;
 /** Signals the child ignores once its module has loaded: dying of one means it had done nothing yet. */
 const START_UP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** `ready` settles once; the indexed position only grows; `close` resolves once, with the lines said. */
 export class RecordingIndexer {
   /** Resolves once the recording is open; rejects (MCPTAP_*) when it cannot be. */
   readonly ready: Promise<void>;
@@ -106,11 +102,7 @@ export class RecordingIndexer {
   /** Says how far the tap spooled, for a command that opens the recording after all of it was killed. */
   private readonly journal: JournalSlot | undefined;
 
-  /**
-   * Spawns the indexer and hands it the spool at once, without waiting for its recording to open
-   * (`ready`): the caller may spool meanwhile, and a tap killed from now on leaves the spool to the
-   * indexer, which opens the recording and indexes it all the same.
-   */
+  /** Spawns the indexer with the spool, not waiting for `ready`: a tap killed from now on leaves the spool to it all the same. */
   static spawn(opts: RecordingIndexerOptions): RecordingIndexer {
     const { logger: _logger, onIndexed: _onIndexed, onFatal: _onFatal, nice, fd: _fd, key, ...rest } = opts;
     const journal = tapJournalPath(opts.sinks.record, process.pid);
@@ -147,7 +139,7 @@ export class RecordingIndexer {
     // while it still loads leaves a journal that says it is completing the recording, not lost.
     if (child.pid !== undefined) this.journal?.nameIndexer(child.pid);
     // Niced from its first instruction: its start-up (a whole Node process) yields to the server's.
-    if (child.pid !== undefined && !this.stoppedYielding) lowerChildPriority(child.pid, this.opts.nice ?? 19);
+    if (child.pid !== undefined && !this.stoppedYielding) lowerChildPriority(child.pid, this.replay.start.nice);
     child.on('message', (m: FromIndexer) => this.onMessage(m));
     child.on('error', (err) => this.die(`recording indexer failed: ${err.message}`));
     child.on('exit', (code, signal) => this.exited(child, code, signal));
@@ -194,10 +186,7 @@ export class RecordingIndexer {
     return this.position;
   }
 
-  /**
-   * The spool is readable up to `end`; `waitingForRoom`: batches wait for room in it. Said at most
-   * once per SPOOLED_EVERY_MS: each message wakes the indexer, which only notes it while traffic flows.
-   */
+  /** The spool is readable up to `end` (`waitingForRoom`: batches wait for room in it); said at most once per SPOOLED_EVERY_MS. */
   spooled(end: number, waitingForRoom = false): void {
     if (!this.dead && !this.closing) this.notices.note(end, waitingForRoom);
   }
@@ -247,9 +236,8 @@ export class RecordingIndexer {
   }
 
   /**
-   * Traffic is over: the child need not yield any more. Every thread of it is raised at once (it
-   * may still be loading, its helper threads niced with it), and it is told, so that it does not
-   * lower itself when it reads `start` only now (it raises the threads it makes later itself).
+   * Traffic is over: every thread of the child is raised at once (it may still be loading), and it is told, so that it
+   * does not lower itself when it reads `start` only now.
    */
   stopYielding(): void {
     if (this.child.pid === undefined || this.dead || this.stoppedYielding) return;
@@ -292,8 +280,10 @@ export class RecordingIndexer {
       this.openedAs(fromWireError(m, 'MCPTAP_INDEXER'));
       this.child.kill();
       this.die(m.message, false);
-    } else if (m.type === 'indexed') this.indexedTo(m.position);
-    else if (m.type === 'fatal') this.opts.onFatal?.(new Error(m.message));
+    } else if (m.type === 'indexed') {
+      this.position = m.position;
+      this.opts.onIndexed?.(m.position);
+    } else if (m.type === 'fatal') this.opts.onFatal?.(new Error(m.message));
     else if (m.type === 'closed') {
       this.recorderDropped = m.dropped ?? 0;
       this.journal?.close(true);
@@ -308,12 +298,6 @@ export class RecordingIndexer {
     if (err) this.settleReady.reject(err);
     else this.settleReady.resolve();
     return true;
-  }
-
-  /** News: the recording holds the spool up to `position`. */
-  private indexedTo(position: number): void {
-    this.position = position;
-    this.opts.onIndexed?.(position);
   }
 
   /** News: the recording is closed (or given up on, `why`), with what the close said. */
@@ -344,9 +328,52 @@ export class RecordingIndexer {
     return this.dead === undefined || this.dead === 'closed' ? 0 : Math.max(0, (this.closeEnd ?? this.notices.last) - this.position);
   }
 
-  /** What a dead indexer left out: everything spooled past what it had indexed. */
   private incompleteLine(why: string): string {
     const dropped = this.lostBytes();
     return `recording incomplete: ${why}${dropped > 0 ? `; ${dropped} bytes of traffic spooled before then were dropped (never indexed)` : ''}`;
   }
+}
+
+/**
+ * "Spooled up to `end`", said at most once per {@link SPOOLED_EVERY_MS} (the first time at once, then what came since in
+ * one message); batches starting to wait for room are said at once.
+ */
+class SpooledNotices {
+  private end = 0;
+  private waitingForRoom = false;
+  private at = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly say: (end: number, waitingForRoom: boolean) => void) {}
+
+  /** The last end noted (said or not yet). */
+  get last(): number {
+    return this.end;
+  }
+
+  note(end: number, waitingForRoom: boolean): void {
+    const nowWaiting = waitingForRoom && !this.waitingForRoom;
+    this.end = end;
+    this.waitingForRoom = waitingForRoom;
+    if (this.timer && !nowWaiting) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const wait = nowWaiting ? 0 : this.at + SPOOLED_EVERY_MS - performance.now();
+    if (wait <= 0) this.sayNow();
+    else {
+      this.timer = setTimeout(this.sayNow, wait);
+      this.timer.unref();
+    }
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private readonly sayNow = (): void => {
+    this.timer = undefined;
+    this.at = performance.now();
+    this.say(this.end, this.waitingForRoom);
+  };
 }

@@ -8,29 +8,17 @@
  */
 import { dirname } from 'node:path';
 import { McptapError } from '../errors.js';
-import { clockFromOrigin, type ClockOrigin } from '../util/clock.js';
-import type { Logger, LogLevel } from '../util/logger.js';
+import { systemClock, systemClockOrigin } from '../util/clock.js';
 import { splitWireBatch } from './apply-wire-ops.js';
 import { IndexerStallWatch, processCpuTicks, type IndexerLook } from './indexer-stall.js';
-import { RecordingIndexer, type IndexerSinkOptions } from './recording-indexer.js';
+import type { SidePathOptions } from './live-worker.js';
+import { RecordingIndexer } from './recording-indexer.js';
 import type { RecordingOptions } from './recording-options.js';
 import { SpoolWriter, spoolPlace } from './spool.js';
 import { decodeWireOps, encodeWireOps } from './wire-codec.js';
 
 /** Once the indexer has caught up, a spool file using more space (disk or RAM) than this is emptied. */
 const TRIM_SPOOL_BYTES = 64 * 2 ** 20;
-
-export interface SpooledRecordingOptions {
-  recording: RecordingOptions;
-  /** The recorder's settings (it runs in the indexer process). */
-  sinks: Omit<IndexerSinkOptions, 'record' | 'requireRecording' | 'lockWaitMs'>;
-  logLevel: LogLevel;
-  clockOrigin: ClockOrigin;
-  maxLineBytes?: number;
-  logger: Logger;
-  /** The recording failed under `required`: the tap should stop. */
-  onFatal: (err: Error) => void;
-}
 
 interface Waiting {
   ops: Buffer;
@@ -50,7 +38,7 @@ export class SpooledRecording {
   private handOver!: () => void;
 
   /** Creates the spool and spawns the indexer; throws MCPTAP_RECORD_OPEN or MCPTAP_INDEXER when it cannot. */
-  static open(o: SpooledRecordingOptions): SpooledRecording {
+  static open(o: SidePathOptions & { recording: RecordingOptions }): SpooledRecording {
     const { path, spoolBytes, spoolDir } = o.recording;
     const place = spoolPlace(path, spoolBytes, spoolDir);
     let spool: SpoolWriter;
@@ -71,17 +59,25 @@ export class SpooledRecording {
 
   private constructor(
     private readonly spool: SpoolWriter,
-    private readonly o: SpooledRecordingOptions,
+    private readonly o: SidePathOptions & { recording: RecordingOptions },
   ) {
     const rec = o.recording;
+    // The recorder's pipeline says the findings; telemetry stays live, in the worker.
+    const { telemetry: _telemetry, check, ...recordOnly } = o.sinks;
     this.indexer = RecordingIndexer.spawn({
       fd: spool.fd,
       key: spool.key,
       capacity: spool.capacity,
-      sinks: { ...o.sinks, record: rec.path, requireRecording: rec.required, lockWaitMs: rec.lockWaitMs },
+      sinks: {
+        ...recordOnly,
+        ...(check && { check: { ...check, speak: true } }),
+        record: rec.path,
+        requireRecording: rec.required,
+        lockWaitMs: rec.lockWaitMs,
+      },
       logLevel: o.logLevel,
-      clockOrigin: o.clockOrigin,
-      ...(o.maxLineBytes !== undefined ? { maxLineBytes: o.maxLineBytes } : {}),
+      clockOrigin: systemClockOrigin,
+      maxLineBytes: o.maxLineBytes,
       // --require-recording must learn at once that recording fails, not after the traffic: no lag.
       maxLagMs: rec.required ? 0 : rec.indexLagMs,
       nice: rec.indexerNice,
@@ -146,7 +142,7 @@ export class SpooledRecording {
     const why = `cannot spool traffic for the recording: ${err.message}`;
     this.o.logger.error(`${why} (further failures counted, not logged)`);
     // An indexer that has gone told `required` so itself.
-    if (this.o.recording.required && this.indexer.alive) this.o.onFatal(new Error(why));
+    if (this.o.recording.required && this.indexer.alive) this.o.onFatal?.(new Error(why));
   }
 
   /** Spools what waits, has the indexer index it all and end the recording; the lines worth telling the user. Idempotent. */
@@ -159,7 +155,7 @@ export class SpooledRecording {
     const indexer = this.indexer;
     // Traffic is over: the indexer, niced while it flowed, may work at full priority now.
     indexer.stopYielding();
-    const endedUs = clockFromOrigin(this.o.clockOrigin).nowUs();
+    const endedUs = systemClock.nowUs();
     const look = (): IndexerLook => ({
       now: performance.now(),
       opened: indexer.opened,

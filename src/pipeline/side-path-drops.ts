@@ -2,8 +2,7 @@
  * What the tap's side path (side-path.ts) could not hand over, counted per stream and per connection until it is
  * accepted again; the gap is then reported first, as an op of its own (a `dropped` anomaly).
  */
-import type { Chunk } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
+import type { Chunk, FrameOrigin } from '../model/frame.js';
 import { Op, type Lost, type WireOp } from './worker-wire.js';
 
 const NL = 0x0a;

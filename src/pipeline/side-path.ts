@@ -7,11 +7,9 @@
  * stream events), and a stream's gap is said before it resumes. A worker that dies is said once; the
  * recording goes on (without one, everything is dropped and counted from then on).
  */
-import type { LongStreamEdge, StreamEnd } from '../model/events.js';
-import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
-import type { Chunk } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
-import { systemClock, systemClockOrigin, type Clock } from '../util/clock.js';
+import type { LongStreamEdge, StreamEnd, AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Chunk, FrameOrigin } from '../model/frame.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { telemetryEnabled } from '../telemetry/telemetry-config.js';
 import { checkedHeaders, type AnomalyExtra, type ConnectionClose, type PipelineInput, type RequestHeaders } from './pipeline-input.js';
 import { BatchBuffers } from './batch-buffers.js';
@@ -19,11 +17,10 @@ import { WireOpWriter } from './wire-codec.js';
 import { SidePathDrops } from './side-path-drops.js';
 import { SpooledRecording } from './recording.js';
 import { Op, type WireOp } from './worker-wire.js';
-import { LiveWorker, type Batch } from './live-worker.js';
-import type { SidePathOptions } from './pipeline-worker-spawn.js';
+import { LiveWorker, type Batch, type SidePathOptions } from './live-worker.js';
 
-export type { SidePathOptions };
-
+/** How long ops wait to be spooled and posted (ms); each op carries the time the tap saw its bytes, so nothing is lost by waiting. */
+const FLUSH_DELAY_MS = 5;
 /** Queued bytes past this are flushed at once rather than after the flush delay. */
 const FLUSH_BYTES = 4 * 1024 * 1024;
 /** What an op costs the queue besides its bytes (a rough figure for the bound). */
@@ -44,7 +41,6 @@ export class SidePath implements PipelineInput {
   /** The batch being filled: the queued ops' bytes, in a buffer reused once the spool has it. */
   private readonly batch = new BatchBuffers();
   private scheduled: NodeJS.Timeout | undefined;
-  private readonly flushDelayMs: number;
   private lastFlushAt = -Infinity;
   private seq = 0;
   /** What each batch not yet spooled or acknowledged costs the bound, by its seq. */
@@ -56,7 +52,7 @@ export class SidePath implements PipelineInput {
 
   /** Starts and waits until the sinks are open: a recording that cannot be opened fails here. */
   static async start(opts: SidePathOptions): Promise<SidePath> {
-    const side = SidePath.open(opts);
+    const side = new SidePath(opts);
     await side.ready;
     return side;
   }
@@ -66,35 +62,16 @@ export class SidePath implements PipelineInput {
    * the tap hands over meanwhile waits in the bounded queue until the sinks are up. Sinks that fail
    * to open make `ready` reject with the reason.
    */
-  static open(opts: SidePathOptions): SidePath {
-    return new SidePath(opts);
-  }
-
-  private constructor(private readonly opts: SidePathOptions) {
+  constructor(private readonly opts: SidePathOptions) {
     // Without a recording only telemetry reads request headers, and only trace context.
     this.ops = new WireOpWriter(opts.recording ? 'all' : 'trace');
     this.maxQueueBytes = opts.maxQueueBytes ?? 64 * 1024 * 1024;
-    this.flushDelayMs = opts.flushDelayMs ?? 5;
-    this.recording = opts.recording ? this.openRecording(opts) : undefined;
+    this.recording = opts.recording ? SpooledRecording.open({ ...opts, recording: opts.recording }) : undefined;
     const live = opts.sinks.telemetry !== undefined && telemetryEnabled(opts.sinks.telemetry);
     this.worker = live ? new LiveWorker(opts, { settled: (seq) => this.settle(seq), died: () => this.workerDied() }) : undefined;
     this.ready = Promise.all([this.recording?.ready, this.worker?.ready]).then(() => {});
     // Nobody may wait for it (a tap that does not): a failure is said all the same.
     this.ready.catch(() => {});
-  }
-
-  private openRecording(opts: SidePathOptions): SpooledRecording {
-    const { telemetry: _telemetry, check, ...recordOnly } = opts.sinks;
-    return SpooledRecording.open({
-      recording: opts.recording!,
-      // The recorder's pipeline says the findings.
-      sinks: { ...recordOnly, ...(check && { check: { ...check, speak: true } }) },
-      logLevel: opts.logLevel,
-      clockOrigin: systemClockOrigin,
-      ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-      logger: opts.logger,
-      onFatal: (err) => opts.onFatal?.(err),
-    });
   }
 
   /** Resolves once closing has handed everything recorded to the indexer process, or there is nothing to hand over. */
@@ -106,8 +83,6 @@ export class SidePath implements PipelineInput {
   get metricsUrl(): string | undefined {
     return this.worker?.metricsUrl;
   }
-
-  // ---- PipelineInput -------------------------------------------------------------------------
 
   openConnection(info: ConnectionInfo, timeUs = this.clock.nowUs()): void {
     this.queue([Op.Open, info, timeUs], undefined);
@@ -187,8 +162,6 @@ export class SidePath implements PipelineInput {
     return [...a, ...b, ...this.loss.lines(this.recording ? undefined : this.worker?.dead)];
   }
 
-  // ---- internals -----------------------------------------------------------------------------
-
   /** Nothing left to take more (closing, or the worker gone without a recording): drop. */
   private get shut(): boolean {
     return this.closing !== undefined || (!this.recording && this.worker?.dead !== undefined);
@@ -228,7 +201,7 @@ export class SidePath implements PipelineInput {
     if (bytes && bytes.length > 0) this.batch.append(bytes);
     if (this.batch.length >= FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
-      this.scheduled = setTimeout(this.flushTick, this.flushDelayMs);
+      this.scheduled = setTimeout(this.flushTick, FLUSH_DELAY_MS);
       // Owed only to a caller that will close() (which flushes): never keep the process up for it.
       this.scheduled.unref();
     }
@@ -245,7 +218,7 @@ export class SidePath implements PipelineInput {
    * would lose the answer.
    */
   private flushIfDue(): void {
-    if (this.recording && performance.now() - this.lastFlushAt >= this.flushDelayMs) this.flush();
+    if (this.recording && performance.now() - this.lastFlushAt >= FLUSH_DELAY_MS) this.flush();
   }
 
   private flush(): void {

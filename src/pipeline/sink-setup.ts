@@ -30,10 +30,7 @@ export interface TapSinkOptions {
   redactHeaders?: string[];
   /** The user's rules (`--redact FILE`): plain data, it crosses to the pipeline thread and the indexer. */
   redactRules?: RedactionRules;
-  /**
-   * The redaction key (HMAC of secrets): one key for everything of one tap run, so that a token
-   * made in the tap's thread matches one made by the recorder. Random when absent.
-   */
+  /** The redaction key (HMAC of secrets), one per tap run: a token made in the tap's thread matches the recorder's. Random when absent. */
   redactKey?: Buffer | string;
   /** Drops counted outside the pipeline's sinks (e.g. a worker pipeline's full side path), for the drop metrics. */
   extraDropCounts?: () => Array<[string, number]>;
@@ -45,22 +42,13 @@ export interface TapSinkOptions {
   lockWaitMs?: number;
   /** Called when recording fails and --require-recording is set: the tap should stop. */
   onFatal?: (err: Error) => void;
-  /**
-   * The tap writes `telemetry.minter`'s contexts into forwarded requests (`--inject-trace-context`
-   * on a tap that supports it). Stored in the recording so `mcptap export` knows.
-   */
+  /** The tap writes `telemetry.minter`'s contexts into forwarded requests (`--inject-trace-context`); said in the recording, for `export`. */
   injectsTraceContext?: boolean;
   /** The live spans were made elsewhere (another thread) and their context injected: said in the recording. */
   traceContextInjected?: boolean;
-  /**
-   * Seed of the span ids (SeededSpanIds), random when absent. Given when the live spans and the
-   * recording are made in different threads, so `mcptap export` still reproduces the live ids.
-   */
+  /** Seed of the span ids (SeededSpanIds), random when absent: one for the live spans and the recording, so `mcptap export` reproduces the live ids. */
   spanIdSeed?: string;
-  /**
-   * `--check RULES.yaml`: the rules run on the traffic; their findings are recorded (kind `check`)
-   * and counted (`mcptap.check.findings`). `speak`: this place, of all that run them, says them on stderr.
-   */
+  /** `--check RULES.yaml`: findings recorded (kind `check`) and counted (`mcptap.check.findings`); `speak`: said on stderr here. */
   check?: CheckRulesSource & { speak: boolean };
 }
 
@@ -80,7 +68,6 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
     ...withNames(opts.redactRules, opts.redactFields, opts.redactHeaders),
     ...(opts.redactKey !== undefined ? { key: opts.redactKey } : {}),
   });
-  // One seed for the live spans and the recording: `mcptap export` then reproduces the live span ids.
   const spanIdSeed = opts.spanIdSeed ?? SeededSpanIds.randomSeed();
   let telemetry: Telemetry | undefined;
   if (opts.telemetry && telemetryEnabled(opts.telemetry)) {
@@ -113,8 +100,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
         redactor,
         ...(opts.requireRecording ? { requireRecording: true } : {}),
         ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
-        // The recording indexer, a process off the traffic's path: it can wait for another
-        // writer of the same file (several taps recording into one) rather than drop.
+        // Off the traffic's path (the indexer): it can wait for another writer of the file rather than drop.
         busyTimeoutMs: opts.lockWaitMs ?? RECORDING_DEFAULTS.lockWaitMs,
       });
     } catch (err) {
@@ -125,9 +111,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   }
   // After the recorder: a finding about an event reaches the recording after the event itself.
   const check = opts.check ? await openCheck(opts.check, pipeline, telemetry, recorder, opts.writeLine) : undefined;
-  if (telemetry) {
-    for (const sink of telemetry.sinks) pipeline.addSink(sink);
-  }
+  for (const sink of telemetry?.sinks ?? []) pipeline.addSink(sink);
   return {
     redactor,
     telemetry,
@@ -148,10 +132,7 @@ export async function attachSinks(pipeline: Pipeline, opts: TapSinkOptions): Pro
   };
 }
 
-/**
- * The live check sink: each finding recorded as an anomaly and counted; said on stderr where
- * `speak`. Returns what ends it: the end's findings, then the summary line.
- */
+/** The live check sink: findings recorded as anomalies, counted, said where `speak`. Returns its end: the end's findings, the summary. */
 async function openCheck(
   source: CheckRulesSource & { speak: boolean },
   pipeline: Pipeline,

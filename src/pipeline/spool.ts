@@ -13,7 +13,7 @@
  * - Records, in order: [u32 opsLen][u32 bytesLen][16-byte IV][u64 position], then the ops (wire-codec.ts) and raw bytes.
  *   The body is written before its header, so a header naming its own position is a whole record ({@link SpoolReader.recover}).
  */
-import { createCipheriv, createDecipheriv, randomBytes, type Cipher } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync, writevSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -23,10 +23,7 @@ const HEADER = 32;
 /** Where the record's own logical position is in its header. */
 const POSITION_AT = 24;
 const CIPHER = 'aes-256-ctr';
-/**
- * The cipher runs over a batch this much at a time: one pass is slower (fresh output memory, out of cache; docs/performance.md,
- * "The stdio tap with `--record`"). CTR is a stream: pieces of one cipher give the same bytes as one call.
- */
+/** The cipher runs over a batch this much at a time (one pass is slower: docs/performance.md); CTR is a stream: pieces give the same bytes. */
 const CIPHER_PIECE = 64 * 1024;
 
 export interface SpoolRecord {
@@ -75,18 +72,17 @@ export const systemProbe: SpoolProbe = {
  */
 export function spoolPlace(recordingPath: string, capacity: number, chosenDir?: string, probe: SpoolProbe = systemProbe): SpoolPlace {
   const inRam = (fs: { type: number } | undefined) => fs !== undefined && (fs.type === TMPFS_MAGIC || fs.type === RAMFS_MAGIC);
-  const place = (dir: string, inMemory: boolean): SpoolPlace => ({ dir, inMemory });
   const chosen = chosenDir?.trim();
-  if (chosen) return place(chosen, inRam(probe.fs(chosen)));
+  if (chosen) return { dir: chosen, inMemory: inRam(probe.fs(chosen)) };
   const shm = process.platform === 'linux' ? probe.fs(SHM_DIR) : undefined;
-  if (inRam(shm) && shm!.free >= 2 * capacity && capacity * 8 <= probe.memory()) return place(SHM_DIR, true);
-  return place(dirname(recordingPath), false);
+  if (inRam(shm) && shm!.free >= 2 * capacity && capacity * 8 <= probe.memory()) return { dir: SHM_DIR, inMemory: true };
+  return { dir: dirname(recordingPath), inMemory: false };
 }
 
 export class SpoolWriter {
   /** The descriptor the indexer reads (handed down to its process). */
   readonly fd: number;
-  /** The cipher key, in memory only (the indexer gets it over its IPC channel). */
+  /** The cipher key, in memory only (the indexer gets it on its stdin). */
   readonly key: Buffer;
   private at = 0;
   private closed = false;
@@ -135,8 +131,8 @@ export class SpoolWriter {
     header.writeBigUInt64LE(BigInt(this.at), POSITION_AT);
     const body: Buffer[] = [];
     const cipher = createCipheriv(CIPHER, this.key, header.subarray(8, 24));
-    inPieces(cipher, opsBuf, body);
-    inPieces(cipher, bytes, body);
+    for (const piece of pieces(opsBuf)) body.push(cipher.update(piece));
+    for (const piece of pieces(bytes)) body.push(cipher.update(piece));
     this.extent = Math.max(this.extent, Math.min(this.capacity, (this.at % this.capacity) + total));
     // Body first, then the header that makes the record readable (see the invariants).
     this.writeRing(body, this.at + HEADER, total - HEADER);
@@ -154,10 +150,7 @@ export class SpoolWriter {
     writeAllAt(this.fd, [whole.subarray(this.capacity - offset)], 0);
   }
 
-  /**
-   * Empties the file once the reader has read everything and over `minBytes` is in use (a burst's spool is not kept).
-   * Safe only then: nothing unread is lost, and later records are written wherever their position falls.
-   */
+  /** Empties the file once the reader has read it all and over `minBytes` is in use: nothing unread is lost; later records go where their position falls. */
   trim(readerAt: number, minBytes: number): void {
     if (readerAt !== this.at || this.extent <= minBytes || this.closed) return;
     ftruncateSync(this.fd, 0);
@@ -240,11 +233,6 @@ export class SpoolReader {
     readFully(this.fd, into.subarray(0, head), offset);
     if (head < into.length) readFully(this.fd, into.subarray(head), 0);
   }
-}
-
-/** Encrypts `data` {@link CIPHER_PIECE} bytes at a time, appending the ciphertext pieces to `out`. */
-function inPieces(cipher: Cipher, data: Buffer, out: Buffer[]): void {
-  for (const piece of pieces(data)) out.push(cipher.update(piece));
 }
 
 /** Views of `data`, {@link CIPHER_PIECE} bytes each (the last one shorter). */

@@ -1,14 +1,9 @@
 /**
- * The pipeline a tap feeds, with the sinks it asked for. The tap's ops go to its side path
- * (side-path.ts), which spools them, on this thread, for the recording indexer (a process of
- * its own that writes SQLite) and posts them to the pipeline worker for live telemetry. Telemetry
- * runs on this thread instead when the tap needs the span ids while forwarding
- * (`--inject-trace-context`) or `thread: 'main'` asks (profiling); then the input goes to both.
- * With nothing downstream, nothing is decoded.
- *
- * No wait at start-up: the worker boots beside the traffic (what flows meanwhile waits in the
- * bounded queue). What a tap can check in a millisecond (the recording's directory and header, the
- * spool's directory) fails here, before any traffic; `required` recordings and sinks on this thread wait.
+ * The pipeline a tap feeds, with the sinks it asked for: its side path (side-path.ts: the recording, live telemetry in a
+ * worker), or a pipeline on this thread when the tap needs the span ids while forwarding (`--inject-trace-context`) or
+ * `thread: 'main'` asks (profiling), or both (the input goes to each). With nothing downstream, nothing is decoded.
+ * No wait at start-up (the worker boots beside the traffic) but for `required` recordings and sinks on this thread; what a
+ * tap can check in a millisecond (the recording's directory and header, the spool's place, the metrics port) fails here.
  */
 import { randomBytes } from 'node:crypto';
 import { McptapError } from '../errors.js';
@@ -26,7 +21,6 @@ import type { AttachedSinks, TapSinkOptions } from './sink-setup.js';
 import type { SidePath } from './side-path.js';
 import type { CheckRulesSource } from '../check/live-check.js';
 import type { PrintSinkOptions } from '../sinks/print-sink.js';
-import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { precheckRecordingFile } from '../store/recording-file-precheck.js';
 
@@ -71,22 +65,13 @@ export interface TapPipeline {
   readonly minter: TraceContextMinter | undefined;
   /** Resolves once every sink is up, with the Prometheus scrape URL if one is served; rejects with why they could not start. */
   readonly ready: Promise<{ metricsUrl?: string }>;
-  /**
-   * Flushes and closes everything; one line per thing worth telling the user (drops). `incomplete`:
-   * why the recording lacks what it should hold (kept with it, see RecordingEnd). Idempotent.
-   */
+  /** Flushes and closes everything; the lines worth telling the user. `incomplete`: why the recording lacks traffic (see RecordingEnd). Idempotent. */
   close(incomplete?: string): Promise<string[]>;
-  /**
-   * Once closing: resolves when the process may exit without losing recorded traffic (the recording's
-   * indexer, a process of its own, holds all of it and completes the file). Telemetry may be lost.
-   */
+  /** Once closing: the process may exit without losing recorded traffic (the indexer holds it all); telemetry may be lost. */
   readonly handedOver: Promise<void>;
-  /**
-   * Once closed: what of the forwarded traffic the recording lacks, as far as this process knows:
-   * bytes (dropped, or spooled and never indexed) and events its recorder dropped (a full disk).
-   */
+  /** Once closed: what of the forwarded traffic the recording lacks (SidePath.recordingLoss). */
   recordingLoss(): { bytes: number; events: number };
-  /** Right before an exit on a signal: a recording indexer that died unheard, or still loads (the same group signal kills it), is replaced now. */
+  /** Right before an exit on a signal: see SidePath.checkIndexer. */
   checkIndexer(): void;
 }
 
@@ -99,23 +84,11 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   // Checks with nothing else downstream run here: no thread for them alone.
   const checkOnly = opts.check !== undefined && !opts.recording && !telemetryOn;
   const decodeHere = opts.thread === 'main' || (telemetryOn && injects) || checkOnly || opts.print !== undefined;
-  if (!opts.recording && !telemetryOn && !decodeHere) {
-    // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
-    return {
-      input: discardingInput(systemClock),
-      redactor,
-      minter: undefined,
-      ready: Promise.resolve({}),
-      close: async () => [],
-      handedOver: Promise.resolve(),
-      recordingLoss: () => ({ bytes: 0, events: 0 }),
-      checkIndexer: () => {},
-    };
-  }
   if (telemetryOn) await checkMetricsPort(opts.telemetry);
   // One seed for the live spans and the recording, wherever each is made: `mcptap export` then reproduces the live ids.
-  const common: Common = { transport: opts.transport, target: opts.target, redactKey, spanIdSeed: SeededSpanIds.randomSeed(), ...redactLists(opts) };
-  const here = decodeHere ? await openHere(opts, common, telemetryOn && injects) : undefined;
+  const { transport, target, redactFields, redactHeaders, redactRules } = opts;
+  const common: Common = { transport, target, redactFields, redactHeaders, redactRules, redactKey, spanIdSeed: SeededSpanIds.randomSeed() };
+  const here = decodeHere ? await openHere(opts, common, telemetryOn, injects) : undefined;
   const side =
     opts.recording || (telemetryOn && !here)
       ? await openSidePath(opts, common, here, telemetryOn).catch(async (err: unknown) => {
@@ -129,7 +102,8 @@ export async function openTapPipeline(opts: TapPipelineOptions): Promise<TapPipe
   });
   // Sinks that cannot start while traffic already flows: said once; the traffic goes on unobserved.
   ready.catch((err: Error) => opts.logger.error(`${err.message}; traffic is forwarded, but not observed`));
-  const input = here && side ? teeInput(side, here.pipeline) : (side ?? here!.pipeline);
+  // Nothing downstream: nothing is decoded; such a tap costs what a bare forwarder costs.
+  const input = here && side ? teeInput(side, here.pipeline) : (side ?? here?.pipeline ?? discardingInput(systemClock));
   let closing: Promise<string[]> | undefined;
   const close = (incomplete?: string) => {
     closing ??= Promise.all([side?.close(incomplete) ?? [], here?.sinks.close() ?? []]).then(([a, b]) => [...a, ...b]);
@@ -150,13 +124,14 @@ interface Here {
 }
 
 /** Decoding and live telemetry on this thread (the tap needs the span ids while forwarding, or profiling asks). */
-async function openHere(opts: TapPipelineOptions, common: Common, injects: boolean): Promise<Here> {
+async function openHere(opts: TapPipelineOptions, common: Common, telemetryOn: boolean, injects: boolean): Promise<Here> {
   // Loaded on demand: most taps decode in the pipeline thread, and start-up pays for every module.
   const [{ Pipeline }, { attachSinks }] = await Promise.all([import('./pipeline.js'), import('./sink-setup.js')]);
-  const pipeline = new Pipeline({ logger: opts.logger, ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
-  const telemetryOn = opts.telemetry !== undefined && telemetryEnabled(opts.telemetry);
+  const pipeline = new Pipeline({ logger: opts.logger, maxLineBytes: opts.maxLineBytes });
   const telemetry = telemetryOn ? { telemetry: opts.telemetry, injectsTraceContext: injects } : {};
-  const sinks = await attachSinks(pipeline, { ...common, ...telemetry, ...liveCheck(opts, telemetryOn), logger: opts.logger });
+  // The checks count findings with telemetry, and say them without a recording (else the recorder does).
+  const check = checkFor(opts, !opts.recording || telemetryOn);
+  const sinks = await attachSinks(pipeline, { ...common, ...telemetry, ...check, logger: opts.logger });
   if (opts.print) {
     const { PrintSink } = await import('../sinks/print-sink.js');
     pipeline.addSink(new PrintSink(opts.print));
@@ -167,14 +142,15 @@ async function openHere(opts: TapPipelineOptions, common: Common, injects: boole
 /** The side path: the recording, and live telemetry in the worker unless it runs `here`. */
 async function openSidePath(opts: TapPipelineOptions, common: Common, here: Here | undefined, telemetryOn: boolean): Promise<SidePath> {
   const { SidePath } = await import('./side-path.js');
-  if (opts.recording) checkRecordingPlace(opts.recording);
+  // The recording's directory and header fail here, before any traffic; the spool's place in SpooledRecording.open.
+  if (opts.recording) precheckRecordingFile(opts.recording.path);
   const minted = here?.sinks.telemetry?.minter !== undefined && opts.telemetry?.injectTraceContext === true && opts.injectsTraceContext === true;
-  const side = SidePath.open({
+  const side = new SidePath({
     sinks: {
       ...common,
       ...(here ? {} : opts.telemetry ? { telemetry: opts.telemetry } : {}),
       // For the recorder's pipeline (it says the findings), and for live telemetry's here (it counts them).
-      ...(opts.check && (opts.recording || (!here && telemetryOn)) ? { check: { ...opts.check, speak: !opts.recording } } : {}),
+      ...checkFor(opts, opts.recording !== undefined || (!here && telemetryOn)),
       // Spans made in this thread with their context in the forwarded bytes: said in the recording, for `export`.
       ...(minted ? { traceContextInjected: true } : {}),
     },
@@ -182,8 +158,8 @@ async function openSidePath(opts: TapPipelineOptions, common: Common, here: Here
     logger: opts.logger,
     logLevel: opts.logLevel,
     nice: opts.workerNice ?? DEFAULT_TELEMETRY_NICE,
-    ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-    ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+    maxLineBytes: opts.maxLineBytes,
+    onFatal: opts.onFatal,
     // A required recording must be known to work before any traffic: it is waited for, and so is the worker beside it.
     ...(opts.recording?.required ? {} : { bootDeadlineMs: BOOT_DEADLINE_MS }),
   });
@@ -194,25 +170,12 @@ async function openSidePath(opts: TapPipelineOptions, common: Common, here: Here
 /** Live telemetry (decoding, spans, metrics) is background work that yields to forwarding, the host and the server under contention. */
 const DEFAULT_TELEMETRY_NICE = 5;
 
-/**
- * The worker boots when the server first answers, or after this long: its start-up (a thread, the
- * OpenTelemetry SDK) would compete with the server's for the CPU (docs/performance.md, start-up).
- * A recording's spool and indexer process (niced) start at once.
- */
+/** The worker boots when the server first answers, or after this long: its start-up would compete with the server's (docs/architecture.md). */
 const BOOT_DEADLINE_MS = 2000;
 
-/** The checks of this thread's pipeline: they count findings with telemetry, and say them without a recording (else the recorder does). */
-function liveCheck(opts: TapPipelineOptions, telemetryOn: boolean): Pick<TapSinkOptions, 'check'> {
-  if (!opts.check || (opts.recording && !telemetryOn)) return {};
-  return { check: { ...opts.check, speak: !opts.recording } };
-}
-
-function redactLists(opts: TapPipelineOptions): Pick<TapSinkOptions, 'redactFields' | 'redactHeaders' | 'redactRules'> {
-  return {
-    ...(opts.redactFields ? { redactFields: opts.redactFields } : {}),
-    ...(opts.redactHeaders ? { redactHeaders: opts.redactHeaders } : {}),
-    ...(opts.redactRules ? { redactRules: opts.redactRules } : {}),
-  };
+/** `--check` where `runs`: said there unless a recording's indexer says the findings. */
+function checkFor(opts: TapPipelineOptions, runs: boolean): Pick<TapSinkOptions, 'check'> {
+  return opts.check && runs ? { check: { ...opts.check, speak: !opts.recording } } : {};
 }
 
 /** A `--metrics` port that cannot be bound fails now (exit 2), before any traffic: the sinks start later, with traffic flowing. */
@@ -231,18 +194,4 @@ async function checkMetricsPort(telemetry: TelemetryConfig | undefined): Promise
     throw new McptapError('MCPTAP_METRICS_LISTEN', `--metrics ${where.host}:${where.port}: cannot listen (${code})${hint}`);
   }
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-}
-
-/** What fails before any traffic: the recording's directory and header, the spool's directory. */
-function checkRecordingPlace(recording: RecordingOptions): void {
-  precheckRecordingFile(recording.path);
-  if (recording.spoolDir === undefined) return;
-  try {
-    accessSync(recording.spoolDir, constants.W_OK | constants.X_OK);
-  } catch (err) {
-    throw new McptapError(
-      'MCPTAP_RECORD_OPEN',
-      `cannot record to ${recording.path} (its spool goes to ${recording.spoolDir}; MCPTAP_SPOOL_DIR picks another place): ${(err as Error).message}`,
-    );
-  }
 }

@@ -9,8 +9,7 @@
  * - A batch's string table starts empty: batches decode on their own (the spool stores them so).
  */
 import type { StreamEnd } from '../model/events.js';
-import type { FrameContext } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
+import type { FrameContext, FrameOrigin } from '../model/frame.js';
 import { InterningByteReader, InterningByteWriter } from './interned-bytes.js';
 import { Op, type WireOp } from './worker-wire.js';
 

@@ -1,17 +1,12 @@
 /**
- * What crosses between a {@link SidePath} (the tap's thread) and its pipeline worker (live
- * telemetry).
- *
- * A batch is ONE transferred buffer holding every op's bytes back to back, in op order, then the
- * op list encoded by wire-codec.ts: per tick, one postMessage and one copy of the bytes, whatever
- * the number of chunks. Ops are tuples whose first element is an {@link Op} code; `len` fields say how many of
- * the buffer's next bytes are the op's.
+ * What crosses between a {@link SidePath} (the tap's thread) and its pipeline worker (live telemetry), and into the spool.
+ * A batch is ONE transferred buffer holding every op's bytes back to back, in op order, then the op list encoded by
+ * wire-codec.ts: per tick, one postMessage and one copy of the bytes, whatever the number of chunks. Ops are tuples whose
+ * first element is an {@link Op} code; `len` fields say how many of the buffer's next bytes are the op's.
  */
 import type { WireError } from '../errors.js';
-import type { LongStreamEdge, StreamEnd } from '../model/events.js';
-import type { AnomalyKind, ConnectionInfo } from '../model/events.js';
-import type { Channel, Direction } from '../model/frame.js';
-import type { FrameOrigin } from '../model/frame.js';
+import type { LongStreamEdge, StreamEnd, AnomalyKind, ConnectionInfo } from '../model/events.js';
+import type { Channel, Direction, FrameOrigin } from '../model/frame.js';
 import type { ClockOrigin } from '../util/clock.js';
 import type { LogLevel } from '../util/logger.js';
 import type { AnomalyExtra, ConnectionClose } from './pipeline-input.js';
@@ -65,10 +60,7 @@ export type ToWorker =
   | {
       type: 'batch';
       seq: number;
-      /**
-       * The ops' bytes are its first `length` bytes; the ops themselves (wire-codec.ts) the next
-       * `opsLength` (a recycled buffer can be larger).
-       */
+      /** The ops' bytes are its first `length` bytes, the encoded ops the next `opsLength` (a recycled buffer can be larger). */
       bytes: ArrayBuffer;
       length: number;
       opsLength: number;
@@ -82,9 +74,5 @@ export type FromWorker =
   /** The batch is applied (its buffer stays: live decoding keeps views of it). */
   | { type: 'ack'; seq: number }
   | { type: 'closed'; lines: string[] }
-  /**
-   * A log line, for the tap's thread to write. On this port, in order with `closed`: the worker's
-   * own stderr reaches the tap's on a channel of its own, and lines still on their way there were
-   * lost when the worker was terminated after `closed`.
-   */
+  /** A log line for the tap's thread to write: on this port, in order with `closed`, not lost with the worker's own stderr when it is terminated. */
   | { type: 'log'; line: string };

@@ -224,7 +224,7 @@ describe('SidePath', () => {
       import { SidePath } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/side-path.js'))};
       import { recordingOptions } from ${JSON.stringify(join(ROOT, 'dist/src/pipeline/recording-options.js'))};
       import { silentLogger } from ${JSON.stringify(join(ROOT, 'dist/src/util/logger.js'))};
-      const wp = SidePath.open({ sinks: { transport: 'stdio', target: 'test-server', spanIdSeed: '0123456789abcdef0123456789abcdef' }, recording: recordingOptions(${JSON.stringify(path)}), logger: silentLogger, logLevel: 'silent' });
+      const wp = new SidePath({ sinks: { transport: 'stdio', target: 'test-server', spanIdSeed: '0123456789abcdef0123456789abcdef' }, recording: recordingOptions(${JSON.stringify(path)}), logger: silentLogger, logLevel: 'silent' });
       const c = (direction, text) => wp.pushChunk({ connectionId: 'stdio', direction, channel: 'stdio', bytes: Buffer.from(text), timeUs: wp.clock.nowUs() });
       wp.openConnection({ connectionId: 'stdio', transport: 'stdio', target: 'test-server' });
       for (let id = 1; id <= 300; id++) {
