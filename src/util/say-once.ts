@@ -21,11 +21,6 @@ export class SayOnce {
     return this.counts.has(topic);
   }
 
-  /** Occurrences of each topic so far. */
-  totals(): ReadonlyMap<string, number> {
-    return this.counts;
-  }
-
   /** Everything is news again: the next occurrence of each topic is said. */
   forgetAll(): void {
     this.counts.clear();
