@@ -7,6 +7,7 @@ import type { Agent } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { OTLPExporterNodeConfigBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions } from '@opentelemetry/otlp-exporter-base/node-http';
+import type { OtlpTarget } from './telemetry-config.js';
 
 /** What the SDK's node exporters take as `httpAgentOptions` to make their agent. */
 export type AgentFactory = (protocol: string) => Agent | Promise<Agent>;
@@ -89,11 +90,11 @@ export class EndpointReachability {
 export class OtlpReachability {
   private readonly endpoints = new Map<string, EndpointReachability>();
 
-  /** The agent factory for an exporter to `config.url`: the SDK's own (env TLS files, keep-alive), watched. */
-  agentFactoryFor(config: OTLPExporterNodeConfigBase, signal: 'TRACES' | 'METRICS'): AgentFactory {
-    const path = signal === 'TRACES' ? 'v1/traces' : 'v1/metrics';
-    const base = convertLegacyHttpOptions(config, signal, path, {}).agentFactory as AgentFactory;
-    return this.endpoint(config.url ?? '').watch(base);
+  /** An OTLP exporter's options for `target`, its agent factory the SDK's own (env TLS files, keep-alive), watched. */
+  exporterOptions(target: OtlpTarget, signal: 'TRACES' | 'METRICS'): OTLPExporterNodeConfigBase {
+    const config = { url: target.url, headers: target.headers, timeoutMillis: target.timeoutMillis };
+    const base = convertLegacyHttpOptions(config, signal, signal === 'TRACES' ? 'v1/traces' : 'v1/metrics', {}).agentFactory as AgentFactory;
+    return { ...config, httpAgentOptions: this.endpoint(target.url).watch(base) };
   }
 
   endpoint(url: string): EndpointReachability {

@@ -13,9 +13,10 @@ import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Meter, Tracer } from '@opentelemetry/api';
-import { BasicTracerProvider, type Sampler, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, type Sampler, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from './otel-metrics-sink.js';
+import { OtelMetricsSink } from './otel-metrics-sink.js';
+import { METRIC_ORDER, type DropCounts } from './otel-metric-instruments.js';
 import type { Redact } from './otel-content.js';
 import { OtelSpanSink } from './otel-span-sink.js';
 import type { Sink } from '../sinks/sink.js';
@@ -61,16 +62,12 @@ export interface Telemetry {
   readonly sinks: readonly Sink[];
   readonly spanSink?: OtelSpanSink;
   readonly metricsSink?: OtelMetricsSink;
-  /** The trace provider's tracer, the one the span sink makes its spans with. */
-  readonly tracer?: Tracer;
   /** Present when `injectTraceContext` is on and traces are exported: the tap's injector. */
   readonly minter?: TraceContextMinter;
   /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
   readonly metricsUrl?: string;
   /** The meter of the metrics provider, when metrics are exported (the load run's instruments). */
   readonly meter?: Meter;
-  /** The seed the exchange and session span ids are derived from; present with traces. */
-  readonly spanIdSeed?: string;
   /** Span export counts summed over span exporters; undefined without traces. */
   spanCounts(): SpanExportCounts | undefined;
   forceFlush(): Promise<void>;
@@ -107,12 +104,10 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
   return {
     sinks,
     ...(spanSink ? { spanSink } : {}),
-    ...(spanSink && traces ? { tracer: traces.tracer } : {}),
     ...(metricsSink ? { metricsSink } : {}),
     ...(minter ? { minter } : {}),
     ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
     ...(metrics ? { meter: metrics.provider.getMeter(SCOPE, VERSION) } : {}),
-    ...(spanSink && traces ? { spanIdSeed: traces.seed } : {}),
     spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
@@ -179,7 +174,7 @@ interface TraceParts {
   provider: BasicTracerProvider;
   tracer: Tracer;
   processors: CountingSpanProcessor[];
-  otlp?: CountingSpanProcessor;
+  otlp: CountingSpanProcessor | undefined;
   idGenerator: PresetIdGenerator;
   /** The provider's and the tracer's sampler (OTEL_TRACES_SAMPLER), also the minter's. */
   sampler: Sampler;
@@ -189,21 +184,19 @@ interface TraceParts {
 function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): TraceParts | undefined {
   // No span can be sampled and no context is propagated: not even a non-recording span is needed.
   if (samplesNothing(config.sampler) && !config.injectTraceContext) return undefined;
-  const exporters: SpanExporter[] = [];
-  // The OTLP exporter tells its processor what the collector refused: bound once both exist.
-  const counted: { otlp?: CountingSpanProcessor } = {};
-  const otlp = config.traces.otlp;
-  if (otlp) {
-    const base = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
-    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'TRACES') };
-    exporters.push(
-      otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)),
-    );
+  const queue = { ...config.spanQueue, logger };
+  const processors: CountingSpanProcessor[] = [];
+  let otlp: CountingSpanProcessor | undefined;
+  const target = config.traces.otlp;
+  if (target) {
+    const opts = reach.exporterOptions(target, 'TRACES');
+    // The OTLP exporter tells its processor what the collector refused.
+    const exporter =
+      target.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => otlp?.collectorRejected(n, why));
+    processors.push((otlp = new CountingSpanProcessor(exporter, queue)));
   }
-  if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
-  if (exporters.length === 0) return undefined;
-  const processors = exporters.map((e) => new CountingSpanProcessor(e, { ...config.spanQueue, logger }));
-  if (otlp) counted.otlp = processors[0];
+  if (config.traces.console) processors.push(new CountingSpanProcessor(new StderrSpanExporter(deps.writeLine), queue));
+  if (processors.length === 0) return undefined;
   const idGenerator = new PresetIdGenerator();
   // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
   const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
@@ -211,15 +204,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   const sampler = samplerFor(config.sampler);
   const provider = new BasicTracerProvider({ resource, idGenerator, sampler, spanProcessors: processors, spanLimits });
   const tracer = provider.getTracer(SCOPE, VERSION);
-  return {
-    provider,
-    tracer,
-    processors,
-    ...(counted.otlp ? { otlp: counted.otlp } : {}),
-    idGenerator,
-    sampler,
-    seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed(),
-  };
+  return { provider, tracer, processors, otlp, idGenerator, sampler, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 interface MetricsParts {
@@ -243,8 +228,7 @@ async function buildMetrics(
   const m = config.metrics;
   const pushExporters: CountingMetricExporter[] = [];
   if (m.otlp) {
-    const base = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
-    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'METRICS') };
+    const opts = reach.exporterOptions(m.otlp, 'METRICS');
     pushExporters.push(
       new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger),
     );

@@ -127,7 +127,13 @@ describe('OtelSpanSink through the SDK tracer', () => {
 
   it('ends what is still open at close as unfinished: an exchange with its start attributes only, its session', async () => {
     const { tracer, idGenerator, ended } = provider(undefined);
-    const sink = new OtelSpanSink({ tracer, idGenerator, spanIds: new SeededSpanIds('c0ffee'), clock: { nowUs: () => OPENED_US + 5_000_000 } });
+    const sink = new OtelSpanSink({
+      tracer,
+      sampler: samplerFor(undefined),
+      idGenerator,
+      spanIds: new SeededSpanIds('c0ffee'),
+      clock: { nowUs: () => OPENED_US + 5_000_000 },
+    });
     const s = new TrafficScript('stdio-1').open({ transport: 'stdio', target: 'srv' }, 0);
     s.request(1, 'tools/call', { name: 'slow', arguments: {} }, 10);
     for (const e of s.events) sink.onEvent(e);
