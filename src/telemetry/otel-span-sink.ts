@@ -12,15 +12,14 @@ import type { ConnectionClosed, ConnectionOpened, FrameSeen, StreamClosed, TapEv
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
-import type { PresetIdGenerator } from './preset-id-generator.js';
 import type { SeededSpanIds } from './seeded-span-ids.js';
 import type { MintedTraceContext, TraceContextMinter } from './trace-context-minter.js';
-import { metaTraceCarrier, parseTraceContext } from './trace-context.js';
+import { decide, metaTraceCarrier, parseTraceContext } from './trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { MAX_IN_FLIGHT, OtelSink, type OtelSinkCommonOptions } from './otel-sink.js';
 import { connectionAttributes, MCPTAP_ATTR, usToHrTime } from './otel-attributes.js';
 import { contentString, type ContentOptions, type Redact } from './otel-content.js';
-import { decide, emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type SpanData, type TraceHeaders } from './span-data.js';
+import { emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type PresetIdGenerator, type SpanData, type TraceHeaders } from './span-data.js';
 
 export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
   /** The provider's tracer: every span goes through it. */
@@ -143,7 +142,7 @@ export class OtelSpanSink extends OtelSink<OtelSpanSinkOptions> {
       traceId: this.randomIds.generateTraceId(),
       spanId: this.randomIds.generateSpanId(),
     };
-    const decision = decide(this.sampler, 'mcp.session', undefined, ids)!;
+    const decision = decide(this.sampler, 'mcp.session', undefined, ids);
     const recorded = decision.recorded;
     const attrs: Attributes = recorded ? { ...connAttrs, [MCPTAP_ATTR.connectionId]: info.connectionId } : {};
     if (recorded) {
@@ -238,7 +237,7 @@ export class OtelSpanSink extends OtelSink<OtelSpanSinkOptions> {
   private emitExchange(ex: Exchange, open: OpenExchange | undefined, unfinishedAtUs: number | undefined): void {
     const minted = open ? open.minted : this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
     const place = exchangePlace(ex, minted ?? this.recordedContext(ex), this.opts.spanIds?.exchange(ex.key));
-    if (decide(this.sampler, place.name, place.parent, place.ids)?.recorded === false) return;
+    if (place.ids && !decide(this.sampler, place.name, place.parent, place.ids).recorded) return;
     const conn = this.connections.get(ex.connectionId);
     const data = exchangeSpan(ex, {
       place,

@@ -5,12 +5,11 @@
  * the tap will do; the spec's samplers are deterministic, so the tracer later agrees.
  */
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import type { SpanContext } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import type { Direction } from '../model/frame.js';
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
-import { samplerFor } from './samplers.js';
-import { formatTraceContext, metaTraceCarrier, parseTraceContext, withTraceContext, type TraceCarrier } from './trace-context.js';
+import { decide, formatTraceContext, metaTraceCarrier, parseTraceContext, samplerFor, withTraceContext, type TraceCarrier } from './trace-context.js';
 
 export interface MintedTraceContext {
   /** The exchange span's own context: these ids are what was injected. */
@@ -47,17 +46,9 @@ export class TraceContextMinter {
   mint(connectionId: string, direction: Direction, id: JsonRpcId, request?: JsonRpcMessage): MintedTraceContext {
     const parent = request ? parseTraceContext(metaTraceCarrier(request)) : undefined;
     const traceId = parent?.traceId ?? this.hexId(16);
-    // As the span sink will start the span: the parent in a root context, a CLIENT span.
-    const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const method = request && 'method' in request ? request.method : '';
-    const result = this.sampler.shouldSample(ctx, traceId, method, SpanKind.CLIENT, {}, []);
-    const traceState = result.traceState ?? parent?.traceState;
-    const spanContext: SpanContext = {
-      traceId,
-      spanId: this.hexId(8),
-      traceFlags: result.decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
-      ...(traceState ? { traceState } : {}),
-    };
+    // As the span sink will decide.
+    const spanContext = decide(this.sampler, method, parent, { traceId, spanId: this.hexId(8) }).context;
     const minted: MintedTraceContext = { spanContext, carrier: formatTraceContext(spanContext), ...(parent ? { parent } : {}) };
     const key = keyOf(connectionId, direction, id);
     this.pending.delete(key);
