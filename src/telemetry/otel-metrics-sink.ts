@@ -21,8 +21,7 @@ import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/str
 import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
 import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource, type Instruments } from './otel-metric-instruments.js';
 import type { Frame } from '../model/frame.js';
-import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
-import { TupleMap } from './tuple-map.js';
+import { KeyedCounts, TupleMap, type KeyedCount } from './keyed-counts.js';
 
 /** Attribute sets whose objects the sink keeps for reuse (method names come off the wire). */
 const MAX_CACHED_SETS = 4096;
@@ -130,16 +129,6 @@ export class OtelMetricsSink extends OtelSink<OtelMetricsSinkOptions> {
       if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
       this.inst.inFlight.removeCallback(this.observeInFlight);
       this.inst.exchanges.removeCallback(this.observeCounts);
-      this.connections.clear();
-      this.inFlight.clear();
-      this.inFlightCounts.clear();
-      this.exchangeCounts.clear();
-      this.operationSets.clear();
-      this.sseSets.clear();
-      this.figureSets.clear();
-      this.notificationSets.clear();
-      this.inFlightEntries.clear();
-      this.exchangeEntries.clear();
       return;
     }
     await this.closingFlush();

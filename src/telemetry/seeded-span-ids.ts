@@ -30,11 +30,7 @@ export class SeededSpanIds {
 
   /** Ids of a connection's `mcp.session` span; the open time tells a reused connection id apart. */
   session(connectionId: string, openedUs: number): SpanIds {
-    return this.derive(`session\u0000${connectionId}\u0000${openedUs}`);
-  }
-
-  private derive(name: string): SpanIds {
-    return idsOf(sha256Hex(`${this.seed}\u0000${name}`));
+    return idsOf(sha256Hex(`${this.seed}\u0000session\u0000${connectionId}\u0000${openedUs}`));
   }
 }
 

@@ -4,6 +4,7 @@
  * created when nothing is configured; exporter failures are counted and reported once on the logger, never thrown, and nothing goes to stdout;
  * `shutdown()` is idempotent and bounded in time (close-deadline.ts), and does not wait for an OTLP endpoint never reached.
  */
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -11,7 +12,7 @@ import { OTLPMetricExporter as OtlpJsonMetricExporter } from '@opentelemetry/exp
 import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import type { Meter, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, type Sampler, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -94,18 +95,16 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
     throw err;
   }
   const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000, reach);
-  const { minter, spanSink, metricsSink, sinks } =
-    deps.tapSinks === false
-      ? { sinks: [] as Sink[], minter: undefined, spanSink: undefined, metricsSink: undefined }
-      : buildSinks(config, traces, metrics, deps, logger, deadline);
+  const tap = deps.tapSinks === false ? undefined : buildSinks(config, traces, metrics, deps, logger, deadline);
+  const sinks = [tap?.spanSink, tap?.metricsSink].filter((s) => s !== undefined);
   let stopping: Promise<void> | undefined;
   return {
     sinks,
-    ...(spanSink ? { spanSink } : {}),
-    ...(metricsSink ? { metricsSink } : {}),
-    ...(minter ? { minter } : {}),
-    ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
-    ...(metrics ? { meter: metrics.provider.getMeter(SCOPE, VERSION) } : {}),
+    spanSink: tap?.spanSink,
+    metricsSink: tap?.metricsSink,
+    minter: tap?.minter,
+    metricsUrl: metrics?.url,
+    meter: metrics?.provider.getMeter(SCOPE, VERSION),
     spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
@@ -125,37 +124,36 @@ function buildSinks(
 ) {
   const closeWithin = (flush: Promise<void>) => deadline.within(flush);
   const minter = traces && config.injectTraceContext ? new TraceContextMinter({ sampler: traces.sampler }) : undefined;
-  const spanSink = traces
-    ? new OtelSpanSink({
-        tracer: traces.tracer,
-        sampler: traces.sampler,
-        captureContent: config.captureContent,
-        maxContentLength: config.maxContentLength,
-        idGenerator: traces.idGenerator,
-        spanIds: new SeededSpanIds(traces.seed),
-        ...(deps.recordedInjection ? { recordedInjection: true } : {}),
-        forceFlush: () => traces.provider.forceFlush(),
-        closeWithin,
-        exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
-        logger,
-        ...(deps.redact ? { redact: deps.redact } : {}),
-        ...(minter ? { minter } : {}),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      })
-    : undefined;
-  const metricsSink = metrics
-    ? new OtelMetricsSink({
-        meter: metrics.provider.getMeter(SCOPE, VERSION),
-        ...(metrics.histograms.own ? { histograms: metrics.histograms.own } : {}),
-        forceFlush: () => metrics.provider.forceFlush(),
-        closeWithin,
-        exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
-        logger,
-        ...(deps.dropCounts ? { dropCounts: deps.dropCounts } : {}),
-      })
-    : undefined;
-  const sinks: Sink[] = [spanSink, metricsSink].filter((s): s is OtelSpanSink | OtelMetricsSink => s !== undefined);
-  return { minter, spanSink, metricsSink, sinks };
+  const spanSink =
+    traces &&
+    new OtelSpanSink({
+      tracer: traces.tracer,
+      sampler: traces.sampler,
+      captureContent: config.captureContent,
+      maxContentLength: config.maxContentLength,
+      idGenerator: traces.idGenerator,
+      spanIds: new SeededSpanIds(traces.seed),
+      recordedInjection: deps.recordedInjection,
+      redact: deps.redact,
+      minter,
+      clock: deps.clock,
+      logger,
+      forceFlush: () => traces.provider.forceFlush(),
+      closeWithin,
+      exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
+    });
+  const metricsSink =
+    metrics &&
+    new OtelMetricsSink({
+      meter: metrics.provider.getMeter(SCOPE, VERSION),
+      histograms: metrics.histograms.own,
+      dropCounts: deps.dropCounts,
+      logger,
+      forceFlush: () => metrics.provider.forceFlush(),
+      closeWithin,
+      exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
+    });
+  return { minter, spanSink, metricsSink };
 }
 
 function buildResource(config: TelemetryConfig): Resource {
@@ -233,13 +231,11 @@ async function buildMetrics(
   }
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
   const histograms: OwnHistogramsRef = {};
-  const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
-    const interval = m.intervalMillis;
-    return new OwnHistogramPeriodicReader(
-      { exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) },
-      histograms,
-    );
-  });
+  const exportIntervalMillis = m.intervalMillis;
+  const exportTimeoutMillis = Math.min(exportIntervalMillis, m.otlp?.timeoutMillis ?? exportIntervalMillis);
+  const readers: IMetricReader[] = pushExporters.map(
+    (exporter) => new OwnHistogramPeriodicReader({ exporter, exportIntervalMillis, exportTimeoutMillis }, histograms),
+  );
   let prometheus: PrometheusExporter | undefined;
   if (m.prometheus) readers.push((prometheus = new OwnHistogramPrometheusExporter({ preventServerStart: true }, histograms)));
   if (readers.length === 0) return undefined;
@@ -269,13 +265,8 @@ async function servePrometheus(exporter: PrometheusExporter, host: string, port:
     res.statusCode = 404;
     res.end('not found; metrics are at /metrics\n');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   server.on('error', () => {});
   // The scrape endpoint must not keep the process alive after the tap is done.
   server.unref();

@@ -5,6 +5,8 @@
  * the span's name, attributes or links, so a span's sampling is decided before it is built, and the minter decides as the tracer will.
  */
 import {
+  defaultTextMapGetter,
+  defaultTextMapSetter,
   ROOT_CONTEXT,
   SamplingDecision,
   SpanKind,
@@ -13,8 +15,6 @@ import {
   type Attributes,
   type Link,
   type SpanContext,
-  type TextMapGetter,
-  type TextMapSetter,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
@@ -29,22 +29,10 @@ export interface TraceCarrier {
 
 const propagator = new W3CTraceContextPropagator();
 
-const getter: TextMapGetter<TraceCarrier> = {
-  keys: (c) => Object.keys(c),
-  get: (c, key) => (key === 'traceparent' ? c.traceparent : key === 'tracestate' ? c.tracestate : undefined),
-};
-
-const setter: TextMapSetter<TraceCarrier> = {
-  set: (c, key, value) => {
-    if (key === 'traceparent') c.traceparent = value;
-    else if (key === 'tracestate') c.tracestate = value;
-  },
-};
-
 /** The remote span context a carrier names, or undefined when it is absent or invalid. */
 export function parseTraceContext(carrier: TraceCarrier): SpanContext | undefined {
   if (typeof carrier.traceparent !== 'string') return undefined;
-  const ctx = propagator.extract(ROOT_CONTEXT, carrier, getter);
+  const ctx = propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
   const sc = trace.getSpanContext(ctx);
   return sc && trace.isSpanContextValid(sc) ? sc : undefined;
 }
@@ -52,7 +40,7 @@ export function parseTraceContext(carrier: TraceCarrier): SpanContext | undefine
 /** `traceparent` (and `tracestate` when the context has one) for a span context. */
 export function formatTraceContext(sc: SpanContext): TraceCarrier {
   const carrier: TraceCarrier = {};
-  propagator.inject(trace.setSpanContext(ROOT_CONTEXT, sc), carrier, setter);
+  propagator.inject(trace.setSpanContext(ROOT_CONTEXT, sc), carrier, defaultTextMapSetter);
   return carrier;
 }
 
