@@ -152,20 +152,17 @@ class CountingExporter implements SpanExporter {
 }
 
 export class CountingMetricExporter implements PushMetricExporter {
-  private failedCount = 0;
+  /** Exports that failed. */
+  failed = 0;
 
   constructor(
     private readonly inner: PushMetricExporter,
     private readonly logger: Logger,
   ) {}
 
-  get failed(): number {
-    return this.failedCount;
-  }
-
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
     const done = (result: ExportResult) => {
-      if (result.code !== ExportResultCode.SUCCESS && this.failedCount++ === 0) {
+      if (result.code !== ExportResultCode.SUCCESS && this.failed++ === 0) {
         this.logger.warn(`otel: metric export failed (${result.error?.message ?? 'unknown error'}); further failures counted, not logged`);
       }
       resultCallback(result);

@@ -122,16 +122,14 @@ export class OtelMetricsSink extends OtelSink<OtelMetricsSinkOptions> {
   }
 
   async close(): Promise<void> {
-    if (!this.closed) {
-      this.closed = true;
-      // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
-      await this.closingFlush();
-      if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
-      this.inst.inFlight.removeCallback(this.observeInFlight);
-      this.inst.exchanges.removeCallback(this.observeCounts);
-      return;
-    }
+    const first = !this.closed;
+    this.closed = true;
+    // Final values are collected by the flush; after it the callbacks would observe a closed pipeline.
     await this.closingFlush();
+    if (!first) return;
+    if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
+    this.inst.inFlight.removeCallback(this.observeInFlight);
+    this.inst.exchanges.removeCallback(this.observeCounts);
   }
 
   private openConnection(e: ConnectionOpened): void {

@@ -14,12 +14,12 @@ import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
 import type { SeededSpanIds } from './seeded-span-ids.js';
 import type { MintedTraceContext, TraceContextMinter } from './trace-context-minter.js';
-import { decide, metaTraceCarrier, parseTraceContext } from './trace-context.js';
+import { decide, metaTraceCarrier, parseTraceContext, type TraceCarrier } from './trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { MAX_IN_FLIGHT, OtelSink, type OtelSinkCommonOptions } from './otel-sink.js';
 import { connectionAttributes, MCPTAP_ATTR, usToHrTime } from './otel-attributes.js';
 import { contentString, type ContentOptions, type Redact } from './otel-content.js';
-import { emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type PresetIdGenerator, type SpanData, type TraceHeaders } from './span-data.js';
+import { emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type PresetIdGenerator, type SpanData } from './span-data.js';
 
 export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
   /** The provider's tracer: every span goes through it. */
@@ -48,7 +48,7 @@ export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
 interface OpenExchange {
   ex: Exchange;
   minted?: MintedTraceContext;
-  headers?: TraceHeaders;
+  headers?: TraceCarrier;
 }
 
 interface ConnectionState {

@@ -14,7 +14,7 @@ import { exchangeEndAttributes, exchangeStartAttributes, spanNameOf, statusOf, u
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
 import type { SpanIds } from './seeded-span-ids.js';
 import type { MintedTraceContext } from './trace-context-minter.js';
-import { metaTraceCarrier, parseTraceContext } from './trace-context.js';
+import { metaTraceCarrier, parseTraceContext, type TraceCarrier } from './trace-context.js';
 
 /** One finished span, as the SDK's tracer is to make it. */
 export interface SpanData {
@@ -45,12 +45,6 @@ export function exchangePlace(ex: Exchange, minted: MintedTraceContext | undefin
   return { name: spanNameOf(ex), parent, ids: minted?.spanContext ?? seeded };
 }
 
-/** The HTTP request's trace headers, as the tap saw them (redacted frames keep them). */
-export interface TraceHeaders {
-  traceparent: string;
-  tracestate?: string;
-}
-
 export interface ExchangeSpanInput {
   place: ExchangePlace;
   /** connectionAttributes of the exchange's connection. */
@@ -58,8 +52,8 @@ export interface ExchangeSpanInput {
   /** What the connection revealed earlier (protocol version, session id). */
   facts?: ConnectionFacts;
   sessionLink?: Link;
-  /** The HTTP request's `traceparent` header: the HTTP span, a link. */
-  headers?: TraceHeaders;
+  /** The HTTP request's `traceparent` header (as the tap saw it: redacted frames keep it): the HTTP span, a link. */
+  headers?: TraceCarrier;
   /** Captured content (redacted, truncated); none without. */
   content?: ContentOptions;
   /** Applied to a JSON-RPC error's message, free text a server may fill with anything. */
@@ -115,7 +109,7 @@ export function exchangeSpan(ex: Exchange, input: ExchangeSpanInput): SpanData {
 }
 
 /** A header naming the span `_meta` already names is the parent; a link would repeat it. */
-function httpHeaderLink(ex: Exchange, headers: TraceHeaders | undefined): Link | undefined {
+function httpHeaderLink(ex: Exchange, headers: TraceCarrier | undefined): Link | undefined {
   if (!headers) return undefined;
   const sc = parseTraceContext(headers);
   if (!sc || sc.spanId === parseTraceContext(metaTraceCarrier(ex.request))?.spanId) return undefined;
