@@ -27,17 +27,14 @@ const unrefTimer: StartTimer = (ms, fire) => void setTimeout(fire, ms).unref();
 
 export class CloseDeadline {
   private ended: Promise<'expired' | 'unreachable'> | undefined;
-  private why: string | undefined;
+  /** Why it gave up early, once it has. */
+  gaveUpBecause: string | undefined;
 
   constructor(
     readonly ms: number,
     private readonly giveUp?: GiveUpSignal,
     private readonly startTimer: StartTimer = unrefTimer,
   ) {}
-
-  get gaveUpBecause(): string | undefined {
-    return this.why;
-  }
 
   /** Waits for `work` until the deadline (whose clock starts at the first call) or until waiting is pointless. */
   within(work: Promise<unknown>): Promise<CloseOutcome> {
@@ -46,7 +43,7 @@ export class CloseDeadline {
       const check = () => {
         const why = this.giveUp?.reason();
         if (why === undefined) return;
-        this.why ??= why;
+        this.gaveUpBecause ??= why;
         off();
         resolve('unreachable');
       };

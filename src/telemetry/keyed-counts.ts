@@ -40,16 +40,13 @@ type Level = Map<Part, unknown>;
 
 export class TupleMap<V> {
   private readonly root: Level = new Map();
-  private count = 0;
+  /** Entries stored. */
+  size = 0;
 
   constructor(
     private readonly arity: number,
     private readonly maxEntries = 4096,
   ) {}
-
-  get size(): number {
-    return this.count;
-  }
 
   get(a: Part, b?: Part, c?: Part, d?: Part, e?: Part): V | undefined {
     let level: Level | undefined = this.root;
@@ -67,7 +64,7 @@ export class TupleMap<V> {
 
   /** Stores `value` unless full; returns `value` either way. */
   set(value: V, a: Part, b?: Part, c?: Part, d?: Part, e?: Part): V {
-    if (this.count >= this.maxEntries) return value;
+    if (this.size >= this.maxEntries) return value;
     const parts = [a, b, c, d, e];
     let level = this.root;
     for (let i = 0; i < this.arity - 1; i++) {
@@ -75,7 +72,7 @@ export class TupleMap<V> {
       if (!next) level.set(parts[i], (next = new Map()));
       level = next;
     }
-    if (!level.has(parts[this.arity - 1])) this.count++;
+    if (!level.has(parts[this.arity - 1])) this.size++;
     level.set(parts[this.arity - 1], value);
     return value;
   }

@@ -39,8 +39,6 @@ export interface HistogramSource {
 /** Instrument names in creation order (the order the SDK reports them in): MCPTAP_METRIC lists mcptap's in that order. */
 export const METRIC_ORDER: readonly string[] = [METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION, ...Object.values(MCPTAP_METRIC)];
 
-export type Instruments = ReturnType<typeof createInstruments>;
-
 export function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }) {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {

@@ -19,7 +19,7 @@ import {
 } from './otel-attributes.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
 import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
-import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource, type Instruments } from './otel-metric-instruments.js';
+import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource } from './otel-metric-instruments.js';
 import type { Frame } from '../model/frame.js';
 import { KeyedCounts, TupleMap, type KeyedCount } from './keyed-counts.js';
 
@@ -45,7 +45,7 @@ interface ConnectionState {
 }
 
 export class OtelMetricsSink extends OtelSink<OtelMetricsSinkOptions> {
-  private readonly inst: Instruments;
+  private readonly inst: ReturnType<typeof createInstruments>;
   private readonly connections = new Map<string, ConnectionState>();
   /** Observed at collection (KeyedCounts), saving SDK records per exchange; an in-flight request keeps its entry, so -1 matches its +1. */
   private readonly inFlight = new Map<string, KeyedCount>();

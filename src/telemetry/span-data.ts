@@ -8,7 +8,7 @@
  * and clears it in `finally`.
  */
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type HrTime, type Link, type SpanContext, type SpanStatus, type Tracer } from '@opentelemetry/api';
-import { RandomIdGenerator, type IdGenerator } from '@opentelemetry/sdk-trace-base';
+import { RandomIdGenerator, type IdGenerator, type TimedEvent } from '@opentelemetry/sdk-trace-base';
 import type { Exchange } from '../model/exchange.js';
 import { exchangeEndAttributes, exchangeStartAttributes, spanNameOf, statusOf, usToHrTime, type ConnectionFacts } from './otel-attributes.js';
 import { contentAttributes, contentString, type ContentOptions, type Redact } from './otel-content.js';
@@ -28,16 +28,12 @@ export interface SpanData {
   ids?: SpanIds | undefined;
   attributes: Attributes;
   links: readonly Link[];
-  events: readonly SpanEventData[];
+  events: readonly TimedEvent[];
   status?: SpanStatus | undefined;
 }
 
 /** Where an exchange span sits in its trace: decided from the request alone, before anything else is built. */
-export interface ExchangePlace {
-  name: string;
-  parent: SpanContext | undefined;
-  ids: SpanIds | undefined;
-}
+export type ExchangePlace = Pick<SpanData, 'name' | 'parent' | 'ids'>;
 
 /** The exchange's span name, parent and own ids. An injected context is the span's own: its parent is what the caller sent. */
 export function exchangePlace(ex: Exchange, minted: MintedTraceContext | undefined, seeded: SpanIds | undefined): ExchangePlace {
@@ -65,7 +61,7 @@ export interface ExchangeSpanInput {
 const SESSION_LINK_ATTRS: Attributes = Object.freeze({ 'mcptap.link': 'session' });
 const HTTP_LINK_ATTRS: Attributes = Object.freeze({ 'mcptap.link': 'http' });
 const NO_LINKS: readonly Link[] = Object.freeze([]);
-const NO_EVENTS: readonly SpanEventData[] = Object.freeze([]);
+const NO_EVENTS: readonly TimedEvent[] = Object.freeze([]);
 
 /** The link every exchange span of a connection gets to its `mcp.session` span. */
 export function sessionLinkTo(session: SpanContext): Link {
@@ -153,15 +149,9 @@ export const MCPTAP_EVENT = {
 /** SSE events recorded per span; the total is always in `mcptap.sse.events`. */
 export const MAX_SSE_SPAN_EVENTS = 256;
 
-export interface SpanEventData {
-  name: string;
-  attributes: Attributes;
-  time: HrTime;
-}
-
 /** The exchange's span events, in the order they are added to its span. */
-export function exchangeEvents(ex: Exchange): SpanEventData[] {
-  const events: SpanEventData[] = [];
+export function exchangeEvents(ex: Exchange): TimedEvent[] {
+  const events: TimedEvent[] = [];
   const add = (name: string, attributes: Attributes, us: number) => events.push({ name, attributes, time: usToHrTime(us) });
   for (const p of ex.progress) {
     const attrs: Attributes = { [MCPTAP_EVENT.progressValue]: p.progress };

@@ -13,7 +13,7 @@ import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/ex
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader } from '@opentelemetry/sdk-metrics';
-import type { Meter, Tracer } from '@opentelemetry/api';
+import type { Meter } from '@opentelemetry/api';
 import { BasicTracerProvider, type Sampler, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { OtelMetricsSink } from './otel-metrics-sink.js';
@@ -87,13 +87,10 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
   // The OTLP exporters' sockets say whether their endpoints were ever reached (for the close).
   const reach = new OtlpReachability();
   const traces = buildTraces(config, resource, deps, logger, reach);
-  let metrics: MetricsParts | undefined;
-  try {
-    metrics = await buildMetrics(config, resource, deps, logger, reach);
-  } catch (err) {
+  const metrics = await buildMetrics(config, resource, deps, logger, reach).catch(async (err: unknown) => {
     await traces?.provider.shutdown().catch(() => {});
     throw err;
-  }
+  });
   const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000, reach);
   const tap = deps.tapSinks === false ? undefined : buildSinks(config, traces, metrics, deps, logger, deadline);
   const sinks = [tap?.spanSink, tap?.metricsSink].filter((s) => s !== undefined);
@@ -127,7 +124,7 @@ function buildSinks(
   const spanSink =
     traces &&
     new OtelSpanSink({
-      tracer: traces.tracer,
+      tracer: traces.provider.getTracer(SCOPE, VERSION),
       sampler: traces.sampler,
       captureContent: config.captureContent,
       maxContentLength: config.maxContentLength,
@@ -168,7 +165,6 @@ function buildResource(config: TelemetryConfig): Resource {
 
 interface TraceParts {
   provider: BasicTracerProvider;
-  tracer: Tracer;
   processors: CountingSpanProcessor[];
   otlp: CountingSpanProcessor | undefined;
   idGenerator: PresetIdGenerator;
@@ -199,8 +195,7 @@ function buildTraces(config: TelemetryConfig, resource: Resource, deps: Telemetr
   // An explicit sampler: the SDK would otherwise read OTEL_TRACES_SAMPLER from process.env itself.
   const sampler = samplerFor(config.sampler);
   const provider = new BasicTracerProvider({ resource, idGenerator, sampler, spanProcessors: processors, spanLimits });
-  const tracer = provider.getTracer(SCOPE, VERSION);
-  return { provider, tracer, processors, otlp, idGenerator, sampler, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
+  return { provider, processors, otlp, idGenerator, sampler, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 interface MetricsParts {

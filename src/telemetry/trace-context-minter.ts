@@ -34,7 +34,8 @@ export class TraceContextMinter {
   private readonly maxPending: number;
   private readonly random: (size: number) => Buffer;
   private readonly sampler: Sampler;
-  private evictedCount = 0;
+  /** Minted contexts evicted unused because the table was full. */
+  evicted = 0;
 
   constructor(opts: TraceContextMinterOptions = {}) {
     this.maxPending = Math.max(1, opts.maxPending ?? 10_000);
@@ -55,7 +56,7 @@ export class TraceContextMinter {
     this.pending.set(key, minted);
     if (this.pending.size > this.maxPending) {
       this.pending.delete(this.pending.keys().next().value as string);
-      this.evictedCount++;
+      this.evicted++;
     }
     return minted;
   }
@@ -77,11 +78,6 @@ export class TraceContextMinter {
 
   get size(): number {
     return this.pending.size;
-  }
-
-  /** Minted contexts evicted unused because the table was full. */
-  get evicted(): number {
-    return this.evictedCount;
   }
 
   private hexId(bytes: number): string {
