@@ -1,21 +1,22 @@
 /**
- * A BatchSpanProcessor whose drops are counted, not just logged on the OTel diag channel: spans refused with the queue full, and spans in batches the
- * exporter failed to deliver; the first of each kind is reported once on the logger. The count is exact: this wrapper refuses a span itself when its
- * tally reaches `maxQueueSize` (the inner processor's capacity, so that one never drops silently), and the tally falls when a batch goes to the exporter.
+ * What the exporters failed to deliver, counted, not just logged on the OTel diag channel; the first failure of each kind is reported once on the
+ * logger. {@link CountingSpanProcessor}: a BatchSpanProcessor counting spans refused with the queue full and spans in batches the exporter failed to
+ * deliver. The count is exact: it refuses a span itself when its tally reaches `maxQueueSize` (the inner processor's capacity, so that one never drops
+ * silently), and the tally falls when a batch goes to the exporter. {@link CountingMetricExporter}: failed metric exports (a collection's data each).
  */
-import type { Context } from '@opentelemetry/api';
-import { TraceFlags } from '@opentelemetry/api';
+import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import {
+  AggregationTemporality,
+  AggregationType,
+  type AggregationOption,
+  type InstrumentType,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { silentLogger, type Logger } from '../util/logger.js';
-
-export interface CountingSpanProcessorOptions {
-  maxQueueSize?: number;
-  maxExportBatchSize?: number;
-  scheduledDelayMillis?: number;
-  exportTimeoutMillis?: number;
-  logger?: Logger;
-}
+import type { Logger } from '../util/logger.js';
+import type { TelemetryConfig } from './telemetry-config.js';
 
 export interface SpanExportCounts {
   exported: number;
@@ -49,15 +50,15 @@ export class CountingSpanProcessor implements SpanProcessor {
   private readonly c: SpanExportCounts = { ...NO_SPAN_COUNTS };
   private shutDown = false;
 
-  constructor(exporter: SpanExporter, opts: CountingSpanProcessorOptions = {}) {
-    this.maxQueueSize = opts.maxQueueSize ?? 2048;
-    this.logger = opts.logger ?? silentLogger;
+  constructor(exporter: SpanExporter, opts: TelemetryConfig['spanQueue'] & { logger: Logger }) {
+    this.maxQueueSize = opts.maxQueueSize;
+    this.logger = opts.logger;
     // Explicit values for every setting: the SDK would otherwise read OTEL_BSP_* from process.env.
     this.inner = new BatchSpanProcessor(new CountingExporter(exporter, this), {
       maxQueueSize: this.maxQueueSize,
-      maxExportBatchSize: Math.min(opts.maxExportBatchSize ?? 512, this.maxQueueSize),
-      scheduledDelayMillis: opts.scheduledDelayMillis ?? 1000,
-      exportTimeoutMillis: opts.exportTimeoutMillis ?? 10_000,
+      maxExportBatchSize: Math.min(opts.maxExportBatchSize, this.maxQueueSize),
+      scheduledDelayMillis: opts.scheduledDelayMillis,
+      exportTimeoutMillis: opts.exportTimeoutMillis,
     });
   }
 
@@ -137,7 +138,7 @@ class CountingExporter implements SpanExporter {
     try {
       this.inner.export(spans, done);
     } catch (err) {
-      done({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) });
+      done(failed(err));
     }
   }
 
@@ -148,4 +149,49 @@ class CountingExporter implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.inner.forceFlush?.() ?? Promise.resolve();
   }
+}
+
+export class CountingMetricExporter implements PushMetricExporter {
+  /** Exports that failed. */
+  failed = 0;
+
+  constructor(
+    private readonly inner: PushMetricExporter,
+    private readonly logger: Logger,
+  ) {}
+
+  export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
+    const done = (result: ExportResult) => {
+      if (result.code !== ExportResultCode.SUCCESS && this.failed++ === 0) {
+        this.logger.warn(`otel: metric export failed (${result.error?.message ?? 'unknown error'}); further failures counted, not logged`);
+      }
+      resultCallback(result);
+    };
+    try {
+      this.inner.export(metrics, done);
+    } catch (err) {
+      done(failed(err));
+    }
+  }
+
+  selectAggregationTemporality(instrumentType: InstrumentType): AggregationTemporality {
+    return this.inner.selectAggregationTemporality?.(instrumentType) ?? AggregationTemporality.CUMULATIVE;
+  }
+
+  selectAggregation(instrumentType: InstrumentType): AggregationOption {
+    return this.inner.selectAggregation?.(instrumentType) ?? { type: AggregationType.DEFAULT };
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}
+
+/** An export that threw, as the failed result it stands for. */
+export function failed(err: unknown): ExportResult {
+  return { code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) };
 }

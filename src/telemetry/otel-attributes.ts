@@ -76,8 +76,7 @@ export function networkTransportOf(transport: Transport | undefined): string | u
 }
 
 /** Transport, protocol (name and HTTP version) and server address/port of a connection. */
-export function connectionAttributes(conn: ConnectionInfo | undefined): Attributes {
-  if (!conn) return {};
+export function connectionAttributes(conn: ConnectionInfo): Attributes {
   const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) };
   if (conn.transport !== 'http') return attrs;
   attrs[ATTR_NETWORK_PROTOCOL_NAME] = 'http';

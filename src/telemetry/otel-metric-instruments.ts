@@ -1,5 +1,5 @@
 /** The OTel metrics sink's instruments (the MCP semconv histograms and mcptap's own): names, buckets, descriptions, created in one place. */
-import type { Counter, Histogram, Meter, MetricOptions, ObservableCounter, ObservableUpDownCounter, UpDownCounter } from '@opentelemetry/api';
+import type { Histogram, Meter, MetricOptions } from '@opentelemetry/api';
 import { METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION } from '@opentelemetry/semantic-conventions/incubating';
 import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
 
@@ -7,6 +7,7 @@ import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
 export const DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 export const EVENTS_PER_STREAM_BUCKETS = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 5000];
 
+/** In creation order (see METRIC_ORDER). */
 export const MCPTAP_METRIC = {
   exchanges: 'mcptap.exchanges',
   sseTimeToFirstEvent: 'mcptap.sse.time_to_first_event',
@@ -35,43 +36,10 @@ export interface HistogramSource {
   create(name: string, options: MetricOptions): Histogram;
 }
 
-export interface Instruments {
-  operationDuration: Histogram;
-  sessionDuration: Histogram;
-  exchanges: ObservableCounter;
-  timeToFirstEvent: Histogram;
-  eventsPerStream: Histogram;
-  sseDuration: Histogram;
-  inFlight: ObservableUpDownCounter;
-  violations: Counter;
-  dropped: ObservableCounter;
-  cancellations: Counter;
-  notifications: Counter;
-  notificationDelay: Histogram;
-  streamsOpen: UpDownCounter;
-}
+/** Instrument names in creation order (the order the SDK reports them in): MCPTAP_METRIC lists mcptap's in that order. */
+export const METRIC_ORDER: readonly string[] = [METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_CLIENT_SESSION_DURATION, ...Object.values(MCPTAP_METRIC)];
 
-/** Instrument names in creation order (the order the SDK reports them in). */
-export const METRIC_ORDER: readonly string[] = [
-  METRIC_MCP_CLIENT_OPERATION_DURATION,
-  METRIC_MCP_CLIENT_SESSION_DURATION,
-  MCPTAP_METRIC.exchanges,
-  MCPTAP_METRIC.sseTimeToFirstEvent,
-  MCPTAP_METRIC.sseEventsPerStream,
-  MCPTAP_METRIC.sseDuration,
-  MCPTAP_METRIC.requestsInFlight,
-  MCPTAP_METRIC.protocolViolations,
-  MCPTAP_METRIC.sinkDropped,
-  MCPTAP_METRIC.cancellations,
-  MCPTAP_METRIC.notifications,
-  MCPTAP_METRIC.notificationDelay,
-  MCPTAP_METRIC.streamsOpen,
-];
-
-export function createInstruments(
-  meter: Meter,
-  histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) },
-): Instruments {
+export function createInstruments(meter: Meter, histograms: HistogramSource = { create: (name, options) => meter.createHistogram(name, options) }) {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {
     operationDuration: histograms.create(METRIC_MCP_CLIENT_OPERATION_DURATION, {

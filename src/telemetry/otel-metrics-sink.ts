@@ -7,9 +7,7 @@ import { ATTR_ERROR_TYPE, ATTR_NETWORK_TRANSPORT } from '@opentelemetry/semantic
 import { ATTR_MCP_METHOD_NAME, ATTR_MCP_PROTOCOL_VERSION } from '@opentelemetry/semantic-conventions/incubating';
 import type { AnomalySeen, ConnectionClosed, ConnectionOpened, LongStreamKind, TapEvent, Transport } from '../model/events.js';
 import type { Exchange } from '../model/exchange.js';
-import { silentLogger, type Logger } from '../util/logger.js';
-import { SayOnce } from '../util/say-once.js';
-import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
+import { MAX_IN_FLIGHT, OtelSink, type OtelSinkCommonOptions } from './otel-sink.js';
 import {
   connectionAttributes,
   errorTypeOf,
@@ -21,27 +19,13 @@ import {
 } from './otel-attributes.js';
 import { STREAM_FIGURES, exchangeStreamTimes, streamFigures } from '../model/stream-figures.js';
 import { FIRED_AT_META } from '../protocol/mcptap-meta.js';
-import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource, type Instruments } from './otel-metric-instruments.js';
+import { createInstruments, SSE_SERIES_ATTR, CANCEL_ATTR, type DropCounts, type HistogramSource } from './otel-metric-instruments.js';
 import type { Frame } from '../model/frame.js';
-import { KeyedCounts, type KeyedCount } from './keyed-counts.js';
-import { TupleMap } from './tuple-map.js';
-import { emptyStats, type Sink, type SinkStats } from '../sinks/sink.js';
-
-export {
-  CANCEL_ATTR,
-  DURATION_BUCKETS_S,
-  EVENTS_PER_STREAM_BUCKETS,
-  MCPTAP_METRIC,
-  METRIC_ORDER,
-  SSE_SERIES_ATTR,
-  type DropCounts,
-  type HistogramSource,
-} from './otel-metric-instruments.js';
+import { KeyedCounts, TupleMap, type KeyedCount } from './keyed-counts.js';
 
 /** Attribute sets whose objects the sink keeps for reuse (method names come off the wire). */
 const MAX_CACHED_SETS = 4096;
 
-/** `name` defaults to `otel-metrics`. */
 export interface OtelMetricsSinkOptions extends OtelSinkCommonOptions {
   meter: Meter;
   /** Makes the per-exchange histograms (operation duration, SSE timings), recorded with reused frozen attribute objects. Default: the meter. */
@@ -60,13 +44,8 @@ interface ConnectionState {
   attrsKey: string;
 }
 
-export class OtelMetricsSink implements Sink {
-  readonly name: string;
-  private readonly inst: Instruments;
-  private readonly opts: OtelMetricsSinkOptions;
-  private readonly logger: Logger;
-  private readonly errorsSaid: SayOnce;
-  private readonly maxInFlight: number;
+export class OtelMetricsSink extends OtelSink<OtelMetricsSinkOptions> {
+  private readonly inst: ReturnType<typeof createInstruments>;
   private readonly connections = new Map<string, ConnectionState>();
   /** Observed at collection (KeyedCounts), saving SDK records per exchange; an in-flight request keeps its entry, so -1 matches its +1. */
   private readonly inFlight = new Map<string, KeyedCount>();
@@ -85,15 +64,9 @@ export class OtelMetricsSink implements Sink {
   /** The KeyedCounts entries by (method, transport[, outcome]), found without building their string keys. */
   private readonly inFlightEntries = new TupleMap<KeyedCount>(2, MAX_CACHED_SETS);
   private readonly exchangeEntries = new TupleMap<KeyedCount>(3, MAX_CACHED_SETS);
-  private readonly counts = emptyStats();
-  private closed = false;
 
   constructor(opts: OtelMetricsSinkOptions) {
-    this.opts = opts;
-    this.name = opts.name ?? 'otel-metrics';
-    this.logger = opts.logger ?? silentLogger;
-    this.errorsSaid = new SayOnce((m) => this.logger.warn(m));
-    this.maxInFlight = opts.maxInFlight ?? 10_000;
+    super('otel-metrics', 'otel metrics sink', opts);
     this.inst = createInstruments(opts.meter, opts.histograms);
     this.observeInFlight = (result) => this.inFlightCounts.observe(result);
     this.observeCounts = (result) => this.exchangeCounts.observe(result);
@@ -148,35 +121,15 @@ export class OtelMetricsSink implements Sink {
     }
   }
 
-  async flush(): Promise<void> {
-    await this.opts.forceFlush?.().catch((e) => this.error(e));
-  }
-
   async close(): Promise<void> {
-    if (!this.closed) {
-      this.closed = true;
-      // Final values are collected by the flush below; after it the callback would observe a closed pipeline.
-      await closingFlush(this.opts, this.flush());
-      if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
-      this.inst.inFlight.removeCallback(this.observeInFlight);
-      this.inst.exchanges.removeCallback(this.observeCounts);
-      this.connections.clear();
-      this.inFlight.clear();
-      this.inFlightCounts.clear();
-      this.exchangeCounts.clear();
-      this.operationSets.clear();
-      this.sseSets.clear();
-      this.figureSets.clear();
-      this.notificationSets.clear();
-      this.inFlightEntries.clear();
-      this.exchangeEntries.clear();
-      return;
-    }
-    await closingFlush(this.opts, this.flush());
-  }
-
-  stats(): SinkStats {
-    return { ...this.counts, dropped: this.counts.dropped + (this.opts.exportDropped?.() ?? 0) };
+    const first = !this.closed;
+    this.closed = true;
+    // Final values are collected by the flush; after it the callbacks would observe a closed pipeline.
+    await this.closingFlush();
+    if (!first) return;
+    if (this.observeDrops) this.inst.dropped.removeCallback(this.observeDrops);
+    this.inst.inFlight.removeCallback(this.observeInFlight);
+    this.inst.exchanges.removeCallback(this.observeCounts);
   }
 
   private openConnection(e: ConnectionOpened): void {
@@ -195,7 +148,7 @@ export class OtelMetricsSink implements Sink {
   }
 
   private startExchange(ex: Exchange): void {
-    if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.inFlight.has(ex.key)) return;
     const transport = this.transportOf(ex.connectionId);
     const count =
       this.inFlightEntries.get(ex.method, transport) ??
@@ -293,10 +246,6 @@ export class OtelMetricsSink implements Sink {
   private transportAttr(connectionId: string): Attributes {
     const conn = this.connections.get(connectionId);
     return conn ? { [ATTR_NETWORK_TRANSPORT]: networkTransportOf(conn.transport) } : {};
-  }
-
-  private error(err: unknown): void {
-    this.counts.errors = this.errorsSaid.count('error', () => `otel metrics sink error (further errors counted, not logged): ${String(err)}`);
   }
 }
 

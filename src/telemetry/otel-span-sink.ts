@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry spans: one CLIENT span per request exchange (either direction, MCP semconv), one `mcp.session` span per connection and one
  * `mcptap.stream` span per standalone GET stream. Each is built once, when what it covers has ended, as data handed to the SDK's tracer by
- * {@link emitSpan}; in flight the sink keeps only what completion needs (bounded by `maxInFlight`); what is open at close() ends then, `mcptap.unfinished`.
+ * {@link emitSpan}; in flight the sink keeps only what completion needs (bounded by MAX_IN_FLIGHT); what is open at close() ends then, `mcptap.unfinished`.
  * With `spanIds`, ids derive from the run's seed, so `mcptap export` (this sink on recorded events) reproduces the live ids; with `recordedInjection`,
  * a host->server request's `_meta.traceparent` is the span's own context (the caller's parent was overwritten on the wire). The sampler is asked
  * before a span's data is built. Nothing here touches the global OTel API.
@@ -12,42 +12,34 @@ import type { ConnectionClosed, ConnectionOpened, FrameSeen, StreamClosed, TapEv
 import type { Exchange } from '../model/exchange.js';
 import { isRecord, type JsonRpcResponse } from '../model/jsonrpc.js';
 import { ATTR_MCP_PROTOCOL_VERSION, ATTR_MCP_SESSION_ID, ATTR_PROCESS_EXIT_CODE, ATTR_PROCESS_PID } from '@opentelemetry/semantic-conventions/incubating';
-import type { PresetIdGenerator } from './preset-id-generator.js';
-import { samplerFor } from './samplers.js';
-import type { SeededSpanIds, SpanIds } from './seeded-span-ids.js';
+import type { SeededSpanIds } from './seeded-span-ids.js';
 import type { MintedTraceContext, TraceContextMinter } from './trace-context-minter.js';
-import { metaTraceCarrier, parseTraceContext } from './trace-context.js';
+import { decide, metaTraceCarrier, parseTraceContext, type TraceCarrier } from './trace-context.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { silentLogger, type Logger } from '../util/logger.js';
-import { SayOnce } from '../util/say-once.js';
-import { closingFlush, type OtelSinkCommonOptions } from './otel-sink-options.js';
+import { MAX_IN_FLIGHT, OtelSink, type OtelSinkCommonOptions } from './otel-sink.js';
 import { connectionAttributes, MCPTAP_ATTR, usToHrTime } from './otel-attributes.js';
 import { contentString, type ContentOptions, type Redact } from './otel-content.js';
-import { decide, emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type SpanData, type TraceHeaders } from './span-data.js';
-import { emptyStats, type Sink, type SinkStats } from '../sinks/sink.js';
+import { emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type PresetIdGenerator, type SpanData } from './span-data.js';
 
-/** `name` defaults to `otel-spans`. */
 export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
   /** The provider's tracer: every span goes through it. */
   tracer: Tracer;
-  /** The provider's sampler, asked before a span's data is built. Default: parent-based always-on, the SDK's default. */
-  sampler?: Sampler;
+  /** The provider's sampler, asked before a span's data is built. */
+  sampler: Sampler;
   /** Export resource URIs, arguments, params and results (redacted, truncated). Default false. */
   captureContent?: boolean;
   /** Applied to every captured value before export. */
   redact?: Redact;
   /** Longest captured value in characters. Default 8192. */
   maxContentLength?: number;
-  /** Contexts the tap injected (`--inject-trace-context`); requires `idGenerator`. */
+  /** Contexts the tap injected (`--inject-trace-context`). */
   minter?: TraceContextMinter;
   /** The provider's id generator, so injected or derived ids become the spans' ids. */
-  idGenerator?: PresetIdGenerator;
-  /** Derive span ids from the run's seed (requires `idGenerator`); otherwise they are random. */
+  idGenerator: PresetIdGenerator;
+  /** Derive span ids from the run's seed; otherwise they are random. */
   spanIds?: SeededSpanIds;
   /** Replaying a recording made with `--inject-trace-context`: c2s `_meta.traceparent` holds the span's own ids. */
   recordedInjection?: boolean;
-  /** Link each exchange span to its connection's `mcp.session` span. Default true. */
-  linkToSession?: boolean;
   /** Ends spans still open at `close()`. */
   clock?: Clock;
 }
@@ -56,7 +48,7 @@ export interface OtelSpanSinkOptions extends OtelSinkCommonOptions {
 interface OpenExchange {
   ex: Exchange;
   minted?: MintedTraceContext;
-  headers?: TraceHeaders;
+  headers?: TraceCarrier;
 }
 
 interface ConnectionState {
@@ -66,38 +58,26 @@ interface ConnectionState {
   session: SpanData;
   sessionRecorded: boolean;
   /** The link to the session span every exchange span gets, made once. */
-  sessionLink?: Link;
+  sessionLink: Link;
   protocolVersion?: string;
   sessionId?: string;
 }
 
-export class OtelSpanSink implements Sink {
-  readonly name: string;
+export class OtelSpanSink extends OtelSink<OtelSpanSinkOptions> {
   private readonly tracer: Tracer;
   private readonly sampler: Sampler;
-  private readonly opts: OtelSpanSinkOptions;
-  private readonly logger: Logger;
-  private readonly errorsSaid: SayOnce;
   private readonly clock: Clock;
   private readonly content: ContentOptions | undefined;
-  private readonly maxInFlight: number;
   private readonly connections = new Map<string, ConnectionState>();
   private readonly inFlight = new Map<string, OpenExchange>();
   /** Ids for session spans without seeded ones: a session's id must be known at open, for the links. */
   private readonly randomIds = new RandomIdGenerator();
-  private readonly counts = emptyStats();
-  private closed = false;
-  private warnedInjection = false;
 
   constructor(opts: OtelSpanSinkOptions) {
-    this.opts = opts;
+    super('otel-spans', 'otel span sink', opts);
     this.tracer = opts.tracer;
-    this.sampler = opts.sampler ?? samplerFor(undefined);
-    this.name = opts.name ?? 'otel-spans';
-    this.logger = opts.logger ?? silentLogger;
-    this.errorsSaid = new SayOnce((m) => this.logger.warn(m));
+    this.sampler = opts.sampler;
     this.clock = opts.clock ?? systemClock;
-    this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.content = opts.captureContent
       ? { maxLength: opts.maxContentLength ?? 8192, onError: (e) => this.error(e), ...(opts.redact ? { redact: opts.redact } : {}) }
       : undefined;
@@ -130,10 +110,6 @@ export class OtelSpanSink implements Sink {
     }
   }
 
-  async flush(): Promise<void> {
-    await this.opts.forceFlush?.().catch((e) => this.error(e));
-  }
-
   /** Ends what is still open (exchanges as unfinished, sessions at the current time), then flushes. */
   async close(): Promise<void> {
     if (!this.closed) {
@@ -153,11 +129,7 @@ export class OtelSpanSink implements Sink {
       }
       this.connections.clear();
     }
-    await closingFlush(this.opts, this.flush());
-  }
-
-  stats(): SinkStats {
-    return { ...this.counts, dropped: this.counts.dropped + (this.opts.exportDropped?.() ?? 0) };
+    await this.closingFlush();
   }
 
   private openConnection(e: ConnectionOpened): void {
@@ -166,9 +138,12 @@ export class OtelSpanSink implements Sink {
     // A connection id opened again: the earlier session ends where the new one starts.
     const earlier = this.connections.get(info.connectionId);
     if (earlier) this.emitSession(earlier, e.timeUs);
-    const ids = this.presetIds(this.opts.spanIds?.session(info.connectionId, e.timeUs)) ?? this.sessionIds();
+    const ids = this.opts.spanIds?.session(info.connectionId, e.timeUs) ?? {
+      traceId: this.randomIds.generateTraceId(),
+      spanId: this.randomIds.generateSpanId(),
+    };
     const decision = decide(this.sampler, 'mcp.session', undefined, ids);
-    const recorded = decision?.recorded ?? true;
+    const recorded = decision.recorded;
     const attrs: Attributes = recorded ? { ...connAttrs, [MCPTAP_ATTR.connectionId]: info.connectionId } : {};
     if (recorded) {
       if (info.sessionId) attrs[ATTR_MCP_SESSION_ID] = info.sessionId;
@@ -183,17 +158,16 @@ export class OtelSpanSink implements Sink {
       kind: SpanKind.CLIENT,
       startTime: usToHrTime(e.timeUs),
       endTime: usToHrTime(e.timeUs),
-      ...(ids ? { ids } : {}),
+      ids,
       attributes: attrs,
       links: [],
       events: [],
     };
-    const link = this.opts.linkToSession !== false && decision ? sessionLinkTo(decision.context) : undefined;
     this.connections.set(info.connectionId, {
       attrs: connAttrs,
       session,
       sessionRecorded: recorded,
-      ...(link ? { sessionLink: link } : {}),
+      sessionLink: sessionLinkTo(decision.context),
       ...(info.sessionId ? { sessionId: info.sessionId } : {}),
     });
   }
@@ -237,7 +211,7 @@ export class OtelSpanSink implements Sink {
 
   /** Remembers what the exchange's span will need (past the bound, or on a repeated start, nothing). */
   private startExchange(ex: Exchange): void {
-    if (this.inFlight.size >= this.maxInFlight || this.inFlight.has(ex.key)) return;
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.inFlight.has(ex.key)) return;
     const minted = this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
     this.inFlight.set(ex.key, { ex, ...(minted ? { minted } : {}) });
   }
@@ -262,8 +236,8 @@ export class OtelSpanSink implements Sink {
   /** Builds and emits an exchange's span, unless the sampler drops it (then nothing of it is built). */
   private emitExchange(ex: Exchange, open: OpenExchange | undefined, unfinishedAtUs: number | undefined): void {
     const minted = open ? open.minted : this.opts.minter?.take(ex.connectionId, ex.direction, ex.id);
-    const place = exchangePlace(ex, minted ?? this.recordedContext(ex), this.presetIds(this.opts.spanIds?.exchange(ex.key)));
-    if (decide(this.sampler, place.name, place.parent, place.ids)?.recorded === false) return;
+    const place = exchangePlace(ex, minted ?? this.recordedContext(ex), this.opts.spanIds?.exchange(ex.key));
+    if (place.ids && !decide(this.sampler, place.name, place.parent, place.ids).recorded) return;
     const conn = this.connections.get(ex.connectionId);
     const data = exchangeSpan(ex, {
       place,
@@ -276,19 +250,6 @@ export class OtelSpanSink implements Sink {
       unfinishedAtUs,
     });
     emitSpan(this.tracer, data, this.opts.idGenerator);
-  }
-
-  /** Ids decided up front, when the provider's generator can give them to the span (otherwise random, said once). */
-  private presetIds(ids: SpanIds | undefined): SpanIds | undefined {
-    if (!ids || this.opts.idGenerator) return ids;
-    if (!this.warnedInjection) this.logger.warn('otel: span ids were decided up front but the span sink has no PresetIdGenerator; spans get random ids');
-    this.warnedInjection = true;
-    return undefined;
-  }
-
-  /** Random ids for a session span, known at open; none when they cannot be given to the span. */
-  private sessionIds(): SpanIds | undefined {
-    return this.opts.idGenerator ? { traceId: this.randomIds.generateTraceId(), spanId: this.randomIds.generateSpanId() } : undefined;
   }
 
   /** `recordedInjection`: the tap wrote this span's own context into the recorded host->server request. */
@@ -310,9 +271,5 @@ export class OtelSpanSink implements Sink {
       conn.sessionId = ex.sessionId;
       conn.session.attributes[ATTR_MCP_SESSION_ID] = ex.sessionId;
     }
-  }
-
-  private error(err: unknown): void {
-    this.counts.errors = this.errorsSaid.count('error', () => `otel span sink error (further errors counted, not logged): ${String(err)}`);
   }
 }

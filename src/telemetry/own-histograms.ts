@@ -53,8 +53,7 @@ export class OwnHistogram implements Histogram {
   /** Shaped like the SDK's instrument descriptor (which MetricData carries), `type` and `advice` included. */
   readonly descriptor: MetricDescriptor & { type: InstrumentType; advice: MetricAdvice };
   private readonly boundaries: number[];
-  private readonly readers = new Map<IMetricReader, ReaderState>();
-  /** The same states as an array, in reader order (iterating a Map allocates an entry per step). */
+  /** In reader order: an array, as iterating a Map allocates an entry per step. */
   private readonly states: Array<ReaderState & { reader: IMetricReader }> = [];
   private readonly byObject = new WeakMap<Attributes, Series>();
   private readonly byKey = new Map<string, Series>();
@@ -76,11 +75,7 @@ export class OwnHistogram implements Histogram {
     const sorted = [...(advice.explicitBucketBoundaries ?? [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000])].sort((a, b) => a - b);
     this.boundaries = sorted.filter((b) => b !== Infinity && b !== -Infinity);
     this.maxSeries = Math.max(1, ...readers.map((r) => r.selectCardinalityLimit(InstrumentType.HISTOGRAM))) - 1;
-    for (const reader of readers) {
-      const state = { reader, active: new Map<Series, Accumulation>() };
-      this.readers.set(reader, state);
-      this.states.push(state);
-    }
+    for (const reader of readers) this.states.push({ reader, active: new Map<Series, Accumulation>() });
   }
 
   record(value: number, attributes: Attributes = {}): void {
@@ -107,7 +102,7 @@ export class OwnHistogram implements Histogram {
 
   /** This reader's MetricData at `time` (cumulative: the first start time stays; delta: it moves to the last collection); undefined when empty. */
   collect(reader: IMetricReader, time: HrTime): MetricData | undefined {
-    const state = this.readers.get(reader);
+    const state = this.states.find((s) => s.reader === reader);
     if (!state) return undefined;
     const delta = state.active;
     state.active = new Map();
@@ -242,7 +237,7 @@ function merged(prev: Accumulation, next: Accumulation): Accumulation {
 }
 
 /** A string equal for equal attribute sets whatever their key order (how the SDK tells sets apart). */
-export function attributesKey(attrs: Attributes): string {
+function attributesKey(attrs: Attributes): string {
   const keys = Object.keys(attrs);
   if (keys.length === 0) return '';
   keys.sort();

@@ -4,11 +4,9 @@
  * merge unrelated traces. Invariants: lower-case hex of the W3C lengths, never all zeros; same (seed, name), same ids; other names, unrelated ids (SHA-256).
  */
 import * as nodeCrypto from 'node:crypto';
+import type { SpanContext } from '@opentelemetry/api';
 
-export interface SpanIds {
-  traceId: string;
-  spanId: string;
-}
+export type SpanIds = Pick<SpanContext, 'traceId' | 'spanId'>;
 
 export class SeededSpanIds {
   /** `${seed}\0exchange\0`: the hashed text of an exchange is this plus its key (one concatenation per span). */
@@ -30,11 +28,7 @@ export class SeededSpanIds {
 
   /** Ids of a connection's `mcp.session` span; the open time tells a reused connection id apart. */
   session(connectionId: string, openedUs: number): SpanIds {
-    return this.derive(`session\u0000${connectionId}\u0000${openedUs}`);
-  }
-
-  private derive(name: string): SpanIds {
-    return idsOf(sha256Hex(`${this.seed}\u0000${name}`));
+    return idsOf(sha256Hex(`${this.seed}\u0000session\u0000${connectionId}\u0000${openedUs}`));
   }
 }
 

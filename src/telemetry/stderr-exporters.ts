@@ -5,6 +5,7 @@
 import { ExportResultCode, hrTimeToMicroseconds, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { failed } from './counting-span-processor.js';
 
 export type WriteLine = (line: string) => void;
 
@@ -20,7 +21,7 @@ export class StderrSpanExporter implements SpanExporter {
       for (const s of spans) this.write(JSON.stringify(spanRecord(s)));
       resultCallback({ code: ExportResultCode.SUCCESS });
     } catch (err) {
-      resultCallback({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) });
+      resultCallback(failed(err));
     }
   }
 
@@ -66,7 +67,7 @@ export class StderrMetricExporter implements PushMetricExporter {
       }
       resultCallback({ code: ExportResultCode.SUCCESS });
     } catch (err) {
-      resultCallback({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) });
+      resultCallback(failed(err));
     }
   }
 

@@ -7,12 +7,10 @@
 import { McptapError } from '../errors.js';
 import { httpSchemeHint } from '../util/url-scheme-hint.js';
 
-export type OtlpProtocol = 'http/json' | 'http/protobuf';
-
 export interface OtlpTarget {
   /** Full signal URL (…/v1/traces or …/v1/metrics). */
   url: string;
-  protocol: OtlpProtocol;
+  protocol: 'http/json' | 'http/protobuf';
   headers: Record<string, string>;
   timeoutMillis: number;
 }
@@ -41,11 +39,10 @@ export const SAMPLER_NAMES = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ] as const;
-export type SamplerName = (typeof SAMPLER_NAMES)[number];
 
 /** A sampler as plain data (the config crosses to the pipeline worker); telemetry.ts builds the SDK's. */
 export interface SamplerConfig {
-  name: SamplerName;
+  name: (typeof SAMPLER_NAMES)[number];
   /** The ratio of the `*traceidratio` samplers, 0..1. */
   ratio?: number;
 }
@@ -69,7 +66,8 @@ export function telemetryEnabled(c: TelemetryConfig): boolean {
 }
 
 export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): TelemetryConfig {
-  const set = setVariables(env);
+  // The OTel spec reads empty as unset (`${VAR}` templates leave it empty), so an empty PROMETHEUS_HOST keeps loopback.
+  const set: Env = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const e: Env = set.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ? {} : set;
   if (flags.otlp !== undefined) httpUrl(flags.otlp, '--otlp');
   const resourceAttributes = parseKeyValues(e.OTEL_RESOURCE_ATTRIBUTES, 'OTEL_RESOURCE_ATTRIBUTES');
@@ -99,16 +97,6 @@ export function resolveTelemetryConfig(flags: TelemetryFlags, env: Env = {}): Te
       exportTimeoutMillis: positiveInt(e.OTEL_BSP_EXPORT_TIMEOUT, 'OTEL_BSP_EXPORT_TIMEOUT') ?? 10_000,
     },
   };
-}
-
-/** Set variables: the OTel spec reads empty as unset (`${VAR}` templates leave it empty), so an empty PROMETHEUS_HOST keeps loopback. */
-function setVariables(env: Env): Env {
-  const out: Record<string, string> = {};
-  for (const key in env) {
-    const value = env[key];
-    if (value !== undefined && value.trim() !== '') out[key] = value;
-  }
-  return out;
 }
 
 function wantsOtlp(list: string[] | undefined, flags: TelemetryFlags, e: Env, signal: 'TRACES' | 'METRICS'): boolean {

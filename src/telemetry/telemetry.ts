@@ -4,6 +4,7 @@
  * created when nothing is configured; exporter failures are counted and reported once on the logger, never thrown, and nothing goes to stdout;
  * `shutdown()` is idempotent and bounded in time (close-deadline.ts), and does not wait for an OTLP endpoint never reached.
  */
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -11,11 +12,12 @@ import { OTLPMetricExporter as OtlpJsonMetricExporter } from '@opentelemetry/exp
 import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import { MeterProvider, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { Meter, Tracer } from '@opentelemetry/api';
-import { BasicTracerProvider, type Sampler, type SpanExporter, type SpanLimits } from '@opentelemetry/sdk-trace-base';
+import { MeterProvider, type IMetricReader } from '@opentelemetry/sdk-metrics';
+import type { Meter } from '@opentelemetry/api';
+import { BasicTracerProvider, type Sampler, type SpanLimits } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { METRIC_ORDER, OtelMetricsSink, type DropCounts } from './otel-metrics-sink.js';
+import { OtelMetricsSink } from './otel-metrics-sink.js';
+import { METRIC_ORDER, type DropCounts } from './otel-metric-instruments.js';
 import type { Redact } from './otel-content.js';
 import { OtelSpanSink } from './otel-span-sink.js';
 import type { Sink } from '../sinks/sink.js';
@@ -23,16 +25,14 @@ import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { VERSION } from '../version.js';
 import { McptapError } from '../errors.js';
-import { CloseDeadline } from './close-deadline.js';
-import { CountingMetricExporter } from './counting-metric-exporter.js';
-import { CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
-import { OtlpReachability } from './endpoint-reachability.js';
+import { CloseDeadline, OtlpReachability } from './close-deadline.js';
+import { CountingMetricExporter, CountingSpanProcessor, NO_SPAN_COUNTS, notDelivered, type SpanExportCounts } from './counting-span-processor.js';
 import { createOtlpProtoSpanExporter } from './otlp-proto-span-exporter.js';
 import { OwnHistogramPeriodicReader, OwnHistogramPrometheusExporter, type OwnHistogramsRef } from './own-histogram-readers.js';
 import { OwnHistograms, ownHistogramsSupported } from './own-histograms.js';
-import { PresetIdGenerator } from './preset-id-generator.js';
-import { samplerFor, samplesNothing } from './samplers.js';
 import { SeededSpanIds } from './seeded-span-ids.js';
+import { PresetIdGenerator } from './span-data.js';
+import { samplerFor, samplesNothing } from './trace-context.js';
 import { StderrMetricExporter, StderrSpanExporter, type WriteLine } from './stderr-exporters.js';
 import { telemetryEnabled, type TelemetryConfig } from './telemetry-config.js';
 import { TraceContextMinter } from './trace-context-minter.js';
@@ -61,16 +61,12 @@ export interface Telemetry {
   readonly sinks: readonly Sink[];
   readonly spanSink?: OtelSpanSink;
   readonly metricsSink?: OtelMetricsSink;
-  /** The trace provider's tracer, the one the span sink makes its spans with. */
-  readonly tracer?: Tracer;
   /** Present when `injectTraceContext` is on and traces are exported: the tap's injector. */
   readonly minter?: TraceContextMinter;
   /** The Prometheus scrape URL, when serving one (the real port when 0 was asked for). */
   readonly metricsUrl?: string;
   /** The meter of the metrics provider, when metrics are exported (the load run's instruments). */
   readonly meter?: Meter;
-  /** The seed the exchange and session span ids are derived from; present with traces. */
-  readonly spanIdSeed?: string;
   /** Span export counts summed over span exporters; undefined without traces. */
   spanCounts(): SpanExportCounts | undefined;
   forceFlush(): Promise<void>;
@@ -91,28 +87,21 @@ export async function createTelemetry(config: TelemetryConfig, deps: TelemetryDe
   // The OTLP exporters' sockets say whether their endpoints were ever reached (for the close).
   const reach = new OtlpReachability();
   const traces = buildTraces(config, resource, deps, logger, reach);
-  let metrics: MetricsParts | undefined;
-  try {
-    metrics = await buildMetrics(config, resource, deps, logger, reach);
-  } catch (err) {
+  const metrics = await buildMetrics(config, resource, deps, logger, reach).catch(async (err: unknown) => {
     await traces?.provider.shutdown().catch(() => {});
     throw err;
-  }
+  });
   const deadline = new CloseDeadline(deps.shutdownTimeoutMillis ?? 5000, reach);
-  const { minter, spanSink, metricsSink, sinks } =
-    deps.tapSinks === false
-      ? { sinks: [] as Sink[], minter: undefined, spanSink: undefined, metricsSink: undefined }
-      : buildSinks(config, traces, metrics, deps, logger, deadline);
+  const tap = deps.tapSinks === false ? undefined : buildSinks(config, traces, metrics, deps, logger, deadline);
+  const sinks = [tap?.spanSink, tap?.metricsSink].filter((s) => s !== undefined);
   let stopping: Promise<void> | undefined;
   return {
     sinks,
-    ...(spanSink ? { spanSink } : {}),
-    ...(spanSink && traces ? { tracer: traces.tracer } : {}),
-    ...(metricsSink ? { metricsSink } : {}),
-    ...(minter ? { minter } : {}),
-    ...(metrics?.url ? { metricsUrl: metrics.url } : {}),
-    ...(metrics ? { meter: metrics.provider.getMeter(SCOPE, VERSION) } : {}),
-    ...(spanSink && traces ? { spanIdSeed: traces.seed } : {}),
+    spanSink: tap?.spanSink,
+    metricsSink: tap?.metricsSink,
+    minter: tap?.minter,
+    metricsUrl: metrics?.url,
+    meter: metrics?.provider.getMeter(SCOPE, VERSION),
     spanCounts: () => (traces ? sumCounts(traces.processors.map((p) => p.counts())) : undefined),
     forceFlush: async () => {
       await Promise.allSettled([traces?.provider.forceFlush(), metrics?.provider.forceFlush()]);
@@ -132,37 +121,36 @@ function buildSinks(
 ) {
   const closeWithin = (flush: Promise<void>) => deadline.within(flush);
   const minter = traces && config.injectTraceContext ? new TraceContextMinter({ sampler: traces.sampler }) : undefined;
-  const spanSink = traces
-    ? new OtelSpanSink({
-        tracer: traces.tracer,
-        sampler: traces.sampler,
-        captureContent: config.captureContent,
-        maxContentLength: config.maxContentLength,
-        idGenerator: traces.idGenerator,
-        spanIds: new SeededSpanIds(traces.seed),
-        ...(deps.recordedInjection ? { recordedInjection: true } : {}),
-        forceFlush: () => traces.provider.forceFlush(),
-        closeWithin,
-        exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
-        logger,
-        ...(deps.redact ? { redact: deps.redact } : {}),
-        ...(minter ? { minter } : {}),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      })
-    : undefined;
-  const metricsSink = metrics
-    ? new OtelMetricsSink({
-        meter: metrics.provider.getMeter(SCOPE, VERSION),
-        ...(metrics.histograms.own ? { histograms: metrics.histograms.own } : {}),
-        forceFlush: () => metrics.provider.forceFlush(),
-        closeWithin,
-        exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
-        logger,
-        ...(deps.dropCounts ? { dropCounts: deps.dropCounts } : {}),
-      })
-    : undefined;
-  const sinks: Sink[] = [spanSink, metricsSink].filter((s): s is OtelSpanSink | OtelMetricsSink => s !== undefined);
-  return { minter, spanSink, metricsSink, sinks };
+  const spanSink =
+    traces &&
+    new OtelSpanSink({
+      tracer: traces.provider.getTracer(SCOPE, VERSION),
+      sampler: traces.sampler,
+      captureContent: config.captureContent,
+      maxContentLength: config.maxContentLength,
+      idGenerator: traces.idGenerator,
+      spanIds: new SeededSpanIds(traces.seed),
+      recordedInjection: deps.recordedInjection,
+      redact: deps.redact,
+      minter,
+      clock: deps.clock,
+      logger,
+      forceFlush: () => traces.provider.forceFlush(),
+      closeWithin,
+      exportDropped: () => traces.processors.reduce((n, p) => n + p.dropped, 0),
+    });
+  const metricsSink =
+    metrics &&
+    new OtelMetricsSink({
+      meter: metrics.provider.getMeter(SCOPE, VERSION),
+      histograms: metrics.histograms.own,
+      dropCounts: deps.dropCounts,
+      logger,
+      forceFlush: () => metrics.provider.forceFlush(),
+      closeWithin,
+      exportDropped: () => metrics.pushExporters.reduce((n, e) => n + e.failed, 0),
+    });
+  return { minter, spanSink, metricsSink };
 }
 
 function buildResource(config: TelemetryConfig): Resource {
@@ -177,9 +165,8 @@ function buildResource(config: TelemetryConfig): Resource {
 
 interface TraceParts {
   provider: BasicTracerProvider;
-  tracer: Tracer;
   processors: CountingSpanProcessor[];
-  otlp?: CountingSpanProcessor;
+  otlp: CountingSpanProcessor | undefined;
   idGenerator: PresetIdGenerator;
   /** The provider's and the tracer's sampler (OTEL_TRACES_SAMPLER), also the minter's. */
   sampler: Sampler;
@@ -189,37 +176,26 @@ interface TraceParts {
 function buildTraces(config: TelemetryConfig, resource: Resource, deps: TelemetryDeps, logger: Logger, reach: OtlpReachability): TraceParts | undefined {
   // No span can be sampled and no context is propagated: not even a non-recording span is needed.
   if (samplesNothing(config.sampler) && !config.injectTraceContext) return undefined;
-  const exporters: SpanExporter[] = [];
-  // The OTLP exporter tells its processor what the collector refused: bound once both exist.
-  const counted: { otlp?: CountingSpanProcessor } = {};
-  const otlp = config.traces.otlp;
-  if (otlp) {
-    const base = { url: otlp.url, headers: otlp.headers, timeoutMillis: otlp.timeoutMillis };
-    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'TRACES') };
-    exporters.push(
-      otlp.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => counted.otlp?.collectorRejected(n, why)),
-    );
+  const queue = { ...config.spanQueue, logger };
+  const processors: CountingSpanProcessor[] = [];
+  let otlp: CountingSpanProcessor | undefined;
+  const target = config.traces.otlp;
+  if (target) {
+    const opts = reach.exporterOptions(target, 'TRACES');
+    // The OTLP exporter tells its processor what the collector refused.
+    const exporter =
+      target.protocol === 'http/json' ? new OtlpJsonTraceExporter(opts) : createOtlpProtoSpanExporter(opts, (n, why) => otlp?.collectorRejected(n, why));
+    processors.push((otlp = new CountingSpanProcessor(exporter, queue)));
   }
-  if (config.traces.console) exporters.push(new StderrSpanExporter(deps.writeLine));
-  if (exporters.length === 0) return undefined;
-  const processors = exporters.map((e) => new CountingSpanProcessor(e, { ...config.spanQueue, logger }));
-  if (otlp) counted.otlp = processors[0];
+  if (config.traces.console) processors.push(new CountingSpanProcessor(new StderrSpanExporter(deps.writeLine), queue));
+  if (processors.length === 0) return undefined;
   const idGenerator = new PresetIdGenerator();
   // Long SSE streams and progress-heavy calls make many events; captured content makes long values.
   const spanLimits: SpanLimits = { eventCountLimit: 1024, attributeValueLengthLimit: config.maxContentLength + 64 };
   // An explicit sampler: the SDK would otherwise read OTEL_TRACES_SAMPLER from process.env itself.
   const sampler = samplerFor(config.sampler);
   const provider = new BasicTracerProvider({ resource, idGenerator, sampler, spanProcessors: processors, spanLimits });
-  const tracer = provider.getTracer(SCOPE, VERSION);
-  return {
-    provider,
-    tracer,
-    processors,
-    ...(counted.otlp ? { otlp: counted.otlp } : {}),
-    idGenerator,
-    sampler,
-    seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed(),
-  };
+  return { provider, processors, otlp, idGenerator, sampler, seed: deps.spanIdSeed ?? SeededSpanIds.randomSeed() };
 }
 
 interface MetricsParts {
@@ -243,21 +219,18 @@ async function buildMetrics(
   const m = config.metrics;
   const pushExporters: CountingMetricExporter[] = [];
   if (m.otlp) {
-    const base = { url: m.otlp.url, headers: m.otlp.headers, timeoutMillis: m.otlp.timeoutMillis };
-    const opts = { ...base, httpAgentOptions: reach.agentFactoryFor(base, 'METRICS') };
+    const opts = reach.exporterOptions(m.otlp, 'METRICS');
     pushExporters.push(
       new CountingMetricExporter(m.otlp.protocol === 'http/json' ? new OtlpJsonMetricExporter(opts) : new OtlpProtoMetricExporter(opts), logger),
     );
   }
   if (m.console) pushExporters.push(new CountingMetricExporter(new StderrMetricExporter(deps.writeLine), logger));
   const histograms: OwnHistogramsRef = {};
-  const readers: IMetricReader[] = pushExporters.map((exporter: PushMetricExporter) => {
-    const interval = m.intervalMillis;
-    return new OwnHistogramPeriodicReader(
-      { exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(interval, m.otlp?.timeoutMillis ?? interval) },
-      histograms,
-    );
-  });
+  const exportIntervalMillis = m.intervalMillis;
+  const exportTimeoutMillis = Math.min(exportIntervalMillis, m.otlp?.timeoutMillis ?? exportIntervalMillis);
+  const readers: IMetricReader[] = pushExporters.map(
+    (exporter) => new OwnHistogramPeriodicReader({ exporter, exportIntervalMillis, exportTimeoutMillis }, histograms),
+  );
   let prometheus: PrometheusExporter | undefined;
   if (m.prometheus) readers.push((prometheus = new OwnHistogramPrometheusExporter({ preventServerStart: true }, histograms)));
   if (readers.length === 0) return undefined;
@@ -287,13 +260,8 @@ async function servePrometheus(exporter: PrometheusExporter, host: string, port:
     res.statusCode = 404;
     res.end('not found; metrics are at /metrics\n');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   server.on('error', () => {});
   // The scrape endpoint must not keep the process alive after the tap is done.
   server.unref();

@@ -5,12 +5,11 @@
  * the tap will do; the spec's samplers are deterministic, so the tracer later agrees.
  */
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import type { SpanContext } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import type { Direction } from '../model/frame.js';
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../model/jsonrpc.js';
-import { samplerFor } from './samplers.js';
-import { formatTraceContext, metaTraceCarrier, parseTraceContext, withTraceContext, type TraceCarrier } from './trace-context.js';
+import { decide, formatTraceContext, metaTraceCarrier, parseTraceContext, samplerFor, withTraceContext, type TraceCarrier } from './trace-context.js';
 
 export interface MintedTraceContext {
   /** The exchange span's own context: these ids are what was injected. */
@@ -35,7 +34,8 @@ export class TraceContextMinter {
   private readonly maxPending: number;
   private readonly random: (size: number) => Buffer;
   private readonly sampler: Sampler;
-  private evictedCount = 0;
+  /** Minted contexts evicted unused because the table was full. */
+  evicted = 0;
 
   constructor(opts: TraceContextMinterOptions = {}) {
     this.maxPending = Math.max(1, opts.maxPending ?? 10_000);
@@ -47,24 +47,16 @@ export class TraceContextMinter {
   mint(connectionId: string, direction: Direction, id: JsonRpcId, request?: JsonRpcMessage): MintedTraceContext {
     const parent = request ? parseTraceContext(metaTraceCarrier(request)) : undefined;
     const traceId = parent?.traceId ?? this.hexId(16);
-    // As the span sink will start the span: the parent in a root context, a CLIENT span.
-    const ctx = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const method = request && 'method' in request ? request.method : '';
-    const result = this.sampler.shouldSample(ctx, traceId, method, SpanKind.CLIENT, {}, []);
-    const traceState = result.traceState ?? parent?.traceState;
-    const spanContext: SpanContext = {
-      traceId,
-      spanId: this.hexId(8),
-      traceFlags: result.decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
-      ...(traceState ? { traceState } : {}),
-    };
+    // As the span sink will decide.
+    const spanContext = decide(this.sampler, method, parent, { traceId, spanId: this.hexId(8) }).context;
     const minted: MintedTraceContext = { spanContext, carrier: formatTraceContext(spanContext), ...(parent ? { parent } : {}) };
     const key = keyOf(connectionId, direction, id);
     this.pending.delete(key);
     this.pending.set(key, minted);
     if (this.pending.size > this.maxPending) {
       this.pending.delete(this.pending.keys().next().value as string);
-      this.evictedCount++;
+      this.evicted++;
     }
     return minted;
   }
@@ -86,11 +78,6 @@ export class TraceContextMinter {
 
   get size(): number {
     return this.pending.size;
-  }
-
-  /** Minted contexts evicted unused because the table was full. */
-  get evicted(): number {
-    return this.evictedCount;
   }
 
   private hexId(bytes: number): string {

@@ -6,7 +6,7 @@ import { Agent, request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeConnectError, EndpointReachability, OtlpReachability } from '../../src/telemetry/endpoint-reachability.js';
+import { describeConnectError, EndpointReachability, OtlpReachability } from '../../src/telemetry/close-deadline.js';
 
 /** A loopback port nothing listens on: listened on, then closed. */
 async function closedPort(): Promise<number> {

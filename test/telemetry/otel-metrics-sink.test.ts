@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTelemetry, type Telemetry } from '../../src/telemetry/telemetry.js';
 import { resolveTelemetryConfig } from '../../src/telemetry/telemetry-config.js';
-import { DURATION_BUCKETS_S } from '../../src/telemetry/otel-metrics-sink.js';
+import { DURATION_BUCKETS_S } from '../../src/telemetry/otel-metric-instruments.js';
 import { sinkContract } from '../sinks/sink-contract.js';
 import { TrafficScript, us } from '../sinks/traffic-script.js';
 import { findSamples, parseProm, type Sample } from './prometheus-text.js';

@@ -11,10 +11,9 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TapEvent } from '../../src/model/events.js';
 import { OtelSpanSink } from '../../src/telemetry/otel-span-sink.js';
-import { PresetIdGenerator } from '../../src/telemetry/preset-id-generator.js';
-import { samplerFor } from '../../src/telemetry/samplers.js';
 import { SeededSpanIds } from '../../src/telemetry/seeded-span-ids.js';
-import { emitSpan, exchangePlace, exchangeSpan, sessionLinkTo, type SpanData } from '../../src/telemetry/span-data.js';
+import { emitSpan, exchangePlace, exchangeSpan, PresetIdGenerator, sessionLinkTo, type SpanData } from '../../src/telemetry/span-data.js';
+import { samplerFor } from '../../src/telemetry/trace-context.js';
 import { SAMPLER_NAMES, type SamplerConfig } from '../../src/telemetry/telemetry-config.js';
 import { TraceContextMinter } from '../../src/telemetry/trace-context-minter.js';
 import { TrafficScript } from '../sinks/traffic-script.js';
@@ -127,7 +126,13 @@ describe('OtelSpanSink through the SDK tracer', () => {
 
   it('ends what is still open at close as unfinished: an exchange with its start attributes only, its session', async () => {
     const { tracer, idGenerator, ended } = provider(undefined);
-    const sink = new OtelSpanSink({ tracer, idGenerator, spanIds: new SeededSpanIds('c0ffee'), clock: { nowUs: () => OPENED_US + 5_000_000 } });
+    const sink = new OtelSpanSink({
+      tracer,
+      sampler: samplerFor(undefined),
+      idGenerator,
+      spanIds: new SeededSpanIds('c0ffee'),
+      clock: { nowUs: () => OPENED_US + 5_000_000 },
+    });
     const s = new TrafficScript('stdio-1').open({ transport: 'stdio', target: 'srv' }, 0);
     s.request(1, 'tools/call', { name: 'slow', arguments: {} }, 10);
     for (const e of s.events) sink.onEvent(e);

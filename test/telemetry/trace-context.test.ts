@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TraceFlags } from '@opentelemetry/api';
 import { formatTraceContext, metaTraceCarrier, parseTraceContext, withTraceContext } from '../../src/telemetry/trace-context.js';
 import { TraceContextMinter } from '../../src/telemetry/trace-context-minter.js';
-import { PresetIdGenerator } from '../../src/telemetry/preset-id-generator.js';
+import { PresetIdGenerator } from '../../src/telemetry/span-data.js';
 
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
