@@ -13,7 +13,8 @@ export function addTelemetryOptions(cmd: Command): Command {
     .option(
       TELEMETRY_FLAGS.injectTraceContext,
       "CHANGES THE FORWARDED BYTES: each host->server request is re-serialized with params._meta.traceparent set to the tap's span " +
-        '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp)',
+        '(so the server span becomes its child; whitespace may change, ids are kept); other messages pass unchanged. Needs span export (--otlp). ' +
+        'stdio only: the HTTP tap says so and forwards the bytes unchanged',
     )
     .addHelpText('after', ENV_HELP + SAMPLER_HELP);
 }
