@@ -156,12 +156,17 @@ export class RecordingIndexer {
     if (close) this.post(close);
   }
 
-  /** A child killed by a stop signal (or, still loading, by beforeExit) before it had done anything is replaced; any other exit is the indexer's end. */
-  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, killedLoading?: string): void {
+  /** A child killed by a stop signal may be one that had done nothing (replaced); any other exit is the indexer's end. */
+  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
-    const why = `recording indexer exited (${killedLoading ?? signal ?? `code ${code}`})`;
-    const untouched = (killedLoading !== undefined || (signal !== null && START_UP_SIGNALS.includes(signal))) && !this.opened && this.position === 0;
-    if (!untouched || this.dead || this.respawns >= MAX_RESPAWNS) return this.die(why);
+    const why = `recording indexer exited (${signal ?? `code ${code}`})`;
+    if (signal !== null && START_UP_SIGNALS.includes(signal)) this.replace(why);
+    else this.die(why);
+  }
+
+  /** The child has gone before it had done anything: another takes the same spool ({@link MAX_RESPAWNS} at most), else this is the end. */
+  private replace(why: string): void {
+    if (this.opened || this.position > 0 || this.dead || this.respawns >= MAX_RESPAWNS) return this.die(why);
     this.respawns++;
     this.opts.logger.debug(`${why} while starting up; starting another on the same spool`);
     this.startChild(true);
@@ -204,7 +209,7 @@ export class RecordingIndexer {
     if (gone) return this.exited(child, gone.code, gone.signal);
     if (this.opened || this.position > 0 || catchesSignal(child.pid, 'SIGHUP') !== false) return;
     child.kill('SIGKILL');
-    this.exited(child, null, 'SIGKILL', 'still loading as the tap exits');
+    this.replace('recording indexer exited (still loading as the tap exits)');
   }
 
   /** {@link spooled}, said at once. */
