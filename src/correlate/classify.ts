@@ -6,7 +6,7 @@
 import type { Exchange, Era } from '../model/exchange.js';
 import type { MessageFrame } from '../model/frame.js';
 import { idType, isRecord, type JsonRpcRequest, type JsonRpcResponse } from '../model/jsonrpc.js';
-import { eraOfRequest, isToolError, targetOf } from '../protocol/mcp.js';
+import { eraOfRequest, eraOfVersion, isToolError, targetOf } from '../protocol/mcp.js';
 
 export interface ConnectionEra {
   era: Era;
@@ -17,6 +17,9 @@ export interface ConnectionEra {
 export function newExchange(key: string, frame: MessageFrame, conn: ConnectionEra): Exchange {
   const req = frame.message as JsonRpcRequest;
   const own = eraOfRequest(req.method, req);
+  // Over HTTP each TCP connection is a connection of its own, and only one of them carried the
+  // initialize: the request's MCP-Protocol-Version header (sent after initialize) tells the era too.
+  const era = own.era !== 'unknown' ? own.era : conn.era !== 'unknown' ? conn.era : eraOfVersion(frame.context?.headerProtocolVersion);
   const ex: Exchange = {
     key,
     connectionId: frame.connectionId,
@@ -24,7 +27,7 @@ export function newExchange(key: string, frame: MessageFrame, conn: ConnectionEr
     id: req.id,
     idType: idType(req.id),
     method: req.method,
-    era: own.era !== 'unknown' ? own.era : conn.era,
+    era,
     request: req,
     startUs: frame.timeUs,
     outcome: 'unanswered',

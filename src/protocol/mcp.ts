@@ -71,6 +71,12 @@ export function eraOfRequest(method: string, msg: JsonRpcMessage): { era: Era; p
   return { era: 'unknown' };
 }
 
+/** The era a protocol version belongs to: the stateless one from 2026-07-28 on (revisions are dates). */
+export function eraOfVersion(version: string | undefined): Era {
+  if (version === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(version)) return 'unknown';
+  return version >= MODERN_PROTOCOL_VERSION ? 'modern' : 'legacy';
+}
+
 export function progressTokenOf(msg: JsonRpcMessage): JsonRpcId | undefined {
   const t = metaOf(msg)?.progressToken;
   return typeof t === 'string' || typeof t === 'number' ? t : undefined;

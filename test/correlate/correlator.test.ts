@@ -162,6 +162,28 @@ describe('Correlator', () => {
     ]);
   });
 
+  it('takes the era from the MCP-Protocol-Version header on a connection that did not initialize', () => {
+    // Over HTTP each TCP connection is a connection: the SDK's client initializes on one, calls on others.
+    const h = harness();
+    h.send('c2s', req(1, 'tools/list'), { headerProtocolVersion: '2025-11-25' }, 'tcp-2');
+    h.send('s2c', ok(1, { tools: [] }), undefined, 'tcp-2');
+    h.send('c2s', req(2, 'tools/list'), undefined, 'tcp-2'); // the connection is known legacy now
+    h.send('s2c', ok(2, { tools: [] }), undefined, 'tcp-2');
+    h.send('c2s', req(1, 'tools/list'), { headerProtocolVersion: '2026-07-28' }, 'tcp-3');
+    h.send('s2c', ok(1, { tools: [] }), undefined, 'tcp-3');
+    h.send('c2s', req(1, 'tools/list'), undefined, 'tcp-4'); // nothing says which era
+    h.send('s2c', ok(1, { tools: [] }), undefined, 'tcp-4');
+    h.send('c2s', req(1, 'tools/list'), { headerProtocolVersion: 'draft' }, 'tcp-5');
+    h.send('s2c', ok(1, { tools: [] }), undefined, 'tcp-5');
+    expect(h.completed().map((e) => [e.connectionId, e.era, e.protocolVersion])).toEqual([
+      ['tcp-2', 'legacy', '2025-11-25'],
+      ['tcp-2', 'legacy', undefined],
+      ['tcp-3', 'modern', '2026-07-28'],
+      ['tcp-4', 'unknown', undefined],
+      ['tcp-5', 'unknown', 'draft'],
+    ]);
+  });
+
   it('attaches SSE events to the exchange of their stream and cancels on disconnect', () => {
     const h = harness();
     h.send('c2s', req(3, 'tools/call', { name: 'slow' }), { streamId: 's1' });
