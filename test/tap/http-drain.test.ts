@@ -118,6 +118,7 @@ describe('mcptap http: stopping with requests in flight', () => {
     // Well before the call (20 s) or the drain (60 s) would have ended.
     const exited = await Promise.race([tap.exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 15_000))]);
     expect(exited).toBe(0);
+    expect(tap.stderr()).toContain('mcptap http: SIGTERM again: cutting the 1 request in flight\n');
     expect(await answer).not.toMatch(/delayed/);
   });
 });

@@ -75,7 +75,11 @@ export async function runHttp(flags: HttpFlags): Promise<number> {
       if (drainMs > 0 && open.stats().inFlight > 0)
         process.stderr.write(`mcptap http: ${signal}: letting the requests in flight finish (up to ${drainMs} ms; ${signal} again cuts them)\n`);
       stop();
-    } else void open.close({ drainMs: 0 });
+    } else {
+      const cut = open.stats().inFlight;
+      if (signals === 2 && cut > 0) process.stderr.write(`mcptap http: ${signal} again: cutting the ${cut} request${cut === 1 ? '' : 's'} in flight\n`);
+      void open.close({ drainMs: 0 });
+    }
   };
   // SIGHUP too (a closed terminal, systemd's reload-less stop): left to its default, it kills the tap mid-recording.
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
