@@ -5,7 +5,7 @@
  */
 import { RecordingStore } from '../store/recording-store.js';
 import { McptapError } from '../errors.js';
-import { deadTapJournals, deadTapVerdict, finishingTapJournals, settleDeadTap, type DeadTap, type FinishingTap } from '../store/tap-journal.js';
+import { deadTapJournals, deadTapVerdict, finishingTapJournals, settleDeadTap, unspooledLoss, type DeadTap, type FinishingTap } from '../store/tap-journal.js';
 import { lineSafe } from '../report/format.js';
 
 /**
@@ -22,7 +22,7 @@ export function openRecordingFile(file: string): RecordingStore {
     store = RecordingStore.open(file, { create: false });
   } catch (err) {
     for (const d of dead)
-      warn(`a tap (pid ${d.tapPid}) recording to ${file} was killed before its recording was opened: ${lostText(d.spooled)} never recorded`);
+      warn(`a tap (pid ${d.tapPid}) recording to ${file} was killed before its recording was opened: ${unspooledLoss(d.spooled, 'recorded')}`);
     const f = finishing[0];
     if (f && err instanceof McptapError && err.code === 'MCPTAP_RECORDING_NOT_FOUND')
       throw new McptapError('MCPTAP_RECORDING_IN_PROGRESS', `${file} is still being written: ${stillWriting(f)}; run this again once it has exited`);
@@ -66,14 +66,11 @@ function sayDeadTap(store: RecordingStore, file: string, d: DeadTap): void {
   if (v.ended) return;
   const which = v.recordingId === undefined ? `a recording in ${file} (its indexer had not opened it)` : `recording ${v.recordingId} in ${file}`;
   warn(
-    `${which} was not closed: its tap (pid ${d.tapPid}) and its indexer were killed before they finished it; ${lostText(v.lost)} never indexed, and what it forwarded in its last milliseconds (not yet spooled) is missing too, lost with them ` +
+    `${which} was not closed: its tap (pid ${d.tapPid}) and its indexer were killed before they finished it; ${unspooledLoss(v.lost, 'indexed')}, and what it forwarded in its last milliseconds (not yet spooled) is missing too, lost with them ` +
       `(the spool was encrypted under a key only they held: nothing can recover it); the recording ends at its last event` +
       (v.recordingId === undefined ? '' : kept ? ', now marked INCOMPLETE' : ' (the file could not be written to mark it INCOMPLETE)'),
   );
 }
-
-/** The journal lags the spool by a notice (tens of ms): the loss is at least what it says. */
-const lostText = (bytes: number) => `at least ${bytes} bytes of spooled traffic were`;
 
 function warn(line: string): void {
   process.stderr.write(`mcptap warn: ${lineSafe(line)}\n`);

@@ -194,7 +194,7 @@ export function deadTapVerdict(db: Database, d: DeadTap): DeadTapVerdict {
   const lost = Math.max(0, d.spooled - d.indexed);
   const why =
     `the tap (pid ${d.tapPid}) and its indexer were killed before they finished the recording (SIGKILL to its process group?): ` +
-    `at least ${lost} bytes of spooled traffic were never indexed, and what the tap forwarded in its last milliseconds (not yet spooled) is missing too`;
+    `${unspooledLoss(lost, 'indexed')}, and what the tap forwarded in its last milliseconds (not yet spooled) is missing too`;
   return { recordingId: row?.id, ended: row !== undefined && row.ended_us !== null, lost, why };
 }
 
@@ -211,4 +211,14 @@ export function settleDeadTap(db: Database, d: DeadTap, v: DeadTapVerdict): bool
   }
   removeJournal(d.path);
   return true;
+}
+
+/**
+ * What a journal says of the spooled traffic a killed tap left unread (`bytes` spooled beyond the
+ * journal's last word, which lags the spool by tens of ms: a floor, and 0 proves nothing).
+ */
+export function unspooledLoss(bytes: number, what: 'indexed' | 'recorded'): string {
+  return bytes > 0
+    ? `at least ${bytes} bytes of spooled traffic were never ${what}`
+    : `spooled traffic may not have been ${what} (the journal, tens of ms behind the spool, shows none left)`;
 }

@@ -20,8 +20,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const LOGGER = join(FIXTURES, 'logging-server.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// The loss as the journal tells it: `at least N bytes ... never indexed`, or, when it shows none left, that it may lag.
 const NOT_CLOSED =
-  /was not closed: its tap \(pid \d+\) and its indexer were killed before they finished it; at least (\d+) bytes of spooled traffic were never indexed/;
+  /was not closed: its tap \(pid \d+\) and its indexer were killed before they finished it; (at least (\d+) bytes of spooled traffic were never indexed|spooled traffic may not have been indexed \(the journal, tens of ms behind the spool, shows none left\))/;
 
 const mcptap = (...args: string[]) => spawnSync(process.execPath, [MCPTAP, ...args], { encoding: 'utf8', timeout: 60_000 });
 const journals = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.tap-`));
@@ -75,13 +76,13 @@ describe.skipIf(process.platform !== 'linux')('SIGKILL to the tap’s whole proc
     const store = RecordingStore.open(t.db);
     const recorded = store.exchanges({ method: 'tools/call', limit: 100_000 }).length;
     store.close();
-    console.log(`group SIGKILL: ${answered} calls answered, ${recorded} recorded; the next show said ${lost![1]} bytes of spooled traffic were never indexed`);
+    console.log(`group SIGKILL: ${answered} calls answered, ${recorded} recorded; the next show said: ${lost![1]}`);
     // Said once: kept with the recording from then on, the journal gone.
     expect(journals('killed.db')).toEqual([]);
     expect(mcptap('show', t.db).stderr).not.toMatch(/was not closed/);
     const ls = mcptap('ls', t.db);
     expect(ls.stdout).toMatch(/INCOMPLETE: the tap \(pid \d+\) and its indexer were killed before they finished the recording/);
-    expect(ls.stdout).toContain(`at least ${lost![1]} bytes of spooled traffic were never indexed`);
+    expect(ls.stdout).toContain(lost![1]);
   }, 120_000);
 
   it('a recording closed normally: no journal left, nothing said', async () => {
