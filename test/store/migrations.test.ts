@@ -66,6 +66,31 @@ describe('schema migrations', () => {
     db.close();
   });
 
+  it('creates a new file in one transaction: a reader meanwhile finds it empty (show --follow waits), never half-migrated', () => {
+    const path = join(dir, 'creating.db');
+    const db = new BetterSqlite3(path);
+    db.pragma('journal_mode = WAL');
+    const last = MIGRATIONS[MIGRATIONS.length - 1]!;
+    let seen = '';
+    const spy: Migration = {
+      ...last,
+      up: (d) => {
+        // What a read-only reader (another process) sees while the last step runs.
+        try {
+          RecordingStore.open(path, { readOnly: true }).close();
+          seen = 'opened';
+        } catch (err) {
+          seen = (err as Error).message;
+        }
+        last.up(d);
+      },
+    };
+    migrate(db, [...MIGRATIONS.slice(0, -1), spy]);
+    db.close();
+    expect(seen).toMatch(/empty database/);
+    expect(RecordingStore.open(path, { readOnly: true }).listRecordings()).toEqual([]);
+  });
+
   it('refuses a file written by a newer mcptap with a clear error', () => {
     const path = join(dir, 'future.db');
     RecordingStore.open(path, { create: true }).close();

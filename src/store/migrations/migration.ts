@@ -30,9 +30,10 @@ export function applicationId(db: Database): number {
 }
 
 /**
- * Brings `db` to the latest version in `migrations`. Each step runs in its own IMMEDIATE transaction
- * together with its `user_version` bump, so a crash leaves the file at a whole version. A file newer
- * than this mcptap is refused rather than guessed at.
+ * Brings `db` to the latest version in `migrations`, every pending step in one IMMEDIATE transaction
+ * with the `user_version` bump: a crash leaves the file at a whole version, and a reader (`show
+ * --follow` waiting for a tap to create the file) sees it empty or at the latest, never between. A
+ * file newer than this mcptap is refused rather than guessed at.
  */
 export function migrate(db: Database, migrations: readonly Migration[], label = 'recording'): MigrationResult {
   const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1]!.version;
@@ -43,16 +44,17 @@ export function migrate(db: Database, migrations: readonly Migration[], label = 
       `${label} has schema version ${from}, written by a newer mcptap (this one reads up to ${latest}); upgrade mcptap`,
     );
   }
-  for (const m of migrations) {
-    if (m.version <= from) continue;
-    const step = db.transaction(() => {
+  if (from < latest) {
+    db.transaction(() => {
       // Another process may have migrated between our read and this lock.
-      if (schemaVersion(db) >= m.version) return;
-      m.up(db);
+      const now = schemaVersion(db);
+      for (const m of migrations) {
+        if (m.version <= now) continue;
+        m.up(db);
+        db.pragma(`user_version = ${m.version}`);
+      }
       db.pragma(`application_id = ${APPLICATION_ID}`);
-      db.pragma(`user_version = ${m.version}`);
-    });
-    step.immediate();
+    }).immediate();
   }
   return { from, to: Math.max(from, latest) };
 }
