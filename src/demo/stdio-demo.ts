@@ -6,7 +6,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { McptapError } from '../errors.js';
 import { RecordingStore } from '../store/recording-store.js';
 import { renderRecordingList } from '../report/recording-list.js';
 
@@ -23,6 +26,8 @@ export interface DemoOptions {
 export async function runStdioDemo(opts: DemoOptions): Promise<{ recordingId: number }> {
   const write = opts.write ?? ((t: string) => process.stdout.write(t));
   write(`mcptap demo: reference server -> mcptap stdio --record ${opts.db} -> MCP SDK client\n`);
+  // Opened once up front: a file that is no recording is said before anything runs, an old one upgraded.
+  const before = existsSync(opts.db) ? latestRecordingOf(RecordingStore.open(opts.db)) : undefined;
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCPTAP_BIN, 'stdio', '--record', opts.db, '--', process.execPath, MCPTAP_BIN, 'reference', '--stdio'],
@@ -47,13 +52,59 @@ export async function runStdioDemo(opts: DemoOptions): Promise<{ recordingId: nu
   } finally {
     await client.close();
   }
-  return summarise(opts.db, write);
+  const ours = await recordingEnd(opts.db, before, { onWaiting: () => write(`  waiting for the tap's indexer to complete ${opts.db}\n`) });
+  return summarise(opts.db, ours?.id, write);
 }
 
-function summarise(db: string, write: (t: string) => void): { recordingId: number } {
+/**
+ * The latest recording, if begun after `after`, once it has ended, or as it is when `timeoutMs` runs out. The
+ * SDK's close sends SIGTERM to a tap still closing after 2 s (a busy machine), and the tap then
+ * leaves the rest of the file to its indexer: a summary read at once would show part of the run.
+ */
+export async function recordingEnd(
+  db: string,
+  after: number | undefined,
+  opts: { timeoutMs?: number; intervalMs?: number; onWaiting?: () => void } = {},
+): Promise<{ id: number; ended: boolean } | undefined> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (let first = true; ; first = false) {
+    const latest = latestRecording(db);
+    const ours = latest && (after === undefined || latest.id > after) ? latest : undefined;
+    if (ours?.ended || Date.now() >= deadline) return ours;
+    if (first) opts.onWaiting?.();
+    await sleep(opts.intervalMs ?? 100);
+  }
+}
+
+/** The file's latest recording, read-only; undefined while the file or its first recording is not there yet. */
+function latestRecording(db: string): { id: number; ended: boolean } | undefined {
+  if (!existsSync(db)) return undefined;
+  let store: RecordingStore | undefined;
+  try {
+    store = RecordingStore.open(db, { readOnly: true });
+    const id = store.latestRecordingId();
+    return id === undefined ? undefined : { id, ended: store.getRecording(id)?.endedUs !== undefined };
+  } catch {
+    return undefined; // being created or upgraded by the tap's indexer; the summary's open says what else is wrong
+  } finally {
+    store?.close();
+  }
+}
+
+function latestRecordingOf(store: RecordingStore): number | undefined {
+  try {
+    return store.latestRecordingId();
+  } finally {
+    store.close();
+  }
+}
+
+function summarise(db: string, id: number | undefined, write: (t: string) => void): { recordingId: number } {
   const store = RecordingStore.open(db);
   try {
-    const recording = store.listRecordings().at(-1)!;
+    const recording = store.listRecordings().find((r) => r.id === id);
+    if (!recording)
+      throw new McptapError('MCPTAP_NO_RECORDING', `${db} holds no recording of this run: the tap did not record it (its messages above say why)`);
     const summary = store.summary(recording.id);
     write('\n' + renderRecordingList(db, [{ recording, summary }]));
     write(
