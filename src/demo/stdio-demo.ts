@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { McptapError } from '../errors.js';
+import { openWithRecording } from '../explore/follow.js';
 import { RecordingStore } from '../store/recording-store.js';
 import { renderRecordingList } from '../report/recording-list.js';
 
@@ -27,7 +28,7 @@ export async function runStdioDemo(opts: DemoOptions): Promise<{ recordingId: nu
   const write = opts.write ?? ((t: string) => process.stdout.write(t));
   write(`mcptap demo: reference server -> mcptap stdio --record ${opts.db} -> MCP SDK client\n`);
   // Opened once up front: a file that is no recording is said before anything runs, an old one upgraded.
-  const before = existsSync(opts.db) ? latestRecordingOf(RecordingStore.open(opts.db)) : undefined;
+  const before = existsSync(opts.db) ? latestOf(RecordingStore.open(opts.db))?.id : undefined;
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCPTAP_BIN, 'stdio', '--record', opts.db, '--', process.execPath, MCPTAP_BIN, 'reference', '--stdio'],
@@ -78,22 +79,15 @@ export async function recordingEnd(
 
 /** The file's latest recording, read-only; undefined while the file or its first recording is not there yet. */
 function latestRecording(db: string): { id: number; ended: boolean } | undefined {
-  if (!existsSync(db)) return undefined;
-  let store: RecordingStore | undefined;
-  try {
-    store = RecordingStore.open(db, { readOnly: true });
-    const id = store.latestRecordingId();
-    return id === undefined ? undefined : { id, ended: store.getRecording(id)?.endedUs !== undefined };
-  } catch {
-    return undefined; // being created or upgraded by the tap's indexer; the summary's open says what else is wrong
-  } finally {
-    store?.close();
-  }
+  const store = openWithRecording(db);
+  return store && latestOf(store);
 }
 
-function latestRecordingOf(store: RecordingStore): number | undefined {
+/** The store's latest recording and whether it has ended; closes the store. */
+function latestOf(store: RecordingStore): { id: number; ended: boolean } | undefined {
   try {
-    return store.latestRecordingId();
+    const id = store.latestRecordingId();
+    return id === undefined ? undefined : { id, ended: store.getRecording(id)?.endedUs !== undefined };
   } finally {
     store.close();
   }

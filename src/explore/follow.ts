@@ -95,7 +95,7 @@ export async function followRecording(opts: FollowOptions): Promise<FollowEnd> {
 }
 
 /** The file open read-only once it holds a recording; undefined while it is missing, being created, or empty. */
-function openWithRecording(path: string): RecordingStore | undefined {
+export function openWithRecording(path: string): RecordingStore | undefined {
   let store: RecordingStore | undefined;
   try {
     store = RecordingStore.open(path, { readOnly: true });
