@@ -110,7 +110,7 @@ export class LiveWorker {
       besideRecording: o.recording !== undefined,
       maxLineBytes: o.maxLineBytes,
     };
-    const entry = threadEntry(import.meta.url, 'pipeline-thread-entry', 'dist/src/pipeline/pipeline-thread-entry.js');
+    const entry = threadEntry(import.meta.url, 'pipeline-thread-entry');
     const worker = new Worker(entry, { workerData, stdout: false, stderr: false });
     this.worker = worker;
     worker.on('message', (m: FromWorker) => this.onMessage(m));

@@ -128,7 +128,7 @@ export class RecordingIndexer {
    * detached: the group that killed its predecessor is being signalled again, now and then.
    */
   private startChild(detached: boolean): void {
-    const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process', 'dist/src/pipeline/indexer-process.js'));
+    const entry = fileURLToPath(threadEntry(import.meta.url, 'indexer-process'));
     const child = spawn(process.execPath, [entry], {
       stdio: ['pipe', 'ignore', 'inherit', 'ipc', this.opts.fd],
       serialization: 'advanced',

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { McptapError } from '../../errors.js';
 import { startReferenceHttpServer } from '../../reference/reference-server.js';
 import type { TargetSpec } from '../scenario/scenario.js';
+import { compiledModule } from '../../util/thread-entry.js';
 
 export type RunningTarget = (
   | { kind: 'http'; url: string; headers: Record<string, string>; connections?: number }
@@ -45,14 +46,13 @@ export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
   return startReferenceChild(stallArgs);
 }
 
-/** `node [--import tsx] reference-child.(js|ts)`: tsx only when running from TypeScript sources. */
+/** `node reference-child.js` (the fresh build's, from the sources), else `node --import tsx reference-child.ts`. */
 function childCommand(): string[] {
   const here = import.meta.url;
-  const fromTs = here.endsWith('.ts');
-  const child = fileURLToPath(new URL(`./reference-child.${fromTs ? 'ts' : 'js'}`, here));
-  if (!fromTs) return [process.execPath, child];
+  const compiled = compiledModule(here, 'reference-child');
+  if (compiled) return [process.execPath, fileURLToPath(compiled)];
   const tsx = pathToFileURL(createRequire(here).resolve('tsx')).href;
-  return [process.execPath, '--import', tsx, child];
+  return [process.execPath, '--import', tsx, fileURLToPath(new URL('./reference-child.ts', here))];
 }
 
 async function startReferenceChild(stallArgs: string[]): Promise<RunningTarget> {
