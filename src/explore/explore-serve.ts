@@ -12,7 +12,7 @@ import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { LegacySessionHandler } from '../reference/legacy-session-handler.js';
 import { nodeFetchAdapter, type AdaptedRequest } from '../reference/node-fetch-adapter.js';
-import { listen } from '../reference/reference-http-server.js';
+import { listen } from '../util/listen.js';
 import type { Logger } from '../util/logger.js';
 import { requestGuard } from './http-guard.js';
 import { exploreServerFactory } from './explore-mcp-server.js';

@@ -7,7 +7,7 @@
 import { requestUrl } from '../util/request-path.js';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listen } from '../reference/reference-http-server.js';
+import { listen } from '../util/listen.js';
 import type { Logger } from '../util/logger.js';
 import { requestGuard } from './http-guard.js';
 import type { RecordingExplorer } from './recording-explorer.js';

@@ -9,6 +9,7 @@
  * stops the answer.
  * Like the tap, it refuses a Host or Origin it does not serve (DNS rebinding).
  */
+import { listen } from '../util/listen.js';
 import { requestUrl } from '../util/request-path.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -61,10 +62,7 @@ export async function startMockHttpServer(opts: MockHttpServerOptions): Promise<
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => (server.off('error', reject), resolve()));
-  });
+  await listen(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {

@@ -10,6 +10,7 @@
  * request-scoped SSE.
  */
 import { requestUrl } from '../util/request-path.js';
+import { listen } from '../util/listen.js';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
@@ -107,17 +108,6 @@ function routeTo(path: string, mcp: NodeHandler, loopback: boolean): NodeHandler
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
-}
-
-/** Listens on `host:port`; rejects with the listen error (EADDRINUSE, ...). */
-export function listen(server: HttpServer, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 async function shutdown(server: HttpServer, closers: Array<() => Promise<void>>): Promise<void> {

@@ -26,8 +26,9 @@ import { thresholdsPassed } from '../../load/results/threshold-eval.js';
 import { unjudgedMessage, unjudgedUnknownCancels } from '../../load/results/cancel-unjudged.js';
 import { createLogger, type Logger, type LogLevel } from '../../util/logger.js';
 import type { Scenario } from '../../load/scenario/scenario.js';
-import { LoadLiveMetrics } from '../../load/report/live-metrics.js';
-import { createTelemetry, type Telemetry } from '../../telemetry/telemetry.js';
+import type { LoadLiveMetrics } from '../../load/report/live-metrics.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import { telemetryEnabled } from '../../telemetry/telemetry-config.js';
 import { addLoadMetricsOptions, telemetryConfigFromOptions } from '../telemetry-options.js';
 import { McptapError } from '../../errors.js';
 import { ExitCode, SIGNAL_EXIT } from '../exit-codes.js';
@@ -119,20 +120,25 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
   checkOutputPaths(flags, 'MCPTAP_LOAD_BAD_OUTPUT', [file, ...scenario.data.map((d) => d.file), ...(scenario.from ? [scenario.from.file] : [])]);
   const logger = createLogger(flags.logLevel);
   const telemetry = await startLiveMetrics(flags, logger);
-  if (lingerMs > 0 && !telemetry.metricsUrl) logger.warn('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
+  if (lingerMs > 0 && !telemetry?.metricsUrl) logger.warn('--metrics-linger waits for a Prometheus scrape, and without --metrics nothing serves one: ignored');
   try {
-    return await runAndReport(scenario, shard, flags, logger, telemetry.observer);
+    return await runAndReport(scenario, shard, flags, logger, telemetry?.observer);
   } finally {
-    if (lingerMs > 0 && telemetry.metricsUrl && !(await telemetry.nextScrape(lingerMs))) {
+    if (lingerMs > 0 && telemetry?.metricsUrl && !(await telemetry.nextScrape(lingerMs))) {
       logger.warn(`--metrics-linger: no scrape of ${telemetry.metricsUrl} within ${flags.metricsLinger}; its final values were not read`);
     }
-    await telemetry.shutdown();
+    await telemetry?.shutdown();
   }
 }
 
-/** Live metrics (`--metrics`, `--otlp`, OTEL_*): only metrics; a load run exports no spans. */
-async function startLiveMetrics(flags: LoadFlags, logger: Logger): Promise<Telemetry & { observer?: LoadLiveMetrics }> {
+/**
+ * Live metrics (`--metrics`, `--otlp`, OTEL_*): only metrics; a load run exports no spans. None
+ * asked for: undefined, and the OpenTelemetry SDK is never loaded (half a second of start-up).
+ */
+async function startLiveMetrics(flags: LoadFlags, logger: Logger): Promise<(Telemetry & { observer?: LoadLiveMetrics }) | undefined> {
   const config = telemetryConfigFromOptions(flags);
+  if (!telemetryEnabled({ ...config, traces: {} })) return undefined;
+  const [{ createTelemetry }, { LoadLiveMetrics }] = await Promise.all([import('../../telemetry/telemetry.js'), import('../../load/report/live-metrics.js')]);
   const telemetry = await createTelemetry({ ...config, traces: {} }, { logger, tapSinks: false });
   if (telemetry.metricsUrl) process.stderr.write(`mcptap load: Prometheus metrics at ${telemetry.metricsUrl}\n`);
   return telemetry.meter ? Object.assign(telemetry, { observer: new LoadLiveMetrics(telemetry.meter) }) : telemetry;

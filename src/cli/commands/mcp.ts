@@ -9,7 +9,7 @@ import { serveExplorerHttp, serveExplorerStdio } from '../../explore/explore-ser
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
-import { parseHostPort, untilSignal } from './reference.js';
+import { parseHostPort, untilSignal } from '../serve-flags.js';
 
 interface McpFlags {
   stdio?: boolean;

@@ -8,6 +8,7 @@ import { parseStallSpec, type StallOptions } from '../../reference/stall-schedul
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { McptapError } from '../../errors.js';
 import { listenError } from '../listen-error.js';
+import { parseHostPort, untilSignal } from '../serve-flags.js';
 import { logLevelOption } from '../log-level-option.js';
 
 interface ReferenceFlags {
@@ -110,27 +111,4 @@ function stallOf(spec: string | undefined): StallOptions | undefined {
     throw new McptapError('MCPTAP_BAD_FLAG', `--stall must be EVERY_MS:FOR_MS with 0 < FOR_MS < EVERY_MS, got ${JSON.stringify(spec)}`);
   }
   return stall;
-}
-
-/** `HOST:PORT`, `[v6]:PORT`, `:PORT` or `PORT` (host defaults to 127.0.0.1). */
-export function parseHostPort(spec: string): { host: string; port: number } {
-  const m = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(spec.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !Number.isInteger(port) || port > 65535) {
-    throw new McptapError('MCPTAP_BAD_FLAG', `--http must be HOST:PORT (e.g. 127.0.0.1:3333), got ${JSON.stringify(spec)}`);
-  }
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
-}
-
-/** Resolves at the first SIGINT or SIGTERM (then no longer listening). */
-export function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-  });
 }

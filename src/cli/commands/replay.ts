@@ -16,7 +16,6 @@ import { runReplay, type Pace } from '../../replay/replayer.js';
 import { loadRules, NO_RULES, type MatchRules } from '../../replay/rules.js';
 import { ServerAnswers } from '../../replay/server-answers.js';
 import { openUpdateRecording, type UpdateRecording } from '../../replay/update-recording.js';
-import { openReplayCheck } from '../../replay/replay-check.js';
 import { teeObservers } from '../../replay/pipeline-observer.js';
 import { replayCheckFromFlags, type ReplayCheckFlags as CheckFlags } from '../check-flags.js';
 import { DEFAULT_MIN_SAMPLES, parseMaxSlowdown, slowdownLimit, type SlowdownLimit } from '../../replay/slowdown.js';
@@ -177,7 +176,10 @@ async function replayFrom(
           recordedStartUs: Math.min(...recordingIds.map((id) => store.getRecording(id)!.startedUs)),
         })
       : undefined;
-  const checking = check ? openReplayCheck(check.source, { transport: spec.transport, target: target.label, ...check }) : undefined;
+  // The checkers and their schema validators load only for --check (a third of a second).
+  const checking = check
+    ? (await import('../../replay/replay-check.js')).openReplayCheck(check.source, { transport: spec.transport, target: target.label, ...check })
+    : undefined;
   const observer = update && checking ? teeObservers(update, checking) : (update ?? checking);
   // The JSON and JUnit reports list every exchange; the text report only the different ones.
   // A busy machine slows the server as it does the replayer: how late the replayer runs widens the floor.

@@ -16,7 +16,7 @@ import { serveUi } from '../../explore/ui-server.js';
 import { createLogger, type LogLevel } from '../../util/logger.js';
 import { listenError } from '../listen-error.js';
 import { logLevelOption } from '../log-level-option.js';
-import { parseHostPort, untilSignal } from './reference.js';
+import { parseHostPort, untilSignal } from '../serve-flags.js';
 
 interface UiFlags {
   listen: string;

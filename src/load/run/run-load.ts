@@ -16,7 +16,7 @@ import { runOpenPhase } from '../executors/open-executor.js';
 import { RealScheduler, type Scheduler } from '../executors/scheduler.js';
 import { createIterationRunner } from './iteration-runner.js';
 import { buildResult, type LoadResult, type ResultMeta, type ThresholdOutcome } from '../results/load-result.js';
-import { runRawPhases, type RawRunOptions } from '../drivers/raw-driver.js';
+import type { RawRunOptions } from '../drivers/raw-driver.js';
 import { McptapError } from '../../errors.js';
 import { LoadMetrics, type LoadObserver } from '../results/metrics.js';
 import { ProgressTracker, type ProgressSnapshot } from './progress.js';
@@ -245,6 +245,7 @@ async function preflight(driver: Driver, d: PhaseDeps): Promise<void> {
 
 async function runRaw(scenario: Scenario, t: RunningTarget, o: Omit<RawRunOptions, 'url' | 'headers'>): Promise<Ran> {
   if (t.kind !== 'http') throw new McptapError('MCPTAP_LOAD_RAW_HTTP_ONLY', 'the raw driver needs an HTTP target');
+  const { runRawPhases } = await import('../drivers/raw-driver.js'); // autocannon: loaded only for the raw driver
   const era = await runRawPhases(scenario, { ...o, url: t.url, headers: t.headers });
   return { era, target: t.url, driver: 'raw' };
 }

@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { McptapError } from '../../errors.js';
-import { startReferenceHttpServer } from '../../reference/reference-server.js';
 import type { TargetSpec } from '../scenario/scenario.js';
 import { compiledModule } from '../../util/thread-entry.js';
 
@@ -40,6 +39,8 @@ export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
     };
   }
   if (spec.inProcess) {
+    // Loaded here: the SDK server costs a CLI that runs no in-process reference half a second of start-up.
+    const { startReferenceHttpServer } = await import('../../reference/reference-http-server.js');
     const s = await startReferenceHttpServer({ port: 0, stall: spec.stall, ...(spec.ignoreCancel ? { honorCancel: false } : {}) });
     return { kind: 'http', url: s.url, headers: {}, description: `reference server ${s.url}`, startedAtEpochMs: s.startedAtEpochMs, close: () => s.close() };
   }

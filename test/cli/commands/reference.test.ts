@@ -1,7 +1,7 @@
 /** `mcptap reference` flags and the `--http` mode of the built CLI (requires `npx tsc -p .`). */
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { parseHostPort } from '../../../src/cli/commands/reference.js';
+import { parseHostPort } from '../../../src/cli/serve-flags.js';
 import { MCPTAP } from '../../helpers/paths.js';
 
 describe('mcptap reference', () => {
