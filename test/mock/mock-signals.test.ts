@@ -3,7 +3,8 @@
  * moment) ends in the shell's exit code (143, 130) and leaves its `--record` file complete: the mock
  * catches stop signals from the first line of its command on. Real peers, loopback only: a recording
  * of the SDK 1.x notes server, mocked with `--on-miss passthrough --record` to that server over HTTP,
- * signalled at moments from spawn on (bounded: at most 80 runs and 150 s, each within 20 s).
+ * signalled at moments from spawn on: while Node still loads, and on the mock's own start-up lines
+ * (`--log-level debug`: opening the recording, then its --record tap started), each within 20 s.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -41,10 +42,27 @@ interface Run {
   record: string;
 }
 
-/** Spawns the mock and sends `sig` `afterMs` after spawn (or once it serves, with `afterMs` undefined). */
-async function signalled(sig: 'SIGTERM' | 'SIGINT', afterMs: number | undefined, n: number): Promise<Run> {
+/**
+ * Spawns the mock and sends `sig` at `moment`: that many ms after spawn, when its stderr first
+ * matches the pattern, or once it serves (undefined).
+ */
+async function signalled(sig: 'SIGTERM' | 'SIGINT', moment: number | RegExp | undefined, n: number): Promise<Run> {
   const record = join(dir, `misses-${n}.db`);
-  const args = [MCPTAP, 'mock', db, '--http', '127.0.0.1:0', '--on-miss', 'passthrough', '--upstream', upstream.url, '--record', record];
+  const args = [
+    MCPTAP,
+    'mock',
+    db,
+    '--http',
+    '127.0.0.1:0',
+    '--on-miss',
+    'passthrough',
+    '--upstream',
+    upstream.url,
+    '--record',
+    record,
+    '--log-level',
+    'debug',
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = exitOf(child);
   let stderr = '';
@@ -54,9 +72,9 @@ async function signalled(sig: 'SIGTERM' | 'SIGINT', afterMs: number | undefined,
   };
   child.stderr.setEncoding('utf8').on('data', (c: string) => {
     stderr += c;
-    if (afterMs === undefined && stderr.includes('serving ')) send();
+    if (moment === undefined ? stderr.includes('serving ') : moment instanceof RegExp && moment.test(stderr)) send();
   });
-  if (afterMs !== undefined) setTimeout(send, afterMs);
+  if (typeof moment === 'number') setTimeout(send, moment);
   const bound = setTimeout(() => child.kill('SIGKILL'), 20_000);
   const code = await exited;
   clearTimeout(bound);
@@ -76,31 +94,29 @@ async function complete(file: string): Promise<boolean[]> {
 
 describe('mock stopped by a signal during start-up', () => {
   it('exits 143/130 and leaves its --record file complete, at every moment tried', async () => {
-    // The mock's own start-up window moves with the machine's load: each moment follows the last
-    // outcome (too early: Node still loading, later; served: earlier), at most 80 runs and 150 s: on a
-    // loaded machine the window jitters by more than its width, so one search may take many tries
-    // (30 quick runs once missed it, in 16 s).
-    let ms = 600;
-    let step = 400;
-    let caught = 0;
-    const until = Date.now() + 150_000;
-    for (let i = 0; i < 80 && caught < 2 && Date.now() < until; i++) {
-      const sig = i % 2 === 0 ? 'SIGTERM' : 'SIGINT';
-      const r = await signalled(sig, ms, i);
-      const why = `${sig} at ${ms} ms: ${r.stderr}`;
-      expect(r.status, why).toBe(r.served ? 0 : sig === 'SIGTERM' ? 143 : 130);
-      // Whatever the moment, a recording the mock began is never left INCOMPLETE.
-      if (existsSync(r.record)) for (const c of await complete(r.record)) expect(c, why).toBe(true);
-      if (r.stderr.includes('before serving: stopped')) caught++;
-      else {
-        // Bisect towards the boundary between "Node still loading" and "serving" (the mock's window).
-        ms = r.served ? Math.max(0, ms - step) : ms + step;
-        step = Math.max(25, step / 2);
+    // Node still loading (the default action: no file begun), the mock opening its recording, and
+    // its --record tap started (the file begun; it may serve before the signal lands): each signal
+    // at each moment.
+    const moments: [string, number | RegExp][] = [
+      ['at spawn', 0],
+      ['opening the recording', /mcptap debug: opening /],
+      ['--record tap started', /mcptap debug: recording what it forwards to /],
+    ];
+    const caught: string[] = [];
+    let n = 0;
+    for (const [name, moment] of moments) {
+      for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+        const r = await signalled(sig, moment, n++);
+        const why = `${sig} ${name}: ${r.stderr}`;
+        expect(r.status, why).toBe(r.served ? 0 : sig === 'SIGTERM' ? 143 : 130);
+        // Whatever the moment, a recording the mock began is never left INCOMPLETE.
+        if (existsSync(r.record)) for (const c of await complete(r.record)) expect(c, why).toBe(true);
+        if (r.stderr.includes('before serving: stopped')) caught.push(`${sig} ${name}`);
       }
     }
     // Moments fell in the mock's own start-up (not only Node's), or the check says nothing.
-    expect(caught).toBeGreaterThan(0);
-  }, 300_000);
+    expect(caught.length, caught.join(', ')).toBeGreaterThan(0);
+  }, 120_000);
 
   it('once serving, a signal still ends it with 0 and its counts', async () => {
     const r = await signalled('SIGTERM', undefined, 99);

@@ -131,6 +131,7 @@ async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promi
   };
   if (stop.by() !== undefined) return { early: stoppedEarly(), exitCode: ExitCode.Ok };
   // Open while serving: answers are read from the recording on demand (bounded memory for big ones).
+  logger.debug(`opening ${file}`);
   const input = await openRecordingInput(file);
   const store = input.store;
   let recorded: AnswerIndex;
@@ -153,6 +154,7 @@ async function mockUntil(file: string, flags: MockFlags, stop: StopWatch): Promi
     try {
       if (opts.upstream && stop.by() === undefined) {
         tap = flags.record ? await startRecordingTap({ upstream: opts.upstream, record: flags.record, logger, logLevel: flags.logLevel }) : undefined;
+        if (tap) logger.debug(`recording what it forwards to ${flags.record}`);
         forwarder = new HttpMissForwarder(tap?.url ?? opts.upstream, logger);
       }
       if (opts.listen) served = await serveHttp(opts.listen, flags.path, responder, forwarder, logger, say, recorded, stop);
