@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM } from '../helpers/browser.js';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, closeContexts, sharedChromium } from '../helpers/browser.js';
 import { MCPTAP } from '../helpers/paths.js';
 import { startUi, type UiCli } from '../helpers/ui-cli.js';
 import { mcptap, recordSearch, SEARCH_OK, SEARCH_TOOL } from '../check/scripted-session.js';
@@ -129,10 +129,10 @@ async function open(browser: Browser, ui: UiCli): Promise<{ page: Page; errors: 
 describe.skipIf(!CHROMIUM)('mcptap ui --check in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'], timeout: 60_000 });
+    browser = await sharedChromium();
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
   });
 
   it('lists the findings by rule; a click opens the exchange with its findings and the pointer marked', async () => {

@@ -8,11 +8,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CHROMIUM } from '../helpers/browser.js';
+import { CHROMIUM, closeContexts, sharedChromium } from '../helpers/browser.js';
 import { recordEverythingThroughTap } from '../helpers/http-tap-cli.js';
 import { get, startUi, type UiCli } from '../helpers/ui-cli.js';
 import { RecordingStore } from '../../src/store/recording-store.js';
@@ -150,13 +150,13 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium: long-lived streams',
   let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+    browser = await sharedChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(ui.url, { timeout: 30_000 });
     await page.waitForSelector('#table .row', { timeout: 15_000 });
   }, 90_000);
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
   });
 
   it('draws the stream as the top lane with its notifications ticked, listed and shown on hover', async () => {

@@ -10,11 +10,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CHROMIUM, distinctColours } from '../helpers/browser.js';
+import { CHROMIUM, closeContexts, distinctColours, sharedChromium } from '../helpers/browser.js';
 import { CALLER_TRACE, everythingCallSet } from '../helpers/everything-call-set.js';
 import { recordEverythingThroughTap } from '../helpers/http-tap-cli.js';
 import { ON_CI } from '../helpers/prometheus.js';
@@ -248,15 +248,7 @@ interface Watched {
   errors: string[];
 }
 
-let shared: Promise<Browser> | undefined;
-/** One Chromium for the file: each page openUi opens is a context of its own (no cookie, storage or cache shared). */
-const sharedBrowser = () => (shared ??= chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'], timeout: 60_000 }));
-afterAll(async () => {
-  if (shared) await (await shared).close();
-});
-/** Closes the pages (their contexts) a test opened; the browser stays up for the next. */
-const closePages = (browser: Browser) => Promise.all(browser.contexts().map((c) => c.close()));
-
+/** A page in a context of its own (no cookie, storage or cache shared with the others). */
 async function openUi(browser: Browser, url: string): Promise<Watched> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const requests: string[] = [];
@@ -293,11 +285,11 @@ describe.skipIf(!CHROMIUM)('mcptap ui in headless Chromium', () => {
   let browser: Browser;
   let w: Watched;
   beforeAll(async () => {
-    browser = await sharedBrowser();
+    browser = await sharedChromium();
     w = await openUi(browser, ui.url);
   }, 90_000);
   afterAll(async () => {
-    if (browser) await closePages(browser);
+    if (browser) await closeContexts(browser);
   });
 
   it('lands on the bare URL and lists the recording and its exchanges', async () => {
@@ -439,7 +431,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
     const live = join(dir, 'live.db');
     const tapped = await connectThroughTap(['--record', live, '--require-recording'], [EVERYTHING, 'stdio']);
     let liveUi: UiCli | undefined;
-    const browser = await sharedBrowser();
+    const browser = await sharedChromium();
     try {
       await tapped.client.callTool({ name: 'echo', arguments: { message: 'before the page' } });
       // Bounded wait until the tap's indexer has the echo in the file (the page then has a row to show).
@@ -483,7 +475,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: live tail of a recording a running tap wr
       expect([...new Set(outcomes)]).toEqual(['pending', 'ok']);
       expect(w.requests.filter((r) => !r.startsWith(liveUi!.origin))).toEqual([]);
     } finally {
-      await closePages(browser);
+      await closeContexts(browser);
       await liveUi?.stop();
       await tapped.close();
     }
@@ -498,7 +490,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: a recording begun in the file after the p
     await first.close();
     for (let i = 0; i < 200 && !recorded(grows, 'echo'); i++) await new Promise((r) => setTimeout(r, 50));
     const grownUi = await startUi([grows]);
-    const browser = await sharedBrowser();
+    const browser = await sharedChromium();
     const rows = (page: Page) => page.$$eval('#recording-list tr[data-recording]', (trs) => trs.length);
     try {
       const w = await openUi(browser, grownUi.url);
@@ -515,7 +507,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: a recording begun in the file after the p
         await second.close();
       }
     } finally {
-      await closePages(browser);
+      await closeContexts(browser);
       await grownUi.stop();
     }
   }, 90_000);
@@ -550,7 +542,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
     const same = report.exchanges.find((x) => x.differences.length === 0)!;
     expect(echo.differences.map((d) => d.path)).toContain('/result/content/0/text');
     const replayUi = await startUi([db], ['--replay', result, '--jaeger', JAEGER]);
-    const browser = await sharedBrowser();
+    const browser = await sharedChromium();
     try {
       const w = await openUi(browser, replayUi.url);
       await w.page.click(`#table .row[data-row="${echo.exchange}"]`);
@@ -577,7 +569,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui --replay: recorded and replayed answers si
       expect(w.requests.filter((r) => !r.startsWith(replayUi.origin))).toEqual([]);
       expect(w.errors).toEqual([]);
     } finally {
-      await closePages(browser);
+      await closeContexts(browser);
       await replayUi.stop();
     }
   }, 90_000);
@@ -602,7 +594,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: virtual scrolling of a long recording', (
     const long = join(dir, 'long.db');
     await longRecording(long, 3000);
     const longUi = await startUi([long]);
-    const browser = await sharedBrowser();
+    const browser = await sharedChromium();
     try {
       const w = await openUi(browser, longUi.url);
       const state = () =>
@@ -625,7 +617,7 @@ describe.skipIf(!CHROMIUM)('mcptap ui: virtual scrolling of a long recording', (
       expect(scrolled.rows).not.toContain(1);
       expect(w.errors).toEqual([]);
     } finally {
-      await closePages(browser);
+      await closeContexts(browser);
       await longUi.stop();
     }
   }, 90_000);

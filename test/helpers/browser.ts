@@ -5,11 +5,31 @@
  * one or two), every request the page made, and any script error. Every wait is bounded.
  */
 import { PNG } from 'pngjs';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import { findExecutable } from './prometheus.js';
 
 export const CHROMIUM = findExecutable('chromium') ?? findExecutable('chromium-browser');
+
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The test process's one headless Chromium, launched on first use and shared by the files the
+ * process runs (a launch costs about 4 s of CPU). Each user works in browser contexts of its own and
+ * closes them ({@link closeContexts}), never the browser; Playwright ends it when the process exits.
+ */
+export async function sharedChromium(): Promise<Browser> {
+  const browser = await (shared ??= chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'], timeout: 60_000 }).catch((err: unknown) => {
+    shared = undefined;
+    throw err;
+  }));
+  if (browser.isConnected()) return browser;
+  shared = undefined;
+  return sharedChromium();
+}
+
+/** Closes every context (and so every page) opened in `browser`: what one test file leaves. */
+export const closeContexts = (browser: Browser): Promise<unknown> => Promise.all(browser.contexts().map((c) => c.close()));
 
 export interface OpenedReport {
   /** Every URL the page requested (the report itself first). */
@@ -67,9 +87,9 @@ export function distinctColours(png: Buffer): number {
 }
 
 export async function openReport(file: string, screenshot?: string, probe = 'undefined'): Promise<OpenedReport> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60_000 });
+  const context = await (await sharedChromium()).newContext({ viewport: { width: 1280, height: 900 } });
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
     const requests: string[] = [];
     const errors: string[] = [];
     await page.addInitScript(RECORD_TEXT);
@@ -96,7 +116,7 @@ export async function openReport(file: string, screenshot?: string, probe = 'und
       chartTexts: groupTexts(await page.evaluate('window.__chartTexts')),
     };
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 
