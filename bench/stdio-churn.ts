@@ -69,6 +69,9 @@ export async function stdioChurn(
   concurrency = 1,
 ): Promise<ChurnResult> {
   const before = { fds: fds(), heap: heapMiB(), entries: entries() };
+  // The churn's own processes (taps, their servers and indexers); not others the caller has below
+  // it, such as a test process's shared browser.
+  const ours = () => descendants(process.pid).filter((p) => [mcptap, server.join(' '), 'indexer-process'].some((s) => p.cmd.includes(s)));
   let answered = 0;
   let cleanExits = 0;
   let started = 0;
@@ -91,7 +94,7 @@ export async function stdioChurn(
   await Promise.all(dbs.map(lane));
   const wallMs = performance.now() - t0;
   // The last indexer may outlive its tap by a moment (it completes the recording, then exits).
-  for (let i = 0; i < 100 && descendants(process.pid).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && ours().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
   let recordings = 0;
   let complete = 0;
   for (const file of dbs) {
@@ -116,7 +119,7 @@ export async function stdioChurn(
     fds: { before: before.fds, after: fds() },
     heapMiB: { before: before.heap, after: heapMiB() },
     shmAndTmp: { before: before.entries, after: entries() },
-    leftProcesses: descendants(process.pid).map((p) => `${p.pid} ${p.cmd}`),
+    leftProcesses: ours().map((p) => `${p.pid} ${p.cmd}`),
     leftFiles: dbs.flatMap((f) => leftFiles(dirname(f), basename(f))).filter((f) => !f.endsWith('-wal') && !f.endsWith('-shm')),
     cycleMs,
   };
