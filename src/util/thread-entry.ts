@@ -20,7 +20,7 @@ export function compiledModule(moduleUrl: string, name: string): URL | undefined
   const at = moduleUrl.lastIndexOf('/src/');
   if (at === -1) return undefined;
   const root = moduleUrl.slice(0, at + 1);
-  const built = new URL(`dist/${new URL(`./${name}.js`, moduleUrl).href.slice(at + 1)}`, root);
+  const built = new URL(`dist/${compiled.href.slice(at + 1)}`, root);
   return builtAfterSources(fileURLToPath(built), fileURLToPath(new URL('src/', root))) ? built : undefined;
 }
 

@@ -136,10 +136,10 @@ async function runLoadCommand(file: string, flags: LoadFlags): Promise<number> {
  * asked for: undefined, and the OpenTelemetry SDK is never loaded (half a second of start-up).
  */
 async function startLiveMetrics(flags: LoadFlags, logger: Logger): Promise<(Telemetry & { observer?: LoadLiveMetrics }) | undefined> {
-  const config = telemetryConfigFromOptions(flags);
-  if (!telemetryEnabled({ ...config, traces: {} })) return undefined;
+  const config = { ...telemetryConfigFromOptions(flags), traces: {} };
+  if (!telemetryEnabled(config)) return undefined;
   const [{ createTelemetry }, { LoadLiveMetrics }] = await Promise.all([import('../../telemetry/telemetry.js'), import('../../load/report/live-metrics.js')]);
-  const telemetry = await createTelemetry({ ...config, traces: {} }, { logger, tapSinks: false });
+  const telemetry = await createTelemetry(config, { logger, tapSinks: false });
   if (telemetry.metricsUrl) process.stderr.write(`mcptap load: Prometheus metrics at ${telemetry.metricsUrl}\n`);
   return telemetry.meter ? Object.assign(telemetry, { observer: new LoadLiveMetrics(telemetry.meter) }) : telemetry;
 }
